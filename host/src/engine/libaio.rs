@@ -1,0 +1,145 @@
+//! `libaio`: Linux native AIO (io_setup/io_submit/io_getevents) through raw
+//! syscalls, as fio's libaio engine; it needs O_DIRECT to be asynchronous.
+
+use super::{Completion, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, Op, SlotBuffer};
+use std::io;
+use std::os::fd::RawFd;
+
+/// Registry entry.
+pub const INFO: EngineInfo = EngineInfo {
+    name: "libaio",
+    caps: EngineCaps { is_async: true, diskless: false },
+    create,
+};
+
+const IOCB_CMD_PREAD: u16 = 0;
+const IOCB_CMD_PWRITE: u16 = 1;
+
+/// The kernel's `struct iocb` (little-endian layout).
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct Iocb {
+    aio_data: u64,
+    aio_key: u32,
+    aio_rw_flags: i32,
+    aio_lio_opcode: u16,
+    aio_reqprio: i16,
+    aio_fildes: u32,
+    aio_buf: u64,
+    aio_nbytes: u64,
+    aio_offset: i64,
+    aio_reserved2: u64,
+    aio_flags: u32,
+    aio_resfd: u32,
+}
+
+/// The kernel's `struct io_event`.
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct IoEvent {
+    data: u64,
+    obj: u64,
+    res: i64,
+    res2: i64,
+}
+
+struct Libaio {
+    ctx: libc::c_ulong,
+    files: Vec<RawFd>,
+    buffers: Vec<SlotBuffer>,
+    /// One control block per slot; the kernel reads it during io_submit.
+    iocbs: Vec<Iocb>,
+    /// Slots queued but not yet submitted, in order.
+    pending: Vec<*mut Iocb>,
+    events: Vec<IoEvent>,
+}
+
+fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+    let mut ctx: libc::c_ulong = 0;
+    // SAFETY: io_setup writes the context id into `ctx`.
+    let r = unsafe { libc::syscall(libc::SYS_io_setup, setup.depth.max(1) as libc::c_long, &mut ctx as *mut _) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(Box::new(Libaio {
+        ctx,
+        files: setup.files.to_vec(),
+        buffers: setup.buffers.to_vec(),
+        iocbs: vec![Iocb::default(); setup.buffers.len()],
+        pending: Vec::with_capacity(setup.buffers.len()),
+        events: vec![IoEvent::default(); setup.buffers.len().max(1)],
+    }))
+}
+
+impl Drop for Libaio {
+    fn drop(&mut self) {
+        // SAFETY: destroys the context created in `create`; waits for in-flight I/O.
+        unsafe { libc::syscall(libc::SYS_io_destroy, self.ctx) };
+    }
+}
+
+impl IoEngine for Libaio {
+    fn queue(&mut self, req: &IoRequest) -> io::Result<Option<i64>> {
+        let iocb = &mut self.iocbs[req.slot as usize];
+        *iocb = Iocb {
+            aio_data: req.slot as u64,
+            aio_lio_opcode: match req.op {
+                Op::Read => IOCB_CMD_PREAD,
+                Op::Write => IOCB_CMD_PWRITE,
+            },
+            aio_fildes: self.files[req.file as usize] as u32,
+            aio_buf: self.buffers[req.slot as usize].ptr as u64,
+            aio_nbytes: req.len as u64,
+            aio_offset: req.offset as i64,
+            ..Iocb::default()
+        };
+        self.pending.push(iocb as *mut Iocb);
+        Ok(None)
+    }
+
+    fn submit(&mut self) -> io::Result<()> {
+        while !self.pending.is_empty() {
+            // SAFETY: every pointer refers to an iocb in `self.iocbs`, alive and filled.
+            let r = unsafe {
+                libc::syscall(libc::SYS_io_submit, self.ctx, self.pending.len() as libc::c_long, self.pending.as_ptr())
+            };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                match e.raw_os_error() {
+                    Some(libc::EINTR) => continue,
+                    // The kernel is out of room: reaping frees it; the rest stays pending.
+                    Some(libc::EAGAIN) => return Ok(()),
+                    _ => return Err(e),
+                }
+            }
+            self.pending.drain(..r as usize);
+        }
+        Ok(())
+    }
+
+    fn reap(&mut self, min: u32, out: &mut Vec<Completion>) -> io::Result<()> {
+        self.submit()?;
+        loop {
+            // SAFETY: `events` has room for `events.len()` entries.
+            let r = unsafe {
+                libc::syscall(
+                    libc::SYS_io_getevents,
+                    self.ctx,
+                    min as libc::c_long,
+                    self.events.len() as libc::c_long,
+                    self.events.as_mut_ptr(),
+                    std::ptr::null::<libc::timespec>(),
+                )
+            };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return Err(e);
+            }
+            out.extend(self.events[..r as usize].iter().map(|ev| Completion { slot: ev.data as u32, result: ev.res }));
+            return Ok(());
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! I/O engines: one trait, one file per engine, one registry.
+//!
+//! An engine moves bytes between slot buffers owned by the runner and files
+//! opened by the runner. Synchronous engines complete a request inside
+//! [`IoEngine::queue`]; asynchronous ones hand it to the kernel and report it
+//! from [`IoEngine::reap`]. The runner decides when to submit, so the batching
+//! policy lives in one place.
+
+mod io_uring;
+mod libaio;
+mod null;
+mod psync;
+mod sync;
+
+use std::io;
+use std::os::fd::RawFd;
+
+/// What an I/O does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Read into the slot's buffer.
+    Read,
+    /// Write from the slot's buffer.
+    Write,
+}
+
+/// One I/O handed to an engine.
+#[derive(Debug, Clone, Copy)]
+pub struct IoRequest {
+    /// The buffer slot; also the request's identity until it completes.
+    pub slot: u32,
+    /// Index of the file in the engine's file table.
+    pub file: u32,
+    /// Read or write.
+    pub op: Op,
+    /// Byte offset in the file.
+    pub offset: u64,
+    /// Bytes to transfer (at most the slot buffer's length).
+    pub len: u32,
+}
+
+/// A finished I/O: bytes transferred, or a negative errno.
+#[derive(Debug, Clone, Copy)]
+pub struct Completion {
+    /// The slot of the request.
+    pub slot: u32,
+    /// Bytes moved, or `-errno`.
+    pub result: i64,
+}
+
+/// A buffer owned by the runner; it must outlive the engine and stay
+/// untouched while a request on its slot is in flight.
+#[derive(Debug, Clone, Copy)]
+pub struct SlotBuffer {
+    /// Start of the buffer (aligned for O_DIRECT).
+    pub ptr: *mut u8,
+    /// Its length in bytes.
+    pub len: usize,
+}
+
+/// What an engine is given to start.
+pub struct EngineSetup<'a> {
+    /// Open files, indexed by [`IoRequest::file`].
+    pub files: &'a [RawFd],
+    /// Slot buffers, indexed by [`IoRequest::slot`].
+    pub buffers: &'a [SlotBuffer],
+    /// Most requests in flight at once.
+    pub depth: u32,
+}
+
+/// The contract every engine fulfils.
+pub trait IoEngine {
+    /// Queues a request; a synchronous engine performs it and returns its result.
+    fn queue(&mut self, req: &IoRequest) -> io::Result<Option<i64>>;
+    /// Hands queued requests to the kernel.
+    fn submit(&mut self) -> io::Result<()>;
+    /// Submits what is queued, waits for at least `min` completions and appends
+    /// every completion available to `out`.
+    fn reap(&mut self, min: u32, out: &mut Vec<Completion>) -> io::Result<()>;
+}
+
+/// Capabilities of an engine, as fio's engine flags.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineCaps {
+    /// Requests complete later; `iodepth` applies.
+    pub is_async: bool,
+    /// No data moves and no file is needed (fio's diskless engines).
+    pub diskless: bool,
+}
+
+/// A registered engine.
+pub struct EngineInfo {
+    /// The name used in job options, results and tables.
+    pub name: &'static str,
+    /// What it can do.
+    pub caps: EngineCaps,
+    /// Starts an instance.
+    pub create: fn(&EngineSetup) -> io::Result<Box<dyn IoEngine>>,
+}
+
+/// Every engine plumb has.
+pub static ENGINES: &[EngineInfo] = &[
+    io_uring::INFO,
+    libaio::INFO,
+    psync::INFO,
+    sync::INFO,
+    null::INFO,
+];
+
+/// Finds an engine by its fio name.
+pub fn find(name: &str) -> Option<&'static EngineInfo> {
+    ENGINES.iter().find(|e| e.name == name)
+}
+
+/// The names of all engines.
+pub fn names() -> Vec<&'static str> {
+    ENGINES.iter().map(|e| e.name).collect()
+}
+
+/// Turns a libc return value into a completion result (`-errno` on failure).
+pub(crate) fn syscall_result(ret: isize) -> i64 {
+    if ret < 0 {
+        -(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64)
+    } else {
+        ret as i64
+    }
+}

@@ -1,0 +1,256 @@
+//! `plumb fio`: fio's own options and job files, run by plumb's engines.
+
+use crate::document::{job_metrics, RunDocument, ScenarioResult, SCHEMA};
+use crate::job::jobfile::{self, RawOption, Section};
+use crate::job::options;
+use crate::job::spec::JobSpec;
+use crate::report::{fio_json, fio_normal};
+use crate::runner::{run_jobs, RunError, RunOptions, RunReport};
+use crate::sysinfo;
+use crate::ExitCode;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Output layouts of `plumb fio`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// fio's human-readable text.
+    Normal,
+    /// fio's JSON.
+    Json,
+}
+
+/// A parsed `plumb fio` command line.
+#[derive(Debug)]
+pub struct FioInvocation {
+    /// The jobs to run.
+    pub jobs: Vec<JobSpec>,
+    /// How to print results.
+    pub format: OutputFormat,
+    /// Where to print them (`--output`), else stdout.
+    pub output: Option<PathBuf>,
+    /// plumb's result document (`--json FILE`).
+    pub json: Option<PathBuf>,
+    /// Label of the run in the result document.
+    pub label: Option<String>,
+    /// Allow writes to block devices.
+    pub allow_device: bool,
+    /// The job description, for the result's checksum.
+    pub description: String,
+}
+
+/// Bad command-line input, with the place it was found.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+const USAGE: &str = "usage: plumb fio [--output-format=normal|json] [--output=FILE] [--json FILE] \
+[--label NAME] [--allow-device] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]";
+
+/// Parses fio-style arguments.
+pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
+    let mut format = OutputFormat::Normal;
+    let (mut output, mut json, mut label) = (None, None, None);
+    let mut allow_device = false;
+    let mut raw: Vec<RawOption> = Vec::new();
+    let mut files: Vec<String> = Vec::new();
+    let mut i = 0;
+    let take_value = |i: &mut usize, name: &str, inline: Option<&str>| -> Result<String, UsageError> {
+        if let Some(v) = inline {
+            return Ok(v.to_string());
+        }
+        *i += 1;
+        args.get(*i).cloned().ok_or_else(|| UsageError(format!("--{name}: needs a value")))
+    };
+    while i < args.len() {
+        let arg = &args[i];
+        let Some(body) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-').filter(|b| b.len() > 1)) else {
+            files.push(arg.clone());
+            i += 1;
+            continue;
+        };
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (body, None),
+        };
+        match name {
+            "output-format" => {
+                let v = take_value(&mut i, name, inline)?;
+                format = match v.as_str() {
+                    "normal" => OutputFormat::Normal,
+                    "json" | "json+" => OutputFormat::Json,
+                    other => {
+                        return Err(UsageError(format!(
+                            "--output-format: '{other}' is not supported (plumb has: normal, json)"
+                        )))
+                    }
+                };
+            }
+            "output" => output = Some(PathBuf::from(take_value(&mut i, name, inline)?)),
+            "json" => json = Some(PathBuf::from(take_value(&mut i, name, inline)?)),
+            "label" => label = Some(take_value(&mut i, name, inline)?),
+            "allow-device" => allow_device = true,
+            // Display-only switches of fio's command line.
+            "eta" | "eta-newline" | "eta-interval" | "status-interval" => {
+                if inline.is_none() && name != "eta-newline" {
+                    take_value(&mut i, name, inline)?;
+                }
+            }
+            _ => {
+                let place = format!("--{name}");
+                let takes_next = inline.is_none()
+                    && options::find_option(name).is_some_and(|o| !o.flag)
+                    && args.get(i + 1).is_some_and(|n| !n.starts_with('-'));
+                let value = if takes_next {
+                    i += 1;
+                    Some(args[i].clone())
+                } else {
+                    inline.map(str::to_string)
+                };
+                if !options::is_known(name) {
+                    let hint = options::suggest(name).map(|s| format!("; did you mean '--{s}'?")).unwrap_or_default();
+                    return Err(UsageError(format!("{place}: plumb does not support this option{hint}")));
+                }
+                raw.push(RawOption { name: name.to_string(), value, place });
+            }
+        }
+        i += 1;
+    }
+    let (globals, mut sections) = jobfile::sections_from_args(&raw);
+    let mut description = args.join(" ");
+    let mut file_sections: Vec<Section> = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).map_err(|e| UsageError(format!("{f}: cannot read job file: {e}")))?;
+        description.push('\n');
+        description.push_str(&text);
+        file_sections.extend(jobfile::parse_job_file(&text, f).map_err(|e| UsageError(e.to_string()))?);
+    }
+    // Job-file jobs first (they carry their own [global]s), then command-line jobs.
+    let mut jobs = jobfile::jobs_from_sections(&globals, &file_sections).map_err(|e| UsageError(e.to_string()))?;
+    sections.retain(|s| !s.name.is_empty() || !s.options.is_empty());
+    jobs.extend(jobfile::jobs_from_sections(&globals, &sections).map_err(|e| UsageError(e.to_string()))?);
+    if jobs.is_empty() {
+        return Err(UsageError(format!("no jobs given (start one with --name=NAME)\n{USAGE}")));
+    }
+    Ok(FioInvocation { jobs, format, output, json, label, allow_device, description })
+}
+
+/// Runs `plumb fio ARGS` and returns the process exit code.
+pub fn main(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}\n\nSupported job options:");
+        for o in options::OPTIONS {
+            println!("  --{:<22} {}", o.name, o.help);
+        }
+        println!("\nAccepted without effect (fio bookkeeping): {}", options::BOOKKEEPING_ONLY.join(", "));
+        return ExitCode::Ok;
+    }
+    let inv = match parse_args(args) {
+        Ok(inv) => inv,
+        Err(e) => {
+            eprintln!("plumb fio: error: {e}");
+            return ExitCode::BadInput;
+        }
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let term = Arc::new(AtomicBool::new(false));
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone());
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone());
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, term.clone());
+    let opts = RunOptions { allow_device: inv.allow_device, progress: true, stop: stop.clone() };
+    if inv.format == OutputFormat::Normal {
+        print_or_write(&inv, &fio_normal::header(&inv.jobs), false);
+    }
+    let report = match run_jobs(&inv.jobs, &opts) {
+        Ok(r) => r,
+        Err(RunError::Files(e)) => {
+            eprintln!("plumb fio: error: {e}");
+            return match e {
+                crate::files::FileError::Option { .. } => ExitCode::BadInput,
+                crate::files::FileError::Interrupted => interrupted_code(&term),
+                _ => ExitCode::Failed,
+            };
+        }
+    };
+    match inv.format {
+        OutputFormat::Normal => print_or_write(&inv, &fio_normal::render(&report), true),
+        OutputFormat::Json => {
+            let text = serde_json::to_string_pretty(&fio_json::render(&report)).expect("serialisable") + "\n";
+            print_or_write(&inv, &text, false);
+        }
+    }
+    if let Some(path) = &inv.json {
+        if let Err(e) = write_document(path, &inv, &report) {
+            eprintln!("plumb fio: error: --json {}: {e}", path.display());
+            return ExitCode::Failed;
+        }
+    }
+    for r in report.results() {
+        if let Some(e) = &r.error {
+            eprintln!("plumb fio: job '{}' failed: {e}", r.name);
+        }
+    }
+    if report.interrupted || stop.load(Ordering::Relaxed) {
+        return interrupted_code(&term);
+    }
+    if report.failed() {
+        ExitCode::Failed
+    } else {
+        ExitCode::Ok
+    }
+}
+
+fn interrupted_code(term: &AtomicBool) -> ExitCode {
+    if term.load(Ordering::Relaxed) {
+        ExitCode::Terminated
+    } else {
+        ExitCode::Interrupted
+    }
+}
+
+fn print_or_write(inv: &FioInvocation, text: &str, append: bool) {
+    match &inv.output {
+        None => print!("{text}"),
+        Some(path) => {
+            use std::io::Write;
+            let file = std::fs::OpenOptions::new().create(true).append(append).write(true).truncate(!append).open(path);
+            match file.and_then(|mut f| f.write_all(text.as_bytes())) {
+                Ok(()) => {}
+                Err(e) => eprintln!("plumb fio: error: --output {}: {e}", path.display()),
+            }
+        }
+    }
+}
+
+fn write_document(path: &Path, inv: &FioInvocation, report: &RunReport) -> std::io::Result<()> {
+    let target_dir = inv
+        .jobs
+        .first()
+        .and_then(|j| j.directory.clone())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let jobs: Vec<_> = report.results().cloned().collect();
+    let doc = RunDocument {
+        schema: SCHEMA.into(),
+        plumb_version: env!("CARGO_PKG_VERSION").into(),
+        label: inv.label.clone(),
+        started: chrono::DateTime::<chrono::Local>::from(report.started).to_rfc3339(),
+        finished: chrono::DateTime::<chrono::Local>::from(report.finished).to_rfc3339(),
+        host: sysinfo::host_info(),
+        target: sysinfo::target_info(&target_dir).ok(),
+        scenarios: vec![ScenarioResult {
+            name: "fio".into(),
+            pack: None,
+            source_sha256: Some(format!("{:x}", Sha256::digest(inv.description.as_bytes()))),
+            params: Default::default(),
+            repeat: 1,
+            metrics: jobs.iter().flat_map(job_metrics).collect(),
+            error: jobs.iter().find_map(|j| j.error.clone()),
+            jobs,
+            tables: Vec::new(),
+        }],
+    };
+    std::fs::write(path, serde_json::to_string_pretty(&doc).map_err(std::io::Error::other)? + "\n")
+}

@@ -1,0 +1,8 @@
+//! Jobs described with fio's options: the typed spec, the option table, and
+//! the command-line and job-file parsers.
+
+pub mod jobfile;
+pub mod options;
+pub mod spec;
+
+pub use spec::JobSpec;

@@ -1,0 +1,34 @@
+//! plumb: a benchmark workbench for storage, CPU and network.
+//!
+//! The native host: I/O engines, the job model, statistics, results and the
+//! `plumb fio` command. Scenario runtimes call [`runner::run_jobs`] with
+//! [`job::JobSpec`]s and get [`result::JobResult`]s back.
+#![deny(missing_docs)]
+
+pub mod document;
+pub mod engine;
+pub mod fio_cmd;
+pub mod files;
+pub mod job;
+pub mod report;
+pub mod result;
+pub mod runner;
+pub mod stats;
+pub mod sysinfo;
+pub mod units;
+pub mod workload;
+
+/// Process exit codes (DESIGN.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    /// Success.
+    Ok = 0,
+    /// A job or scenario failed, or a threshold was missed.
+    Failed = 1,
+    /// Bad input: usage, script error, unknown option.
+    BadInput = 2,
+    /// Stopped by SIGINT.
+    Interrupted = 130,
+    /// Stopped by SIGTERM.
+    Terminated = 143,
+}

@@ -1,0 +1,66 @@
+//! The `plumb` command line.
+
+use clap::{Parser, Subcommand};
+use plumb::{fio_cmd, sysinfo, ExitCode};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "plumb", version, about = "A benchmark workbench for storage, CPU and network")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run fio jobs (fio's options and job files) with plumb's engines.
+    #[command(disable_help_flag = true)]
+    Fio {
+        /// fio options (--name=..., --rw=..., ...) and job files.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// Describe this machine and the storage under a directory.
+    Sysinfo {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Directory whose storage to describe.
+        #[arg(long, default_value = ".")]
+        target: PathBuf,
+    },
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { ExitCode::BadInput as i32 } else { 0 };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let code = match cli.command {
+        Command::Fio { args } => fio_cmd::main(&args),
+        Command::Sysinfo { json, target } => sysinfo_main(json, &target),
+    };
+    std::process::exit(code as i32);
+}
+
+fn sysinfo_main(json: bool, target: &std::path::Path) -> ExitCode {
+    let host = sysinfo::host_info();
+    let t = match sysinfo::target_info(target) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("plumb sysinfo: error: --target {}: {e}", target.display());
+            return ExitCode::BadInput;
+        }
+    };
+    if json {
+        let v = serde_json::json!({ "host": host, "target": t });
+        println!("{}", serde_json::to_string_pretty(&v).expect("serialisable"));
+    } else {
+        print!("{}", sysinfo::render_text(&host, Some(&t)));
+    }
+    ExitCode::Ok
+}

@@ -1,0 +1,89 @@
+//! fio's JSON output layout (`--output-format=json`), so tools written for
+//! fio read plumb's output unchanged.
+
+use crate::result::{DirResult, JobResult};
+use crate::runner::RunReport;
+use crate::stats::LatencySummary;
+use serde_json::{json, Map, Value};
+use std::time::UNIX_EPOCH;
+
+/// The whole document: `fio version`, `timestamp`, `jobs[]`.
+pub fn render(report: &RunReport) -> Value {
+    let ts = report.started.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let jobs: Vec<Value> = report.results().map(job).collect();
+    json!({
+        "fio version": format!("plumb-{}", env!("CARGO_PKG_VERSION")),
+        "timestamp": ts,
+        "timestamp_ms": report.started.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
+        "time": chrono::Local::now().format("%a %b %e %H:%M:%S %Y").to_string(),
+        "jobs": jobs,
+    })
+}
+
+fn job(r: &JobResult) -> Value {
+    let options: Map<String, Value> = r.options.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+    json!({
+        "jobname": r.name,
+        "groupid": r.groupid,
+        "job_start": 0,
+        "error": r.errno,
+        "eta": 0,
+        "elapsed": r.runtime_ms.div_ceil(1000),
+        "job options": options,
+        "read": dir(&r.read),
+        "write": dir(&r.write),
+        "trim": dir(&DirResult::default()),
+        "sync": {
+            "total_ios": r.sync.total_ios,
+            "lat_ns": lat(&r.sync.lat, false),
+        },
+        "job_runtime": r.runtime_ms,
+        "usr_cpu": r.usr_cpu,
+        "sys_cpu": r.sys_cpu,
+        "ctx": r.ctx,
+        "majf": r.majf,
+        "minf": r.minf,
+    })
+}
+
+fn dir(d: &DirResult) -> Value {
+    json!({
+        "io_bytes": d.io_bytes,
+        "io_kbytes": d.io_bytes / 1024,
+        "bw_bytes": d.bw_bytes,
+        "bw": d.bw_bytes / 1024,
+        "iops": d.iops,
+        "runtime": d.runtime_ms,
+        "total_ios": d.total_ios,
+        "short_ios": d.short_ios,
+        "drop_ios": 0,
+        "slat_ns": lat(&LatencySummary::default(), false),
+        "clat_ns": lat(&d.lat, true),
+        "lat_ns": lat(&d.lat, false),
+        "bw_min": (d.bw_min / 1024.0) as u64,
+        "bw_max": (d.bw_max / 1024.0) as u64,
+        "bw_agg": if d.total_ios > 0 { 100.0 } else { 0.0 },
+        "bw_mean": d.bw_mean / 1024.0,
+        "bw_dev": d.bw_stddev / 1024.0,
+        "bw_samples": d.samples,
+        "iops_min": d.iops_min as u64,
+        "iops_max": d.iops_max as u64,
+        "iops_mean": d.iops_mean,
+        "iops_stddev": d.iops_stddev,
+        "iops_samples": d.samples,
+    })
+}
+
+fn lat(l: &LatencySummary, with_percentiles: bool) -> Value {
+    let mut v = json!({
+        "min": l.min,
+        "max": l.max,
+        "mean": l.mean,
+        "stddev": l.stddev,
+        "N": l.samples,
+    });
+    if with_percentiles && l.samples > 0 {
+        v["percentile"] = json!(l.percentiles);
+    }
+    v
+}

@@ -1,0 +1,114 @@
+//! `JobResult`: what a job did, with fio's numbers and fio's meaning.
+//!
+//! Built once from the runner's statistics; every output format (fio's text,
+//! fio's JSON, plumb's result file) renders from it.
+
+use crate::stats::{LatencySummary, TimelinePoint};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Figures for one direction (`read` or `write`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DirResult {
+    /// Bytes transferred.
+    pub io_bytes: u64,
+    /// Bytes per second over the runtime.
+    pub bw_bytes: u64,
+    /// I/Os per second over the runtime.
+    pub iops: f64,
+    /// Runtime in milliseconds.
+    pub runtime_ms: u64,
+    /// I/Os completed.
+    pub total_ios: u64,
+    /// I/Os that moved fewer bytes than asked.
+    pub short_ios: u64,
+    /// Completion latency in ns (submission to completion, fio's `clat`).
+    pub lat: LatencySummary,
+    /// Per-second IOPS samples: smallest.
+    pub iops_min: f64,
+    /// Per-second IOPS samples: largest.
+    pub iops_max: f64,
+    /// Per-second IOPS samples: mean.
+    pub iops_mean: f64,
+    /// Per-second IOPS samples: standard deviation.
+    pub iops_stddev: f64,
+    /// Per-second bandwidth samples in bytes/s: smallest.
+    pub bw_min: f64,
+    /// Per-second bandwidth samples in bytes/s: largest.
+    pub bw_max: f64,
+    /// Per-second bandwidth samples in bytes/s: mean.
+    pub bw_mean: f64,
+    /// Per-second bandwidth samples in bytes/s: standard deviation.
+    pub bw_stddev: f64,
+    /// Number of per-second samples.
+    pub samples: u64,
+}
+
+/// fsync/fdatasync calls made by the job.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SyncResult {
+    /// Number of syncs.
+    pub total_ios: u64,
+    /// Their latency in ns.
+    pub lat: LatencySummary,
+}
+
+/// The result of one job (or of a group of clones reported together).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct JobResult {
+    /// The job's name.
+    pub name: String,
+    /// Reporting group.
+    pub groupid: u32,
+    /// Threads whose figures are summed here.
+    pub jobs: u32,
+    /// Engine used.
+    pub ioengine: String,
+    /// Pattern (`randrw`, …).
+    pub rw: String,
+    /// I/Os in flight.
+    pub iodepth: u32,
+    /// Reads.
+    pub read: DirResult,
+    /// Writes.
+    pub write: DirResult,
+    /// Syncs.
+    pub sync: SyncResult,
+    /// User CPU as a percentage of the runtime (averaged over threads, as fio).
+    pub usr_cpu: f64,
+    /// System CPU as a percentage of the runtime.
+    pub sys_cpu: f64,
+    /// CPU seconds used (user + system), summed over threads.
+    pub cpu_seconds: f64,
+    /// Context switches.
+    pub ctx: u64,
+    /// Major page faults.
+    pub majf: u64,
+    /// Minor page faults.
+    pub minf: u64,
+    /// Runtime in milliseconds.
+    pub runtime_ms: u64,
+    /// Blocks checked by verify.
+    pub verified_blocks: u64,
+    /// Blocks that failed verify.
+    pub verify_errors: u64,
+    /// errno of the first failure, 0 when none (fio's `error`).
+    pub errno: i32,
+    /// What went wrong, if anything.
+    pub error: Option<String>,
+    /// I/O per second over the run.
+    pub timeline: Vec<TimelinePoint>,
+    /// The options as given.
+    pub options: BTreeMap<String, String>,
+}
+
+impl JobResult {
+    /// The figures of a direction by index (0 read, 1 write).
+    pub fn dir(&self, i: usize) -> &DirResult {
+        if i == 0 {
+            &self.read
+        } else {
+            &self.write
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Raw statistics of a job thread, mergeable across clones and groups, and
+//! their summary into a [`JobResult`].
+
+use crate::job::spec::JobSpec;
+use crate::result::{DirResult, JobResult, SyncResult};
+use crate::stats::{CpuUsage, LatencyRecorder, TimelinePoint};
+use std::time::Duration;
+
+/// What one direction did.
+#[derive(Debug, Clone, Default)]
+pub struct DirStats {
+    /// Completion latencies.
+    pub lat: LatencyRecorder,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// I/Os completed.
+    pub ios: u64,
+    /// Short I/Os.
+    pub short: u64,
+}
+
+/// Everything a job thread (or a merge of them) measured.
+#[derive(Debug, Clone, Default)]
+pub struct JobStats {
+    /// Reads and writes.
+    pub dirs: [DirStats; 2],
+    /// fsync/fdatasync latencies.
+    pub sync: LatencyRecorder,
+    /// Longest runtime among merged threads.
+    pub runtime: Duration,
+    /// Sum of merged threads' runtimes (the base of CPU percentages).
+    pub runtime_sum: Duration,
+    /// CPU used.
+    pub cpu: CpuUsage,
+    /// Per-second figures, summed across merged threads.
+    pub timeline: Vec<TimelinePoint>,
+    /// Threads merged.
+    pub threads: u32,
+    /// Blocks verified.
+    pub verified: u64,
+    /// Blocks that failed verification.
+    pub verify_errors: u64,
+    /// errno of the first error.
+    pub errno: i32,
+    /// First error message.
+    pub error: Option<String>,
+}
+
+impl JobStats {
+    /// Adds another thread's statistics.
+    pub fn merge(&mut self, other: &JobStats) {
+        for (a, b) in self.dirs.iter_mut().zip(&other.dirs) {
+            a.lat.merge(&b.lat);
+            a.bytes += b.bytes;
+            a.ios += b.ios;
+            a.short += b.short;
+        }
+        self.sync.merge(&other.sync);
+        self.runtime = self.runtime.max(other.runtime);
+        self.runtime_sum += other.runtime_sum;
+        self.cpu = self.cpu.add(&other.cpu);
+        if self.timeline.len() < other.timeline.len() {
+            self.timeline.resize(other.timeline.len(), TimelinePoint::default());
+        }
+        for (a, b) in self.timeline.iter_mut().zip(&other.timeline) {
+            a.t_ms = b.t_ms;
+            a.duration_ms = a.duration_ms.max(b.duration_ms);
+            a.read_ios += b.read_ios;
+            a.read_bytes += b.read_bytes;
+            a.write_ios += b.write_ios;
+            a.write_bytes += b.write_bytes;
+        }
+        self.threads += other.threads;
+        self.verified += other.verified;
+        self.verify_errors += other.verify_errors;
+        if self.error.is_none() {
+            self.error.clone_from(&other.error);
+            self.errno = other.errno;
+        }
+    }
+
+    /// Summarises into the result kept and printed.
+    pub fn to_result(&self, job: &JobSpec, groupid: u32) -> JobResult {
+        let runtime_ms = self.runtime.as_millis() as u64;
+        let secs = self.runtime.as_secs_f64();
+        let dir = |i: usize| -> DirResult {
+            let d = &self.dirs[i];
+            let full: Vec<&TimelinePoint> = self.timeline.iter().filter(|p| p.duration_ms >= 1000).collect();
+            let (iops_s, bw_s): (Vec<f64>, Vec<f64>) = full.iter().map(|p| (p.iops(i), p.bw_bytes(i))).unzip();
+            let (iops_min, iops_max, iops_mean, iops_stddev) = spread(&iops_s);
+            let (bw_min, bw_max, bw_mean, bw_stddev) = spread(&bw_s);
+            DirResult {
+                io_bytes: d.bytes,
+                bw_bytes: if secs > 0.0 { (d.bytes as f64 / secs) as u64 } else { 0 },
+                iops: if secs > 0.0 { d.ios as f64 / secs } else { 0.0 },
+                runtime_ms: if d.ios > 0 { runtime_ms } else { 0 },
+                total_ios: d.ios,
+                short_ios: d.short,
+                lat: d.lat.summary(),
+                iops_min,
+                iops_max,
+                iops_mean,
+                iops_stddev,
+                bw_min,
+                bw_max,
+                bw_mean,
+                bw_stddev,
+                samples: iops_s.len() as u64,
+            }
+        };
+        let base = self.runtime_sum.as_secs_f64();
+        let pct = |d: Duration| if base > 0.0 { d.as_secs_f64() / base * 100.0 } else { 0.0 };
+        JobResult {
+            name: job.name.clone(),
+            groupid,
+            jobs: self.threads,
+            ioengine: job.ioengine.clone(),
+            rw: job.rw.name().to_string(),
+            iodepth: job.iodepth,
+            read: dir(0),
+            write: dir(1),
+            sync: SyncResult { total_ios: self.sync.count(), lat: self.sync.summary() },
+            usr_cpu: pct(self.cpu.user),
+            sys_cpu: pct(self.cpu.system),
+            cpu_seconds: (self.cpu.user + self.cpu.system).as_secs_f64(),
+            ctx: self.cpu.ctx_switches,
+            majf: self.cpu.major_faults,
+            minf: self.cpu.minor_faults,
+            runtime_ms,
+            verified_blocks: self.verified,
+            verify_errors: self.verify_errors,
+            errno: self.errno,
+            error: self.error.clone(),
+            timeline: self.timeline.clone(),
+            options: job.given.iter().cloned().collect(),
+        }
+    }
+}
+
+/// Min, max, mean and sample standard deviation.
+fn spread(v: &[f64]) -> (f64, f64, f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0, 0.0, 0.0);
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = if v.len() > 1 { v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (min, max, mean, var.sqrt())
+}

@@ -1,0 +1,265 @@
+//! Running jobs: plan files, check space, lay out, run each stonewalled set of
+//! jobs in parallel threads, and gather results per reporting group.
+//!
+//! [`run_jobs`] is the Rust API the rest of the host uses: `JobSpec`s in,
+//! [`RunReport`] (with [`JobResult`]s) out.
+
+mod jobstats;
+mod progress;
+mod worker;
+
+pub use jobstats::JobStats;
+pub use worker::{LiveCounters, WorkerPlan};
+
+use crate::engine;
+use crate::files::{self, FileError, FilePlan};
+use crate::job::spec::JobSpec;
+use crate::result::JobResult;
+use crate::units::format_bytes_binary;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// How a run behaves around the jobs.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Allow writes to block devices.
+    pub allow_device: bool,
+    /// Show progress on stderr.
+    pub progress: bool,
+    /// Set by a signal handler (or a caller) to stop early, keeping results.
+    pub stop: Arc<AtomicBool>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { allow_device: false, progress: false, stop: Arc::new(AtomicBool::new(false)) }
+    }
+}
+
+/// The results of one reporting group.
+#[derive(Debug, Clone)]
+pub struct GroupReport {
+    /// Group number (fio's `groupid`).
+    pub id: u32,
+    /// One entry per job thread, or one for the whole group with `group_reporting`.
+    pub results: Vec<JobResult>,
+    /// Every job of the group merged (fio's "Run status group" line).
+    pub total: JobResult,
+    /// Smallest and largest runtime in ms among the group's threads.
+    pub runtime_range_ms: (u64, u64),
+    /// Per-thread bandwidth range per direction (bytes/s).
+    pub bw_range: [(u64, u64); 2],
+}
+
+/// Everything a run produced.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// Groups in order.
+    pub groups: Vec<GroupReport>,
+    /// True when a stop was requested before the jobs ended.
+    pub interrupted: bool,
+    /// When the run started.
+    pub started: SystemTime,
+    /// When it finished.
+    pub finished: SystemTime,
+}
+
+impl RunReport {
+    /// All reported job entries in order.
+    pub fn results(&self) -> impl Iterator<Item = &JobResult> {
+        self.groups.iter().flat_map(|g| g.results.iter())
+    }
+
+    /// True when any job failed (I/O error or verify failure).
+    pub fn failed(&self) -> bool {
+        self.results().any(|r| r.error.is_some())
+    }
+}
+
+/// A run that could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A job's files cannot be planned or would not fit.
+    #[error(transparent)]
+    Files(#[from] FileError),
+}
+
+struct Planned<'a> {
+    job: &'a JobSpec,
+    job_index: usize,
+    run_set: u32,
+    group: u32,
+    workers: Vec<WorkerPlan>,
+}
+
+/// Runs jobs as fio would and returns their results.
+pub fn run_jobs(jobs: &[JobSpec], opts: &RunOptions) -> Result<RunReport, RunError> {
+    let started = SystemTime::now();
+    let planned = plan(jobs)?;
+    let for_check: Vec<(&JobSpec, Vec<FilePlan>)> = planned
+        .iter()
+        .flat_map(|p| p.workers.iter().map(move |w| (p.job, w.files.clone())))
+        .collect();
+    files::check_plans(&for_check, opts.allow_device)?;
+    let to_create = files::layout_list(&for_check);
+    if !to_create.is_empty() {
+        let total: u64 = to_create.iter().map(|(_, from, to)| to - from).sum();
+        eprintln!(
+            "{}: Laying out IO file{} ({} file{} / {})",
+            planned[0].job.name,
+            if to_create.len() > 1 { "s" } else { "" },
+            to_create.len(),
+            if to_create.len() > 1 { "s" } else { "" },
+            format_bytes_binary(total as f64)
+        );
+        let bar = progress::layout_bar(total, opts.progress);
+        files::lay_out(&to_create, &opts.stop, |n| bar.inc(n))?;
+        bar.finish_and_clear();
+    }
+
+    let mut groups: Vec<GroupBuilder> = Vec::new();
+    let run_sets = planned.iter().map(|p| p.run_set).max().unwrap_or(0);
+    for set in 0..=run_sets {
+        if opts.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let members: Vec<&Planned> = planned.iter().filter(|p| p.run_set == set && !p.job.create_only).collect();
+        let stats = run_set(&members, opts);
+        for (p, per_worker) in members.iter().zip(stats) {
+            add_to_group(&mut groups, p, per_worker);
+        }
+        for p in planned.iter().filter(|p| p.run_set == set && p.job.unlink) {
+            for w in &p.workers {
+                for f in w.files.iter().filter(|f| !f.is_device) {
+                    let _ = std::fs::remove_file(&f.path);
+                }
+            }
+        }
+    }
+    Ok(RunReport {
+        groups: groups.into_iter().map(|g| finish_group(g, jobs)).collect(),
+        interrupted: opts.stop.load(std::sync::atomic::Ordering::Relaxed),
+        started,
+        finished: SystemTime::now(),
+    })
+}
+
+/// Runs one job and returns its result with clones merged (the API for scenarios).
+pub fn run_job(job: &JobSpec, opts: &RunOptions) -> Result<JobResult, RunError> {
+    let single = JobSpec { group_reporting: true, stonewall: false, new_group: false, ..job.clone() };
+    let report = run_jobs(std::slice::from_ref(&single), opts)?;
+    Ok(report.groups.into_iter().next().map(|g| g.total).unwrap_or_default())
+}
+
+fn plan(jobs: &[JobSpec]) -> Result<Vec<Planned<'_>>, FileError> {
+    let mut out = Vec::new();
+    let (mut run_set, mut group) = (0u32, 0u32);
+    for (i, job) in jobs.iter().enumerate() {
+        if i > 0 && job.stonewall {
+            run_set += 1;
+        }
+        if i > 0 && (job.stonewall || job.new_group) {
+            group += 1;
+        }
+        let diskless = engine::find(&job.ioengine).is_some_and(|e| e.caps.diskless);
+        let mut workers = Vec::new();
+        for clone in 0..job.numjobs {
+            let files = files::plan_files(job, clone, diskless)?;
+            let total: u64 = files.iter().map(|f| f.region.len).sum();
+            let per_loop = job.io_size.map(|s| s.resolve(total)).unwrap_or(total);
+            let budget = (!job.time_based).then(|| per_loop.saturating_mul(job.loops as u64));
+            let seed = if job.randrepeat {
+                job.randseed ^ ((i as u64) << 40) ^ (clone as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            } else {
+                SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+                    ^ (clone as u64) << 32
+            };
+            workers.push(WorkerPlan { clone, files, budget, seed });
+        }
+        out.push(Planned { job, job_index: i, run_set, group, workers });
+    }
+    Ok(out)
+}
+
+fn run_set(members: &[&Planned], opts: &RunOptions) -> Vec<Vec<JobStats>> {
+    let live: Vec<Vec<LiveCounters>> =
+        members.iter().map(|p| p.workers.iter().map(|_| LiveCounters::default()).collect()).collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<Vec<_>> = members
+            .iter()
+            .zip(&live)
+            .map(|(p, counters)| {
+                p.workers
+                    .iter()
+                    .zip(counters)
+                    .map(|(w, c)| {
+                        let stop = &opts.stop;
+                        let job = p.job;
+                        std::thread::Builder::new()
+                            .name(format!("{}.{}", job.name, w.clone))
+                            .spawn_scoped(scope, move || worker::run_worker(job, w, c, stop))
+                            .expect("spawn job thread")
+                    })
+                    .collect()
+            })
+            .collect();
+        let watched: Vec<progress::Watched> = members
+            .iter()
+            .map(|p| progress::Watched { job: p.job, budget: p.workers.iter().map(|w| w.budget).sum() })
+            .collect();
+        progress::watch(&watched, &live, opts);
+        handles
+            .into_iter()
+            .map(|hs| hs.into_iter().map(|h| h.join().expect("job thread panicked")).collect())
+            .collect()
+    })
+}
+
+/// Raw per-thread statistics of a group, merged once the group is done
+/// (histograms merge; summaries do not).
+struct GroupBuilder {
+    id: u32,
+    raw: Vec<(usize, JobStats)>,
+}
+
+fn add_to_group(groups: &mut Vec<GroupBuilder>, p: &Planned, per_worker: Vec<JobStats>) {
+    let pos = match groups.iter().position(|g| g.id == p.group) {
+        Some(pos) => pos,
+        None => {
+            groups.push(GroupBuilder { id: p.group, raw: Vec::new() });
+            groups.len() - 1
+        }
+    };
+    groups[pos].raw.extend(per_worker.into_iter().map(|s| (p.job_index, s)));
+}
+
+fn finish_group(g: GroupBuilder, jobs: &[JobSpec]) -> GroupReport {
+    let lead = &jobs[g.raw.first().map(|(ji, _)| *ji).unwrap_or(0)];
+    let mut total = JobStats::default();
+    let mut results = Vec::new();
+    let mut runtime_range_ms = (u64::MAX, 0);
+    let mut bw_range = [(u64::MAX, 0u64); 2];
+    for (ji, s) in &g.raw {
+        total.merge(s);
+        let r = s.to_result(&jobs[*ji], g.id);
+        runtime_range_ms = (runtime_range_ms.0.min(r.runtime_ms), runtime_range_ms.1.max(r.runtime_ms));
+        for (d, range) in bw_range.iter_mut().enumerate() {
+            let bw = r.dir(d).bw_bytes;
+            *range = (range.0.min(bw), range.1.max(bw));
+        }
+        results.push(r);
+    }
+    let total = total.to_result(lead, g.id);
+    if g.raw.iter().any(|(ji, _)| jobs[*ji].group_reporting) {
+        results = vec![total.clone()];
+    }
+    let fix = |(lo, hi): (u64, u64)| (if lo == u64::MAX { 0 } else { lo }, hi);
+    GroupReport {
+        id: g.id,
+        results,
+        total,
+        runtime_range_ms: fix(runtime_range_ms),
+        bw_range: [fix(bw_range[0]), fix(bw_range[1])],
+    }
+}

@@ -1,0 +1,122 @@
+//! Progress on stderr while jobs run: a live line on a terminal (current IOPS,
+//! bandwidth, elapsed, ETA), plain lines every few seconds otherwise.
+
+use super::worker::LiveCounters;
+use super::RunOptions;
+use crate::job::spec::JobSpec;
+use crate::units::{format_bytes_binary, format_count};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// A byte progress bar for laying out files (hidden when not wanted).
+pub fn layout_bar(total: u64, enabled: bool) -> ProgressBar {
+    if !enabled || !std::io::stderr().is_terminal() || total < (64 << 20) {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("laying out {bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+            .expect("static template"),
+    );
+    bar
+}
+
+/// What the watcher needs of each job: the spec and its total byte budget.
+pub struct Watched<'a> {
+    /// The job.
+    pub job: &'a JobSpec,
+    /// Bytes all its clones will issue, if bounded.
+    pub budget: Option<u64>,
+}
+
+/// Waits until every job thread is done, showing progress if asked.
+pub fn watch(jobs: &[Watched], live: &[Vec<LiveCounters>], opts: &RunOptions) {
+    let all_done = || live.iter().flatten().all(|c| c.phase.load(Ordering::Relaxed) == 4);
+    let tty = std::io::stderr().is_terminal();
+    let bar = (opts.progress && tty).then(|| {
+        let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        b.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("static template"));
+        b
+    });
+    let start = Instant::now();
+    let names: Vec<&str> = jobs.iter().map(|w| w.job.name.as_str()).collect();
+    let mut last = (Instant::now(), totals(live));
+    let mut last_plain = Instant::now();
+    while !all_done() {
+        std::thread::sleep(Duration::from_millis(50));
+        if !opts.progress || last.0.elapsed() < Duration::from_millis(1000) {
+            continue;
+        }
+        let now = Instant::now();
+        let cur = totals(live);
+        let secs = (now - last.0).as_secs_f64();
+        let rate = |i: usize| (cur.0[i].saturating_sub(last.1 .0[i])) as f64 / secs;
+        let bw = |i: usize| (cur.1[i].saturating_sub(last.1 .1[i])) as f64 / secs;
+        let phase = live.iter().flatten().map(|c| c.phase.load(Ordering::Relaxed)).min().unwrap_or(0);
+        let phase_name = match phase {
+            0 => "starting",
+            1 => "ramp",
+            3 => "verifying",
+            _ => "running",
+        };
+        let eta = eta(jobs, start.elapsed(), cur.1[0] + cur.1[1], bw(0) + bw(1));
+        let msg = format!(
+            "[{}] {} r={} IOPS {}/s w={} IOPS {}/s elapsed {}s eta {}",
+            names.join(","),
+            phase_name,
+            format_count(rate(0)),
+            format_bytes_binary(bw(0)),
+            format_count(rate(1)),
+            format_bytes_binary(bw(1)),
+            start.elapsed().as_secs(),
+            eta.map(|e| format!("{}s", e.as_secs())).unwrap_or_else(|| "?".into())
+        );
+        match &bar {
+            Some(b) => {
+                b.set_message(msg);
+                b.tick();
+            }
+            None if last_plain.elapsed() >= Duration::from_secs(2) => {
+                eprintln!("{msg}");
+                last_plain = now;
+            }
+            None => {}
+        }
+        last = (now, cur);
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+}
+
+fn totals(live: &[Vec<LiveCounters>]) -> ([u64; 2], [u64; 2]) {
+    let mut ios = [0; 2];
+    let mut bytes = [0; 2];
+    for c in live.iter().flatten() {
+        for d in 0..2 {
+            ios[d] += c.ios[d].load(Ordering::Relaxed);
+            bytes[d] += c.bytes[d].load(Ordering::Relaxed);
+        }
+    }
+    (ios, bytes)
+}
+
+fn eta(jobs: &[Watched], elapsed: Duration, done_bytes: u64, bytes_per_sec: f64) -> Option<Duration> {
+    let mut eta = Duration::ZERO;
+    for w in jobs {
+        let by_time = w.job.runtime.map(|r| (r + w.job.ramp_time).saturating_sub(elapsed));
+        let by_bytes = w.budget.and_then(|b| {
+            (bytes_per_sec > 0.0).then(|| Duration::from_secs_f64(b.saturating_sub(done_bytes) as f64 / bytes_per_sec))
+        });
+        let job_eta = match (by_time, by_bytes) {
+            (Some(t), Some(b)) => t.min(b),
+            (Some(t), None) => t,
+            (None, Some(b)) => b,
+            (None, None) => return None,
+        };
+        eta = eta.max(job_eta);
+    }
+    Some(eta)
+}

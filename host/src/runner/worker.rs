@@ -1,0 +1,446 @@
+//! One job thread: opens its files, drives an engine at the job's depth and
+//! records what completes. This is the hot loop.
+
+use super::jobstats::JobStats;
+use crate::engine::{self, Completion, EngineSetup, IoEngine, IoRequest, Op, SlotBuffer};
+use crate::files::{open_for_job, FilePlan};
+use crate::job::spec::{Dir, JobSpec, Verify};
+use crate::stats::{CpuUsage, LatencyRecorder, Timeline};
+use crate::workload::{fill_random, stamp_block, verify_block, OffsetGenerator, RateLimiter, Region};
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::fs::File;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+
+/// Counters a job thread publishes for the progress display.
+#[derive(Debug, Default)]
+pub struct LiveCounters {
+    /// I/Os done per direction in the measured phase.
+    pub ios: [AtomicU64; 2],
+    /// Bytes done per direction in the measured phase.
+    pub bytes: [AtomicU64; 2],
+    /// Phase: 0 starting, 1 ramp, 2 measuring, 3 verifying, 4 done.
+    pub phase: AtomicU8,
+}
+
+/// One clone of a job, ready to run.
+#[derive(Debug, Clone)]
+pub struct WorkerPlan {
+    /// Which clone (0-based).
+    pub clone: u32,
+    /// Its files and regions.
+    pub files: Vec<FilePlan>,
+    /// Bytes to issue; `None` for time-based jobs.
+    pub budget: Option<u64>,
+    /// Seed of its random generators.
+    pub seed: u64,
+}
+
+/// Page-aligned memory for the slot buffers, pre-faulted with random data.
+struct AlignedBuffer {
+    ptr: *mut u8,
+    layout: Layout,
+}
+
+impl AlignedBuffer {
+    fn new(len: usize, seed: u64) -> Self {
+        let layout = Layout::from_size_align(len.max(4096), 4096).expect("buffer layout");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        assert!(!ptr.is_null(), "out of memory for I/O buffers");
+        // SAFETY: `ptr` is valid for `layout.size()` bytes.
+        fill_random(unsafe { std::slice::from_raw_parts_mut(ptr, layout.size()) }, seed);
+        AlignedBuffer { ptr, layout }
+    }
+}
+
+impl Drop for AlignedBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { dealloc(self.ptr, self.layout) };
+    }
+}
+
+/// Where completions go: the free-slot stack and the fsync counter.
+struct Done<'a> {
+    free: &'a mut Vec<u32>,
+    need_sync: &'a mut bool,
+    sync_every: u32,
+    measuring: bool,
+    verify_reads: bool,
+}
+
+#[derive(Clone, Copy)]
+struct InFlight {
+    file: u32,
+    dir: Dir,
+    offset: u64,
+    len: u32,
+    start: Instant,
+}
+
+/// Runs one job clone to the end and returns what it measured.
+pub fn run_worker(job: &JobSpec, plan: &WorkerPlan, live: &LiveCounters, stop: &AtomicBool) -> JobStats {
+    let mut stats = JobStats { threads: 1, ..JobStats::default() };
+    let cpu_start = CpuUsage::thread_now();
+    if let Err(e) = Worker::run(job, plan, live, stop, &mut stats) {
+        stats.errno = e.raw_os_error().unwrap_or(libc::EIO);
+        stats.error.get_or_insert_with(|| e.to_string());
+    }
+    stats.cpu = CpuUsage::thread_now().since(&cpu_start);
+    live.phase.store(4, Ordering::Relaxed);
+    stats
+}
+
+struct Worker<'a> {
+    job: &'a JobSpec,
+    fds: Vec<RawFd>,
+    paths: Vec<String>,
+    slot_size: usize,
+    buffer: AlignedBuffer,
+    inflight: Vec<InFlight>,
+    /// Blocks written per file (verify only), one bit per block of `bs`.
+    written: Vec<Vec<u64>>,
+    regions: Vec<Region>,
+    write_seq: u64,
+    writes_since_sync: u32,
+    dirty: Vec<bool>,
+}
+
+impl<'a> Worker<'a> {
+    fn run(
+        job: &'a JobSpec,
+        plan: &WorkerPlan,
+        live: &LiveCounters,
+        stop: &AtomicBool,
+        stats: &mut JobStats,
+    ) -> std::io::Result<()> {
+        let info = engine::find(&job.ioengine).expect("engine validated with the options");
+        let files: Vec<File> = if info.caps.diskless {
+            Vec::new()
+        } else {
+            plan.files
+                .iter()
+                .map(|f| open_for_job(f, job).map_err(|e| std::io::Error::other(e.to_string())))
+                .collect::<Result<_, _>>()?
+        };
+        let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
+        let regions: Vec<Region> = plan.files.iter().map(|f| f.region).collect();
+        let depth = if info.caps.is_async { job.iodepth.max(1) } else { 1 };
+        let slot_size = (job.max_bs() as usize).next_multiple_of(4096);
+        let buffer = AlignedBuffer::new(slot_size * depth as usize, plan.seed);
+        let slots: Vec<SlotBuffer> =
+            (0..depth as usize).map(|i| SlotBuffer { ptr: buffer.ptr.wrapping_add(i * slot_size), len: slot_size }).collect();
+        let mut engine = (info.create)(&EngineSetup { files: &fds, buffers: &slots, depth })?;
+        let verify_bits = if job.verify != Verify::None && job.rw.does(Dir::Write) {
+            regions.iter().map(|r| vec![0u64; (r.len / job.min_bs()).div_ceil(64) as usize]).collect()
+        } else {
+            Vec::new()
+        };
+        let now = Instant::now();
+        let mut w = Worker {
+            job,
+            fds,
+            paths: plan.files.iter().map(|f| f.path.display().to_string()).collect(),
+            slot_size,
+            buffer,
+            inflight: vec![InFlight { file: 0, dir: Dir::Read, offset: 0, len: 0, start: now }; depth as usize],
+            written: verify_bits,
+            dirty: vec![false; regions.len()],
+            regions,
+            write_seq: 0,
+            writes_since_sync: 0,
+        };
+        let mut gen = OffsetGenerator::new(job, &w.regions, plan.budget, plan.seed);
+        let result = w.drive(engine.as_mut(), &mut gen, depth, live, stop, stats);
+        drop(engine);
+        result?;
+        if job.verify != Verify::None && job.do_verify && job.rw.does(Dir::Write) && stats.error.is_none() {
+            live.phase.store(3, Ordering::Relaxed);
+            w.verify_written(stats, stop)?;
+        }
+        drop(files);
+        Ok(())
+    }
+
+    fn slot(&self, slot: u32, len: usize) -> &mut [u8] {
+        // SAFETY: each slot is a disjoint `slot_size` range of the buffer, and a
+        // slot is only touched while no request on it is in flight.
+        unsafe { std::slice::from_raw_parts_mut(self.buffer.ptr.add(slot as usize * self.slot_size), len) }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn drive(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        gen: &mut OffsetGenerator,
+        depth: u32,
+        live: &LiveCounters,
+        stop: &AtomicBool,
+        stats: &mut JobStats,
+    ) -> std::io::Result<()> {
+        let job = self.job;
+        let verify_reads = job.verify != Verify::None && job.rw.does(Dir::Read);
+        let verify_writes = job.verify != Verify::None && job.rw.does(Dir::Write);
+        let sync_every = job.fsync.max(job.fdatasync);
+        let batch = if job.given.iter().any(|(k, _)| k == "iodepth_batch_submit") {
+            job.iodepth_batch_submit
+        } else {
+            4
+        };
+        let mut rate = RateLimiter::new(job.rate_iops, job.rate);
+        let paced = !rate.is_unlimited();
+        let mut free: Vec<u32> = (0..depth).rev().collect();
+        let mut completions: Vec<Completion> = Vec::with_capacity(depth as usize);
+        let mut held = None;
+        let mut queued_unsubmitted = 0u32;
+        let mut need_sync = false;
+        let mut exhausted = false;
+
+        let begin = Instant::now();
+        let ramp_end = (!job.ramp_time.is_zero()).then(|| begin + job.ramp_time);
+        let mut measuring = ramp_end.is_none();
+        live.phase.store(if measuring { 2 } else { 1 }, Ordering::Relaxed);
+        let mut start = begin;
+        let mut deadline = job.runtime.map(|r| begin + job.ramp_time + r);
+        let mut timeline = Timeline::new(start);
+        let mut last_completion = start;
+
+        loop {
+            let now = Instant::now();
+            if !measuring && ramp_end.is_some_and(|t| now >= t) {
+                // Ramp over: statistics and pacing start from here.
+                measuring = true;
+                *stats = JobStats { threads: 1, ..JobStats::default() };
+                start = now;
+                timeline = Timeline::new(now);
+                rate.restart(now);
+                deadline = job.runtime.map(|r| now + r);
+                live.phase.store(2, Ordering::Relaxed);
+            }
+            let stopping = exhausted
+                || stats.error.is_some()
+                || stop.load(Ordering::Relaxed)
+                || deadline.is_some_and(|d| now >= d);
+            let inflight = depth - free.len() as u32;
+            if stopping && inflight == 0 {
+                break;
+            }
+            if need_sync && inflight == 0 {
+                self.sync_dirty(&mut stats.sync)?;
+                need_sync = false;
+            }
+            // Refill free slots, submitting every `batch` requests.
+            let mut sleep_for = None;
+            while !stopping && !need_sync {
+                let Some(&slot) = free.last() else { break };
+                let io = match held.take().or_else(|| gen.next_io()) {
+                    Some(io) => io,
+                    None => {
+                        exhausted = true;
+                        break;
+                    }
+                };
+                let t = Instant::now();
+                if paced {
+                    if let Some(wait) = rate.wait_before(io.dir, t) {
+                        held = Some(io);
+                        sleep_for = Some(wait);
+                        break;
+                    }
+                    rate.issued(io.dir, io.len);
+                }
+                free.pop();
+                let op = match io.dir {
+                    Dir::Read => Op::Read,
+                    Dir::Write => {
+                        self.write_seq += 1;
+                        let buf = self.slot(slot, io.len as usize);
+                        stamp_block(buf, io.offset, self.write_seq, verify_writes);
+                        Op::Write
+                    }
+                };
+                self.inflight[slot as usize] =
+                    InFlight { file: io.file, dir: io.dir, offset: io.offset, len: io.len as u32, start: t };
+                let req = IoRequest { slot, file: io.file, op, offset: io.offset, len: io.len as u32 };
+                match engine.queue(&req)? {
+                    Some(result) => {
+                        let done = Instant::now();
+                        completions.push(Completion { slot, result });
+                        let mut ctx = Done { free: &mut free, need_sync: &mut need_sync, sync_every, measuring, verify_reads };
+                        self.complete(&mut completions, done, &mut ctx, stats, &mut timeline);
+                        last_completion = done;
+                        if deadline.is_some_and(|d| done >= d) || stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                    }
+                    None => {
+                        queued_unsubmitted += 1;
+                        if queued_unsubmitted >= batch {
+                            engine.submit()?;
+                            queued_unsubmitted = 0;
+                        }
+                    }
+                }
+            }
+            let inflight = depth - free.len() as u32;
+            if inflight > 0 {
+                engine.reap(1, &mut completions)?;
+                queued_unsubmitted = 0;
+                let done = Instant::now();
+                let mut ctx = Done { free: &mut free, need_sync: &mut need_sync, sync_every, measuring, verify_reads };
+                self.complete(&mut completions, done, &mut ctx, stats, &mut timeline);
+                last_completion = done;
+            } else if let Some(wait) = sleep_for {
+                let cap = deadline.map(|d| d.saturating_duration_since(Instant::now())).unwrap_or(wait);
+                std::thread::sleep(wait.min(cap).min(Duration::from_millis(50)));
+            }
+            for d in 0..2 {
+                live.ios[d].store(stats.dirs[d].ios, Ordering::Relaxed);
+                live.bytes[d].store(stats.dirs[d].bytes, Ordering::Relaxed);
+            }
+        }
+        if self.job.end_fsync && self.job.rw.does(Dir::Write) && stats.error.is_none() {
+            for i in 0..self.fds.len() {
+                self.dirty[i] = true;
+            }
+            let mut end_sync = LatencyRecorder::default();
+            self.sync_dirty(&mut end_sync)?;
+            last_completion = Instant::now();
+        }
+        let end = last_completion.max(start);
+        stats.runtime = end - start;
+        stats.runtime_sum = stats.runtime;
+        stats.timeline = timeline.finish(end);
+        Ok(())
+    }
+
+    /// Records a batch of completions that finished at `now` and frees their slots.
+    fn complete(
+        &mut self,
+        completions: &mut Vec<Completion>,
+        now: Instant,
+        ctx: &mut Done,
+        stats: &mut JobStats,
+        timeline: &mut Timeline,
+    ) {
+        for c in completions.drain(..) {
+            let io = self.inflight[c.slot as usize];
+            ctx.free.push(c.slot);
+            if io.dir == Dir::Write && ctx.sync_every > 0 {
+                self.writes_since_sync += 1;
+                if self.writes_since_sync >= ctx.sync_every {
+                    *ctx.need_sync = true;
+                }
+            }
+            if c.result < 0 {
+                let err = std::io::Error::from_raw_os_error((-c.result) as i32);
+                if stats.error.is_none() {
+                    stats.errno = (-c.result) as i32;
+                    stats.error = Some(format!(
+                        "{} error on file {} at offset {} (length {}): {err}",
+                        io.dir.name(),
+                        self.file_name(io.file),
+                        io.offset,
+                        io.len
+                    ));
+                }
+                continue;
+            }
+            let moved = c.result as u64;
+            let d = io.dir.index();
+            if io.dir == Dir::Write {
+                self.dirty[io.file as usize] = true;
+                if !self.written.is_empty() {
+                    let block = (io.offset - self.regions[io.file as usize].start) / self.job.min_bs();
+                    self.written[io.file as usize][(block / 64) as usize] |= 1 << (block % 64);
+                }
+            } else if ctx.verify_reads {
+                stats.verified += 1;
+                if let Err(e) = verify_block(self.slot(c.slot, io.len as usize), io.offset) {
+                    stats.verify_errors += 1;
+                    if stats.error.is_none() {
+                        stats.errno = libc::EILSEQ;
+                        stats.error = Some(format!(
+                            "verify failed in {} at offset {} (length {}): {e}",
+                            self.file_name(io.file),
+                            io.offset,
+                            io.len
+                        ));
+                    }
+                }
+            }
+            if ctx.measuring {
+                let s = &mut stats.dirs[d];
+                s.lat.record(now.saturating_duration_since(io.start).as_nanos() as u64);
+                s.ios += 1;
+                s.bytes += moved;
+                if moved < io.len as u64 {
+                    s.short += 1;
+                }
+                timeline.add(now, d, 1, moved);
+            }
+        }
+    }
+
+    fn file_name(&self, file: u32) -> String {
+        self.paths.get(file as usize).cloned().unwrap_or_else(|| format!("#{file}"))
+    }
+
+    /// fsync (or fdatasync) every file written since the last sync.
+    fn sync_dirty(&mut self, rec: &mut LatencyRecorder) -> std::io::Result<()> {
+        for (i, fd) in self.fds.iter().enumerate() {
+            if !self.dirty[i] {
+                continue;
+            }
+            let t = Instant::now();
+            // SAFETY: plain syscalls on descriptors this worker owns.
+            let r = unsafe { if self.job.fdatasync > 0 { libc::fdatasync(*fd) } else { libc::fsync(*fd) } };
+            if r != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            rec.record(t.elapsed().as_nanos() as u64);
+            self.dirty[i] = false;
+        }
+        self.writes_since_sync = 0;
+        Ok(())
+    }
+
+    /// Reads back every block written and checks it (`do_verify`).
+    fn verify_written(&mut self, stats: &mut JobStats, stop: &AtomicBool) -> std::io::Result<()> {
+        let bs = self.job.min_bs();
+        for (fi, bits) in self.written.iter().enumerate() {
+            for (word_i, word) in bits.iter().enumerate() {
+                let mut w = *word;
+                while w != 0 {
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(());
+                    }
+                    let bit = w.trailing_zeros() as u64;
+                    w &= w - 1;
+                    let block = word_i as u64 * 64 + bit;
+                    let offset = self.regions[fi].start + block * bs;
+                    let buf = self.slot(0, bs as usize);
+                    // SAFETY: slot 0 is idle (no I/O in flight) and `bs` bytes long.
+                    let r = unsafe { libc::pread(self.fds[fi], buf.as_mut_ptr().cast(), bs as usize, offset as i64) };
+                    if r < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    stats.verified += 1;
+                    if let Err(e) = verify_block(&buf[..r as usize], offset) {
+                        stats.verify_errors += 1;
+                        if stats.error.is_none() {
+                            stats.errno = libc::EILSEQ;
+                            stats.error = Some(format!(
+                                "verify failed in {} at offset {offset} (length {bs}): {e}",
+                                self.file_name(fi as u32)
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

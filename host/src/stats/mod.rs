@@ -1,0 +1,10 @@
+//! Statistics gathered while a job runs: latency histograms, the per-second
+//! timeline and the CPU the job's threads used.
+
+mod cpu;
+mod latency;
+mod timeline;
+
+pub use cpu::CpuUsage;
+pub use latency::{LatencyRecorder, LatencySummary, FIO_PERCENTILES};
+pub use timeline::{Timeline, TimelinePoint};

@@ -1,0 +1,13 @@
+//! Workload generation: which file, direction, offset and size comes next.
+
+mod blocksize;
+mod offsets;
+mod pattern;
+mod permutation;
+mod rate;
+
+pub use blocksize::BlockSizePicker;
+pub use offsets::{NextIo, OffsetGenerator, Region};
+pub use pattern::{fill_random, stamp_block, verify_block, VerifyError, HEADER_LEN};
+pub use permutation::Permutation;
+pub use rate::RateLimiter;
