@@ -1,1 +1,9 @@
+//! Integration tests: the real `plumb` binary against real files and processes.
 
+mod util;
+
+mod accuracy;
+mod engines;
+mod jobs_and_output;
+mod safety;
+mod seed_commands;

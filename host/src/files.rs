@@ -77,12 +77,19 @@ pub enum FileError {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> FileError + '_ {
-    move |source| FileError::Io { path: path.display().to_string(), source }
+    move |source| FileError::Io {
+        path: path.display().to_string(),
+        source,
+    }
 }
 
 /// The files and regions of clone `clone` of `job`, following fio's naming.
 pub fn plan_files(job: &JobSpec, clone: u32, diskless: bool) -> Result<Vec<FilePlan>, FileError> {
-    let opt_err = |option: &'static str, message: String| FileError::Option { job: job.name.clone(), option, message };
+    let opt_err = |option: &'static str, message: String| FileError::Option {
+        job: job.name.clone(),
+        option,
+        message,
+    };
     let dir = job.directory.as_deref().map(PathBuf::from);
     let paths: Vec<PathBuf> = match &job.filename {
         Some(names) => names
@@ -96,7 +103,9 @@ pub fn plan_files(job: &JobSpec, clone: u32, diskless: bool) -> Result<Vec<FileP
         None => (0..job.nrfiles)
             .map(|f| {
                 let name = format!("{}.{}.{}", job.name, clone, f);
-                dir.as_ref().map(|d| d.join(&name)).unwrap_or_else(|| PathBuf::from(name))
+                dir.as_ref()
+                    .map(|d| d.join(&name))
+                    .unwrap_or_else(|| PathBuf::from(name))
             })
             .collect(),
     };
@@ -106,7 +115,11 @@ pub fn plan_files(job: &JobSpec, clone: u32, diskless: bool) -> Result<Vec<FileP
     let mut existing = Vec::new();
     let mut devices = Vec::new();
     for p in &paths {
-        let (size, dev) = if diskless { (0, false) } else { existing_size(p)? };
+        let (size, dev) = if diskless {
+            (0, false)
+        } else {
+            existing_size(p)?
+        };
         existing.push(size);
         devices.push(dev);
     }
@@ -116,7 +129,10 @@ pub fn plan_files(job: &JobSpec, clone: u32, diskless: bool) -> Result<Vec<FileP
         match spec {
             SizeSpec::Percent(_) if first_existing == 0 => Err(opt_err(
                 option,
-                format!("a percentage needs an existing file or device, and {} does not exist", paths[0].display()),
+                format!(
+                    "a percentage needs an existing file or device, and {} does not exist",
+                    paths[0].display()
+                ),
             )),
             s => Ok(s.resolve(first_existing)),
         }
@@ -127,7 +143,10 @@ pub fn plan_files(job: &JobSpec, clone: u32, diskless: bool) -> Result<Vec<FileP
         (None, Some(size)) => resolve_pct(size, "size")? / n,
         (None, None) if first_existing > offset => first_existing - offset,
         (None, None) => {
-            return Err(opt_err("size", format!("no size given and {} does not exist", paths[0].display())));
+            return Err(opt_err(
+                "size",
+                format!("no size given and {} does not exist", paths[0].display()),
+            ));
         }
     };
     let min_bs = job.min_bs();
@@ -146,7 +165,12 @@ pub fn plan_files(job: &JobSpec, clone: u32, diskless: bool) -> Result<Vec<FileP
         .into_iter()
         .zip(existing)
         .zip(devices)
-        .map(|((path, existing), is_device)| FilePlan { path, region: Region { start: offset, len }, is_device, existing })
+        .map(|((path, existing), is_device)| FilePlan {
+            path,
+            region: Region { start: offset, len },
+            is_device,
+            existing,
+        })
         .collect())
 }
 
@@ -170,17 +194,25 @@ fn existing_size(path: &Path) -> Result<(u64, bool), FileError> {
 }
 
 /// Refuses device writes without permission and layouts that would not fit.
-pub fn check_plans(plans: &[(&JobSpec, Vec<FilePlan>)], allow_device: bool) -> Result<(), FileError> {
+pub fn check_plans(
+    plans: &[(&JobSpec, Vec<FilePlan>)],
+    allow_device: bool,
+) -> Result<(), FileError> {
     let mut growth: BTreeMap<PathBuf, (u64, u64)> = BTreeMap::new();
     for (job, files) in plans {
         for f in files {
             if f.is_device {
                 if job.rw.does(Dir::Write) && !allow_device {
-                    return Err(FileError::DeviceWrite { job: job.name.clone(), path: f.path.display().to_string() });
+                    return Err(FileError::DeviceWrite {
+                        job: job.name.clone(),
+                        path: f.path.display().to_string(),
+                    });
                 }
                 continue;
             }
-            let entry = growth.entry(f.path.clone()).or_insert((f.existing, f.existing));
+            let entry = growth
+                .entry(f.path.clone())
+                .or_insert((f.existing, f.existing));
             entry.1 = entry.1.max(f.needed_end());
         }
     }
@@ -214,7 +246,8 @@ fn parent_dir(path: &Path) -> PathBuf {
 
 /// Bytes available to an unprivileged writer on the filesystem holding `dir`.
 pub fn free_bytes(dir: &Path) -> std::io::Result<u64> {
-    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(std::io::Error::other)?;
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(std::io::Error::other)?;
     // SAFETY: statvfs fills the zeroed struct for a valid C string.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
@@ -232,7 +265,10 @@ pub fn layout_list(plans: &[(&JobSpec, Vec<FilePlan>)]) -> Vec<(PathBuf, u64, u6
             e.1 = e.1.max(f.needed_end());
         }
     }
-    out.into_iter().filter(|(_, (from, to))| to > from).map(|(p, (from, to))| (p, from, to)).collect()
+    out.into_iter()
+        .filter(|(_, (from, to))| to > from)
+        .map(|(p, (from, to))| (p, from, to))
+        .collect()
 }
 
 /// Writes files from their current size to their needed size with
@@ -261,7 +297,8 @@ pub fn lay_out(
                 .map_err(io_err(path))?;
             let mut pos = *from;
             use std::io::Seek;
-            f.seek(std::io::SeekFrom::Start(pos)).map_err(io_err(path))?;
+            f.seek(std::io::SeekFrom::Start(pos))
+                .map_err(io_err(path))?;
             while pos < *to {
                 if stop.load(Ordering::Relaxed) {
                     return Err(FileError::Interrupted);

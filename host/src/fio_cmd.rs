@@ -57,16 +57,22 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
     let mut raw: Vec<RawOption> = Vec::new();
     let mut files: Vec<String> = Vec::new();
     let mut i = 0;
-    let take_value = |i: &mut usize, name: &str, inline: Option<&str>| -> Result<String, UsageError> {
-        if let Some(v) = inline {
-            return Ok(v.to_string());
-        }
-        *i += 1;
-        args.get(*i).cloned().ok_or_else(|| UsageError(format!("--{name}: needs a value")))
-    };
+    let take_value =
+        |i: &mut usize, name: &str, inline: Option<&str>| -> Result<String, UsageError> {
+            if let Some(v) = inline {
+                return Ok(v.to_string());
+            }
+            *i += 1;
+            args.get(*i)
+                .cloned()
+                .ok_or_else(|| UsageError(format!("--{name}: needs a value")))
+        };
     while i < args.len() {
         let arg = &args[i];
-        let Some(body) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-').filter(|b| b.len() > 1)) else {
+        let Some(body) = arg
+            .strip_prefix("--")
+            .or_else(|| arg.strip_prefix('-').filter(|b| b.len() > 1))
+        else {
             files.push(arg.clone());
             i += 1;
             continue;
@@ -110,10 +116,18 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
                     inline.map(str::to_string)
                 };
                 if !options::is_known(name) {
-                    let hint = options::suggest(name).map(|s| format!("; did you mean '--{s}'?")).unwrap_or_default();
-                    return Err(UsageError(format!("{place}: plumb does not support this option{hint}")));
+                    let hint = options::suggest(name)
+                        .map(|s| format!("; did you mean '--{s}'?"))
+                        .unwrap_or_default();
+                    return Err(UsageError(format!(
+                        "{place}: plumb does not support this option{hint}"
+                    )));
                 }
-                raw.push(RawOption { name: name.to_string(), value, place });
+                raw.push(RawOption {
+                    name: name.to_string(),
+                    value,
+                    place,
+                });
             }
         }
         i += 1;
@@ -122,19 +136,34 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
     let mut description = args.join(" ");
     let mut file_sections: Vec<Section> = Vec::new();
     for f in &files {
-        let text = std::fs::read_to_string(f).map_err(|e| UsageError(format!("{f}: cannot read job file: {e}")))?;
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| UsageError(format!("{f}: cannot read job file: {e}")))?;
         description.push('\n');
         description.push_str(&text);
-        file_sections.extend(jobfile::parse_job_file(&text, f).map_err(|e| UsageError(e.to_string()))?);
+        file_sections
+            .extend(jobfile::parse_job_file(&text, f).map_err(|e| UsageError(e.to_string()))?);
     }
     // Job-file jobs first (they carry their own [global]s), then command-line jobs.
-    let mut jobs = jobfile::jobs_from_sections(&globals, &file_sections).map_err(|e| UsageError(e.to_string()))?;
+    let mut jobs = jobfile::jobs_from_sections(&globals, &file_sections)
+        .map_err(|e| UsageError(e.to_string()))?;
     sections.retain(|s| !s.name.is_empty() || !s.options.is_empty());
-    jobs.extend(jobfile::jobs_from_sections(&globals, &sections).map_err(|e| UsageError(e.to_string()))?);
+    jobs.extend(
+        jobfile::jobs_from_sections(&globals, &sections).map_err(|e| UsageError(e.to_string()))?,
+    );
     if jobs.is_empty() {
-        return Err(UsageError(format!("no jobs given (start one with --name=NAME)\n{USAGE}")));
+        return Err(UsageError(format!(
+            "no jobs given (start one with --name=NAME)\n{USAGE}"
+        )));
     }
-    Ok(FioInvocation { jobs, format, output, json, label, allow_device, description })
+    Ok(FioInvocation {
+        jobs,
+        format,
+        output,
+        json,
+        label,
+        allow_device,
+        description,
+    })
 }
 
 /// Runs `plumb fio ARGS` and returns the process exit code.
@@ -144,7 +173,10 @@ pub fn main(args: &[String]) -> ExitCode {
         for o in options::OPTIONS {
             println!("  --{:<22} {}", o.name, o.help);
         }
-        println!("\nAccepted without effect (fio bookkeeping): {}", options::BOOKKEEPING_ONLY.join(", "));
+        println!(
+            "\nAccepted without effect (fio bookkeeping): {}",
+            options::BOOKKEEPING_ONLY.join(", ")
+        );
         return ExitCode::Ok;
     }
     let inv = match parse_args(args) {
@@ -159,7 +191,11 @@ pub fn main(args: &[String]) -> ExitCode {
     let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone());
     let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone());
     let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, term.clone());
-    let opts = RunOptions { allow_device: inv.allow_device, progress: true, stop: stop.clone() };
+    let opts = RunOptions {
+        allow_device: inv.allow_device,
+        progress: true,
+        stop: stop.clone(),
+    };
     if inv.format == OutputFormat::Normal {
         print_or_write(&inv, &fio_normal::header(&inv.jobs), false);
     }
@@ -177,7 +213,9 @@ pub fn main(args: &[String]) -> ExitCode {
     match inv.format {
         OutputFormat::Normal => print_or_write(&inv, &fio_normal::render(&report), true),
         OutputFormat::Json => {
-            let text = serde_json::to_string_pretty(&fio_json::render(&report)).expect("serialisable") + "\n";
+            let text = serde_json::to_string_pretty(&fio_json::render(&report))
+                .expect("serialisable")
+                + "\n";
             print_or_write(&inv, &text, false);
         }
     }
@@ -215,7 +253,12 @@ fn print_or_write(inv: &FioInvocation, text: &str, append: bool) {
         None => print!("{text}"),
         Some(path) => {
             use std::io::Write;
-            let file = std::fs::OpenOptions::new().create(true).append(append).write(true).truncate(!append).open(path);
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(append)
+                .write(true)
+                .truncate(!append)
+                .open(path);
             match file.and_then(|mut f| f.write_all(text.as_bytes())) {
                 Ok(()) => {}
                 Err(e) => eprintln!("plumb fio: error: --output {}: {e}", path.display()),
@@ -252,5 +295,8 @@ fn write_document(path: &Path, inv: &FioInvocation, report: &RunReport) -> std::
             tables: Vec::new(),
         }],
     };
-    std::fs::write(path, serde_json::to_string_pretty(&doc).map_err(std::io::Error::other)? + "\n")
+    std::fs::write(
+        path,
+        serde_json::to_string_pretty(&doc).map_err(std::io::Error::other)? + "\n",
+    )
 }

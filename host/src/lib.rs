@@ -7,8 +7,8 @@
 
 pub mod document;
 pub mod engine;
-pub mod fio_cmd;
 pub mod files;
+pub mod fio_cmd;
 pub mod job;
 pub mod report;
 pub mod result;

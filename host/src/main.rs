@@ -5,7 +5,11 @@ use plumb::{fio_cmd, sysinfo, ExitCode};
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "plumb", version, about = "A benchmark workbench for storage, CPU and network")]
+#[command(
+    name = "plumb",
+    version,
+    about = "A benchmark workbench for storage, CPU and network"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -35,7 +39,11 @@ fn main() {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { ExitCode::BadInput as i32 } else { 0 };
+            let code = if e.use_stderr() {
+                ExitCode::BadInput as i32
+            } else {
+                0
+            };
             let _ = e.print();
             std::process::exit(code);
         }
@@ -58,7 +66,10 @@ fn sysinfo_main(json: bool, target: &std::path::Path) -> ExitCode {
     };
     if json {
         let v = serde_json::json!({ "host": host, "target": t });
-        println!("{}", serde_json::to_string_pretty(&v).expect("serialisable"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).expect("serialisable")
+        );
     } else {
         print!("{}", sysinfo::render_text(&host, Some(&t)));
     }

@@ -54,7 +54,11 @@ pub fn host_info() -> HostInfo {
     let cpuinfo = read("/proc/cpuinfo");
     let cpu_model = cpuinfo
         .lines()
-        .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim().to_string()))
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .and_then(|r| r.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
         .unwrap_or_default();
     let memory_bytes = read("/proc/meminfo")
         .lines()
@@ -72,7 +76,9 @@ pub fn host_info() -> HostInfo {
     unsafe { libc::uname(&mut u) };
     let field = |f: &[libc::c_char]| {
         // SAFETY: utsname fields are NUL-terminated.
-        unsafe { std::ffi::CStr::from_ptr(f.as_ptr()) }.to_string_lossy().into_owned()
+        unsafe { std::ffi::CStr::from_ptr(f.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
     };
     HostInfo {
         hostname: field(&u.nodename),
@@ -80,7 +86,9 @@ pub fn host_info() -> HostInfo {
         kernel: field(&u.release),
         arch: field(&u.machine),
         cpu_model,
-        cpus: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1),
         memory_bytes,
     }
 }
@@ -92,7 +100,10 @@ pub fn target_info(dir: &Path) -> std::io::Result<TargetInfo> {
     let (mount_point, fs_type, source) = mount_of(&path).unwrap_or_default();
     let (major, minor) = (libc::major(meta.dev()), libc::minor(meta.dev()));
     let disk = disk_of(major, minor);
-    let queue = |name: &str| disk.as_ref().map(|d| read(&format!("/sys/block/{d}/queue/{name}")));
+    let queue = |name: &str| {
+        disk.as_ref()
+            .map(|d| read(&format!("/sys/block/{d}/queue/{name}")))
+    };
     let scheduler = queue("scheduler").and_then(|s| {
         let s = s.trim();
         match (s.find('['), s.find(']')) {
@@ -101,17 +112,27 @@ pub fn target_info(dir: &Path) -> std::io::Result<TargetInfo> {
             _ => None,
         }
     });
-    let rotational = queue("rotational").and_then(|s| s.trim().parse::<u8>().ok()).map(|v| v == 1);
+    let rotational = queue("rotational")
+        .and_then(|s| s.trim().parse::<u8>().ok())
+        .map(|v| v == 1);
     let model = disk
         .as_ref()
-        .map(|d| read(&format!("/sys/block/{d}/device/model")).trim().to_string())
+        .map(|d| {
+            read(&format!("/sys/block/{d}/device/model"))
+                .trim()
+                .to_string()
+        })
         .filter(|m| !m.is_empty());
     let free_bytes = crate::files::free_bytes(&path)?;
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).map_err(std::io::Error::other)?;
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(std::io::Error::other)?;
     // SAFETY: statvfs fills the zeroed struct.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    let total_bytes =
-        if unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0 { st.f_blocks as u64 * st.f_frsize as u64 } else { 0 };
+    let total_bytes = if unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0 {
+        st.f_blocks as u64 * st.f_frsize as u64
+    } else {
+        0
+    };
     Ok(TargetInfo {
         path: path.display().to_string(),
         fs_type,
@@ -140,19 +161,26 @@ fn mount_of(path: &Path) -> Option<(String, String, String)> {
             let mut r = right.split(' ');
             let fs_type = r.next()?.to_string();
             let source = r.next().unwrap_or("").to_string();
-            path.starts_with(&mount_point).then_some((mount_point, fs_type, source))
+            path.starts_with(&mount_point)
+                .then_some((mount_point, fs_type, source))
         })
         .max_by_key(|(m, _, _)| m.len())
 }
 
 fn unescape(s: &str) -> String {
-    s.replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\")
+    s.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\134", "\\")
 }
 
 /// The whole-disk block device for a device number (partitions map to their disk).
 fn disk_of(major: u32, minor: u32) -> Option<String> {
     let sys = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
-    let disk: PathBuf = if sys.join("partition").exists() { sys.parent()?.to_path_buf() } else { sys };
+    let disk: PathBuf = if sys.join("partition").exists() {
+        sys.parent()?.to_path_buf()
+    } else {
+        sys
+    };
     Some(disk.file_name()?.to_string_lossy().into_owned())
 }
 
@@ -164,17 +192,28 @@ pub fn render_text(host: &HostInfo, target: Option<&TargetInfo>) -> String {
         ("Kernel", format!("{} ({})", host.kernel, host.arch)),
         ("CPU", host.cpu_model.clone()),
         ("CPUs", host.cpus.to_string()),
-        ("Memory", crate::units::format_bytes_binary(host.memory_bytes as f64)),
+        (
+            "Memory",
+            crate::units::format_bytes_binary(host.memory_bytes as f64),
+        ),
     ];
     if let Some(t) = target {
         let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
         rows.extend([
             ("Target", t.path.clone()),
-            ("Filesystem", format!("{} on {} ({})", t.fs_type, t.mount_point, t.source)),
+            (
+                "Filesystem",
+                format!("{} on {} ({})", t.fs_type, t.mount_point, t.source),
+            ),
             ("Device", opt(&t.device)),
             ("Model", opt(&t.model)),
             ("Scheduler", opt(&t.scheduler)),
-            ("Rotational", t.rotational.map(|r| if r { "yes" } else { "no" }.to_string()).unwrap_or_else(|| "-".into())),
+            (
+                "Rotational",
+                t.rotational
+                    .map(|r| if r { "yes" } else { "no" }.to_string())
+                    .unwrap_or_else(|| "-".into()),
+            ),
             (
                 "Free",
                 format!(

@@ -103,9 +103,15 @@ pub fn parse_duration_with_default(text: &str, default_unit_us: u64) -> Result<D
         "m" | "min" => 60e6,
         "h" => 3600e6,
         "d" => 86400e6,
-        other => return Err(format!("'{text}': unknown time unit '{other}' (use us, ms, s, m, h)")),
+        other => {
+            return Err(format!(
+                "'{text}': unknown time unit '{other}' (use us, ms, s, m, h)"
+            ))
+        }
     };
-    Ok(Duration::from_nanos((value * unit_us * 1000.0).round() as u64))
+    Ok(Duration::from_nanos(
+        (value * unit_us * 1000.0).round() as u64
+    ))
 }
 
 /// Formats bytes in binary units the way fio prints them (`4096B`, `4KiB`, `1024MiB`).

@@ -9,7 +9,10 @@ use std::os::fd::RawFd;
 /// Registry entry.
 pub const INFO: EngineInfo = EngineInfo {
     name: "io_uring",
-    caps: EngineCaps { is_async: true, diskless: false },
+    caps: EngineCaps {
+        is_async: true,
+        diskless: false,
+    },
     create,
 };
 
@@ -25,12 +28,18 @@ struct Uring {
 
 fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
     let entries = setup.depth.max(1).next_power_of_two();
-    let ring = IoUring::builder().setup_single_issuer().build(entries).or_else(|_| IoUring::new(entries))?;
+    let ring = IoUring::builder()
+        .setup_single_issuer()
+        .build(entries)
+        .or_else(|_| IoUring::new(entries))?;
     let fixed_files = ring.submitter().register_files(setup.files).is_ok();
     let iovecs: Vec<libc::iovec> = setup
         .buffers
         .iter()
-        .map(|b| libc::iovec { iov_base: b.ptr.cast(), iov_len: b.len })
+        .map(|b| libc::iovec {
+            iov_base: b.ptr.cast(),
+            iov_len: b.len,
+        })
         .collect();
     // SAFETY: the runner keeps every slot buffer alive for the engine's lifetime.
     let fixed_buffers = setup.buffers.len() <= u16::MAX as usize
@@ -50,28 +59,44 @@ impl Uring {
         let buf = self.buffers[req.slot as usize].ptr;
         let entry = match (self.fixed_files, self.fixed_buffers, req.op) {
             (true, true, Op::Read) => {
-                opcode::ReadFixed::new(types::Fixed(req.file), buf, req.len, req.slot as u16).offset(req.offset).build()
+                opcode::ReadFixed::new(types::Fixed(req.file), buf, req.len, req.slot as u16)
+                    .offset(req.offset)
+                    .build()
             }
-            (true, true, Op::Write) => opcode::WriteFixed::new(types::Fixed(req.file), buf, req.len, req.slot as u16)
+            (true, true, Op::Write) => {
+                opcode::WriteFixed::new(types::Fixed(req.file), buf, req.len, req.slot as u16)
+                    .offset(req.offset)
+                    .build()
+            }
+            (true, false, Op::Read) => opcode::Read::new(types::Fixed(req.file), buf, req.len)
                 .offset(req.offset)
                 .build(),
-            (true, false, Op::Read) => opcode::Read::new(types::Fixed(req.file), buf, req.len).offset(req.offset).build(),
-            (true, false, Op::Write) => opcode::Write::new(types::Fixed(req.file), buf, req.len).offset(req.offset).build(),
+            (true, false, Op::Write) => opcode::Write::new(types::Fixed(req.file), buf, req.len)
+                .offset(req.offset)
+                .build(),
             (false, true, Op::Read) => {
                 let fd = types::Fd(self.files[req.file as usize]);
-                opcode::ReadFixed::new(fd, buf, req.len, req.slot as u16).offset(req.offset).build()
+                opcode::ReadFixed::new(fd, buf, req.len, req.slot as u16)
+                    .offset(req.offset)
+                    .build()
             }
             (false, true, Op::Write) => {
                 let fd = types::Fd(self.files[req.file as usize]);
-                opcode::WriteFixed::new(fd, buf, req.len, req.slot as u16).offset(req.offset).build()
+                opcode::WriteFixed::new(fd, buf, req.len, req.slot as u16)
+                    .offset(req.offset)
+                    .build()
             }
             (false, false, Op::Read) => {
                 let fd = types::Fd(self.files[req.file as usize]);
-                opcode::Read::new(fd, buf, req.len).offset(req.offset).build()
+                opcode::Read::new(fd, buf, req.len)
+                    .offset(req.offset)
+                    .build()
             }
             (false, false, Op::Write) => {
                 let fd = types::Fd(self.files[req.file as usize]);
-                opcode::Write::new(fd, buf, req.len).offset(req.offset).build()
+                opcode::Write::new(fd, buf, req.len)
+                    .offset(req.offset)
+                    .build()
             }
         };
         entry.user_data(req.slot as u64)
@@ -79,14 +104,21 @@ impl Uring {
 
     fn enter(&mut self, want: u32) -> io::Result<()> {
         loop {
-            let r = if want > 0 { self.ring.submit_and_wait(want as usize) } else { self.ring.submit() };
+            let r = if want > 0 {
+                self.ring.submit_and_wait(want as usize)
+            } else {
+                self.ring.submit()
+            };
             match r {
                 Ok(_) => {
                     self.unsubmitted = 0;
                     return Ok(());
                 }
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) || e.raw_os_error() == Some(libc::EAGAIN) => {
+                Err(e)
+                    if e.raw_os_error() == Some(libc::EBUSY)
+                        || e.raw_os_error() == Some(libc::EAGAIN) =>
+                {
                     // The completion queue is full: the caller reaps and comes back.
                     return Ok(());
                 }
@@ -125,7 +157,10 @@ impl IoEngine for Uring {
             self.enter(0)?;
         }
         for cqe in self.ring.completion() {
-            out.push(Completion { slot: cqe.user_data() as u32, result: cqe.result() as i64 });
+            out.push(Completion {
+                slot: cqe.user_data() as u32,
+                result: cqe.result() as i64,
+            });
         }
         Ok(())
     }

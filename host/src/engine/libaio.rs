@@ -8,7 +8,10 @@ use std::os::fd::RawFd;
 /// Registry entry.
 pub const INFO: EngineInfo = EngineInfo {
     name: "libaio",
-    caps: EngineCaps { is_async: true, diskless: false },
+    caps: EngineCaps {
+        is_async: true,
+        diskless: false,
+    },
     create,
 };
 
@@ -57,7 +60,13 @@ struct Libaio {
 fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
     let mut ctx: libc::c_ulong = 0;
     // SAFETY: io_setup writes the context id into `ctx`.
-    let r = unsafe { libc::syscall(libc::SYS_io_setup, setup.depth.max(1) as libc::c_long, &mut ctx as *mut _) };
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_setup,
+            setup.depth.max(1) as libc::c_long,
+            &mut ctx as *mut _,
+        )
+    };
     if r < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -101,7 +110,12 @@ impl IoEngine for Libaio {
         while !self.pending.is_empty() {
             // SAFETY: every pointer refers to an iocb in `self.iocbs`, alive and filled.
             let r = unsafe {
-                libc::syscall(libc::SYS_io_submit, self.ctx, self.pending.len() as libc::c_long, self.pending.as_ptr())
+                libc::syscall(
+                    libc::SYS_io_submit,
+                    self.ctx,
+                    self.pending.len() as libc::c_long,
+                    self.pending.as_ptr(),
+                )
             };
             if r < 0 {
                 let e = io::Error::last_os_error();
@@ -138,7 +152,10 @@ impl IoEngine for Libaio {
                 }
                 return Err(e);
             }
-            out.extend(self.events[..r as usize].iter().map(|ev| Completion { slot: ev.data as u32, result: ev.res }));
+            out.extend(self.events[..r as usize].iter().map(|ev| Completion {
+                slot: ev.data as u32,
+                result: ev.res,
+            }));
             return Ok(());
         }
     }

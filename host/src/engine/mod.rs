@@ -120,7 +120,9 @@ pub fn names() -> Vec<&'static str> {
 /// Turns a libc return value into a completion result (`-errno` on failure).
 pub(crate) fn syscall_result(ret: isize) -> i64 {
     if ret < 0 {
-        -(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64)
+        -(io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO) as i64)
     } else {
         ret as i64
     }

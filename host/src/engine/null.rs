@@ -7,7 +7,10 @@ use std::io;
 /// Registry entry.
 pub const INFO: EngineInfo = EngineInfo {
     name: "null",
-    caps: EngineCaps { is_async: true, diskless: true },
+    caps: EngineCaps {
+        is_async: true,
+        diskless: true,
+    },
     create,
 };
 
@@ -16,12 +19,17 @@ struct Null {
 }
 
 fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
-    Ok(Box::new(Null { queued: Vec::with_capacity(setup.depth as usize) }))
+    Ok(Box::new(Null {
+        queued: Vec::with_capacity(setup.depth as usize),
+    }))
 }
 
 impl IoEngine for Null {
     fn queue(&mut self, req: &IoRequest) -> io::Result<Option<i64>> {
-        self.queued.push(Completion { slot: req.slot, result: req.len as i64 });
+        self.queued.push(Completion {
+            slot: req.slot,
+            result: req.len as i64,
+        });
         Ok(None)
     }
 

@@ -1,13 +1,18 @@
 //! `psync`: one pread/pwrite per I/O, completed before `queue` returns.
 
-use super::{syscall_result, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, Op, SlotBuffer};
+use super::{
+    syscall_result, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, Op, SlotBuffer,
+};
 use std::io;
 use std::os::fd::RawFd;
 
 /// Registry entry.
 pub const INFO: EngineInfo = EngineInfo {
     name: "psync",
-    caps: EngineCaps { is_async: false, diskless: false },
+    caps: EngineCaps {
+        is_async: false,
+        diskless: false,
+    },
     create,
 };
 
@@ -17,7 +22,10 @@ struct Psync {
 }
 
 fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
-    Ok(Box::new(Psync { files: setup.files.to_vec(), buffers: setup.buffers.to_vec() }))
+    Ok(Box::new(Psync {
+        files: setup.files.to_vec(),
+        buffers: setup.buffers.to_vec(),
+    }))
 }
 
 impl IoEngine for Psync {

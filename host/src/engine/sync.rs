@@ -1,13 +1,18 @@
 //! `sync`: lseek then read/write per I/O, as fio's `sync` engine.
 
-use super::{syscall_result, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, Op, SlotBuffer};
+use super::{
+    syscall_result, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, Op, SlotBuffer,
+};
 use std::io;
 use std::os::fd::RawFd;
 
 /// Registry entry.
 pub const INFO: EngineInfo = EngineInfo {
     name: "sync",
-    caps: EngineCaps { is_async: false, diskless: false },
+    caps: EngineCaps {
+        is_async: false,
+        diskless: false,
+    },
     create,
 };
 
@@ -46,7 +51,11 @@ impl IoEngine for Sync {
                 Op::Write => libc::write(fd, buf.cast(), req.len as usize),
             }
         };
-        *pos = if ret >= 0 { Some(req.offset + ret as u64) } else { None };
+        *pos = if ret >= 0 {
+            Some(req.offset + ret as u64)
+        } else {
+            None
+        };
         Ok(Some(syscall_result(ret)))
     }
 

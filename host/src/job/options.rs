@@ -61,192 +61,422 @@ macro_rules! opt {
 
 /// Every option plumb understands, in fio's names.
 pub static OPTIONS: &[OptionDef] = &[
-    opt!("name", [], false, "job name; also the base of file names", |j, v| {
-        j.name = v.to_string();
-        Ok(())
-    }),
-    opt!("filename", [], false, "file(s) to use, ':'-separated", |j, v| {
-        j.filename = Some(v.to_string());
-        Ok(())
-    }),
-    opt!("directory", [], false, "directory for the job's files", |j, v| {
-        j.directory = Some(v.to_string());
-        Ok(())
-    }),
-    opt!("size", [], false, "total size of the job's region (e.g. 4G or 50%)", |j, v| {
-        j.size = Some(parse_size_spec(v)?);
-        Ok(())
-    }),
+    opt!(
+        "name",
+        [],
+        false,
+        "job name; also the base of file names",
+        |j, v| {
+            j.name = v.to_string();
+            Ok(())
+        }
+    ),
+    opt!(
+        "filename",
+        [],
+        false,
+        "file(s) to use, ':'-separated",
+        |j, v| {
+            j.filename = Some(v.to_string());
+            Ok(())
+        }
+    ),
+    opt!(
+        "directory",
+        [],
+        false,
+        "directory for the job's files",
+        |j, v| {
+            j.directory = Some(v.to_string());
+            Ok(())
+        }
+    ),
+    opt!(
+        "size",
+        [],
+        false,
+        "total size of the job's region (e.g. 4G or 50%)",
+        |j, v| {
+            j.size = Some(parse_size_spec(v)?);
+            Ok(())
+        }
+    ),
     opt!("filesize", [], false, "size of each file", |j, v| {
         j.filesize = Some(parse_size_spec(v)?);
         Ok(())
     }),
-    opt!("io_size", ["io_limit"], false, "bytes to transfer per loop (default: size)", |j, v| {
-        j.io_size = Some(parse_size_spec(v)?);
-        Ok(())
-    }),
-    opt!("offset", [], false, "start of the region in each file", |j, v| {
-        j.offset = parse_size_spec(v)?;
-        Ok(())
-    }),
+    opt!(
+        "io_size",
+        ["io_limit"],
+        false,
+        "bytes to transfer per loop (default: size)",
+        |j, v| {
+            j.io_size = Some(parse_size_spec(v)?);
+            Ok(())
+        }
+    ),
+    opt!(
+        "offset",
+        [],
+        false,
+        "start of the region in each file",
+        |j, v| {
+            j.offset = parse_size_spec(v)?;
+            Ok(())
+        }
+    ),
     opt!("nrfiles", [], false, "number of files per job", |j, v| {
         j.nrfiles = parse_count(v, 1)? as u32;
         Ok(())
     }),
-    opt!("rw", ["readwrite"], false, "read, write, randread, randwrite, rw, randrw", |j, v| {
-        // fio allows a suffix like "randread:8" (sequence of N); plumb does not.
-        j.rw = Pattern::parse(v).ok_or_else(|| {
+    opt!(
+        "rw",
+        ["readwrite"],
+        false,
+        "read, write, randread, randwrite, rw, randrw",
+        |j, v| {
+            // fio allows a suffix like "randread:8" (sequence of N); plumb does not.
+            j.rw = Pattern::parse(v).ok_or_else(|| {
             format!("'{v}' is not a pattern (read, write, randread, randwrite, rw, readwrite, randrw)")
         })?;
-        Ok(())
-    }),
-    opt!("rwmixread", [], false, "percent of reads in mixed jobs", |j, v| {
-        j.rwmixread = parse_percent(v)?;
-        Ok(())
-    }),
-    opt!("rwmixwrite", [], false, "percent of writes in mixed jobs", |j, v| {
-        j.rwmixread = 100 - parse_percent(v)?;
-        Ok(())
-    }),
-    opt!("bs", ["blocksize"], false, "block size, or read,write sizes (4k or 4k,64k)", |j, v| {
-        set_per_dir(&mut j.bs, v, |s| {
-            let b = parse_block(s)?;
-            Ok(BlockSize::Fixed(b))
-        })
-    }),
-    opt!("bsrange", ["blocksize_range"], false, "block size range lo-hi, per direction", |j, v| {
-        set_per_dir(&mut j.bs, v, parse_bsrange)
-    }),
-    opt!("bssplit", [], false, "weighted block sizes: 4k/50:64k/50, per direction", |j, v| {
-        set_per_dir(&mut j.bs, v, parse_bssplit)
-    }),
-    opt!("ioengine", [], false, "io_uring, libaio, psync, sync, null", |j, v| {
-        if engine::find(v).is_none() {
-            return Err(format!(
-                "engine '{v}' is not supported (plumb has: {})",
-                engine::names().join(", ")
-            ));
+            Ok(())
         }
-        j.ioengine = v.to_string();
-        Ok(())
-    }),
-    opt!("iodepth", [], false, "I/Os in flight (async engines)", |j, v| {
-        j.iodepth = parse_count(v, 1)? as u32;
-        Ok(())
-    }),
-    opt!("iodepth_batch_submit", ["iodepth_batch"], false, "submit after this many queued I/Os", |j, v| {
-        j.iodepth_batch_submit = parse_count(v, 0)?.max(1) as u32;
-        Ok(())
-    }),
-    opt!("direct", [], true, "use O_DIRECT (bypass the page cache)", |j, v| {
-        j.direct = parse_bool(v)?;
-        Ok(())
-    }),
-    opt!("buffered", [], true, "use the page cache (the opposite of direct)", |j, v| {
-        j.direct = !parse_bool(v)?;
-        Ok(())
-    }),
+    ),
+    opt!(
+        "rwmixread",
+        [],
+        false,
+        "percent of reads in mixed jobs",
+        |j, v| {
+            j.rwmixread = parse_percent(v)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "rwmixwrite",
+        [],
+        false,
+        "percent of writes in mixed jobs",
+        |j, v| {
+            j.rwmixread = 100 - parse_percent(v)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "bs",
+        ["blocksize"],
+        false,
+        "block size, or read,write sizes (4k or 4k,64k)",
+        |j, v| {
+            set_per_dir(&mut j.bs, v, |s| {
+                let b = parse_block(s)?;
+                Ok(BlockSize::Fixed(b))
+            })
+        }
+    ),
+    opt!(
+        "bsrange",
+        ["blocksize_range"],
+        false,
+        "block size range lo-hi, per direction",
+        |j, v| { set_per_dir(&mut j.bs, v, parse_bsrange) }
+    ),
+    opt!(
+        "bssplit",
+        [],
+        false,
+        "weighted block sizes: 4k/50:64k/50, per direction",
+        |j, v| { set_per_dir(&mut j.bs, v, parse_bssplit) }
+    ),
+    opt!(
+        "ioengine",
+        [],
+        false,
+        "io_uring, libaio, psync, sync, null",
+        |j, v| {
+            if engine::find(v).is_none() {
+                return Err(format!(
+                    "engine '{v}' is not supported (plumb has: {})",
+                    engine::names().join(", ")
+                ));
+            }
+            j.ioengine = v.to_string();
+            Ok(())
+        }
+    ),
+    opt!(
+        "iodepth",
+        [],
+        false,
+        "I/Os in flight (async engines)",
+        |j, v| {
+            j.iodepth = parse_count(v, 1)? as u32;
+            Ok(())
+        }
+    ),
+    opt!(
+        "iodepth_batch_submit",
+        ["iodepth_batch"],
+        false,
+        "submit after this many queued I/Os",
+        |j, v| {
+            j.iodepth_batch_submit = parse_count(v, 0)?.max(1) as u32;
+            Ok(())
+        }
+    ),
+    opt!(
+        "direct",
+        [],
+        true,
+        "use O_DIRECT (bypass the page cache)",
+        |j, v| {
+            j.direct = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "buffered",
+        [],
+        true,
+        "use the page cache (the opposite of direct)",
+        |j, v| {
+            j.direct = !parse_bool(v)?;
+            Ok(())
+        }
+    ),
     opt!("numjobs", [], false, "clones of this job", |j, v| {
         j.numjobs = parse_count(v, 1)? as u32;
         Ok(())
     }),
-    opt!("group_reporting", [], true, "report a group's jobs as one", |j, v| {
-        j.group_reporting = parse_bool(v)?;
-        Ok(())
-    }),
-    opt!("runtime", ["timeout"], false, "stop after this long (10, 10s, 2m)", |j, v| {
-        let d = parse_duration(v)?;
-        j.runtime = if d.is_zero() { None } else { Some(d) };
-        Ok(())
-    }),
-    opt!("time_based", [], true, "run for the whole runtime, looping over the region", |j, v| {
-        j.time_based = parse_bool(v)?;
-        Ok(())
-    }),
-    opt!("ramp_time", [], false, "run this long before statistics start", |j, v| {
-        j.ramp_time = parse_duration(v)?;
-        Ok(())
-    }),
-    opt!("loops", [], false, "repeat the job this many times", |j, v| {
-        j.loops = parse_count(v, 1)? as u32;
-        Ok(())
-    }),
+    opt!(
+        "group_reporting",
+        [],
+        true,
+        "report a group's jobs as one",
+        |j, v| {
+            j.group_reporting = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "runtime",
+        ["timeout"],
+        false,
+        "stop after this long (10, 10s, 2m)",
+        |j, v| {
+            let d = parse_duration(v)?;
+            j.runtime = if d.is_zero() { None } else { Some(d) };
+            Ok(())
+        }
+    ),
+    opt!(
+        "time_based",
+        [],
+        true,
+        "run for the whole runtime, looping over the region",
+        |j, v| {
+            j.time_based = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "ramp_time",
+        [],
+        false,
+        "run this long before statistics start",
+        |j, v| {
+            j.ramp_time = parse_duration(v)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "loops",
+        [],
+        false,
+        "repeat the job this many times",
+        |j, v| {
+            j.loops = parse_count(v, 1)? as u32;
+            Ok(())
+        }
+    ),
     opt!("fsync", [], false, "fsync after every N writes", |j, v| {
         j.fsync = parse_count(v, 0)? as u32;
         Ok(())
     }),
-    opt!("fdatasync", [], false, "fdatasync after every N writes", |j, v| {
-        j.fdatasync = parse_count(v, 0)? as u32;
-        Ok(())
-    }),
-    opt!("end_fsync", [], true, "fsync the files when the job ends", |j, v| {
-        j.end_fsync = parse_bool(v)?;
-        Ok(())
-    }),
-    opt!("random_distribution", [], false, "random, zipf:θ, pareto:h, normal:σ", |j, v| {
-        j.random_distribution = parse_distribution(v)?;
-        Ok(())
-    }),
-    opt!("randrepeat", [], true, "same random sequence every run", |j, v| {
-        j.randrepeat = parse_bool(v)?;
-        Ok(())
-    }),
-    opt!("randseed", [], false, "seed of the random generators", |j, v| {
-        j.randseed = parse_count(v, 0)?;
-        Ok(())
-    }),
-    opt!("norandommap", [], true, "random offsets may repeat before all blocks are done", |j, v| {
-        j.norandommap = parse_bool(v)?;
-        Ok(())
-    }),
-    opt!("rate_iops", [], false, "IOPS cap, or read,write caps", |j, v| {
-        set_opt_per_dir(&mut j.rate_iops, v, |s| parse_count(s, 1))
-    }),
-    opt!("rate", [], false, "bandwidth cap in bytes/s, or read,write caps", |j, v| {
-        set_opt_per_dir(&mut j.rate, v, |s| {
-            let b = parse_size(s)?;
-            if b == 0 {
-                return Err("a rate must be above 0".into());
-            }
-            Ok(b)
-        })
-    }),
-    opt!("thread", [], true, "run jobs as threads (plumb always does)", |j, v| {
-        j.thread = parse_bool(v)?;
-        Ok(())
-    }),
-    opt!("unlink", [], true, "delete the job's files when it ends", |j, v| {
-        j.unlink = parse_bool(v)?;
-        Ok(())
-    }),
+    opt!(
+        "fdatasync",
+        [],
+        false,
+        "fdatasync after every N writes",
+        |j, v| {
+            j.fdatasync = parse_count(v, 0)? as u32;
+            Ok(())
+        }
+    ),
+    opt!(
+        "end_fsync",
+        [],
+        true,
+        "fsync the files when the job ends",
+        |j, v| {
+            j.end_fsync = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "random_distribution",
+        [],
+        false,
+        "random, zipf:θ, pareto:h, normal:σ",
+        |j, v| {
+            j.random_distribution = parse_distribution(v)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "randrepeat",
+        [],
+        true,
+        "same random sequence every run",
+        |j, v| {
+            j.randrepeat = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "randseed",
+        [],
+        false,
+        "seed of the random generators",
+        |j, v| {
+            j.randseed = parse_count(v, 0)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "norandommap",
+        [],
+        true,
+        "random offsets may repeat before all blocks are done",
+        |j, v| {
+            j.norandommap = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "rate_iops",
+        [],
+        false,
+        "IOPS cap, or read,write caps",
+        |j, v| { set_opt_per_dir(&mut j.rate_iops, v, |s| parse_count(s, 1)) }
+    ),
+    opt!(
+        "rate",
+        [],
+        false,
+        "bandwidth cap in bytes/s, or read,write caps",
+        |j, v| {
+            set_opt_per_dir(&mut j.rate, v, |s| {
+                let b = parse_size(s)?;
+                if b == 0 {
+                    return Err("a rate must be above 0".into());
+                }
+                Ok(b)
+            })
+        }
+    ),
+    opt!(
+        "thread",
+        [],
+        true,
+        "run jobs as threads (plumb always does)",
+        |j, v| {
+            j.thread = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "unlink",
+        [],
+        true,
+        "delete the job's files when it ends",
+        |j, v| {
+            j.unlink = parse_bool(v)?;
+            Ok(())
+        }
+    ),
     opt!("verify", [], false, "crc32c (or 0/none)", |j, v| {
         j.verify = match v {
             "crc32c" | "crc32c-intel" => Verify::Crc32c,
             "0" | "none" => Verify::None,
-            other => return Err(format!("verify method '{other}' is not supported (plumb has: crc32c)")),
+            other => {
+                return Err(format!(
+                    "verify method '{other}' is not supported (plumb has: crc32c)"
+                ))
+            }
         };
         Ok(())
     }),
-    opt!("do_verify", [], true, "read back and verify after writing", |j, v| {
-        j.do_verify = parse_bool(v)?;
-        Ok(())
-    }),
-    opt!("stonewall", ["wait_for_previous"], true, "wait for earlier jobs; start a new group", |j, v| {
-        j.stonewall = parse_bool(v)?;
-        Ok(())
-    }),
-    opt!("new_group", [], true, "start a new reporting group", |j, v| {
-        j.new_group = parse_bool(v)?;
-        Ok(())
-    }),
-    opt!("invalidate", [], true, "drop the files' page cache before the job", |j, v| {
-        j.invalidate = parse_bool(v)?;
-        Ok(())
-    }),
-    opt!("create_only", [], true, "lay out the files and stop", |j, v| {
-        j.create_only = parse_bool(v)?;
-        Ok(())
-    }),
+    opt!(
+        "do_verify",
+        [],
+        true,
+        "read back and verify after writing",
+        |j, v| {
+            j.do_verify = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "stonewall",
+        ["wait_for_previous"],
+        true,
+        "wait for earlier jobs; start a new group",
+        |j, v| {
+            j.stonewall = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "new_group",
+        [],
+        true,
+        "start a new reporting group",
+        |j, v| {
+            j.new_group = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "invalidate",
+        [],
+        true,
+        "drop the files' page cache before the job",
+        |j, v| {
+            j.invalidate = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    opt!(
+        "write_iolog",
+        [],
+        false,
+        "record every I/O issued to FILE (fio iolog v2)",
+        |j, v| {
+            j.write_iolog = Some(v.to_string());
+            Ok(())
+        }
+    ),
+    opt!(
+        "create_only",
+        [],
+        true,
+        "lay out the files and stop",
+        |j, v| {
+            j.create_only = parse_bool(v)?;
+            Ok(())
+        }
+    ),
 ];
 
 /// Finds an option by name or alias.
@@ -552,7 +782,11 @@ mod tests {
     fn unknown_option_suggests() {
         let e = job(&[("iodepht", "4")]).unwrap_err();
         assert_eq!(e.option, "iodepht");
-        assert!(e.message.contains("did you mean 'iodepth'"), "{}", e.message);
+        assert!(
+            e.message.contains("did you mean 'iodepth'"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

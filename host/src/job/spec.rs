@@ -75,7 +75,10 @@ impl Pattern {
 
     /// True when offsets are random.
     pub fn is_random(self) -> bool {
-        matches!(self, Pattern::RandRead | Pattern::RandWrite | Pattern::RandRw)
+        matches!(
+            self,
+            Pattern::RandRead | Pattern::RandWrite | Pattern::RandRw
+        )
     }
 
     /// True when the job issues I/O in this direction.
@@ -224,6 +227,8 @@ pub struct JobSpec {
     pub invalidate: bool,
     /// `create_only`: lay out files and stop.
     pub create_only: bool,
+    /// `write_iolog`: record every I/O issued to this file (fio's iolog v2).
+    pub write_iolog: Option<String>,
     /// Options given that only tune fio's own bookkeeping (accepted, no effect).
     pub ignored: Vec<String>,
     /// Every option as given, for reporting (`job options` in fio's JSON).
@@ -271,6 +276,7 @@ impl Default for JobSpec {
             new_group: false,
             invalidate: true,
             create_only: false,
+            write_iolog: None,
             ignored: Vec::new(),
             given: Vec::new(),
         }

@@ -9,7 +9,11 @@ use std::time::UNIX_EPOCH;
 
 /// The whole document: `fio version`, `timestamp`, `jobs[]`.
 pub fn render(report: &RunReport) -> Value {
-    let ts = report.started.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let ts = report
+        .started
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let jobs: Vec<Value> = report.results().map(job).collect();
     json!({
         "fio version": format!("plumb-{}", env!("CARGO_PKG_VERSION")),
@@ -21,7 +25,11 @@ pub fn render(report: &RunReport) -> Value {
 }
 
 fn job(r: &JobResult) -> Value {
-    let options: Map<String, Value> = r.options.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+    let options: Map<String, Value> = r
+        .options
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
     json!({
         "jobname": r.name,
         "groupid": r.groupid,

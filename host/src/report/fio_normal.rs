@@ -30,7 +30,11 @@ pub fn header(jobs: &[JobSpec]) -> String {
     }
     let threads: u32 = jobs.iter().map(|j| j.numjobs).sum();
     let _ = writeln!(out, "plumb-{}", env!("CARGO_PKG_VERSION"));
-    let _ = writeln!(out, "Starting {threads} thread{}", if threads == 1 { "" } else { "s" });
+    let _ = writeln!(
+        out,
+        "Starting {threads} thread{}",
+        if threads == 1 { "" } else { "s" }
+    );
     out
 }
 
@@ -84,7 +88,11 @@ fn job_block(out: &mut String, r: &JobResult) {
         );
     }
     if r.verified_blocks > 0 {
-        let _ = writeln!(out, "  verify: {} blocks checked, {} failed", r.verified_blocks, r.verify_errors);
+        let _ = writeln!(
+            out,
+            "  verify: {} blocks checked, {} failed",
+            r.verified_blocks, r.verify_errors
+        );
     }
     let _ = writeln!(
         out,
@@ -116,7 +124,11 @@ fn dir_block(out: &mut String, name: &str, d: &DirResult) {
     let _ = writeln!(out, "    clat percentiles ({unit}):");
     let entries: Vec<String> = FIO_PERCENTILES
         .iter()
-        .filter_map(|p| l.percentiles.get(&format!("{p:.6}")).map(|v| format!("{p:5.2}th=[{:5}]", v / div)))
+        .filter_map(|p| {
+            l.percentiles
+                .get(&format!("{p:.6}"))
+                .map(|v| format!("{p:5.2}th=[{:5}]", v / div))
+        })
         .collect();
     for chunk in entries.chunks(4) {
         let _ = writeln!(out, "     | {}", chunk.join(", "));

@@ -60,7 +60,8 @@ impl JobStats {
         self.runtime_sum += other.runtime_sum;
         self.cpu = self.cpu.add(&other.cpu);
         if self.timeline.len() < other.timeline.len() {
-            self.timeline.resize(other.timeline.len(), TimelinePoint::default());
+            self.timeline
+                .resize(other.timeline.len(), TimelinePoint::default());
         }
         for (a, b) in self.timeline.iter_mut().zip(&other.timeline) {
             a.t_ms = b.t_ms;
@@ -85,13 +86,22 @@ impl JobStats {
         let secs = self.runtime.as_secs_f64();
         let dir = |i: usize| -> DirResult {
             let d = &self.dirs[i];
-            let full: Vec<&TimelinePoint> = self.timeline.iter().filter(|p| p.duration_ms >= 1000).collect();
-            let (iops_s, bw_s): (Vec<f64>, Vec<f64>) = full.iter().map(|p| (p.iops(i), p.bw_bytes(i))).unzip();
+            let full: Vec<&TimelinePoint> = self
+                .timeline
+                .iter()
+                .filter(|p| p.duration_ms >= 1000)
+                .collect();
+            let (iops_s, bw_s): (Vec<f64>, Vec<f64>) =
+                full.iter().map(|p| (p.iops(i), p.bw_bytes(i))).unzip();
             let (iops_min, iops_max, iops_mean, iops_stddev) = spread(&iops_s);
             let (bw_min, bw_max, bw_mean, bw_stddev) = spread(&bw_s);
             DirResult {
                 io_bytes: d.bytes,
-                bw_bytes: if secs > 0.0 { (d.bytes as f64 / secs) as u64 } else { 0 },
+                bw_bytes: if secs > 0.0 {
+                    (d.bytes as f64 / secs) as u64
+                } else {
+                    0
+                },
                 iops: if secs > 0.0 { d.ios as f64 / secs } else { 0.0 },
                 runtime_ms: if d.ios > 0 { runtime_ms } else { 0 },
                 total_ios: d.ios,
@@ -109,7 +119,13 @@ impl JobStats {
             }
         };
         let base = self.runtime_sum.as_secs_f64();
-        let pct = |d: Duration| if base > 0.0 { d.as_secs_f64() / base * 100.0 } else { 0.0 };
+        let pct = |d: Duration| {
+            if base > 0.0 {
+                d.as_secs_f64() / base * 100.0
+            } else {
+                0.0
+            }
+        };
         JobResult {
             name: job.name.clone(),
             groupid,
@@ -119,7 +135,10 @@ impl JobStats {
             iodepth: job.iodepth,
             read: dir(0),
             write: dir(1),
-            sync: SyncResult { total_ios: self.sync.count(), lat: self.sync.summary() },
+            sync: SyncResult {
+                total_ios: self.sync.count(),
+                lat: self.sync.summary(),
+            },
             usr_cpu: pct(self.cpu.user),
             sys_cpu: pct(self.cpu.system),
             cpu_seconds: (self.cpu.user + self.cpu.system).as_secs_f64(),
@@ -144,7 +163,11 @@ fn spread(v: &[f64]) -> (f64, f64, f64, f64) {
     }
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 { v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
     let min = v.iter().copied().fold(f64::INFINITY, f64::min);
     let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (min, max, mean, var.sqrt())

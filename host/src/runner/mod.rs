@@ -33,7 +33,11 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { allow_device: false, progress: false, stop: Arc::new(AtomicBool::new(false)) }
+        RunOptions {
+            allow_device: false,
+            progress: false,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
     }
 }
 
@@ -90,6 +94,7 @@ struct Planned<'a> {
     job_index: usize,
     run_set: u32,
     group: u32,
+    diskless: bool,
     workers: Vec<WorkerPlan>,
 }
 
@@ -99,6 +104,7 @@ pub fn run_jobs(jobs: &[JobSpec], opts: &RunOptions) -> Result<RunReport, RunErr
     let planned = plan(jobs)?;
     let for_check: Vec<(&JobSpec, Vec<FilePlan>)> = planned
         .iter()
+        .filter(|p| !p.diskless)
         .flat_map(|p| p.workers.iter().map(move |w| (p.job, w.files.clone())))
         .collect();
     files::check_plans(&for_check, opts.allow_device)?;
@@ -124,12 +130,18 @@ pub fn run_jobs(jobs: &[JobSpec], opts: &RunOptions) -> Result<RunReport, RunErr
         if opts.stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
-        let members: Vec<&Planned> = planned.iter().filter(|p| p.run_set == set && !p.job.create_only).collect();
+        let members: Vec<&Planned> = planned
+            .iter()
+            .filter(|p| p.run_set == set && !p.job.create_only)
+            .collect();
         let stats = run_set(&members, opts);
         for (p, per_worker) in members.iter().zip(stats) {
             add_to_group(&mut groups, p, per_worker);
         }
-        for p in planned.iter().filter(|p| p.run_set == set && p.job.unlink) {
+        for p in planned
+            .iter()
+            .filter(|p| p.run_set == set && p.job.unlink && !p.diskless)
+        {
             for w in &p.workers {
                 for f in w.files.iter().filter(|f| !f.is_device) {
                     let _ = std::fs::remove_file(&f.path);
@@ -147,9 +159,19 @@ pub fn run_jobs(jobs: &[JobSpec], opts: &RunOptions) -> Result<RunReport, RunErr
 
 /// Runs one job and returns its result with clones merged (the API for scenarios).
 pub fn run_job(job: &JobSpec, opts: &RunOptions) -> Result<JobResult, RunError> {
-    let single = JobSpec { group_reporting: true, stonewall: false, new_group: false, ..job.clone() };
+    let single = JobSpec {
+        group_reporting: true,
+        stonewall: false,
+        new_group: false,
+        ..job.clone()
+    };
     let report = run_jobs(std::slice::from_ref(&single), opts)?;
-    Ok(report.groups.into_iter().next().map(|g| g.total).unwrap_or_default())
+    Ok(report
+        .groups
+        .into_iter()
+        .next()
+        .map(|g| g.total)
+        .unwrap_or_default())
 }
 
 fn plan(jobs: &[JobSpec]) -> Result<Vec<Planned<'_>>, FileError> {
@@ -170,21 +192,40 @@ fn plan(jobs: &[JobSpec]) -> Result<Vec<Planned<'_>>, FileError> {
             let per_loop = job.io_size.map(|s| s.resolve(total)).unwrap_or(total);
             let budget = (!job.time_based).then(|| per_loop.saturating_mul(job.loops as u64));
             let seed = if job.randrepeat {
-                job.randseed ^ ((i as u64) << 40) ^ (clone as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                job.randseed
+                    ^ ((i as u64) << 40)
+                    ^ (clone as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
             } else {
-                SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+                SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(1)
                     ^ (clone as u64) << 32
             };
-            workers.push(WorkerPlan { clone, files, budget, seed });
+            workers.push(WorkerPlan {
+                clone,
+                files,
+                budget,
+                seed,
+            });
         }
-        out.push(Planned { job, job_index: i, run_set, group, workers });
+        out.push(Planned {
+            job,
+            job_index: i,
+            run_set,
+            group,
+            diskless,
+            workers,
+        });
     }
     Ok(out)
 }
 
 fn run_set(members: &[&Planned], opts: &RunOptions) -> Vec<Vec<JobStats>> {
-    let live: Vec<Vec<LiveCounters>> =
-        members.iter().map(|p| p.workers.iter().map(|_| LiveCounters::default()).collect()).collect();
+    let live: Vec<Vec<LiveCounters>> = members
+        .iter()
+        .map(|p| p.workers.iter().map(|_| LiveCounters::default()).collect())
+        .collect();
     std::thread::scope(|scope| {
         let handles: Vec<Vec<_>> = members
             .iter()
@@ -206,12 +247,19 @@ fn run_set(members: &[&Planned], opts: &RunOptions) -> Vec<Vec<JobStats>> {
             .collect();
         let watched: Vec<progress::Watched> = members
             .iter()
-            .map(|p| progress::Watched { job: p.job, budget: p.workers.iter().map(|w| w.budget).sum() })
+            .map(|p| progress::Watched {
+                job: p.job,
+                budget: p.workers.iter().map(|w| w.budget).sum(),
+            })
             .collect();
         progress::watch(&watched, &live, opts);
         handles
             .into_iter()
-            .map(|hs| hs.into_iter().map(|h| h.join().expect("job thread panicked")).collect())
+            .map(|hs| {
+                hs.into_iter()
+                    .map(|h| h.join().expect("job thread panicked"))
+                    .collect()
+            })
             .collect()
     })
 }
@@ -227,11 +275,16 @@ fn add_to_group(groups: &mut Vec<GroupBuilder>, p: &Planned, per_worker: Vec<Job
     let pos = match groups.iter().position(|g| g.id == p.group) {
         Some(pos) => pos,
         None => {
-            groups.push(GroupBuilder { id: p.group, raw: Vec::new() });
+            groups.push(GroupBuilder {
+                id: p.group,
+                raw: Vec::new(),
+            });
             groups.len() - 1
         }
     };
-    groups[pos].raw.extend(per_worker.into_iter().map(|s| (p.job_index, s)));
+    groups[pos]
+        .raw
+        .extend(per_worker.into_iter().map(|s| (p.job_index, s)));
 }
 
 fn finish_group(g: GroupBuilder, jobs: &[JobSpec]) -> GroupReport {
@@ -243,7 +296,10 @@ fn finish_group(g: GroupBuilder, jobs: &[JobSpec]) -> GroupReport {
     for (ji, s) in &g.raw {
         total.merge(s);
         let r = s.to_result(&jobs[*ji], g.id);
-        runtime_range_ms = (runtime_range_ms.0.min(r.runtime_ms), runtime_range_ms.1.max(r.runtime_ms));
+        runtime_range_ms = (
+            runtime_range_ms.0.min(r.runtime_ms),
+            runtime_range_ms.1.max(r.runtime_ms),
+        );
         for (d, range) in bw_range.iter_mut().enumerate() {
             let bw = r.dir(d).bw_bytes;
             *range = (range.0.min(bw), range.1.max(bw));

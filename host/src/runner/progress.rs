@@ -17,8 +17,10 @@ pub fn layout_bar(total: u64, enabled: bool) -> ProgressBar {
     }
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     bar.set_style(
-        ProgressStyle::with_template("laying out {bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
-            .expect("static template"),
+        ProgressStyle::with_template(
+            "laying out {bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .expect("static template"),
     );
     bar
 }
@@ -33,7 +35,11 @@ pub struct Watched<'a> {
 
 /// Waits until every job thread is done, showing progress if asked.
 pub fn watch(jobs: &[Watched], live: &[Vec<LiveCounters>], opts: &RunOptions) {
-    let all_done = || live.iter().flatten().all(|c| c.phase.load(Ordering::Relaxed) == 4);
+    let all_done = || {
+        live.iter()
+            .flatten()
+            .all(|c| c.phase.load(Ordering::Relaxed) == 4)
+    };
     let tty = std::io::stderr().is_terminal();
     let bar = (opts.progress && tty).then(|| {
         let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
@@ -54,7 +60,12 @@ pub fn watch(jobs: &[Watched], live: &[Vec<LiveCounters>], opts: &RunOptions) {
         let secs = (now - last.0).as_secs_f64();
         let rate = |i: usize| (cur.0[i].saturating_sub(last.1 .0[i])) as f64 / secs;
         let bw = |i: usize| (cur.1[i].saturating_sub(last.1 .1[i])) as f64 / secs;
-        let phase = live.iter().flatten().map(|c| c.phase.load(Ordering::Relaxed)).min().unwrap_or(0);
+        let phase = live
+            .iter()
+            .flatten()
+            .map(|c| c.phase.load(Ordering::Relaxed))
+            .min()
+            .unwrap_or(0);
         let phase_name = match phase {
             0 => "starting",
             1 => "ramp",
@@ -71,7 +82,8 @@ pub fn watch(jobs: &[Watched], live: &[Vec<LiveCounters>], opts: &RunOptions) {
             format_count(rate(1)),
             format_bytes_binary(bw(1)),
             start.elapsed().as_secs(),
-            eta.map(|e| format!("{}s", e.as_secs())).unwrap_or_else(|| "?".into())
+            eta.map(|e| format!("{}s", e.as_secs()))
+                .unwrap_or_else(|| "?".into())
         );
         match &bar {
             Some(b) => {
@@ -103,12 +115,22 @@ fn totals(live: &[Vec<LiveCounters>]) -> ([u64; 2], [u64; 2]) {
     (ios, bytes)
 }
 
-fn eta(jobs: &[Watched], elapsed: Duration, done_bytes: u64, bytes_per_sec: f64) -> Option<Duration> {
+fn eta(
+    jobs: &[Watched],
+    elapsed: Duration,
+    done_bytes: u64,
+    bytes_per_sec: f64,
+) -> Option<Duration> {
     let mut eta = Duration::ZERO;
     for w in jobs {
-        let by_time = w.job.runtime.map(|r| (r + w.job.ramp_time).saturating_sub(elapsed));
+        let by_time = w
+            .job
+            .runtime
+            .map(|r| (r + w.job.ramp_time).saturating_sub(elapsed));
         let by_bytes = w.budget.and_then(|b| {
-            (bytes_per_sec > 0.0).then(|| Duration::from_secs_f64(b.saturating_sub(done_bytes) as f64 / bytes_per_sec))
+            (bytes_per_sec > 0.0).then(|| {
+                Duration::from_secs_f64(b.saturating_sub(done_bytes) as f64 / bytes_per_sec)
+            })
         });
         let job_eta = match (by_time, by_bytes) {
             (Some(t), Some(b)) => t.min(b),

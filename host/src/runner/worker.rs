@@ -6,9 +6,12 @@ use crate::engine::{self, Completion, EngineSetup, IoEngine, IoRequest, Op, Slot
 use crate::files::{open_for_job, FilePlan};
 use crate::job::spec::{Dir, JobSpec, Verify};
 use crate::stats::{CpuUsage, LatencyRecorder, Timeline};
-use crate::workload::{fill_random, stamp_block, verify_block, OffsetGenerator, RateLimiter, Region};
+use crate::workload::{
+    fill_random, stamp_block, verify_block, OffsetGenerator, RateLimiter, Region,
+};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::fs::File;
+use std::io::Write;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
@@ -50,7 +53,10 @@ impl AlignedBuffer {
         let ptr = unsafe { alloc_zeroed(layout) };
         assert!(!ptr.is_null(), "out of memory for I/O buffers");
         // SAFETY: `ptr` is valid for `layout.size()` bytes.
-        fill_random(unsafe { std::slice::from_raw_parts_mut(ptr, layout.size()) }, seed);
+        fill_random(
+            unsafe { std::slice::from_raw_parts_mut(ptr, layout.size()) },
+            seed,
+        );
         AlignedBuffer { ptr, layout }
     }
 }
@@ -81,8 +87,16 @@ struct InFlight {
 }
 
 /// Runs one job clone to the end and returns what it measured.
-pub fn run_worker(job: &JobSpec, plan: &WorkerPlan, live: &LiveCounters, stop: &AtomicBool) -> JobStats {
-    let mut stats = JobStats { threads: 1, ..JobStats::default() };
+pub fn run_worker(
+    job: &JobSpec,
+    plan: &WorkerPlan,
+    live: &LiveCounters,
+    stop: &AtomicBool,
+) -> JobStats {
+    let mut stats = JobStats {
+        threads: 1,
+        ..JobStats::default()
+    };
     let cpu_start = CpuUsage::thread_now();
     if let Err(e) = Worker::run(job, plan, live, stop, &mut stats) {
         stats.errno = e.raw_os_error().unwrap_or(libc::EIO);
@@ -106,6 +120,42 @@ struct Worker<'a> {
     write_seq: u64,
     writes_since_sync: u32,
     dirty: Vec<bool>,
+    iolog: Option<IoLog>,
+}
+
+/// fio's iolog v2: one line per I/O issued (`write_iolog=`).
+struct IoLog {
+    out: std::io::BufWriter<File>,
+}
+
+impl IoLog {
+    fn create(path: &str, clone: u32, files: &[String]) -> std::io::Result<IoLog> {
+        let path = if clone == 0 {
+            path.to_string()
+        } else {
+            format!("{path}.{clone}")
+        };
+        let mut out = std::io::BufWriter::new(File::create(path)?);
+        writeln!(out, "fio version 2 iolog")?;
+        for f in files {
+            writeln!(out, "{f} add")?;
+        }
+        for f in files {
+            writeln!(out, "{f} open")?;
+        }
+        Ok(IoLog { out })
+    }
+
+    fn log(&mut self, file: &str, action: &str, offset: u64, len: u64) {
+        let _ = writeln!(self.out, "{file} {action} {offset} {len}");
+    }
+
+    fn close(mut self, files: &[String]) -> std::io::Result<()> {
+        for f in files {
+            writeln!(self.out, "{f} close")?;
+        }
+        self.out.flush()
+    }
 }
 
 impl<'a> Worker<'a> {
@@ -127,25 +177,60 @@ impl<'a> Worker<'a> {
         };
         let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
         let regions: Vec<Region> = plan.files.iter().map(|f| f.region).collect();
-        let depth = if info.caps.is_async { job.iodepth.max(1) } else { 1 };
+        let depth = if info.caps.is_async {
+            job.iodepth.max(1)
+        } else {
+            1
+        };
         let slot_size = (job.max_bs() as usize).next_multiple_of(4096);
         let buffer = AlignedBuffer::new(slot_size * depth as usize, plan.seed);
-        let slots: Vec<SlotBuffer> =
-            (0..depth as usize).map(|i| SlotBuffer { ptr: buffer.ptr.wrapping_add(i * slot_size), len: slot_size }).collect();
-        let mut engine = (info.create)(&EngineSetup { files: &fds, buffers: &slots, depth })?;
+        let slots: Vec<SlotBuffer> = (0..depth as usize)
+            .map(|i| SlotBuffer {
+                ptr: buffer.ptr.wrapping_add(i * slot_size),
+                len: slot_size,
+            })
+            .collect();
+        let mut engine = (info.create)(&EngineSetup {
+            files: &fds,
+            buffers: &slots,
+            depth,
+        })?;
         let verify_bits = if job.verify != Verify::None && job.rw.does(Dir::Write) {
-            regions.iter().map(|r| vec![0u64; (r.len / job.min_bs()).div_ceil(64) as usize]).collect()
+            regions
+                .iter()
+                .map(|r| vec![0u64; (r.len / job.min_bs()).div_ceil(64) as usize])
+                .collect()
         } else {
             Vec::new()
         };
+        let paths: Vec<String> = plan
+            .files
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect();
+        let iolog = job
+            .write_iolog
+            .as_deref()
+            .map(|p| IoLog::create(p, plan.clone, &paths))
+            .transpose()?;
         let now = Instant::now();
         let mut w = Worker {
             job,
             fds,
-            paths: plan.files.iter().map(|f| f.path.display().to_string()).collect(),
+            paths,
+            iolog,
             slot_size,
             buffer,
-            inflight: vec![InFlight { file: 0, dir: Dir::Read, offset: 0, len: 0, start: now }; depth as usize],
+            inflight: vec![
+                InFlight {
+                    file: 0,
+                    dir: Dir::Read,
+                    offset: 0,
+                    len: 0,
+                    start: now
+                };
+                depth as usize
+            ],
             written: verify_bits,
             dirty: vec![false; regions.len()],
             regions,
@@ -156,18 +241,32 @@ impl<'a> Worker<'a> {
         let result = w.drive(engine.as_mut(), &mut gen, depth, live, stop, stats);
         drop(engine);
         result?;
-        if job.verify != Verify::None && job.do_verify && job.rw.does(Dir::Write) && stats.error.is_none() {
+        if job.verify != Verify::None
+            && job.do_verify
+            && job.rw.does(Dir::Write)
+            && stats.error.is_none()
+        {
             live.phase.store(3, Ordering::Relaxed);
             w.verify_written(stats, stop)?;
+        }
+        if let Some(log) = w.iolog.take() {
+            log.close(&w.paths)?;
         }
         drop(files);
         Ok(())
     }
 
-    fn slot(&self, slot: u32, len: usize) -> &mut [u8] {
-        // SAFETY: each slot is a disjoint `slot_size` range of the buffer, and a
-        // slot is only touched while no request on it is in flight.
-        unsafe { std::slice::from_raw_parts_mut(self.buffer.ptr.add(slot as usize * self.slot_size), len) }
+    /// The first `len` bytes of a slot's buffer.
+    ///
+    /// # Safety
+    /// No request on `slot` may be in flight, and no other reference to the
+    /// slot may be alive.
+    unsafe fn slot<'b>(&self, slot: u32, len: usize) -> &'b mut [u8] {
+        // SAFETY: each slot is a disjoint `slot_size` range of the buffer,
+        // which outlives the worker's use of it.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.buffer.ptr.add(slot as usize * self.slot_size), len)
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -201,7 +300,8 @@ impl<'a> Worker<'a> {
         let begin = Instant::now();
         let ramp_end = (!job.ramp_time.is_zero()).then(|| begin + job.ramp_time);
         let mut measuring = ramp_end.is_none();
-        live.phase.store(if measuring { 2 } else { 1 }, Ordering::Relaxed);
+        live.phase
+            .store(if measuring { 2 } else { 1 }, Ordering::Relaxed);
         let mut start = begin;
         let mut deadline = job.runtime.map(|r| begin + job.ramp_time + r);
         let mut timeline = Timeline::new(start);
@@ -212,7 +312,10 @@ impl<'a> Worker<'a> {
             if !measuring && ramp_end.is_some_and(|t| now >= t) {
                 // Ramp over: statistics and pacing start from here.
                 measuring = true;
-                *stats = JobStats { threads: 1, ..JobStats::default() };
+                *stats = JobStats {
+                    threads: 1,
+                    ..JobStats::default()
+                };
                 start = now;
                 timeline = Timeline::new(now);
                 rate.restart(now);
@@ -256,19 +359,45 @@ impl<'a> Worker<'a> {
                     Dir::Read => Op::Read,
                     Dir::Write => {
                         self.write_seq += 1;
-                        let buf = self.slot(slot, io.len as usize);
+                        // SAFETY: the slot was just taken from the free list.
+                        let buf = unsafe { self.slot(slot, io.len as usize) };
                         stamp_block(buf, io.offset, self.write_seq, verify_writes);
                         Op::Write
                     }
                 };
-                self.inflight[slot as usize] =
-                    InFlight { file: io.file, dir: io.dir, offset: io.offset, len: io.len as u32, start: t };
-                let req = IoRequest { slot, file: io.file, op, offset: io.offset, len: io.len as u32 };
+                self.inflight[slot as usize] = InFlight {
+                    file: io.file,
+                    dir: io.dir,
+                    offset: io.offset,
+                    len: io.len as u32,
+                    start: t,
+                };
+                let req = IoRequest {
+                    slot,
+                    file: io.file,
+                    op,
+                    offset: io.offset,
+                    len: io.len as u32,
+                };
+                if let Some(log) = &mut self.iolog {
+                    log.log(
+                        &self.paths[io.file as usize],
+                        io.dir.name(),
+                        io.offset,
+                        io.len,
+                    );
+                }
                 match engine.queue(&req)? {
                     Some(result) => {
                         let done = Instant::now();
                         completions.push(Completion { slot, result });
-                        let mut ctx = Done { free: &mut free, need_sync: &mut need_sync, sync_every, measuring, verify_reads };
+                        let mut ctx = Done {
+                            free: &mut free,
+                            need_sync: &mut need_sync,
+                            sync_every,
+                            measuring,
+                            verify_reads,
+                        };
                         self.complete(&mut completions, done, &mut ctx, stats, &mut timeline);
                         last_completion = done;
                         if deadline.is_some_and(|d| done >= d) || stop.load(Ordering::Relaxed) {
@@ -289,11 +418,19 @@ impl<'a> Worker<'a> {
                 engine.reap(1, &mut completions)?;
                 queued_unsubmitted = 0;
                 let done = Instant::now();
-                let mut ctx = Done { free: &mut free, need_sync: &mut need_sync, sync_every, measuring, verify_reads };
+                let mut ctx = Done {
+                    free: &mut free,
+                    need_sync: &mut need_sync,
+                    sync_every,
+                    measuring,
+                    verify_reads,
+                };
                 self.complete(&mut completions, done, &mut ctx, stats, &mut timeline);
                 last_completion = done;
             } else if let Some(wait) = sleep_for {
-                let cap = deadline.map(|d| d.saturating_duration_since(Instant::now())).unwrap_or(wait);
+                let cap = deadline
+                    .map(|d| d.saturating_duration_since(Instant::now()))
+                    .unwrap_or(wait);
                 std::thread::sleep(wait.min(cap).min(Duration::from_millis(50)));
             }
             for d in 0..2 {
@@ -353,12 +490,16 @@ impl<'a> Worker<'a> {
             if io.dir == Dir::Write {
                 self.dirty[io.file as usize] = true;
                 if !self.written.is_empty() {
-                    let block = (io.offset - self.regions[io.file as usize].start) / self.job.min_bs();
+                    let block =
+                        (io.offset - self.regions[io.file as usize].start) / self.job.min_bs();
                     self.written[io.file as usize][(block / 64) as usize] |= 1 << (block % 64);
                 }
             } else if ctx.verify_reads {
                 stats.verified += 1;
-                if let Err(e) = verify_block(self.slot(c.slot, io.len as usize), io.offset) {
+                // SAFETY: the request on this slot has completed.
+                if let Err(e) =
+                    verify_block(unsafe { self.slot(c.slot, io.len as usize) }, io.offset)
+                {
                     stats.verify_errors += 1;
                     if stats.error.is_none() {
                         stats.errno = libc::EILSEQ;
@@ -373,7 +514,8 @@ impl<'a> Worker<'a> {
             }
             if ctx.measuring {
                 let s = &mut stats.dirs[d];
-                s.lat.record(now.saturating_duration_since(io.start).as_nanos() as u64);
+                s.lat
+                    .record(now.saturating_duration_since(io.start).as_nanos() as u64);
                 s.ios += 1;
                 s.bytes += moved;
                 if moved < io.len as u64 {
@@ -385,7 +527,10 @@ impl<'a> Worker<'a> {
     }
 
     fn file_name(&self, file: u32) -> String {
-        self.paths.get(file as usize).cloned().unwrap_or_else(|| format!("#{file}"))
+        self.paths
+            .get(file as usize)
+            .cloned()
+            .unwrap_or_else(|| format!("#{file}"))
     }
 
     /// fsync (or fdatasync) every file written since the last sync.
@@ -396,12 +541,26 @@ impl<'a> Worker<'a> {
             }
             let t = Instant::now();
             // SAFETY: plain syscalls on descriptors this worker owns.
-            let r = unsafe { if self.job.fdatasync > 0 { libc::fdatasync(*fd) } else { libc::fsync(*fd) } };
+            let r = unsafe {
+                if self.job.fdatasync > 0 {
+                    libc::fdatasync(*fd)
+                } else {
+                    libc::fsync(*fd)
+                }
+            };
             if r != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             rec.record(t.elapsed().as_nanos() as u64);
             self.dirty[i] = false;
+            if let Some(log) = &mut self.iolog {
+                let action = if self.job.fdatasync > 0 {
+                    "datasync"
+                } else {
+                    "sync"
+                };
+                log.log(&self.paths[i], action, 0, 0);
+            }
         }
         self.writes_since_sync = 0;
         Ok(())
@@ -421,9 +580,17 @@ impl<'a> Worker<'a> {
                     w &= w - 1;
                     let block = word_i as u64 * 64 + bit;
                     let offset = self.regions[fi].start + block * bs;
-                    let buf = self.slot(0, bs as usize);
+                    // SAFETY: nothing is in flight during verification.
+                    let buf = unsafe { self.slot(0, bs as usize) };
                     // SAFETY: slot 0 is idle (no I/O in flight) and `bs` bytes long.
-                    let r = unsafe { libc::pread(self.fds[fi], buf.as_mut_ptr().cast(), bs as usize, offset as i64) };
+                    let r = unsafe {
+                        libc::pread(
+                            self.fds[fi],
+                            buf.as_mut_ptr().cast(),
+                            bs as usize,
+                            offset as i64,
+                        )
+                    };
                     if r < 0 {
                         return Err(std::io::Error::last_os_error());
                     }

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 /// fio's default percentile list.
 pub const FIO_PERCENTILES: [f64; 17] = [
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
 ];
 
 /// Records latencies in nanoseconds; memory is fixed whatever the run length.
@@ -23,7 +24,8 @@ impl Default for LatencyRecorder {
     fn default() -> Self {
         LatencyRecorder {
             // 1 ns to 1 hour at 2 significant digits (1% resolution, about 35 KiB).
-            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("static histogram bounds"),
+            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 2)
+                .expect("static histogram bounds"),
             min: u64::MAX,
             max: 0,
             sum: 0,
@@ -76,7 +78,10 @@ impl LatencyRecorder {
             return LatencySummary::default();
         }
         let q = |p: f64| self.hist.value_at_quantile(p / 100.0);
-        let percentiles = FIO_PERCENTILES.iter().map(|p| (format!("{p:.6}"), q(*p))).collect();
+        let percentiles = FIO_PERCENTILES
+            .iter()
+            .map(|p| (format!("{p:.6}"), q(*p)))
+            .collect();
         LatencySummary {
             min: self.min,
             max: self.max,

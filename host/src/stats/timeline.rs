@@ -23,13 +23,21 @@ pub struct TimelinePoint {
 impl TimelinePoint {
     /// I/Os per second in the interval for a direction index (0 read, 1 write).
     pub fn iops(&self, dir: usize) -> f64 {
-        let ios = if dir == 0 { self.read_ios } else { self.write_ios };
+        let ios = if dir == 0 {
+            self.read_ios
+        } else {
+            self.write_ios
+        };
         ios as f64 * 1000.0 / self.duration_ms.max(1) as f64
     }
 
     /// Bytes per second in the interval for a direction index.
     pub fn bw_bytes(&self, dir: usize) -> f64 {
-        let b = if dir == 0 { self.read_bytes } else { self.write_bytes };
+        let b = if dir == 0 {
+            self.read_bytes
+        } else {
+            self.write_bytes
+        };
         b as f64 * 1000.0 / self.duration_ms.max(1) as f64
     }
 }
@@ -49,7 +57,10 @@ impl Timeline {
         Timeline {
             start,
             next_tick: start + Duration::from_secs(1),
-            current: TimelinePoint { duration_ms: 1000, ..TimelinePoint::default() },
+            current: TimelinePoint {
+                duration_ms: 1000,
+                ..TimelinePoint::default()
+            },
             points: Vec::new(),
         }
     }

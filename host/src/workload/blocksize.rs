@@ -24,7 +24,10 @@ impl BlockSizePicker {
     pub fn new(bs: &BlockSize) -> Self {
         match bs {
             BlockSize::Fixed(b) => BlockSizePicker::Fixed(*b),
-            BlockSize::Range(lo, hi) => BlockSizePicker::Range { lo: *lo, steps: (hi / lo).max(1) },
+            BlockSize::Range(lo, hi) => BlockSizePicker::Range {
+                lo: *lo,
+                steps: (hi / lo).max(1),
+            },
             BlockSize::Split(parts) => {
                 let mut table = Box::new([0u64; 100]);
                 let mut i = 0usize;

@@ -34,11 +34,17 @@ enum BlockChooser {
     /// Uniform with repeats (`norandommap`).
     Uniform,
     /// Zipf rank, spread over the region by a fixed permutation.
-    Zipf { zipf: Zipf<f64>, spread: Permutation },
+    Zipf {
+        zipf: Zipf<f64>,
+        spread: Permutation,
+    },
     /// fio's pareto: rank = (n-1)·u^(ln h / ln(1-h)).
     Pareto { power: f64, spread: Permutation },
     /// Normal around the middle of the region.
-    Normal { normal: Normal<f64>, spread: Permutation },
+    Normal {
+        normal: Normal<f64>,
+        spread: Permutation,
+    },
 }
 
 struct FileState {
@@ -73,7 +79,12 @@ impl OffsetGenerator {
             .map(|r| {
                 let blocks = (r.len / align).max(1);
                 let chooser = random.then(|| make_chooser(job, blocks, &mut rng));
-                FileState { region: *r, blocks, seq: [0; 2], chooser }
+                FileState {
+                    region: *r,
+                    blocks,
+                    seq: [0; 2],
+                    chooser,
+                }
             })
             .collect();
         OffsetGenerator {
@@ -81,8 +92,15 @@ impl OffsetGenerator {
             random,
             read_pct: job.read_percent(),
             mixed: job.rw.is_mixed(),
-            only_dir: if job.rw.does(Dir::Read) { Dir::Read } else { Dir::Write },
-            pickers: [BlockSizePicker::new(&job.bs[0]), BlockSizePicker::new(&job.bs[1])],
+            only_dir: if job.rw.does(Dir::Read) {
+                Dir::Read
+            } else {
+                Dir::Write
+            },
+            pickers: [
+                BlockSizePicker::new(&job.bs[0]),
+                BlockSizePicker::new(&job.bs[1]),
+            ],
             align,
             rng,
             next_file: 0,
@@ -116,11 +134,19 @@ impl OffsetGenerator {
             self.remaining = Some(rem - len);
         }
         let fi = self.next_file;
-        self.next_file = if fi + 1 == self.files.len() { 0 } else { fi + 1 };
+        self.next_file = if fi + 1 == self.files.len() {
+            0
+        } else {
+            fi + 1
+        };
         let f = &mut self.files[fi];
         len = len.min(f.region.len);
         let rel = if self.random {
-            let block = next_block(f.chooser.as_mut().expect("random file state"), f.blocks, &mut self.rng);
+            let block = next_block(
+                f.chooser.as_mut().expect("random file state"),
+                f.blocks,
+                &mut self.rng,
+            );
             let mut rel = block * self.align;
             if rel + len > f.region.len {
                 rel = (f.region.len - len) / self.align * self.align;
@@ -135,7 +161,12 @@ impl OffsetGenerator {
             f.seq[d] = rel + len;
             rel
         };
-        Some(NextIo { file: fi as u32, dir, offset: f.region.start + rel, len })
+        Some(NextIo {
+            file: fi as u32,
+            dir,
+            offset: f.region.start + rel,
+            len,
+        })
     }
 }
 
@@ -143,15 +174,24 @@ fn make_chooser(job: &JobSpec, blocks: u64, rng: &mut SmallRng) -> BlockChooser 
     let spread = Permutation::new(blocks, rng.next_u64());
     match job.random_distribution {
         Distribution::Uniform if job.norandommap => BlockChooser::Uniform,
-        Distribution::Uniform => BlockChooser::Map { perm: Permutation::new(blocks, rng.next_u64()), pos: 0 },
+        Distribution::Uniform => BlockChooser::Map {
+            perm: Permutation::new(blocks, rng.next_u64()),
+            pos: 0,
+        },
         Distribution::Zipf(theta) => BlockChooser::Zipf {
             zipf: Zipf::new(blocks as f64, theta).expect("validated zipf parameters"),
             spread,
         },
-        Distribution::Pareto(h) => BlockChooser::Pareto { power: h.ln() / (1.0 - h).ln(), spread },
+        Distribution::Pareto(h) => BlockChooser::Pareto {
+            power: h.ln() / (1.0 - h).ln(),
+            spread,
+        },
         Distribution::Normal(sigma_pct) => BlockChooser::Normal {
-            normal: Normal::new(blocks as f64 / 2.0, (blocks as f64 * sigma_pct / 100.0).max(1e-9))
-                .expect("validated normal parameters"),
+            normal: Normal::new(
+                blocks as f64 / 2.0,
+                (blocks as f64 * sigma_pct / 100.0).max(1e-9),
+            )
+            .expect("validated normal parameters"),
             spread,
         },
     }
@@ -195,7 +235,10 @@ mod tests {
     use crate::job::options::apply;
 
     fn job(opts: &[(&str, &str)]) -> JobSpec {
-        let mut j = JobSpec { name: "t".into(), ..JobSpec::default() };
+        let mut j = JobSpec {
+            name: "t".into(),
+            ..JobSpec::default()
+        };
         for (k, v) in opts {
             apply(&mut j, k, Some(v)).unwrap();
         }
@@ -205,7 +248,15 @@ mod tests {
     #[test]
     fn random_map_touches_each_block_once() {
         let j = job(&[("rw", "randread"), ("bs", "4k")]);
-        let mut g = OffsetGenerator::new(&j, &[Region { start: 0, len: 4096 * 1000 }], Some(4096 * 1000), 1);
+        let mut g = OffsetGenerator::new(
+            &j,
+            &[Region {
+                start: 0,
+                len: 4096 * 1000,
+            }],
+            Some(4096 * 1000),
+            1,
+        );
         let mut seen = std::collections::HashSet::new();
         while let Some(io) = g.next_io() {
             assert_eq!(io.offset % 4096, 0);
@@ -217,7 +268,15 @@ mod tests {
     #[test]
     fn sequential_mixed_keeps_a_position_per_direction() {
         let j = job(&[("rw", "rw"), ("bs", "4k")]);
-        let mut g = OffsetGenerator::new(&j, &[Region { start: 8192, len: 4096 * 8 }], Some(4096 * 8), 1);
+        let mut g = OffsetGenerator::new(
+            &j,
+            &[Region {
+                start: 8192,
+                len: 4096 * 8,
+            }],
+            Some(4096 * 8),
+            1,
+        );
         let mut next = [8192u64, 8192];
         while let Some(io) = g.next_io() {
             assert_eq!(io.offset, next[io.dir.index()]);
@@ -228,7 +287,15 @@ mod tests {
     #[test]
     fn budget_is_exact() {
         let j = job(&[("rw", "randrw"), ("bssplit", "4k/50:64k/50")]);
-        let mut g = OffsetGenerator::new(&j, &[Region { start: 0, len: 1 << 24 }], Some(1 << 24), 1);
+        let mut g = OffsetGenerator::new(
+            &j,
+            &[Region {
+                start: 0,
+                len: 1 << 24,
+            }],
+            Some(1 << 24),
+            1,
+        );
         let mut total = 0;
         while let Some(io) = g.next_io() {
             assert!(io.offset + io.len <= 1 << 24);

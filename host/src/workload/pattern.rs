@@ -16,7 +16,7 @@ pub fn fill_random(buf: &mut [u8], seed: u64) {
 /// with `verify` a header carrying the block's offset and a crc32c.
 #[inline]
 pub fn stamp_block(buf: &mut [u8], offset: u64, seq: u64, verify: bool) {
-    let stamp = (offset ^ seq.rotate_left(32)).to_le_bytes();
+    let stamp = mix(offset ^ seq.rotate_left(32)).to_le_bytes();
     let first = if verify { HEADER_LEN } else { 0 };
     let mut at = first;
     while at + 8 <= buf.len() {
@@ -33,6 +33,14 @@ pub fn stamp_block(buf: &mut [u8], offset: u64, seq: u64, verify: bool) {
         buf[24..28].copy_from_slice(&crc.to_le_bytes());
         buf[28..32].fill(0);
     }
+}
+
+/// splitmix64's finaliser: spreads a counter into uniformly random-looking bits.
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 fn block_crc(buf: &[u8]) -> u32 {
@@ -79,13 +87,21 @@ pub fn verify_block(buf: &[u8], offset: u64) -> Result<(), VerifyError> {
     let u32_at = |i: usize| u32::from_le_bytes(buf[i..i + 4].try_into().unwrap());
     let u64_at = |i: usize| u64::from_le_bytes(buf[i..i + 8].try_into().unwrap());
     if buf.len() < HEADER_LEN || u32_at(0) != MAGIC {
-        return Err(VerifyError::BadMagic { found: if buf.len() >= 4 { u32_at(0) } else { 0 } });
+        return Err(VerifyError::BadMagic {
+            found: if buf.len() >= 4 { u32_at(0) } else { 0 },
+        });
     }
     if u32_at(4) != buf.len() as u32 {
-        return Err(VerifyError::WrongLength { found: u32_at(4), expected: buf.len() as u32 });
+        return Err(VerifyError::WrongLength {
+            found: u32_at(4),
+            expected: buf.len() as u32,
+        });
     }
     if u64_at(8) != offset {
-        return Err(VerifyError::WrongOffset { found: u64_at(8), expected: offset });
+        return Err(VerifyError::WrongOffset {
+            found: u64_at(8),
+            expected: offset,
+        });
     }
     let (stored, computed) = (u32_at(24), block_crc(buf));
     if stored != computed {
@@ -104,10 +120,19 @@ mod tests {
         fill_random(&mut buf, 1);
         stamp_block(&mut buf, 8192, 3, true);
         assert_eq!(verify_block(&buf, 8192), Ok(()));
-        assert!(matches!(verify_block(&buf, 4096), Err(VerifyError::WrongOffset { .. })));
+        assert!(matches!(
+            verify_block(&buf, 4096),
+            Err(VerifyError::WrongOffset { .. })
+        ));
         buf[1000] ^= 0xff;
-        assert!(matches!(verify_block(&buf, 8192), Err(VerifyError::BadCrc { .. })));
-        assert!(matches!(verify_block(&[0u8; 4096], 0), Err(VerifyError::BadMagic { .. })));
+        assert!(matches!(
+            verify_block(&buf, 8192),
+            Err(VerifyError::BadCrc { .. })
+        ));
+        assert!(matches!(
+            verify_block(&[0u8; 4096], 0),
+            Err(VerifyError::BadMagic { .. })
+        ));
     }
 
     #[test]

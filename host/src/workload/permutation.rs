@@ -23,7 +23,11 @@ impl Permutation {
         };
         Permutation {
             n,
-            mask: if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 },
+            mask: if bits >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            },
             keys: [next() | 1, next() | 1, next()],
         }
     }

@@ -16,7 +16,13 @@ pub struct RateLimiter {
 impl RateLimiter {
     /// A limiter with per-direction caps; `None` is unlimited.
     pub fn new(iops: [Option<u64>; 2], bytes_per_sec: [Option<u64>; 2]) -> Self {
-        RateLimiter { iops, bytes_per_sec, ios: [0; 2], bytes: [0; 2], start: Instant::now() }
+        RateLimiter {
+            iops,
+            bytes_per_sec,
+            ios: [0; 2],
+            bytes: [0; 2],
+            start: Instant::now(),
+        }
     }
 
     /// True when no cap is set, so callers can skip the pacing entirely.

@@ -1,0 +1,176 @@
+//! Every engine with every pattern, direct and buffered, on real files.
+
+use crate::util::{fio_json, workdir};
+
+const ENGINES: [&str; 5] = ["io_uring", "libaio", "psync", "sync", "null"];
+const PATTERNS: [&str; 6] = ["read", "write", "randread", "randwrite", "rw", "randrw"];
+
+#[test]
+fn every_engine_pattern_and_mode_moves_exactly_the_size() {
+    let dir = workdir();
+    for engine in ENGINES {
+        for rw in PATTERNS {
+            for direct in ["0", "1"] {
+                let json = fio_json(
+                    dir.path(),
+                    &[
+                        "--name=e",
+                        "--filename=data",
+                        &format!("--ioengine={engine}"),
+                        &format!("--rw={rw}"),
+                        &format!("--direct={direct}"),
+                        "--bs=4k",
+                        "--size=2M",
+                        "--iodepth=8",
+                    ],
+                );
+                let job = &json["jobs"][0];
+                let ctx = format!("{engine} {rw} direct={direct}: {job}");
+                assert_eq!(job["error"], 0, "{ctx}");
+                let r = job["read"]["io_bytes"].as_u64().unwrap();
+                let w = job["write"]["io_bytes"].as_u64().unwrap();
+                assert_eq!(r + w, 2 << 20, "{ctx}");
+                let reads = rw.contains("read") || rw == "rw" || rw == "randrw";
+                let writes = rw.contains("write") || rw == "rw" || rw == "randrw";
+                assert_eq!(r > 0, reads, "{ctx}");
+                assert_eq!(w > 0, writes, "{ctx}");
+                let ios = job["read"]["total_ios"].as_u64().unwrap()
+                    + job["write"]["total_ios"].as_u64().unwrap();
+                assert_eq!(ios, 512, "{ctx}");
+            }
+        }
+    }
+}
+
+#[test]
+fn null_engine_touches_no_file() {
+    let dir = workdir();
+    let json = fio_json(
+        dir.path(),
+        &[
+            "--name=n",
+            "--ioengine=null",
+            "--rw=randrw",
+            "--size=64M",
+            "--iodepth=16",
+        ],
+    );
+    assert_eq!(
+        json["jobs"][0]["read"]["io_bytes"].as_u64().unwrap()
+            + json["jobs"][0]["write"]["io_bytes"].as_u64().unwrap(),
+        64 << 20
+    );
+    assert!(crate::util::entries(dir.path()).is_empty());
+}
+
+#[test]
+fn writes_land_where_intended_on_every_disk_engine() {
+    let dir = workdir();
+    for engine in ["io_uring", "libaio", "psync", "sync"] {
+        for rw in ["write", "randwrite"] {
+            let name = format!("--filename=v-{engine}-{rw}");
+            let json = fio_json(
+                dir.path(),
+                &[
+                    "--name=v",
+                    &name,
+                    &format!("--ioengine={engine}"),
+                    &format!("--rw={rw}"),
+                    "--direct=1",
+                    "--bs=8k",
+                    "--size=1M",
+                    "--iodepth=16",
+                    "--verify=crc32c",
+                ],
+            );
+            assert_eq!(
+                json["jobs"][0]["error"], 0,
+                "{engine} {rw}: {}",
+                json["jobs"][0]
+            );
+            // Read it back with a separate read job that checks every header and crc.
+            let back = fio_json(
+                dir.path(),
+                &[
+                    "--name=r",
+                    &name,
+                    "--ioengine=psync",
+                    "--rw=read",
+                    "--bs=8k",
+                    "--size=1M",
+                    "--verify=crc32c",
+                ],
+            );
+            assert_eq!(
+                back["jobs"][0]["error"], 0,
+                "{engine} {rw} read back: {}",
+                back["jobs"][0]
+            );
+        }
+    }
+}
+
+#[test]
+fn iodepth_is_honoured_by_async_engines() {
+    // With QD32 on a real disk, the mean latency must be well above QD1's:
+    // the requests really were in flight together.
+    let dir = workdir();
+    let lat = |engine: &str, depth: &str| {
+        let json = fio_json(
+            dir.path(),
+            &[
+                "--name=d",
+                "--filename=qd",
+                &format!("--ioengine={engine}"),
+                "--rw=randread",
+                "--direct=1",
+                "--bs=4k",
+                "--size=16M",
+                &format!("--iodepth={depth}"),
+            ],
+        );
+        json["jobs"][0]["read"]["clat_ns"]["mean"].as_f64().unwrap()
+    };
+    for engine in ["io_uring", "libaio"] {
+        let qd1 = lat(engine, "1");
+        let qd32 = lat(engine, "32");
+        assert!(qd32 > qd1 * 1.5, "{engine}: QD1 {qd1} ns, QD32 {qd32} ns");
+    }
+}
+
+#[test]
+fn sync_engine_is_not_positional() {
+    // `sync` must lseek+read/write, `psync` pread/pwrite: check with strace.
+    if !crate::accuracy::have_strace() {
+        panic!("strace is needed for this test (apt-get install strace)");
+    }
+    let dir = workdir();
+    let r = std::process::Command::new("strace")
+        .args([
+            "-f",
+            "-c",
+            "-e",
+            "trace=lseek,read,pread64,write,pwrite64",
+            "-o",
+            "trace.txt",
+        ])
+        .arg(crate::util::plumb_bin())
+        .args([
+            "fio",
+            "--name=s",
+            "--filename=s",
+            "--ioengine=sync",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=256k",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(r.status.success());
+    let summary = std::fs::read_to_string(dir.path().join("trace.txt")).unwrap();
+    let count = |name: &str| crate::accuracy::strace_count(&summary, name);
+    assert!(count("lseek") >= 60, "{summary}");
+    // 64 I/Os: none of them may be a pread64 (the runtime itself makes a couple).
+    assert!(count("pread64") < 8, "{summary}");
+}

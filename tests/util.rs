@@ -1,0 +1,102 @@
+//! Helpers shared by the integration tests: run the real `plumb` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The path of the built binary.
+pub fn plumb_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_plumb"))
+}
+
+/// The outcome of one run.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+fn to_run(out: Output) -> Run {
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `plumb ARGS` in `dir`.
+pub fn plumb(dir: &Path, args: &[&str]) -> Run {
+    to_run(
+        Command::new(plumb_bin())
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("run plumb"),
+    )
+}
+
+/// Runs `plumb fio ARGS --output-format=json` in `dir` and expects success.
+pub fn fio_json(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["fio"];
+    all.extend_from_slice(args);
+    all.push("--output-format=json");
+    let r = plumb(dir, &all);
+    assert_eq!(
+        r.code, 0,
+        "plumb fio {args:?} failed:\n{}\n{}",
+        r.stdout, r.stderr
+    );
+    r.json()
+}
+
+/// A fresh temporary directory on the real disk (not tmpfs, so O_DIRECT works).
+pub fn workdir() -> tempfile::TempDir {
+    let base = std::env::var_os("PLUMB_TEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    tempfile::Builder::new()
+        .prefix("plumb-test-")
+        .tempdir_in(base)
+        .expect("temp dir")
+}
+
+/// Entries of a directory.
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Lines of a fio iolog v2 as (file, action, offset, len), skipping file actions.
+pub fn iolog(path: &Path) -> Vec<(String, String, u64, u64)> {
+    let text = std::fs::read_to_string(path).expect("iolog");
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("fio version 2 iolog"));
+    lines
+        .filter_map(|l| {
+            let parts: Vec<&str> = l.rsplitn(4, ' ').collect();
+            if parts.len() != 4 {
+                return None;
+            }
+            Some((
+                parts[3].to_string(),
+                parts[2].to_string(),
+                parts[1].parse().ok()?,
+                parts[0].parse().ok()?,
+            ))
+        })
+        .collect()
+}
