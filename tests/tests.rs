@@ -5,5 +5,6 @@ mod util;
 mod accuracy;
 mod engines;
 mod jobs_and_output;
+mod options;
 mod safety;
 mod seed_commands;

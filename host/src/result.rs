@@ -22,8 +22,12 @@ pub struct DirResult {
     pub total_ios: u64,
     /// I/Os that moved fewer bytes than asked.
     pub short_ios: u64,
-    /// Completion latency in ns (submission to completion, fio's `clat`).
+    /// Completion latency in ns, from issue to completion (fio's `clat`).
     pub lat: LatencySummary,
+    /// Submission latency in ns, from queueing to issue (fio's `slat`).
+    pub slat: LatencySummary,
+    /// Total latency in ns, from queueing to completion (fio's `lat`).
+    pub total_lat: LatencySummary,
     /// Per-second IOPS samples: smallest.
     pub iops_min: f64,
     /// Per-second IOPS samples: largest.

@@ -534,6 +534,21 @@ pub fn apply(job: &mut JobSpec, name: &str, value: Option<&str>) -> Result<(), O
     Ok(())
 }
 
+/// Builds a validated job from `name=value` pairs (the API scenario runtimes use).
+pub fn job_from_pairs<K: AsRef<str>, V: AsRef<str>>(
+    pairs: impl IntoIterator<Item = (K, V)>,
+) -> Result<JobSpec, OptionError> {
+    let mut job = JobSpec::default();
+    for (k, v) in pairs {
+        apply(&mut job, k.as_ref(), Some(v.as_ref()))?;
+    }
+    if job.name.is_empty() {
+        job.name = "job".into();
+    }
+    validate(&job)?;
+    Ok(job)
+}
+
 /// Checks the combination of options once all are applied.
 pub fn validate(job: &JobSpec) -> Result<(), OptionError> {
     let err = |option: &str, message: String| OptionError {
@@ -795,6 +810,15 @@ mod tests {
         assert_eq!(j.rate_iops, [Some(500), Some(500)]);
         let j = job(&[("rate", ",1m")]).unwrap();
         assert_eq!(j.rate, [None, Some(1 << 20)]);
+    }
+
+    #[test]
+    fn pairs_build_a_validated_job() {
+        let j = job_from_pairs([("rw", "randrw"), ("bs", "4k"), ("rwmixread", "75")]).unwrap();
+        assert_eq!(j.name, "job");
+        assert_eq!(j.read_percent(), 75);
+        let e = job_from_pairs([("time_based", "1")]).unwrap_err();
+        assert_eq!(e.option, "time_based");
     }
 
     #[test]

@@ -113,14 +113,17 @@ fn dir_block(out: &mut String, name: &str, d: &DirResult) {
     );
     let l = &d.lat;
     let (unit, div) = lat_unit(l);
-    let _ = writeln!(
-        out,
-        "    clat ({unit}): min={}, max={}, avg={:.2}, stdev={:.2}",
-        l.min / div,
-        l.max / div,
-        l.mean / div as f64,
-        l.stddev / div as f64
-    );
+    for (label, x) in [("slat", &d.slat), ("clat", &d.lat), (" lat", &d.total_lat)] {
+        let (xu, xd) = lat_unit(x);
+        let _ = writeln!(
+            out,
+            "    {label} ({xu}): min={}, max={}, avg={:.2}, stdev={:.2}",
+            x.min / xd,
+            x.max / xd,
+            x.mean / xd as f64,
+            x.stddev / xd as f64
+        );
+    }
     let _ = writeln!(out, "    clat percentiles ({unit}):");
     let entries: Vec<String> = FIO_PERCENTILES
         .iter()

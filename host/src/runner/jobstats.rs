@@ -9,7 +9,11 @@ use std::time::Duration;
 /// What one direction did.
 #[derive(Debug, Clone, Default)]
 pub struct DirStats {
-    /// Completion latencies.
+    /// Completion latency: from issue (submit returned) to completion (fio's clat).
+    pub clat: LatencyRecorder,
+    /// Submission latency: from queueing to issue (fio's slat).
+    pub slat: LatencyRecorder,
+    /// Total latency: from queueing to completion (fio's lat).
     pub lat: LatencyRecorder,
     /// Bytes moved.
     pub bytes: u64,
@@ -50,6 +54,8 @@ impl JobStats {
     /// Adds another thread's statistics.
     pub fn merge(&mut self, other: &JobStats) {
         for (a, b) in self.dirs.iter_mut().zip(&other.dirs) {
+            a.clat.merge(&b.clat);
+            a.slat.merge(&b.slat);
             a.lat.merge(&b.lat);
             a.bytes += b.bytes;
             a.ios += b.ios;
@@ -106,7 +112,9 @@ impl JobStats {
                 runtime_ms: if d.ios > 0 { runtime_ms } else { 0 },
                 total_ios: d.ios,
                 short_ios: d.short,
-                lat: d.lat.summary(),
+                lat: d.clat.summary(),
+                slat: d.slat.summary(),
+                total_lat: d.lat.summary(),
                 iops_min,
                 iops_max,
                 iops_mean,

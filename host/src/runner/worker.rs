@@ -83,7 +83,10 @@ struct InFlight {
     dir: Dir,
     offset: u64,
     len: u32,
+    /// When the I/O was queued.
     start: Instant,
+    /// When the kernel had it (after the submit call returned).
+    issued: Instant,
 }
 
 /// Runs one job clone to the end and returns what it measured.
@@ -227,7 +230,8 @@ impl<'a> Worker<'a> {
                     dir: Dir::Read,
                     offset: 0,
                     len: 0,
-                    start: now
+                    start: now,
+                    issued: now,
                 };
                 depth as usize
             ],
@@ -293,7 +297,7 @@ impl<'a> Worker<'a> {
         let mut free: Vec<u32> = (0..depth).rev().collect();
         let mut completions: Vec<Completion> = Vec::with_capacity(depth as usize);
         let mut held = None;
-        let mut queued_unsubmitted = 0u32;
+        let mut unissued: Vec<u32> = Vec::with_capacity(depth as usize);
         let mut need_sync = false;
         let mut exhausted = false;
 
@@ -371,6 +375,7 @@ impl<'a> Worker<'a> {
                     offset: io.offset,
                     len: io.len as u32,
                     start: t,
+                    issued: t,
                 };
                 let req = IoRequest {
                     slot,
@@ -405,18 +410,19 @@ impl<'a> Worker<'a> {
                         }
                     }
                     None => {
-                        queued_unsubmitted += 1;
-                        if queued_unsubmitted >= batch {
-                            engine.submit()?;
-                            queued_unsubmitted = 0;
+                        unissued.push(slot);
+                        if unissued.len() as u32 >= batch {
+                            self.submit(engine, &mut unissued)?;
                         }
                     }
                 }
             }
+            if !unissued.is_empty() {
+                self.submit(engine, &mut unissued)?;
+            }
             let inflight = depth - free.len() as u32;
             if inflight > 0 {
                 engine.reap(1, &mut completions)?;
-                queued_unsubmitted = 0;
                 let done = Instant::now();
                 let mut ctx = Done {
                     free: &mut free,
@@ -450,6 +456,21 @@ impl<'a> Worker<'a> {
         stats.runtime = end - start;
         stats.runtime_sum = stats.runtime;
         stats.timeline = timeline.finish(end);
+        Ok(())
+    }
+
+    /// Hands queued requests to the kernel and stamps their issue time, so
+    /// completion latency starts when the kernel has the I/O (as fio's clat).
+    fn submit(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        unissued: &mut Vec<u32>,
+    ) -> std::io::Result<()> {
+        engine.submit()?;
+        let now = Instant::now();
+        for slot in unissued.drain(..) {
+            self.inflight[slot as usize].issued = now;
+        }
         Ok(())
     }
 
@@ -514,6 +535,10 @@ impl<'a> Worker<'a> {
             }
             if ctx.measuring {
                 let s = &mut stats.dirs[d];
+                s.clat
+                    .record(now.saturating_duration_since(io.issued).as_nanos() as u64);
+                s.slat
+                    .record(io.issued.saturating_duration_since(io.start).as_nanos() as u64);
                 s.lat
                     .record(now.saturating_duration_since(io.start).as_nanos() as u64);
                 s.ios += 1;
