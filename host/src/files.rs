@@ -187,6 +187,9 @@ fn existing_size(path: &Path) -> Result<(u64, bool), FileError> {
             }
             Ok((size, true))
         }
+        Ok(m) if m.is_dir() => Err(io_err(path)(std::io::Error::from_raw_os_error(
+            libc::EISDIR,
+        ))),
         Ok(m) => Ok((m.len(), false)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((0, false)),
         Err(e) => Err(io_err(path)(e)),

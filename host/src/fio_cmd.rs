@@ -5,7 +5,7 @@ use crate::job::jobfile::{self, RawOption, Section};
 use crate::job::options;
 use crate::job::spec::JobSpec;
 use crate::report::{fio_json, fio_normal};
-use crate::runner::{run_jobs, RunError, RunOptions, RunReport};
+use crate::runner::{prepare, RunError, RunOptions, RunReport};
 use crate::sysinfo;
 use crate::ExitCode;
 use sha2::{Digest, Sha256};
@@ -196,19 +196,24 @@ pub fn main(args: &[String]) -> ExitCode {
         progress: true,
         stop: stop.clone(),
     };
+    let file_error = |e: crate::files::FileError| {
+        eprintln!("plumb fio: error: {e}");
+        match e {
+            crate::files::FileError::Option { .. } => ExitCode::BadInput,
+            crate::files::FileError::Interrupted => interrupted_code(&term),
+            _ => ExitCode::Failed,
+        }
+    };
+    let prepared = match prepare(&inv.jobs, inv.allow_device) {
+        Ok(p) => p,
+        Err(RunError::Files(e)) => return file_error(e),
+    };
     if inv.format == OutputFormat::Normal {
         print_or_write(&inv, &fio_normal::header(&inv.jobs), false);
     }
-    let report = match run_jobs(&inv.jobs, &opts) {
+    let report = match prepared.run(&opts) {
         Ok(r) => r,
-        Err(RunError::Files(e)) => {
-            eprintln!("plumb fio: error: {e}");
-            return match e {
-                crate::files::FileError::Option { .. } => ExitCode::BadInput,
-                crate::files::FileError::Interrupted => interrupted_code(&term),
-                _ => ExitCode::Failed,
-            };
-        }
+        Err(RunError::Files(e)) => return file_error(e),
     };
     match inv.format {
         OutputFormat::Normal => print_or_write(&inv, &fio_normal::render(&report), true),

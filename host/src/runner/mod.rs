@@ -100,14 +100,45 @@ struct Planned<'a> {
 
 /// Runs jobs as fio would and returns their results.
 pub fn run_jobs(jobs: &[JobSpec], opts: &RunOptions) -> Result<RunReport, RunError> {
-    let started = SystemTime::now();
+    prepare(jobs, opts.allow_device)?.run(opts)
+}
+
+/// Jobs whose files are planned and checked, ready to lay out and run.
+pub struct PreparedRun<'a> {
+    jobs: &'a [JobSpec],
+    planned: Vec<Planned<'a>>,
+}
+
+/// Plans files and checks space and device permissions; writes nothing.
+pub fn prepare(jobs: &[JobSpec], allow_device: bool) -> Result<PreparedRun<'_>, RunError> {
     let planned = plan(jobs)?;
-    let for_check: Vec<(&JobSpec, Vec<FilePlan>)> = planned
+    let for_check = disk_files(&planned);
+    files::check_plans(&for_check, allow_device)?;
+    Ok(PreparedRun { jobs, planned })
+}
+
+fn disk_files<'a>(planned: &[Planned<'a>]) -> Vec<(&'a JobSpec, Vec<FilePlan>)> {
+    planned
         .iter()
         .filter(|p| !p.diskless)
         .flat_map(|p| p.workers.iter().map(move |w| (p.job, w.files.clone())))
-        .collect();
-    files::check_plans(&for_check, opts.allow_device)?;
+        .collect()
+}
+
+impl PreparedRun<'_> {
+    /// Lays out files, runs every job and gathers results.
+    pub fn run(self, opts: &RunOptions) -> Result<RunReport, RunError> {
+        run_prepared(self.jobs, &self.planned, opts)
+    }
+}
+
+fn run_prepared(
+    jobs: &[JobSpec],
+    planned: &[Planned],
+    opts: &RunOptions,
+) -> Result<RunReport, RunError> {
+    let started = SystemTime::now();
+    let for_check = disk_files(planned);
     let to_create = files::layout_list(&for_check);
     if !to_create.is_empty() {
         let total: u64 = to_create.iter().map(|(_, from, to)| to - from).sum();
