@@ -238,3 +238,73 @@ fn sysinfo_describes_machine_and_target() {
         text.stdout
     );
 }
+
+#[test]
+fn terse_output_has_fio_v3_fields() {
+    let dir = workdir();
+    let r = plumb(
+        dir.path(),
+        &[
+            "fio",
+            "--name=t",
+            "--filename=t",
+            "--ioengine=libaio",
+            "--direct=1",
+            "--iodepth=4",
+            "--rw=randrw",
+            "--size=1M",
+            "--output-format=terse",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let line = r.stdout.lines().next().unwrap();
+    let f: Vec<&str> = line.split(';').collect();
+    // 5 header + 2 × 41 per direction + 5 cpu + 7 depths + 10 µs + 12 ms buckets + 9 per disk.
+    assert!(
+        f.len() == 121 || (f.len() - 121) % 9 == 0,
+        "{} fields: {line}",
+        f.len()
+    );
+    assert_eq!(f[0], "3");
+    assert_eq!(f[2], "t");
+    let read_kb: u64 = f[5].parse().unwrap();
+    let write_kb: u64 = f[46].parse().unwrap();
+    assert_eq!(read_kb + write_kb, 1024);
+    assert!(f[17].starts_with("1.000000%="), "{}", f[17]);
+    let depth_sum: f64 = f[92..99]
+        .iter()
+        .map(|x| x.trim_end_matches('%').parse::<f64>().unwrap())
+        .sum();
+    assert!((depth_sum - 100.0).abs() < 0.5, "{depth_sum}");
+}
+
+#[test]
+fn json_has_depth_and_latency_buckets() {
+    let dir = workdir();
+    let json = fio_json(
+        dir.path(),
+        &[
+            "--name=b",
+            "--ioengine=null",
+            "--rw=randread",
+            "--size=4M",
+            "--iodepth=1",
+        ],
+    );
+    let job = &json["jobs"][0];
+    assert!((job["iodepth_level"]["1"].as_f64().unwrap() - 100.0).abs() < 1e-9);
+    let total: f64 = ["latency_ns", "latency_us", "latency_ms"]
+        .iter()
+        .flat_map(|k| {
+            job[k]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|v| v.as_f64().unwrap())
+        })
+        .sum();
+    assert!(
+        (total - 100.0).abs() < 0.5,
+        "buckets cover every I/O once: {total}"
+    );
+}

@@ -4,7 +4,7 @@ use crate::document::{job_metrics, RunDocument, ScenarioResult, SCHEMA};
 use crate::job::jobfile::{self, RawOption, Section};
 use crate::job::options;
 use crate::job::spec::JobSpec;
-use crate::report::{fio_json, fio_normal};
+use crate::report::{fio_json, fio_normal, fio_terse};
 use crate::runner::{prepare, RunError, RunOptions, RunReport};
 use crate::sysinfo;
 use crate::ExitCode;
@@ -20,6 +20,8 @@ pub enum OutputFormat {
     Normal,
     /// fio's JSON.
     Json,
+    /// fio's terse (semicolon-separated) version 3.
+    Terse,
 }
 
 /// A parsed `plumb fio` command line.
@@ -46,7 +48,8 @@ pub struct FioInvocation {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-const USAGE: &str = "usage: plumb fio [--output-format=normal|json] [--output=FILE] [--json FILE] \
+const USAGE: &str =
+    "usage: plumb fio [--output-format=normal|json|terse] [--output=FILE] [--json FILE] \
 [--label NAME] [--allow-device] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]";
 
 /// Parses fio-style arguments.
@@ -87,9 +90,10 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
                 format = match v.as_str() {
                     "normal" => OutputFormat::Normal,
                     "json" | "json+" => OutputFormat::Json,
+                    "terse" => OutputFormat::Terse,
                     other => {
                         return Err(UsageError(format!(
-                            "--output-format: '{other}' is not supported (plumb has: normal, json)"
+                            "--output-format: '{other}' is not supported (plumb has: normal, json, terse)"
                         )))
                     }
                 };
@@ -98,6 +102,7 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
             "json" => json = Some(PathBuf::from(take_value(&mut i, name, inline)?)),
             "label" => label = Some(take_value(&mut i, name, inline)?),
             "allow-device" => allow_device = true,
+            "minimal" => format = OutputFormat::Terse,
             // Display-only switches of fio's command line.
             "eta" | "eta-newline" | "eta-interval" | "status-interval" => {
                 if inline.is_none() && name != "eta-newline" {
@@ -217,6 +222,7 @@ pub fn main(args: &[String]) -> ExitCode {
     };
     match inv.format {
         OutputFormat::Normal => print_or_write(&inv, &fio_normal::render(&report), true),
+        OutputFormat::Terse => print_or_write(&inv, &fio_terse::render(&report), false),
         OutputFormat::Json => {
             let text = serde_json::to_string_pretty(&fio_json::render(&report))
                 .expect("serialisable")

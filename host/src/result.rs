@@ -100,6 +100,14 @@ pub struct JobResult {
     pub errno: i32,
     /// What went wrong, if anything.
     pub error: Option<String>,
+    /// Percent of I/Os issued at each queue depth (fio's `iodepth_level`).
+    pub iodepth_level: BTreeMap<String, f64>,
+    /// Percent of I/Os whose total latency falls in each ns bucket (fio's `latency_ns`).
+    pub latency_ns: BTreeMap<String, f64>,
+    /// The same in µs buckets (fio's `latency_us`).
+    pub latency_us: BTreeMap<String, f64>,
+    /// The same in ms buckets (fio's `latency_ms`).
+    pub latency_ms: BTreeMap<String, f64>,
     /// I/O per second over the run.
     pub timeline: Vec<TimelinePoint>,
     /// The options as given.

@@ -2,7 +2,7 @@
 //! target's filesystem, device, I/O scheduler and rotational flag.
 
 use serde::{Deserialize, Serialize};
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// The machine.
@@ -171,6 +171,24 @@ fn unescape(s: &str) -> String {
     s.replace("\\040", " ")
         .replace("\\011", "\t")
         .replace("\\134", "\\")
+}
+
+/// The whole-disk block device holding `path` (a file, or the directory it will be in).
+pub fn disk_for_path(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path)
+        .or_else(|_| {
+            std::fs::metadata(
+                path.parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new(".")),
+            )
+        })
+        .ok()?;
+    if meta.file_type().is_block_device() {
+        let rdev = meta.rdev();
+        return disk_of(libc::major(rdev), libc::minor(rdev));
+    }
+    disk_of(libc::major(meta.dev()), libc::minor(meta.dev()))
 }
 
 /// The whole-disk block device for a device number (partitions map to their disk).

@@ -21,6 +21,17 @@ pub fn render(report: &RunReport) -> Value {
         "timestamp_ms": report.started.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
         "time": chrono::Local::now().format("%a %b %e %H:%M:%S %Y").to_string(),
         "jobs": jobs,
+        "disk_util": report.disk_util.iter().map(|d| json!({
+            "name": d.name,
+            "read_ios": d.read_ios,
+            "write_ios": d.write_ios,
+            "read_merges": d.read_merges,
+            "write_merges": d.write_merges,
+            "read_ticks": d.read_ticks,
+            "write_ticks": d.write_ticks,
+            "in_queue": d.in_queue,
+            "util": d.util,
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -51,6 +62,10 @@ fn job(r: &JobResult) -> Value {
         "ctx": r.ctx,
         "majf": r.majf,
         "minf": r.minf,
+        "iodepth_level": r.iodepth_level,
+        "latency_ns": r.latency_ns,
+        "latency_us": r.latency_us,
+        "latency_ms": r.latency_ms,
     })
 }
 

@@ -49,6 +49,24 @@ pub fn render(report: &RunReport) -> String {
     for g in &report.groups {
         group_status(&mut out, g);
     }
+    if !report.disk_util.is_empty() {
+        let _ = writeln!(out, "\nDisk stats (read/write):");
+        for d in &report.disk_util {
+            let _ = writeln!(
+                out,
+                "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%",
+                d.name,
+                d.read_ios,
+                d.write_ios,
+                d.read_merges,
+                d.write_merges,
+                d.read_ticks,
+                d.write_ticks,
+                d.in_queue,
+                d.util
+            );
+        }
+    }
     out
 }
 
@@ -94,11 +112,35 @@ fn job_block(out: &mut String, r: &JobResult) {
             r.verified_blocks, r.verify_errors
         );
     }
+    for (unit, map) in [
+        ("nsec", &r.latency_ns),
+        ("usec", &r.latency_us),
+        ("msec", &r.latency_ms),
+    ] {
+        let parts: Vec<String> = map
+            .iter()
+            .filter(|(_, v)| **v >= 0.01)
+            .map(|(k, v)| format!("{k}={v:.2}%"))
+            .collect();
+        if !parts.is_empty() {
+            let _ = writeln!(out, "  lat ({unit})   : {}", parts.join(", "));
+        }
+    }
     let _ = writeln!(
         out,
         "  cpu          : usr={:.2}%, sys={:.2}%, ctx={}, majf={}, minf={}",
         r.usr_cpu, r.sys_cpu, r.ctx, r.majf, r.minf
     );
+    let depths: Vec<String> = ["1", "2", "4", "8", "16", "32", ">=64"]
+        .iter()
+        .map(|k| {
+            format!(
+                "{k}={:.1}%",
+                r.iodepth_level.get(*k).copied().unwrap_or(0.0)
+            )
+        })
+        .collect();
+    let _ = writeln!(out, "  IO depths    : {}", depths.join(", "));
 }
 
 fn dir_block(out: &mut String, name: &str, d: &DirResult) {

@@ -1,4 +1,5 @@
-//! Renderers of run results: fio's text and JSON layouts.
+//! Renderers of run results: fio's text, terse and JSON layouts.
 
 pub mod fio_json;
 pub mod fio_normal;
+pub mod fio_terse;

@@ -40,6 +40,8 @@ pub struct JobStats {
     pub timeline: Vec<TimelinePoint>,
     /// Threads merged.
     pub threads: u32,
+    /// I/Os issued at each queue depth bucket (1, 2, 4, 8, 16, 32, >=64), as fio.
+    pub depth_counts: [u64; 7],
     /// Blocks verified.
     pub verified: u64,
     /// Blocks that failed verification.
@@ -78,6 +80,9 @@ impl JobStats {
             a.write_bytes += b.write_bytes;
         }
         self.threads += other.threads;
+        for (a, b) in self.depth_counts.iter_mut().zip(&other.depth_counts) {
+            *a += b;
+        }
         self.verified += other.verified;
         self.verify_errors += other.verify_errors;
         if self.error.is_none() {
@@ -134,7 +139,28 @@ impl JobStats {
                 0.0
             }
         };
+        let mut all_lat = self.dirs[0].lat.clone();
+        all_lat.merge(&self.dirs[1].lat);
+        let depth_total: u64 = self.depth_counts.iter().sum();
+        let iodepth_level = DEPTH_LABELS
+            .iter()
+            .zip(self.depth_counts)
+            .map(|(k, n)| {
+                (
+                    k.to_string(),
+                    if depth_total > 0 {
+                        n as f64 * 100.0 / depth_total as f64
+                    } else {
+                        0.0
+                    },
+                )
+            })
+            .collect();
         JobResult {
+            iodepth_level,
+            latency_ns: lat_buckets(&all_lat, 1, &NS_US_EDGES, None),
+            latency_us: lat_buckets(&all_lat, 1_000, &NS_US_EDGES, None),
+            latency_ms: lat_buckets(&all_lat, 1_000_000, &MS_EDGES, Some(">=2000")),
             name: job.name.clone(),
             groupid,
             jobs: self.threads,
@@ -162,6 +188,51 @@ impl JobStats {
             options: job.given.iter().cloned().collect(),
         }
     }
+}
+
+/// fio's queue-depth buckets.
+pub const DEPTH_LABELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+
+/// The bucket index of a queue depth, as fio's `io_u_mark_depth`.
+#[inline]
+pub fn depth_bucket(depth: u32) -> usize {
+    match depth {
+        0 | 1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        16..=31 => 4,
+        32..=63 => 5,
+        _ => 6,
+    }
+}
+
+const NS_US_EDGES: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+const MS_EDGES: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
+
+/// Percent of I/Os per latency bucket in `unit_ns` units, keyed like fio's
+/// `latency_us` (the bucket ending at each edge; `>=2000` for the tail).
+fn lat_buckets(
+    l: &LatencyRecorder,
+    unit_ns: u64,
+    edges: &[u64],
+    tail: Option<&str>,
+) -> std::collections::BTreeMap<String, f64> {
+    // Bucket i holds (edge[i-1], edge[i]] in this unit; below the first edge
+    // belongs to the finer unit's table except for the nanosecond table.
+    let ns_edges: Vec<u64> = std::iter::once(if unit_ns == 1 { 0 } else { unit_ns })
+        .chain(edges.iter().map(|e| e * unit_ns))
+        .collect();
+    let shares = l.bucket_shares(&ns_edges);
+    let mut out: std::collections::BTreeMap<String, f64> = edges
+        .iter()
+        .zip(&shares[1..])
+        .map(|(e, s)| (e.to_string(), s * 100.0))
+        .collect();
+    if let Some(t) = tail {
+        out.insert(t.to_string(), shares[edges.len() + 1] * 100.0);
+    }
+    out
 }
 
 /// Min, max, mean and sample standard deviation.

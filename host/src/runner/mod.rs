@@ -15,6 +15,7 @@ use crate::engine;
 use crate::files::{self, FileError, FilePlan};
 use crate::job::spec::JobSpec;
 use crate::result::JobResult;
+use crate::stats::{DiskSnapshot, DiskUtil};
 use crate::units::format_bytes_binary;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -67,6 +68,8 @@ pub struct RunReport {
     pub started: SystemTime,
     /// When it finished.
     pub finished: SystemTime,
+    /// What the devices under the jobs' files did during the run.
+    pub disk_util: Vec<DiskUtil>,
 }
 
 impl RunReport {
@@ -155,6 +158,18 @@ fn run_prepared(
         bar.finish_and_clear();
     }
 
+    let mut disks: Vec<String> = for_check
+        .iter()
+        .flat_map(|(_, files)| {
+            files
+                .iter()
+                .filter_map(|f| crate::sysinfo::disk_for_path(&f.path))
+        })
+        .collect();
+    disks.sort();
+    disks.dedup();
+    let disk_start: Vec<DiskSnapshot> =
+        disks.iter().filter_map(|d| DiskSnapshot::take(d)).collect();
     let mut groups: Vec<GroupBuilder> = Vec::new();
     let run_sets = planned.iter().map(|p| p.run_set).max().unwrap_or(0);
     for set in 0..=run_sets {
@@ -185,6 +200,10 @@ fn run_prepared(
         interrupted: opts.stop.load(std::sync::atomic::Ordering::Relaxed),
         started,
         finished: SystemTime::now(),
+        disk_util: disk_start
+            .iter()
+            .filter_map(|s| DiskSnapshot::take(s.name()).map(|now| now.since(s)))
+            .collect(),
     })
 }
 

@@ -1,7 +1,7 @@
 //! One job thread: opens its files, drives an engine at the job's depth and
 //! records what completes. This is the hot loop.
 
-use super::jobstats::JobStats;
+use super::jobstats::{depth_bucket, JobStats};
 use crate::engine::{self, Completion, EngineSetup, IoEngine, IoRequest, Op, SlotBuffer};
 use crate::files::{open_for_job, FilePlan};
 use crate::job::spec::{Dir, JobSpec, Verify};
@@ -359,6 +359,9 @@ impl<'a> Worker<'a> {
                     rate.issued(io.dir, io.len);
                 }
                 free.pop();
+                if measuring {
+                    stats.depth_counts[depth_bucket(depth - free.len() as u32)] += 1;
+                }
                 let op = match io.dir {
                     Dir::Read => Op::Read,
                     Dir::Write => {

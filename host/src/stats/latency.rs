@@ -72,6 +72,28 @@ impl LatencyRecorder {
         self.count += other.count;
     }
 
+    /// Share (0–1) of samples in each bucket `(edges[i-1], edges[i]]`, plus a
+    /// last bucket above the last edge; the first bucket starts at 0.
+    pub fn bucket_shares(&self, edges: &[u64]) -> Vec<f64> {
+        if self.count == 0 {
+            return vec![0.0; edges.len() + 1];
+        }
+        let total = self.hist.len() as f64;
+        let mut out = Vec::with_capacity(edges.len() + 1);
+        let mut lo = 0u64;
+        for &e in edges {
+            let n = if lo == 0 {
+                self.hist.count_between(0, e)
+            } else {
+                self.hist.count_between(lo + 1, e)
+            };
+            out.push(n as f64 / total);
+            lo = e;
+        }
+        out.push(self.hist.count_between(lo + 1, u64::MAX) as f64 / total);
+        out
+    }
+
     /// The summary kept in results.
     pub fn summary(&self) -> LatencySummary {
         if self.count == 0 {

@@ -2,9 +2,11 @@
 //! timeline and the CPU the job's threads used.
 
 mod cpu;
+mod disk;
 mod latency;
 mod timeline;
 
 pub use cpu::CpuUsage;
+pub use disk::{DiskSnapshot, DiskUtil};
 pub use latency::{LatencyRecorder, LatencySummary, FIO_PERCENTILES};
 pub use timeline::{Timeline, TimelinePoint};
