@@ -174,3 +174,39 @@ fn sync_engine_is_not_positional() {
     // 64 I/Os: none of them may be a pread64 (the runtime itself makes a couple).
     assert!(count("pread64") < 8, "{summary}");
 }
+
+#[test]
+fn async_engines_keep_the_queue_full() {
+    // Little's law: I/Os in flight = IOPS × mean total latency. A loop that lets
+    // the queue drain between reaps would show far fewer than iodepth.
+    let dir = workdir();
+    for engine in ["io_uring", "libaio", "null"] {
+        let json = fio_json(
+            dir.path(),
+            &[
+                "--name=q",
+                "--filename=q",
+                &format!("--ioengine={engine}"),
+                "--rw=randread",
+                "--direct=1",
+                "--bs=4k",
+                "--size=32M",
+                "--iodepth=32",
+            ],
+        );
+        let read = &json["jobs"][0]["read"];
+        let in_flight =
+            read["iops"].as_f64().unwrap() * read["lat_ns"]["mean"].as_f64().unwrap() / 1e9;
+        if engine != "null" {
+            assert!(
+                in_flight > 28.0,
+                "{engine}: {in_flight:.1} in flight on average, want ~32"
+            );
+        }
+        let full = json["jobs"][0]["iodepth_level"]["32"].as_f64().unwrap();
+        assert!(
+            full > 90.0,
+            "{engine}: submitted at depth 32-63 only {full}% of the time"
+        );
+    }
+}

@@ -43,15 +43,7 @@ pub fn parse_size_spec(text: &str) -> Result<SizeSpec, String> {
 
 /// Parses an absolute size in bytes with fio's suffixes (k, m, g, t, p; KiB, KB, …).
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
-    if num.is_empty() {
-        return Err(format!("'{text}' is not a size"));
-    }
-    let value: f64 = num.parse().map_err(|_| format!("'{text}' is not a size"))?;
+    let (value, suffix) = split_number(text, "size")?;
     let mult = size_multiplier(suffix.trim()).ok_or_else(|| {
         format!("'{text}': unknown size suffix '{suffix}' (use k, m, g, t, KiB, MiB, …)")
     })?;
@@ -60,6 +52,19 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         return Err(format!("'{text}' is too large"));
     }
     Ok(bytes.round() as u64)
+}
+
+/// Splits `12.5k` into (12.5, "k"); `what` names the kind of value in errors.
+fn split_number<'a>(text: &'a str, what: &str) -> Result<(f64, &'a str), String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let value = num
+        .parse::<f64>()
+        .map_err(|_| format!("'{text}' is not a {what}"))?;
+    Ok((value, suffix))
 }
 
 fn size_multiplier(suffix: &str) -> Option<u64> {
@@ -84,17 +89,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// Parses a duration whose bare number is in `default_unit_us` microseconds.
 pub fn parse_duration_with_default(text: &str, default_unit_us: u64) -> Result<Duration, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
-    if num.is_empty() {
-        return Err(format!("'{text}' is not a duration"));
-    }
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("'{text}' is not a duration"))?;
+    let (value, suffix) = split_number(text, "duration")?;
     let unit_us: f64 = match suffix.trim().to_ascii_lowercase().as_str() {
         "" => default_unit_us as f64,
         "us" | "usec" => 1.0,

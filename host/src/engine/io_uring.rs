@@ -149,14 +149,14 @@ impl IoEngine for Uring {
         Ok(())
     }
 
-    fn reap(&mut self, min: u32, out: &mut Vec<Completion>) -> io::Result<()> {
+    fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
         let ready = self.ring.completion().len() as u32;
         if ready < min {
             self.enter(min - ready)?;
         } else if self.unsubmitted > 0 {
             self.enter(0)?;
         }
-        for cqe in self.ring.completion() {
+        for cqe in self.ring.completion().take(max as usize) {
             out.push(Completion {
                 slot: cqe.user_data() as u32,
                 result: cqe.result() as i64,

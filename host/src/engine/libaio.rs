@@ -131,7 +131,7 @@ impl IoEngine for Libaio {
         Ok(())
     }
 
-    fn reap(&mut self, min: u32, out: &mut Vec<Completion>) -> io::Result<()> {
+    fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
         self.submit()?;
         loop {
             // SAFETY: `events` has room for `events.len()` entries.
@@ -140,7 +140,7 @@ impl IoEngine for Libaio {
                     libc::SYS_io_getevents,
                     self.ctx,
                     min as libc::c_long,
-                    self.events.len() as libc::c_long,
+                    (max as usize).clamp(min.max(1) as usize, self.events.len()) as libc::c_long,
                     self.events.as_mut_ptr(),
                     std::ptr::null::<libc::timespec>(),
                 )

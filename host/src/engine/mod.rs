@@ -75,8 +75,8 @@ pub trait IoEngine {
     /// Hands queued requests to the kernel.
     fn submit(&mut self) -> io::Result<()>;
     /// Submits what is queued, waits for at least `min` completions and appends
-    /// every completion available to `out`.
-    fn reap(&mut self, min: u32, out: &mut Vec<Completion>) -> io::Result<()>;
+    /// up to `max` of those available to `out`.
+    fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()>;
 }
 
 /// Capabilities of an engine, as fio's engine flags.

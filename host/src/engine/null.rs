@@ -37,8 +37,9 @@ impl IoEngine for Null {
         Ok(())
     }
 
-    fn reap(&mut self, _min: u32, out: &mut Vec<Completion>) -> io::Result<()> {
-        out.append(&mut self.queued);
+    fn reap(&mut self, _min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
+        let n = (max as usize).min(self.queued.len());
+        out.extend(self.queued.drain(..n));
         Ok(())
     }
 }

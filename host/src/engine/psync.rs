@@ -48,7 +48,7 @@ impl IoEngine for Psync {
         Ok(())
     }
 
-    fn reap(&mut self, _min: u32, _out: &mut Vec<super::Completion>) -> io::Result<()> {
+    fn reap(&mut self, _min: u32, _max: u32, _out: &mut Vec<super::Completion>) -> io::Result<()> {
         Ok(())
     }
 }

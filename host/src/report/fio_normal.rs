@@ -92,18 +92,8 @@ fn job_block(out: &mut String, r: &JobResult) {
         dir_block(out, d.name(), dr);
     }
     if r.sync.total_ios > 0 {
-        let (unit, div) = lat_unit(&r.sync.lat);
-        let l = &r.sync.lat;
         let _ = writeln!(out, "  fsync/fdatasync/sync_file_range:");
-        let _ = writeln!(
-            out,
-            "    sync ({unit}): min={}, max={}, avg={:.2}, stdev={:.2}, count={}",
-            l.min / div,
-            l.max / div,
-            l.mean / div as f64,
-            l.stddev / div as f64,
-            r.sync.total_ios
-        );
+        lat_line(out, "sync", &r.sync.lat);
     }
     if r.verified_blocks > 0 {
         let _ = writeln!(
@@ -117,9 +107,14 @@ fn job_block(out: &mut String, r: &JobResult) {
         ("usec", &r.latency_us),
         ("msec", &r.latency_ms),
     ] {
-        let parts: Vec<String> = map
+        let mut entries: Vec<(&String, &f64)> = map.iter().filter(|(_, v)| **v >= 0.01).collect();
+        entries.sort_by_key(|(k, _)| {
+            k.trim_start_matches(">=")
+                .parse::<u64>()
+                .unwrap_or(u64::MAX)
+        });
+        let parts: Vec<String> = entries
             .iter()
-            .filter(|(_, v)| **v >= 0.01)
             .map(|(k, v)| format!("{k}={v:.2}%"))
             .collect();
         if !parts.is_empty() {
@@ -156,15 +151,7 @@ fn dir_block(out: &mut String, name: &str, d: &DirResult) {
     let l = &d.lat;
     let (unit, div) = lat_unit(l);
     for (label, x) in [("slat", &d.slat), ("clat", &d.lat), (" lat", &d.total_lat)] {
-        let (xu, xd) = lat_unit(x);
-        let _ = writeln!(
-            out,
-            "    {label} ({xu}): min={}, max={}, avg={:.2}, stdev={:.2}",
-            x.min / xd,
-            x.max / xd,
-            x.mean / xd as f64,
-            x.stddev / xd as f64
-        );
+        lat_line(out, label, x);
     }
     let _ = writeln!(out, "    clat percentiles ({unit}):");
     let entries: Vec<String> = FIO_PERCENTILES
@@ -196,11 +183,32 @@ fn dir_block(out: &mut String, name: &str, d: &DirResult) {
     }
 }
 
+/// One `label (unit): min=, max=, avg=, stdev=` line, like fio's.
+fn lat_line(out: &mut String, label: &str, l: &LatencySummary) {
+    let (unit, div) = lat_unit(l);
+    let _ = writeln!(
+        out,
+        "    {label} ({unit}): min={}, max={}, avg={:.2}, stdev={:.2}, N={}",
+        l.min / div,
+        l.max / div,
+        l.mean / div as f64,
+        l.stddev / div as f64,
+        l.samples
+    );
+}
+
 /// fio's choice of unit: nsec below 10 µs, usec below 10 ms, msec above.
 fn lat_unit(l: &LatencySummary) -> (&'static str, u64) {
-    if l.max < 10_000 {
+    // fio moves to a coarser unit only when min, max, mean and stdev all exceed 1000.
+    let all_above = |div: f64| {
+        l.min as f64 / div > 1000.0
+            && l.max as f64 / div > 1000.0
+            && l.mean / div > 1000.0
+            && l.stddev / div > 1000.0
+    };
+    if !all_above(1.0) {
         ("nsec", 1)
-    } else if l.max < 10_000_000 {
+    } else if !all_above(1000.0) {
         ("usec", 1_000)
     } else {
         ("msec", 1_000_000)

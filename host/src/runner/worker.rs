@@ -359,9 +359,6 @@ impl<'a> Worker<'a> {
                     rate.issued(io.dir, io.len);
                 }
                 free.pop();
-                if measuring {
-                    stats.depth_counts[depth_bucket(depth - free.len() as u32)] += 1;
-                }
                 let op = match io.dir {
                     Dir::Read => Op::Read,
                     Dir::Write => {
@@ -397,7 +394,9 @@ impl<'a> Worker<'a> {
                 }
                 match engine.queue(&req)? {
                     Some(result) => {
-                        let done = Instant::now();
+                        if measuring {
+                            stats.depth_counts[0] += 1;
+                        }
                         completions.push(Completion { slot, result });
                         let mut ctx = Done {
                             free: &mut free,
@@ -406,7 +405,7 @@ impl<'a> Worker<'a> {
                             measuring,
                             verify_reads,
                         };
-                        self.complete(&mut completions, done, &mut ctx, stats, &mut timeline);
+                        let done = self.complete(&mut completions, &mut ctx, stats, &mut timeline);
                         last_completion = done;
                         if deadline.is_some_and(|d| done >= d) || stop.load(Ordering::Relaxed) {
                             break;
@@ -415,18 +414,21 @@ impl<'a> Worker<'a> {
                     None => {
                         unissued.push(slot);
                         if unissued.len() as u32 >= batch {
-                            self.submit(engine, &mut unissued)?;
+                            let in_flight = depth - free.len() as u32;
+                            self.submit(engine, &mut unissued, in_flight, measuring, stats)?;
                         }
                     }
                 }
             }
             if !unissued.is_empty() {
-                self.submit(engine, &mut unissued)?;
+                let in_flight = depth - free.len() as u32;
+                self.submit(engine, &mut unissued, in_flight, measuring, stats)?;
             }
             let inflight = depth - free.len() as u32;
             if inflight > 0 {
-                engine.reap(1, &mut completions)?;
-                let done = Instant::now();
+                // Take a few completions at a time and refill them at once, so
+                // the device queue stays full (as fio does) instead of draining.
+                engine.reap(1, batch, &mut completions)?;
                 let mut ctx = Done {
                     free: &mut free,
                     need_sync: &mut need_sync,
@@ -434,8 +436,7 @@ impl<'a> Worker<'a> {
                     measuring,
                     verify_reads,
                 };
-                self.complete(&mut completions, done, &mut ctx, stats, &mut timeline);
-                last_completion = done;
+                last_completion = self.complete(&mut completions, &mut ctx, stats, &mut timeline);
             } else if let Some(wait) = sleep_for {
                 let cap = deadline
                     .map(|d| d.saturating_duration_since(Instant::now()))
@@ -464,12 +465,19 @@ impl<'a> Worker<'a> {
 
     /// Hands queued requests to the kernel and stamps their issue time, so
     /// completion latency starts when the kernel has the I/O (as fio's clat).
+    /// The queue depth at submission is counted per I/O submitted, as fio's.
     fn submit(
         &mut self,
         engine: &mut dyn IoEngine,
         unissued: &mut Vec<u32>,
+        in_flight: u32,
+        measuring: bool,
+        stats: &mut JobStats,
     ) -> std::io::Result<()> {
         engine.submit()?;
+        if measuring {
+            stats.depth_counts[depth_bucket(in_flight)] += unissued.len() as u64;
+        }
         let now = Instant::now();
         for slot in unissued.drain(..) {
             self.inflight[slot as usize].issued = now;
@@ -477,15 +485,16 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    /// Records a batch of completions that finished at `now` and frees their slots.
+    /// Records a batch of completions that just finished, frees their slots,
+    /// and returns the completion time.
     fn complete(
         &mut self,
         completions: &mut Vec<Completion>,
-        now: Instant,
         ctx: &mut Done,
         stats: &mut JobStats,
         timeline: &mut Timeline,
-    ) {
+    ) -> Instant {
+        let now = Instant::now();
         for c in completions.drain(..) {
             let io = self.inflight[c.slot as usize];
             ctx.free.push(c.slot);
@@ -552,6 +561,7 @@ impl<'a> Worker<'a> {
                 timeline.add(now, d, 1, moved);
             }
         }
+        now
     }
 
     fn file_name(&self, file: u32) -> String {
