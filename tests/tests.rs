@@ -6,5 +6,6 @@ mod accuracy;
 mod engines;
 mod jobs_and_output;
 mod options;
+mod run;
 mod safety;
 mod seed_commands;

@@ -36,6 +36,9 @@ pub struct ScenarioResult {
     pub name: String,
     /// Pack it came from.
     pub pack: Option<String>,
+    /// SHA-256 of the whole pack (manifest and every scenario).
+    #[serde(default)]
+    pub pack_sha256: Option<String>,
     /// SHA-256 of its source (for `plumb fio`, of the job description).
     pub source_sha256: Option<String>,
     /// Parameters used.

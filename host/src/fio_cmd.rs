@@ -297,6 +297,7 @@ fn write_document(path: &Path, inv: &FioInvocation, report: &RunReport) -> std::
         scenarios: vec![ScenarioResult {
             name: "fio".into(),
             pack: None,
+            pack_sha256: None,
             source_sha256: Some(format!("{:x}", Sha256::digest(inv.description.as_bytes()))),
             params: Default::default(),
             repeat: 1,

@@ -5,14 +5,19 @@
 //! [`job::JobSpec`]s and get [`result::JobResult`]s back.
 #![deny(missing_docs)]
 
+pub mod api;
 pub mod document;
 pub mod engine;
 pub mod files;
 pub mod fio_cmd;
 pub mod job;
+pub mod pack;
 pub mod report;
 pub mod result;
+pub mod run_cmd;
 pub mod runner;
+pub mod sandbox;
+pub mod script;
 pub mod stats;
 pub mod sysinfo;
 pub mod units;

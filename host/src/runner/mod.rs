@@ -129,6 +129,14 @@ fn disk_files<'a>(planned: &[Planned<'a>]) -> Vec<(&'a JobSpec, Vec<FilePlan>)> 
 }
 
 impl PreparedRun<'_> {
+    /// Bytes the layout will write before the jobs start.
+    pub fn bytes_to_lay_out(&self) -> u64 {
+        files::layout_list(&disk_files(&self.planned))
+            .iter()
+            .map(|(_, from, to)| to - from)
+            .sum()
+    }
+
     /// Lays out files, runs every job and gathers results.
     pub fn run(self, opts: &RunOptions) -> Result<RunReport, RunError> {
         run_prepared(self.jobs, &self.planned, opts)

@@ -1,0 +1,275 @@
+//! Scenario packs: a folder with `pack.toml` (name, parameters, scenarios in
+//! order, capabilities) and its scripts; built-in packs are embedded.
+
+use crate::units::parse_size;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One scenario's source.
+#[derive(Debug, Clone)]
+pub struct ScenarioSource {
+    /// Name (the file name without `.rhai`).
+    pub name: String,
+    /// Where it came from, for error messages (`quick/randrw.rhai`).
+    pub file: String,
+    /// The script.
+    pub source: String,
+}
+
+impl ScenarioSource {
+    /// SHA-256 of the source, hex.
+    pub fn sha256(&self) -> String {
+        format!("{:x}", Sha256::digest(self.source.as_bytes()))
+    }
+}
+
+/// A declared parameter.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct ParamDef {
+    /// Default value, as text (`"4G"`, `"10"`).
+    pub default: toml::Value,
+    /// Unit, for `plumb list`.
+    #[serde(default)]
+    pub unit: String,
+    /// What it sets.
+    #[serde(default)]
+    pub description: String,
+}
+
+impl ParamDef {
+    /// The default as the text a `-p` value would be.
+    pub fn default_text(&self) -> String {
+        match &self.default {
+            toml::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// What a pack needs beyond its run directory.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Capabilities {
+    /// The most bytes it will write (`"2G"`).
+    pub max_bytes: Option<String>,
+    /// Network endpoints (`host:port`).
+    #[serde(default)]
+    pub net: Vec<String>,
+    /// Threads it will use at most.
+    pub threads: Option<u32>,
+    /// Whether it uses O_DIRECT.
+    #[serde(default)]
+    pub direct_io: bool,
+    /// Whether it needs root (dropping caches).
+    #[serde(default)]
+    pub root: bool,
+}
+
+impl Capabilities {
+    /// The declared byte budget in bytes.
+    pub fn max_bytes(&self) -> Result<Option<u64>, String> {
+        self.max_bytes.as_deref().map(parse_size).transpose()
+    }
+
+    /// One line per capability, for display before running.
+    pub fn describe(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(b) = &self.max_bytes {
+            out.push(format!("writes up to {b}"));
+        }
+        if !self.net.is_empty() {
+            out.push(format!("network: {}", self.net.join(", ")));
+        }
+        if let Some(t) = self.threads {
+            out.push(format!("up to {t} threads"));
+        }
+        if self.direct_io {
+            out.push("direct I/O".into());
+        }
+        if self.root {
+            out.push("root (drops the page cache)".into());
+        }
+        out
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    name: String,
+    #[serde(default)]
+    version: String,
+    #[serde(default)]
+    description: String,
+    scenarios: Vec<String>,
+    #[serde(default)]
+    params: BTreeMap<String, ParamDef>,
+    #[serde(default)]
+    capabilities: Capabilities,
+}
+
+/// A loaded pack.
+#[derive(Debug, Clone)]
+pub struct Pack {
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+    /// Description.
+    pub description: String,
+    /// Parameters with defaults.
+    pub params: BTreeMap<String, ParamDef>,
+    /// Scenarios in order.
+    pub scenarios: Vec<ScenarioSource>,
+    /// Needs beyond the run directory.
+    pub capabilities: Capabilities,
+    /// SHA-256 over the manifest and every scenario.
+    pub sha256: String,
+}
+
+/// A pack that cannot be loaded, naming the file.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: {message}")]
+pub struct PackError {
+    /// The file at fault.
+    pub file: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+const BUILTIN: &[(&str, &[(&str, &str)])] = &[(
+    "quick",
+    &[
+        ("pack.toml", include_str!("../../scripts/quick/pack.toml")),
+        (
+            "randrw.rhai",
+            include_str!("../../scripts/quick/randrw.rhai"),
+        ),
+        (
+            "seqwrite.rhai",
+            include_str!("../../scripts/quick/seqwrite.rhai"),
+        ),
+        (
+            "seqread.rhai",
+            include_str!("../../scripts/quick/seqread.rhai"),
+        ),
+        (
+            "latency.rhai",
+            include_str!("../../scripts/quick/latency.rhai"),
+        ),
+        (
+            "copy-move-delete.rhai",
+            include_str!("../../scripts/quick/copy-move-delete.rhai"),
+        ),
+        (
+            "small-files.rhai",
+            include_str!("../../scripts/quick/small-files.rhai"),
+        ),
+    ],
+)];
+
+/// Names of the built-in packs.
+pub fn builtin_names() -> Vec<&'static str> {
+    BUILTIN.iter().map(|(n, _)| *n).collect()
+}
+
+/// A built-in pack by name.
+pub fn builtin(name: &str) -> Option<Result<Pack, PackError>> {
+    let (_, files) = BUILTIN.iter().find(|(n, _)| *n == name)?;
+    let read = |f: &str| {
+        files
+            .iter()
+            .find(|(n, _)| *n == f)
+            .map(|(_, s)| s.to_string())
+    };
+    Some(from_manifest(
+        &format!("{name}/"),
+        &read("pack.toml").unwrap_or_default(),
+        |f| read(f).ok_or_else(|| format!("missing embedded file {f}")),
+    ))
+}
+
+/// Loads a pack folder.
+pub fn load_dir(dir: &Path) -> Result<Pack, PackError> {
+    let manifest_path = dir.join("pack.toml");
+    let text = std::fs::read_to_string(&manifest_path).map_err(|e| PackError {
+        file: manifest_path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    from_manifest(&format!("{}/", dir.display()), &text, |f| {
+        if f.contains('/') || f.starts_with('.') {
+            return Err(format!(
+                "scenario '{f}' must be a file name inside the pack"
+            ));
+        }
+        std::fs::read_to_string(dir.join(f)).map_err(|e| format!("{f}: {e}"))
+    })
+}
+
+/// A lone script as a pack of one.
+pub fn single_script(path: &Path) -> Result<Pack, PackError> {
+    let source = std::fs::read_to_string(path).map_err(|e| PackError {
+        file: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".into());
+    let s = ScenarioSource {
+        name: name.clone(),
+        file: path.display().to_string(),
+        source,
+    };
+    Ok(Pack {
+        sha256: s.sha256(),
+        name,
+        version: String::new(),
+        description: String::new(),
+        params: BTreeMap::new(),
+        scenarios: vec![s],
+        capabilities: Capabilities::default(),
+    })
+}
+
+fn from_manifest(
+    prefix: &str,
+    text: &str,
+    read: impl Fn(&str) -> Result<String, String>,
+) -> Result<Pack, PackError> {
+    let file = format!("{prefix}pack.toml");
+    let m: Manifest = toml::from_str(text).map_err(|e| PackError {
+        file: file.clone(),
+        message: e.to_string(),
+    })?;
+    m.capabilities.max_bytes().map_err(|e| PackError {
+        file: file.clone(),
+        message: format!("capabilities.max_bytes: {e}"),
+    })?;
+    let mut hasher = Sha256::new();
+    hasher.update(text.as_bytes());
+    let mut scenarios = Vec::new();
+    for f in &m.scenarios {
+        let source = read(f).map_err(|message| PackError {
+            file: file.clone(),
+            message,
+        })?;
+        hasher.update(source.as_bytes());
+        scenarios.push(ScenarioSource {
+            name: f.trim_end_matches(".rhai").to_string(),
+            file: format!("{prefix}{f}"),
+            source,
+        });
+    }
+    Ok(Pack {
+        name: m.name,
+        version: m.version,
+        description: m.description,
+        params: m.params,
+        scenarios,
+        capabilities: m.capabilities,
+        sha256: format!("{:x}", hasher.finalize()),
+    })
+}

@@ -1,0 +1,477 @@
+//! The sandbox's file side: a run directory that every scenario path is
+//! resolved beneath, race-free, with `openat2(RESOLVE_BENEATH)`.
+//!
+//! `..` that climbs out, absolute paths and symlinks that lead out all fail
+//! with [`SandboxError::Escape`]; operations on a final path component
+//! (`unlinkat`, `renameat`, `mkdirat`, `fstatat`) never follow symlinks.
+
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+
+const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+const RESOLVE_BENEATH: u64 = 0x08;
+
+/// The kernel's `struct open_how`.
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+
+/// A rule broken or an OS error, naming the path.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The path leads outside the run directory.
+    #[error("path '{path}' is outside the run directory (paths must stay inside it: no absolute paths, no '..' or symlinks leading out)")]
+    Escape {
+        /// The path as the scenario gave it.
+        path: String,
+    },
+    /// The path is not a usable name.
+    #[error("path '{path}' is not valid: {why}")]
+    BadPath {
+        /// The path as given.
+        path: String,
+        /// What is wrong.
+        why: &'static str,
+    },
+    /// The operating system refused.
+    #[error("{op} '{path}': {source}")]
+    Io {
+        /// The operation.
+        op: &'static str,
+        /// The path as given.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+impl SandboxError {
+    /// The errno behind the error, if there is one.
+    pub fn errno(&self) -> Option<i32> {
+        match self {
+            SandboxError::Io { source, .. } => source.raw_os_error(),
+            _ => None,
+        }
+    }
+}
+
+/// Metadata of a path inside the run directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    /// Size in bytes.
+    pub size: u64,
+    /// True for directories.
+    pub is_dir: bool,
+    /// True for symlinks (never followed).
+    pub is_symlink: bool,
+    /// Modification time, seconds since the epoch.
+    pub mtime: i64,
+}
+
+/// A directory of its own for one run; every scenario path resolves beneath it.
+#[derive(Debug)]
+pub struct RunDir {
+    root: OwnedFd,
+    path: PathBuf,
+}
+
+impl RunDir {
+    /// Creates a fresh, uniquely named directory inside `parent`.
+    pub fn create(parent: &Path) -> std::io::Result<RunDir> {
+        let parent = std::fs::canonicalize(parent)?;
+        for attempt in 0..100u32 {
+            let name = format!("plumb-run-{}-{attempt}", std::process::id());
+            let path = parent.join(name);
+            match std::fs::create_dir(&path) {
+                Ok(()) => return RunDir::open_existing(&path),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(std::io::Error::other(
+            "could not find a free run directory name",
+        ))
+    }
+
+    /// Uses an existing directory as the root.
+    pub fn open_existing(path: &Path) -> std::io::Result<RunDir> {
+        let c = cstr(path.as_os_str().as_encoded_bytes())?;
+        // SAFETY: plain open of a directory.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just opened and is owned here.
+        Ok(RunDir {
+            root: unsafe { OwnedFd::from_raw_fd(fd) },
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The directory's absolute path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Deletes the whole run directory (symlinks inside are removed, never followed).
+    pub fn delete(self) -> std::io::Result<()> {
+        let path = self.path.clone();
+        drop(self);
+        std::fs::remove_dir_all(path)
+    }
+
+    /// Opens `rel` beneath the run directory with `open(2)` flags.
+    pub fn open(&self, rel: &str, flags: i32, mode: u32) -> Result<OwnedFd, SandboxError> {
+        self.open_beneath(self.root.as_raw_fd(), rel, flags, mode, "open")
+    }
+
+    fn open_beneath(
+        &self,
+        dir: RawFd,
+        rel: &str,
+        flags: i32,
+        mode: u32,
+        op: &'static str,
+    ) -> Result<OwnedFd, SandboxError> {
+        let c = check(rel)?;
+        let how = OpenHow {
+            flags: (flags | libc::O_CLOEXEC) as u64,
+            mode: if flags & libc::O_CREAT != 0 {
+                mode as u64
+            } else {
+                0
+            },
+            resolve: RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+        };
+        loop {
+            // SAFETY: `how` and `c` outlive the call; the size matches the struct.
+            let fd = unsafe {
+                libc::syscall(
+                    libc::SYS_openat2,
+                    dir,
+                    c.as_ptr(),
+                    &how as *const OpenHow,
+                    std::mem::size_of::<OpenHow>(),
+                )
+            };
+            if fd >= 0 {
+                // SAFETY: a new descriptor owned here.
+                return Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) });
+            }
+            let e = std::io::Error::last_os_error();
+            return Err(match e.raw_os_error() {
+                Some(libc::EAGAIN) | Some(libc::EINTR) => continue,
+                Some(libc::EXDEV) | Some(libc::ELOOP) => SandboxError::Escape {
+                    path: rel.to_string(),
+                },
+                _ => SandboxError::Io {
+                    op,
+                    path: rel.to_string(),
+                    source: e,
+                },
+            });
+        }
+    }
+
+    /// The directory holding `rel` (opened beneath the root) and its last component.
+    fn parent_of(&self, rel: &str) -> Result<(OwnedFd, CString), SandboxError> {
+        check(rel)?;
+        let trimmed = rel.trim_end_matches('/');
+        let (parent, name) = match trimmed.rsplit_once('/') {
+            Some((p, n)) => (if p.is_empty() { "/" } else { p }, n),
+            None => (".", trimmed),
+        };
+        if name.is_empty() || name == "." || name == ".." {
+            return Err(SandboxError::BadPath {
+                path: rel.to_string(),
+                why: "it must end in a file or directory name",
+            });
+        }
+        let dir = self.open_beneath(
+            self.root.as_raw_fd(),
+            parent,
+            libc::O_PATH | libc::O_DIRECTORY,
+            0,
+            "open",
+        )?;
+        Ok((
+            dir,
+            cstr(name.as_bytes()).map_err(|_| bad(rel, "it contains a NUL byte"))?,
+        ))
+    }
+
+    /// Creates a directory.
+    pub fn mkdir(&self, rel: &str) -> Result<(), SandboxError> {
+        let (dir, name) = self.parent_of(rel)?;
+        // SAFETY: valid descriptor and C string.
+        let r = unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o755) };
+        os(r, "mkdir", rel)
+    }
+
+    /// Removes a file or an empty directory (a symlink is removed, not followed).
+    pub fn remove(&self, rel: &str) -> Result<(), SandboxError> {
+        let (dir, name) = self.parent_of(rel)?;
+        let st = fstatat(dir.as_raw_fd(), &name).map_err(|e| io(e, "remove", rel))?;
+        let flag = if st.is_dir { libc::AT_REMOVEDIR } else { 0 };
+        // SAFETY: valid descriptor and C string.
+        let r = unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), flag) };
+        os(r, "remove", rel)
+    }
+
+    /// Removes a directory tree (never following symlinks), or a single file.
+    pub fn remove_all(&self, rel: &str) -> Result<(), SandboxError> {
+        let (dir, name) = self.parent_of(rel)?;
+        remove_tree(dir.as_raw_fd(), &name).map_err(|e| io(e, "remove_all", rel))
+    }
+
+    /// Renames within the run directory (replacing the target, like rename(2)).
+    pub fn rename(&self, from: &str, to: &str) -> Result<(), SandboxError> {
+        let (fd_a, a) = self.parent_of(from)?;
+        let (fd_b, b) = self.parent_of(to)?;
+        // SAFETY: valid descriptors and C strings.
+        let r =
+            unsafe { libc::renameat(fd_a.as_raw_fd(), a.as_ptr(), fd_b.as_raw_fd(), b.as_ptr()) };
+        os(r, "rename", from)
+    }
+
+    /// Metadata of a path (not following a final symlink).
+    pub fn stat(&self, rel: &str) -> Result<Stat, SandboxError> {
+        if rel.trim_end_matches('/').is_empty() || rel == "." {
+            return fstat(self.root.as_raw_fd()).map_err(|e| io(e, "stat", rel));
+        }
+        let (dir, name) = self.parent_of(rel)?;
+        fstatat(dir.as_raw_fd(), &name).map_err(|e| io(e, "stat", rel))
+    }
+
+    /// True when the path exists inside the run directory.
+    pub fn exists(&self, rel: &str) -> Result<bool, SandboxError> {
+        match self.stat(rel) {
+            Ok(_) => Ok(true),
+            Err(e) if e.errno() == Some(libc::ENOENT) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Names in a directory, sorted.
+    pub fn list(&self, rel: &str) -> Result<Vec<String>, SandboxError> {
+        let fd = self.open_beneath(
+            self.root.as_raw_fd(),
+            rel,
+            libc::O_RDONLY | libc::O_DIRECTORY,
+            0,
+            "list",
+        )?;
+        let mut names = read_dir_fd(fd.as_raw_fd()).map_err(|e| io(e, "list", rel))?;
+        names.sort();
+        Ok(names)
+    }
+}
+
+fn bad(rel: &str, why: &'static str) -> SandboxError {
+    SandboxError::BadPath {
+        path: rel.to_string(),
+        why,
+    }
+}
+
+fn io(source: std::io::Error, op: &'static str, rel: &str) -> SandboxError {
+    SandboxError::Io {
+        op,
+        path: rel.to_string(),
+        source,
+    }
+}
+
+fn os(r: i32, op: &'static str, rel: &str) -> Result<(), SandboxError> {
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io(std::io::Error::last_os_error(), op, rel))
+    }
+}
+
+fn cstr(bytes: &[u8]) -> std::io::Result<CString> {
+    CString::new(bytes).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// Rejects what is never a valid scenario path; escapes are left to openat2.
+fn check(rel: &str) -> Result<CString, SandboxError> {
+    if rel.is_empty() {
+        return Err(bad(rel, "it is empty"));
+    }
+    if rel.starts_with('/') {
+        return Err(SandboxError::Escape {
+            path: rel.to_string(),
+        });
+    }
+    cstr(rel.as_bytes()).map_err(|_| bad(rel, "it contains a NUL byte"))
+}
+
+fn stat_of(st: &libc::stat) -> Stat {
+    let kind = st.st_mode & libc::S_IFMT;
+    Stat {
+        size: st.st_size as u64,
+        is_dir: kind == libc::S_IFDIR,
+        is_symlink: kind == libc::S_IFLNK,
+        mtime: st.st_mtime,
+    }
+}
+
+fn fstatat(dir: RawFd, name: &CStr) -> std::io::Result<Stat> {
+    // SAFETY: fstatat fills the zeroed struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(stat_of(&st))
+}
+
+fn fstat(fd: RawFd) -> std::io::Result<Stat> {
+    // SAFETY: fstat fills the zeroed struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(stat_of(&st))
+}
+
+/// Entry names of an open directory (without `.` and `..`).
+fn read_dir_fd(fd: RawFd) -> std::io::Result<Vec<String>> {
+    // SAFETY: fdopendir takes ownership of a duplicate; closedir releases it.
+    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if dup < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let dirp = unsafe { libc::fdopendir(dup) };
+    if dirp.is_null() {
+        let e = std::io::Error::last_os_error();
+        unsafe { libc::close(dup) };
+        return Err(e);
+    }
+    unsafe { libc::rewinddir(dirp) };
+    let mut names = Vec::new();
+    loop {
+        // SAFETY: readdir returns entries owned by `dirp` until the next call.
+        let ent = unsafe { libc::readdir(dirp) };
+        if ent.is_null() {
+            break;
+        }
+        let name = unsafe { CStr::from_ptr((*ent).d_name.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
+        if name != "." && name != ".." {
+            names.push(name);
+        }
+    }
+    unsafe { libc::closedir(dirp) };
+    Ok(names)
+}
+
+/// Removes `name` in `dir`: a file or symlink directly, a directory depth first.
+fn remove_tree(dir: RawFd, name: &CStr) -> std::io::Result<()> {
+    let st = fstatat(dir, name)?;
+    if st.is_dir {
+        // SAFETY: opens the subdirectory relative to `dir` without following symlinks.
+        let fd = unsafe {
+            libc::openat(
+                dir,
+                name.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a new descriptor owned here.
+        let sub = unsafe { OwnedFd::from_raw_fd(fd) };
+        for child in read_dir_fd(sub.as_raw_fd())? {
+            remove_tree(sub.as_raw_fd(), &cstr(child.as_bytes())?)?;
+        }
+        // SAFETY: valid descriptor and C string.
+        if unsafe { libc::unlinkat(dir, name.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    } else if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp() -> (tempfile::TempDir, RunDir) {
+        let t = tempfile::tempdir().unwrap();
+        let rd = RunDir::create(t.path()).unwrap();
+        (t, rd)
+    }
+
+    #[test]
+    fn paths_stay_beneath() {
+        let (t, rd) = tmp();
+        std::fs::write(t.path().join("secret"), b"x").unwrap();
+        std::os::unix::fs::symlink(t.path().join("secret"), rd.path().join("link-out")).unwrap();
+        std::os::unix::fs::symlink("/etc", rd.path().join("etc")).unwrap();
+        rd.mkdir("a").unwrap();
+        for p in [
+            "../secret",
+            "/etc/passwd",
+            "link-out",
+            "etc/passwd",
+            "a/../../secret",
+        ] {
+            let e = rd.open(p, libc::O_RDONLY, 0).unwrap_err();
+            assert!(matches!(e, SandboxError::Escape { .. }), "{p}: {e}");
+        }
+        rd.mkdir("sub").unwrap();
+        let fd = rd
+            .open("sub/../inside", libc::O_CREAT | libc::O_WRONLY, 0o644)
+            .unwrap();
+        drop(fd);
+        assert!(rd.exists("inside").unwrap());
+    }
+
+    #[test]
+    fn remove_all_never_follows_symlinks() {
+        let (t, rd) = tmp();
+        let outside = t.path().join("keep");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("file"), b"precious").unwrap();
+        rd.mkdir("d").unwrap();
+        rd.mkdir("d/e").unwrap();
+        drop(
+            rd.open("d/e/f", libc::O_CREAT | libc::O_WRONLY, 0o644)
+                .unwrap(),
+        );
+        std::os::unix::fs::symlink(&outside, rd.path().join("d/out")).unwrap();
+        rd.remove_all("d").unwrap();
+        assert!(!rd.exists("d").unwrap());
+        assert_eq!(std::fs::read(outside.join("file")).unwrap(), b"precious");
+    }
+
+    #[test]
+    fn rename_list_stat_remove() {
+        let (_t, rd) = tmp();
+        drop(rd.open("a", libc::O_CREAT | libc::O_WRONLY, 0o644).unwrap());
+        rd.rename("a", "b").unwrap();
+        assert_eq!(rd.list(".").unwrap(), vec!["b"]);
+        assert_eq!(rd.stat("b").unwrap().size, 0);
+        rd.remove("b").unwrap();
+        assert!(rd.list(".").unwrap().is_empty());
+        assert!(matches!(
+            rd.rename("x", "../y"),
+            Err(SandboxError::Io { .. }) | Err(SandboxError::Escape { .. })
+        ));
+    }
+}

@@ -1,0 +1,180 @@
+//! The Rhai engine for untrusted scenarios: a raw engine with only the
+//! standard packages added, every limit set, a deadline checked while it runs,
+//! and errors that name `file:line:col`.
+
+use super::rhai_modules::{self, HOST_FUNCTIONS};
+use super::ScriptError;
+use crate::api::Host;
+use rhai::packages::{Package, StandardPackage};
+use rhai::{Engine, EvalAltResult, ParseError, Position, AST};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// Limits of the script language itself (the host API has its own).
+#[derive(Debug, Clone, Copy)]
+pub struct ScriptLimits {
+    /// Most operations a scenario may run.
+    pub max_operations: u64,
+    /// Deepest function-call nesting.
+    pub max_call_levels: usize,
+    /// Longest string, in bytes.
+    pub max_string_size: usize,
+    /// Most array elements.
+    pub max_array_size: usize,
+    /// Most map entries.
+    pub max_map_size: usize,
+}
+
+impl Default for ScriptLimits {
+    fn default() -> Self {
+        ScriptLimits {
+            max_operations: 2_000_000_000,
+            max_call_levels: 48,
+            max_string_size: 1 << 20,
+            max_array_size: 1_000_000,
+            max_map_size: 100_000,
+        }
+    }
+}
+
+fn base_engine(limits: &ScriptLimits) -> Engine {
+    let mut engine = Engine::new_raw();
+    StandardPackage::new().register_into_engine(&mut engine);
+    engine.set_max_operations(limits.max_operations);
+    engine.set_max_call_levels(limits.max_call_levels);
+    engine.set_max_expr_depths(64, 32);
+    engine.set_max_string_size(limits.max_string_size);
+    engine.set_max_array_size(limits.max_array_size);
+    engine.set_max_map_size(limits.max_map_size);
+    engine.set_max_modules(0);
+    engine.on_print(|s| eprintln!("  | {s}"));
+    engine.on_debug(|s, _, pos| eprintln!("  | [{pos}] {s}"));
+    engine
+}
+
+/// An engine for checking scripts: the host API's names, no host behind them.
+fn check_engine() -> Engine {
+    base_engine(&ScriptLimits::default())
+}
+
+fn place(
+    file: &str,
+    source: &str,
+    pos: Position,
+    message: String,
+    compile_time: bool,
+) -> ScriptError {
+    let line = pos.line();
+    ScriptError {
+        file: file.to_string(),
+        line,
+        column: pos.position(),
+        message,
+        source_line: line
+            .and_then(|l| source.lines().nth(l - 1))
+            .map(|s| s.to_string()),
+        compile_time,
+    }
+}
+
+fn parse_error(file: &str, source: &str, e: ParseError) -> ScriptError {
+    let pos = e.position();
+    place(
+        file,
+        source,
+        pos,
+        format!("syntax error: {}", e.err_type()),
+        true,
+    )
+}
+
+/// Compiles a script and checks that every namespaced call names a host function.
+pub fn check(file: &str, source: &str) -> Result<AST, ScriptError> {
+    let engine = check_engine();
+    let ast = engine
+        .compile(source)
+        .map_err(|e| parse_error(file, source, e))?;
+    let mut unknown: Option<ScriptError> = None;
+    ast.walk(&mut |path| {
+        if let Some(rhai::ASTNode::Expr(rhai::Expr::FnCall(call, pos))) = path.last() {
+            if call.is_qualified() {
+                let name = format!("{}::{}", call.namespace, call.name);
+                if !HOST_FUNCTIONS.contains(&name.as_str()) && unknown.is_none() {
+                    let hint = HOST_FUNCTIONS
+                        .iter()
+                        .map(|f| (strsim::jaro_winkler(&name, f), f))
+                        .filter(|(s, _)| *s > 0.85)
+                        .max_by(|a, b| a.0.total_cmp(&b.0))
+                        .map(|(_, f)| format!("; did you mean {f}?"))
+                        .unwrap_or_default();
+                    unknown = Some(place(
+                        file,
+                        source,
+                        *pos,
+                        format!("unknown host function {name}{hint}"),
+                        true,
+                    ));
+                }
+            }
+        }
+        true
+    });
+    match unknown {
+        Some(e) => Err(e),
+        None => Ok(ast),
+    }
+}
+
+/// Runs a compiled scenario against `host`; a limit or deadline ends it with an error.
+pub fn run(
+    file: &str,
+    source: &str,
+    ast: &AST,
+    host: Rc<RefCell<Host>>,
+    limits: &ScriptLimits,
+) -> Result<(), ScriptError> {
+    let mut engine = base_engine(limits);
+    rhai_modules::register(&mut engine, &host);
+    let (stop, deadline) = {
+        let h = host.borrow();
+        (h.stop_flag().clone(), Instant::now() + h.time_left())
+    };
+    engine.on_progress(move |ops| {
+        if ops % 1024 != 0 {
+            return None;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Some("interrupted".into());
+        }
+        (Instant::now() > deadline)
+            .then(|| "the scenario ran past its deadline (rule: --timeout)".into())
+    });
+    engine
+        .run_ast(ast)
+        .map_err(|e| runtime_error(file, source, *e))
+}
+
+fn runtime_error(file: &str, source: &str, e: EvalAltResult) -> ScriptError {
+    let pos = e.position();
+    let message = match &e {
+        EvalAltResult::ErrorTerminated(reason, _) => format!("stopped: {reason}"),
+        EvalAltResult::ErrorTooManyOperations(_) => {
+            "stopped: too many operations (rule: script operation limit)".into()
+        }
+        EvalAltResult::ErrorStackOverflow(_) => {
+            "stopped: function calls nested too deep (rule: call depth limit)".into()
+        }
+        EvalAltResult::ErrorDataTooLarge(what, _) => {
+            format!("stopped: {what} too large (rule: data size limits)")
+        }
+        _ => e.to_string(),
+    };
+    place(file, source, pos, message, false)
+}
+
+/// True when a runtime error came from an interruption (Ctrl-C/SIGTERM).
+pub fn is_interruption(e: &ScriptError) -> bool {
+    e.message.contains("interrupted")
+}

@@ -1,0 +1,107 @@
+//! Converting Rhai values to the host API's arguments.
+
+use crate::units::{parse_duration, parse_size};
+use rhai::{Dynamic, EvalAltResult, Map, Position};
+
+/// A runtime error scripts can catch with `try { } catch (e) { }`.
+pub fn err(message: impl Into<String>) -> Box<EvalAltResult> {
+    Box::new(EvalAltResult::ErrorRuntime(
+        Dynamic::from(message.into()),
+        Position::NONE,
+    ))
+}
+
+/// A size: an integer of bytes or a string with fio's suffixes (`"4k"`, `"1G"`).
+pub fn to_bytes(what: &str, v: &Dynamic) -> Result<u64, Box<EvalAltResult>> {
+    if let Ok(i) = v.as_int() {
+        return u64::try_from(i).map_err(|_| err(format!("{what}: {i} is negative")));
+    }
+    if let Some(s) = v.read_lock::<rhai::ImmutableString>() {
+        return parse_size(&s).map_err(|e| err(format!("{what}: {e}")));
+    }
+    Err(err(format!(
+        "{what}: expected a size (integer or string like \"4k\"), got {}",
+        v.type_name()
+    )))
+}
+
+/// Seconds: a number, or a string with a unit (`"10s"`, `"500ms"`).
+pub fn to_seconds(what: &str, v: &Dynamic) -> Result<f64, Box<EvalAltResult>> {
+    if let Ok(i) = v.as_int() {
+        return Ok(i as f64);
+    }
+    if let Ok(f) = v.as_float() {
+        return Ok(f);
+    }
+    if let Some(s) = v.read_lock::<rhai::ImmutableString>() {
+        return parse_duration(&s)
+            .map(|d| d.as_secs_f64())
+            .map_err(|e| err(format!("{what}: {e}")));
+    }
+    Err(err(format!(
+        "{what}: expected seconds or a duration string, got {}",
+        v.type_name()
+    )))
+}
+
+/// A job option value as fio would write it.
+pub fn option_text(v: &Dynamic) -> String {
+    if let Ok(b) = v.as_bool() {
+        return if b { "1" } else { "0" }.into();
+    }
+    v.to_string()
+}
+
+/// A boolean field of an options map (absent = `default`).
+pub fn flag(map: &Map, key: &str, default: bool) -> Result<bool, Box<EvalAltResult>> {
+    match map.get(key) {
+        None => Ok(default),
+        Some(v) => v
+            .as_bool()
+            .or_else(|_| v.as_int().map(|i| i != 0))
+            .map_err(|_| err(format!("option '{key}' must be true or false"))),
+    }
+}
+
+/// Refuses keys an options map does not know, naming them.
+pub fn known_keys(what: &str, map: &Map, keys: &[&str]) -> Result<(), Box<EvalAltResult>> {
+    for k in map.keys() {
+        if !keys.contains(&k.as_str()) {
+            return Err(err(format!(
+                "{what}: unknown option '{k}' (known: {})",
+                keys.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Converts a typed parameter from its text, following the default's type.
+pub fn param_value(
+    name: &str,
+    text: &str,
+    default: &Dynamic,
+) -> Result<Dynamic, Box<EvalAltResult>> {
+    let bad = |kind: &str| err(format!("parameter '{name}': '{text}' is not {kind}"));
+    if default.is_int() {
+        return text
+            .parse::<i64>()
+            .or_else(|_| parse_size(text).map(|b| b as i64))
+            .map(Dynamic::from)
+            .map_err(|_| bad("an integer or size"));
+    }
+    if default.is_float() {
+        return text
+            .parse::<f64>()
+            .map(Dynamic::from)
+            .map_err(|_| bad("a number"));
+    }
+    if default.is_bool() {
+        return match text {
+            "1" | "true" | "yes" => Ok(Dynamic::TRUE),
+            "0" | "false" | "no" => Ok(Dynamic::FALSE),
+            _ => Err(bad("true or false")),
+        };
+    }
+    Ok(Dynamic::from(text.to_string()))
+}

@@ -1,0 +1,418 @@
+//! `plumb run`, `check` and `list`: scenarios in Rhai against the sandbox.
+
+use crate::util::{entries, plumb, workdir};
+use std::path::Path;
+
+fn script(dir: &Path, name: &str, text: &str) -> String {
+    std::fs::write(dir.join(name), text).unwrap();
+    name.to_string()
+}
+
+/// Runs scripts with a scratch target inside `dir`; returns the run and the target.
+fn run_scripts(dir: &Path, args: &[&str]) -> (crate::util::Run, std::path::PathBuf) {
+    let target = dir.join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    let mut all = vec!["run", "--target", target.to_str().unwrap()];
+    all.extend_from_slice(args);
+    (plumb(dir, &all), target)
+}
+
+fn doc(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn metric(doc: &serde_json::Value, scenario: &str, name: &str) -> Option<f64> {
+    doc["scenarios"]
+        .as_array()?
+        .iter()
+        .find(|s| s["name"] == scenario)?["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)?["value"]
+        .as_f64()
+}
+
+#[test]
+fn quick_pack_runs_reports_and_cleans_up() {
+    let dir = workdir();
+    let (r, target) = run_scripts(
+        dir.path(),
+        &[
+            "quick",
+            "-p",
+            "size=8M",
+            "-p",
+            "runtime=1s",
+            "-p",
+            "files=50",
+            "--json",
+            "q.json",
+            "--label",
+            "ci",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    for m in [
+        "read_iops",
+        "write_bw",
+        "direct_read_bw",
+        "copy_seconds",
+        "create_per_sec",
+        "read_lat_p99",
+    ] {
+        assert!(r.stdout.contains(m), "table lacks {m}:\n{}", r.stdout);
+    }
+    assert!(
+        entries(&target).is_empty(),
+        "run directory removed: {:?}",
+        entries(&target)
+    );
+    let d = doc(&dir.path().join("q.json"));
+    assert_eq!(d["schema"], "plumb.result.v1");
+    assert_eq!(d["label"], "ci");
+    assert_eq!(d["scenarios"].as_array().unwrap().len(), 6);
+    for s in d["scenarios"].as_array().unwrap() {
+        assert!(s["error"].is_null(), "{s}");
+        assert_eq!(s["source_sha256"].as_str().unwrap().len(), 64);
+        assert_eq!(s["pack"], "quick");
+    }
+    assert!(metric(&d, "randrw", "read_iops").unwrap() > 0.0);
+    assert!(metric(&d, "small-files", "create_per_sec").unwrap() > 0.0);
+    assert_eq!(d["scenarios"][0]["jobs"][0]["rw"], "randrw");
+}
+
+#[test]
+fn every_host_function_is_reachable_from_rhai() {
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "all.rhai",
+        r#"
+        let f = fs::open("a.dat", #{ write: true, create: true });
+        report::metric("w", f.write_at(0, 8192), "B", "higher");
+        f.append(4096);
+        f.fsync();
+        f.fdatasync();
+        f.fallocate(16384);
+        f.truncate(12288);
+        report::metric("size", f.size(), "B", "higher");
+        report::metric("r", f.read_at(0, 4096), "B", "higher");
+        f.close();
+        let w = fs::write_file("b.dat", "64k", #{ bs: "16k", fsync: true });
+        let r = fs::read_file("b.dat", #{ bs: "16k" });
+        report::metric("rf", r.bytes, "B", "higher");
+        fs::copy("b.dat", "c.dat", #{ method: "copy_file_range" });
+        fs::copy("b.dat", "d.dat");
+        fs::mkdir("sub");
+        fs::rename("d.dat", "sub/d.dat");
+        report::metric("exists", if fs::exists("sub/d.dat") { 1 } else { 0 }, "", "higher");
+        report::metric("listed", fs::list(".").len(), "", "higher");
+        report::metric("stat", fs::stat("c.dat").size, "B", "higher");
+        fs::remove("c.dat");
+        fs::remove_all("sub");
+        fs::sync_all();
+        try { fs::drop_caches(); } catch (e) { report::note(e); }
+        let c = fs::create_files("many", 10, 100);
+        let st = fs::stat_files("many");
+        let rm = fs::remove_files("many");
+        report::metric("storm", c.ops + st.ops + rm.ops, "ops", "higher");
+        let t0 = time::now();
+        time::sleep(0.01);
+        let m = time::measure(|| 41 + 1);
+        report::metric("measured", m.result, "", "higher");
+        report::table("t", ["a", "b"], [[1, 2], [3, 4]]);
+        report::metric("param", param("n", 5), "", "higher");
+        let info = sys::info();
+        report::metric("cpus", info.cpus, "", "higher");
+        let j = io::job(#{ name: "j", rw: "randread", size: "1M", bs: "4k", ioengine: "psync" });
+        report::metric("job_ios", j.read.total_ios, "", "higher");
+        report::metric("elapsed", time::now() - t0, "s", "lower");
+        "#,
+    );
+    let (r, _) = run_scripts(dir.path(), &[&s, "-p", "n=7", "--json", "all.json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let d = doc(&dir.path().join("all.json"));
+    let m = |n: &str| metric(&d, "all", n).unwrap_or_else(|| panic!("metric {n}: {d}"));
+    assert_eq!(m("w"), 8192.0);
+    assert_eq!(m("size"), 12288.0);
+    assert_eq!(m("r"), 4096.0);
+    assert_eq!(m("rf"), 65536.0);
+    assert_eq!(m("exists"), 1.0);
+    assert_eq!(m("stat"), 65536.0);
+    assert_eq!(m("storm"), 30.0);
+    assert_eq!(m("measured"), 42.0);
+    assert_eq!(m("param"), 7.0);
+    assert_eq!(m("job_ios"), 256.0);
+    assert!(m("cpus") >= 1.0);
+    assert_eq!(d["scenarios"][0]["tables"][0]["rows"][1][1], "4");
+    // The parity list names every function the modules register.
+    let src = std::fs::read_to_string(dir.path().join("all.rhai")).unwrap();
+    for f in [
+        "io::job",
+        "fs::open",
+        "fs::write_file",
+        "fs::read_file",
+        "fs::copy",
+        "fs::rename",
+        "fs::remove",
+        "fs::remove_all",
+        "fs::mkdir",
+        "fs::list",
+        "fs::stat",
+        "fs::exists",
+        "fs::sync_all",
+        "fs::drop_caches",
+        "fs::create_files",
+        "fs::stat_files",
+        "fs::remove_files",
+        "time::now",
+        "time::sleep",
+        "time::measure",
+        "report::metric",
+        "report::table",
+        "report::note",
+        "sys::info",
+    ] {
+        assert!(src.contains(f), "{f} not exercised");
+    }
+}
+
+#[test]
+fn hostile_paths_are_refused_catchably_and_nothing_escapes() {
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "escape.rhai",
+        r#"
+        let refused = 0;
+        fs::mkdir("a");
+        for p in ["../outside.dat", "/tmp/plumb-evil.dat", "a/../../outside.dat"] {
+            try { fs::write_file(p, 4096); } catch (e) {
+                if e.contains("outside the run directory") { refused += 1; } else { throw e; }
+            }
+        }
+        try { io::job(#{ filename: "../job.dat", size: "1M", rw: "write" }); } catch (e) {
+            if e.contains("outside the run directory") { refused += 1; } else { throw e; }
+        }
+        try { io::job(#{ directory: "/tmp", size: "1M" }); } catch (e) { refused += 1; }
+        report::metric("refused", refused, "", "higher");
+        "#,
+    );
+    let (r, target) = run_scripts(dir.path(), &[&s, "--json", "e.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        metric(&doc(&dir.path().join("e.json")), "escape", "refused"),
+        Some(5.0)
+    );
+    assert!(!dir.path().join("outside.dat").exists() && !target.join("outside.dat").exists());
+    assert!(!Path::new("/tmp/plumb-evil.dat").exists());
+    assert!(entries(&target).is_empty());
+}
+
+#[test]
+fn limits_end_a_scenario_and_the_run_goes_on() {
+    let dir = workdir();
+    let cases = [
+        ("endless.rhai", "loop { }", "deadline"),
+        ("recursion.rhai", "fn f(x) { f(x + 1) } f(0);", "too deep"),
+        (
+            "string.rhai",
+            "let s = \"xxxxxxxx\"; loop { s += s; }",
+            "too large",
+        ),
+        ("array.rhai", "let a = [1]; loop { a += a; }", "too large"),
+        (
+            "bigjob.rhai",
+            "io::job(#{ rw: \"write\", size: \"900T\" });",
+            "free",
+        ),
+        (
+            "ok.rhai",
+            "report::metric(\"fine\", 1, \"\", \"higher\");",
+            "",
+        ),
+    ];
+    let mut args: Vec<String> = cases
+        .iter()
+        .map(|(n, src, _)| script(dir.path(), n, src))
+        .collect();
+    args.extend([
+        "--timeout".into(),
+        "2s".into(),
+        "--json".into(),
+        "l.json".into(),
+    ]);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (r, target) = run_scripts(dir.path(), &argv);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let d = doc(&dir.path().join("l.json"));
+    for (name, _, needle) in cases {
+        let s = d["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name.trim_end_matches(".rhai"))
+            .unwrap();
+        if needle.is_empty() {
+            assert!(s["error"].is_null(), "{s}");
+            assert_eq!(metric(&d, "ok", "fine"), Some(1.0));
+        } else {
+            let e = s["error"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{name} should fail: {s}"));
+            assert!(e.contains(needle), "{name}: {e}");
+            assert!(e.contains(name), "{name}: error names the file: {e}");
+        }
+    }
+    assert!(entries(&target).is_empty());
+}
+
+#[test]
+fn script_errors_name_file_line_and_column() {
+    let dir = workdir();
+    let s = script(dir.path(), "bad.rhai", "let x = 1;\nlet y = (x + ;\n");
+    let (r, target) = run_scripts(dir.path(), &[&s]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("bad.rhai:2:"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("let y = (x + ;"),
+        "quotes the line: {}",
+        r.stderr
+    );
+    assert!(entries(&target).is_empty(), "nothing ran");
+    let c = plumb(dir.path(), &["check", &s]);
+    assert_eq!(c.code, 2);
+    assert!(c.stderr.contains("bad.rhai:2:"), "{}", c.stderr);
+    let u = script(dir.path(), "unknown.rhai", "let f = fs::opn(\"x\");\n");
+    let c = plumb(dir.path(), &["check", &u]);
+    assert_eq!(c.code, 2);
+    assert!(
+        c.stderr.contains("unknown.rhai:1:") && c.stderr.contains("fs::opn"),
+        "{}",
+        c.stderr
+    );
+    assert!(c.stderr.contains("did you mean fs::open"), "{}", c.stderr);
+    let ok = plumb(dir.path(), &["check", "quick"]);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+}
+
+#[test]
+fn runtime_errors_name_the_place() {
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "oops.rhai",
+        "let a = 1;\nlet b = a + fs::stat(\"missing\").size;\n",
+    );
+    let (r, _) = run_scripts(dir.path(), &[&s]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("oops.rhai:2:"), "{}", r.stderr);
+    assert!(r.stderr.contains("missing"), "{}", r.stderr);
+}
+
+#[test]
+fn sigint_cleans_up_and_keeps_partial_results() {
+    let dir = workdir();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let first = script(
+        dir.path(),
+        "first.rhai",
+        "fs::write_file(\"x.dat\", \"1M\"); report::metric(\"done\", 1, \"\", \"higher\");",
+    );
+    let second = script(
+        dir.path(),
+        "second.rhai",
+        "fs::write_file(\"y.dat\", \"1M\"); loop { time::sleep(0.05); }",
+    );
+    let child = std::process::Command::new(crate::util::plumb_bin())
+        .args([
+            "run",
+            &first,
+            &second,
+            "--target",
+            target.to_str().unwrap(),
+            "--json",
+            "p.json",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        entries(&target).is_empty(),
+        "no files left: {:?}",
+        entries(&target)
+    );
+    let d = doc(&dir.path().join("p.json"));
+    assert_eq!(metric(&d, "first", "done"), Some(1.0));
+    assert!(d["scenarios"][1]["error"]
+        .as_str()
+        .unwrap()
+        .contains("interrupted"));
+}
+
+#[test]
+fn packs_declare_params_and_capabilities() {
+    let dir = workdir();
+    let pack = dir.path().join("mypack");
+    std::fs::create_dir(&pack).unwrap();
+    std::fs::write(
+        pack.join("pack.toml"),
+        "name = \"mine\"\nversion = \"0.1\"\ndescription = \"test\"\nscenarios = [\"w.rhai\"]\n\n[params.size]\ndefault = \"64k\"\nunit = \"bytes\"\ndescription = \"file size\"\n\n[capabilities]\nmax_bytes = \"1M\"\n",
+    )
+    .unwrap();
+    std::fs::write(pack.join("w.rhai"), "let s = param(\"size\", \"64k\");\nfs::write_file(\"w.dat\", s);\nreport::metric(\"ok\", 1, \"\", \"higher\");\n").unwrap();
+    let (r, _) = run_scripts(
+        dir.path(),
+        &[
+            "mypack", "--repeat", "3", "--json", "m.json", "--format", "csv",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .starts_with("scenario,metric,median,unit,min,max,runs,better"),
+        "{}",
+        r.stdout
+    );
+    let d = doc(&dir.path().join("m.json"));
+    assert_eq!(d["scenarios"][0]["repeat"], 3);
+    assert_eq!(
+        d["scenarios"][0]["metrics"][0]["samples"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    assert_eq!(d["scenarios"][0]["pack_sha256"].as_str().unwrap().len(), 64);
+    // More than the pack declared is stopped.
+    let (r, _) = run_scripts(dir.path(), &["mypack", "-p", "size=2M"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("byte budget"), "{}", r.stderr);
+    // More than the user granted is refused before running.
+    let (r, target) = run_scripts(dir.path(), &["mypack", "--max-bytes", "100k"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--max-bytes"), "{}", r.stderr);
+    assert!(entries(&target).is_empty());
+    // Unknown parameters are bad input.
+    let (r, _) = run_scripts(dir.path(), &["mypack", "-p", "sise=1"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("sise"));
+    let l = plumb(dir.path(), &["list", "mypack"]);
+    assert!(l.stdout.contains("-p size=64k"), "{}", l.stdout);
+}
