@@ -280,3 +280,24 @@ fn rate_iops_is_held_within_5_percent() {
         "rate=8m gave {bw}"
     );
 }
+
+#[test]
+fn fsync_every_n_writes_syncs_one_file_with_many_files() {
+    // fio counts writes per job and syncs the file of the write that reached N.
+    let dir = workdir();
+    let json = fio_json(
+        dir.path(),
+        &[
+            "--name=m",
+            "--nrfiles=4",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=256k",
+            "--fsync=8",
+            "--write_iolog=log",
+        ],
+    );
+    assert_eq!(json["jobs"][0]["sync"]["total_ios"].as_u64(), Some(8));
+    let log = iolog(&dir.path().join("log"));
+    assert_eq!(log.iter().filter(|l| l.1 == "sync").count(), 8);
+}

@@ -416,3 +416,76 @@ fn packs_declare_params_and_capabilities() {
     let l = plumb(dir.path(), &["list", "mypack"]);
     assert!(l.stdout.contains("-p size=64k"), "{}", l.stdout);
 }
+
+#[test]
+fn cloud_compare_and_fileio_packs_run_at_small_sizes() {
+    let dir = workdir();
+    let (r, target) = run_scripts(
+        dir.path(),
+        &[
+            "cloud-compare",
+            "fileio",
+            "-p",
+            "size=16M",
+            "-p",
+            "dd_size=8M",
+            "-p",
+            "dd_runs=2",
+            "-p",
+            "ioping_count=3",
+            "-p",
+            "ioping_interval=0.05",
+            "-p",
+            "fileio_size=16M",
+            "-p",
+            "fileio_time=1s",
+            "-p",
+            "bonnie_size=4M",
+            "-p",
+            "bonnie_files=100",
+            "-p",
+            "file_total_size=16M",
+            "-p",
+            "time=1s",
+            "--json",
+            "c.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(entries(&target).is_empty());
+    let d = doc(&dir.path().join("c.json"));
+    let scenarios = d["scenarios"].as_array().unwrap();
+    assert_eq!(scenarios.len(), 14);
+    for s in scenarios {
+        assert!(s["error"].is_null(), "{s}");
+    }
+    for (scenario, m) in [
+        ("fio-random", "randrw.read_iops"),
+        ("fio-random", "randwrite.write_iops"),
+        ("dd", "write_bw"),
+        ("dd", "buffered_read_bw"),
+        ("ioping", "lat_avg"),
+        ("big-file", "move_other_dir_seconds"),
+        ("sysbench-fileio", "fsyncs_per_sec"),
+        ("bonnie", "rewrite"),
+        ("bonnie", "seq_delete"),
+        ("seqwr", "writes_per_sec"),
+        ("rndrw", "reads_per_sec"),
+        ("rndrd", "latency_p95"),
+    ] {
+        assert!(
+            metric(&d, scenario, m).is_some_and(|v| v >= 0.0),
+            "{scenario} {m}"
+        );
+    }
+    // dd runs twice: both samples kept.
+    let dd = scenarios.iter().find(|s| s["name"] == "dd").unwrap();
+    assert_eq!(dd["metrics"][0]["samples"].as_array().unwrap().len(), 2);
+    // sysbench's fsync every 100 requests: about one fsync per 100 writes.
+    let writes = metric(&d, "rndwr", "writes_per_sec").unwrap();
+    let fsyncs = metric(&d, "rndwr", "fsyncs_per_sec").unwrap();
+    assert!(
+        fsyncs < writes / 50.0,
+        "fsyncs {fsyncs}/s for {writes} writes/s"
+    );
+}

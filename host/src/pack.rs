@@ -139,36 +139,27 @@ pub struct PackError {
     pub message: String,
 }
 
-const BUILTIN: &[(&str, &[(&str, &str)])] = &[(
-    "quick",
-    &[
-        ("pack.toml", include_str!("../../scripts/quick/pack.toml")),
-        (
-            "randrw.rhai",
-            include_str!("../../scripts/quick/randrw.rhai"),
-        ),
-        (
-            "seqwrite.rhai",
-            include_str!("../../scripts/quick/seqwrite.rhai"),
-        ),
-        (
-            "seqread.rhai",
-            include_str!("../../scripts/quick/seqread.rhai"),
-        ),
-        (
-            "latency.rhai",
-            include_str!("../../scripts/quick/latency.rhai"),
-        ),
-        (
-            "copy-move-delete.rhai",
-            include_str!("../../scripts/quick/copy-move-delete.rhai"),
-        ),
-        (
-            "small-files.rhai",
-            include_str!("../../scripts/quick/small-files.rhai"),
-        ),
-    ],
-)];
+/// Embeds a built-in pack's files.
+macro_rules! pack_files {
+    ($dir:literal: $($file:literal),*) => {
+        &[$(($file, include_str!(concat!("../../scripts/", $dir, "/", $file)))),*]
+    };
+}
+
+const BUILTIN: &[(&str, &[(&str, &str)])] = &[
+    (
+        "quick",
+        pack_files!("quick": "pack.toml", "randrw.rhai", "seqwrite.rhai", "seqread.rhai", "latency.rhai", "copy-move-delete.rhai", "small-files.rhai"),
+    ),
+    (
+        "cloud-compare",
+        pack_files!("cloud-compare": "pack.toml", "fio-random.rhai", "dd.rhai", "ioping.rhai", "big-file.rhai", "sysbench-fileio.rhai", "bonnie.rhai"),
+    ),
+    (
+        "fileio",
+        pack_files!("fileio": "pack.toml", "prepare.rhai", "seqwr.rhai", "seqrewr.rhai", "seqrd.rhai", "rndrd.rhai", "rndwr.rhai", "rndrw.rhai", "cleanup.rhai"),
+    ),
+];
 
 /// Names of the built-in packs.
 pub fn builtin_names() -> Vec<&'static str> {

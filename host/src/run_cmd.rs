@@ -2,7 +2,7 @@
 //! check what they ask for, run them in sandboxed run directories, gather
 //! and save results, print the table, and clean up — also after Ctrl-C.
 
-use crate::api::{Host, Limits};
+use crate::api::{Host, Limits, Workspace};
 use crate::document::{Metric, RunDocument, ScenarioResult, SCHEMA};
 use crate::pack::{self, Pack, PackError};
 use crate::report::run_table::{self, Format};
@@ -229,6 +229,11 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                     .map(|(k, v)| (k.clone(), v.clone())),
             )
             .collect();
+        let space = Rc::new(Workspace::new(
+            RunDir::create(root.path())
+                .map_err(|e| (ExitCode::Failed, format!("run directory: {e}")))?,
+            budget,
+        ));
         for s in &p.scenarios {
             index += 1;
             let ast = asts.next().expect("one AST per scenario");
@@ -257,15 +262,10 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                     },
                     run_start.elapsed().as_secs()
                 );
-                let dir = RunDir::create(root.path())
-                    .map_err(|e| (ExitCode::Failed, format!("run directory: {e}")))?;
                 let host = Rc::new(RefCell::new(Host::new(
-                    dir,
+                    space.clone(),
                     params.clone(),
-                    Limits {
-                        max_bytes: budget,
-                        timeout,
-                    },
+                    Limits { timeout },
                     stop.clone(),
                 )));
                 let outcome = rhai_engine::run(
@@ -277,12 +277,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 );
                 let host = Rc::try_unwrap(host).map(RefCell::into_inner);
                 if let Ok(host) = host {
-                    let (dir, report) = host.into_parts();
-                    if args.keep {
-                        eprintln!("  kept {}", dir.path().display());
-                    } else {
-                        let _ = dir.delete();
-                    }
+                    let report = host.report;
                     merge_samples(&mut g.metrics, report.metrics);
                     g.jobs.extend(report.jobs);
                     g.tables.extend(report.tables);
@@ -302,6 +297,14 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 }
             }
             gathered.push(g);
+        }
+        if let Ok(space) = Rc::try_unwrap(space) {
+            let dir = space.into_dir();
+            if args.keep {
+                eprintln!("kept {}", dir.path().display());
+            } else {
+                let _ = dir.delete();
+            }
         }
     }
     let finished = chrono::Local::now();

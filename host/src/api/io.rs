@@ -45,7 +45,7 @@ impl Host {
         self.charge("io::job", prepared.bytes_to_lay_out())?;
         let opts = RunOptions {
             allow_device: false,
-            progress: false,
+            progress: true,
             stop: self.stop_flag().clone(),
         };
         let mut report = prepared
@@ -59,7 +59,9 @@ impl Host {
                 job.name
             )));
         }
-        self.report.jobs.push(result.clone());
+        if !job.create_only {
+            self.report.jobs.push(result.clone());
+        }
         Ok(result)
     }
 }

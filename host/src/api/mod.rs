@@ -10,7 +10,9 @@ pub mod io;
 pub mod report;
 
 use crate::sandbox::{RunDir, SandboxError};
+use std::cell::Cell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -58,52 +60,73 @@ pub enum ApiError {
 /// Limits a scenario runs under.
 #[derive(Debug, Clone)]
 pub struct Limits {
-    /// The most bytes the scenario may write in total.
-    pub max_bytes: u64,
     /// How long the scenario may run.
     pub timeout: Duration,
+}
+
+/// A pack's run directory and its byte budget, shared by the pack's
+/// scenarios (so a `prepare` scenario's files are there for the next one).
+#[derive(Debug)]
+pub struct Workspace {
+    dir: RunDir,
+    max_bytes: u64,
+    written: Cell<u64>,
+}
+
+impl Workspace {
+    /// A workspace in `dir` that may grow by at most `max_bytes`.
+    pub fn new(dir: RunDir, max_bytes: u64) -> Workspace {
+        Workspace {
+            dir,
+            max_bytes,
+            written: Cell::new(0),
+        }
+    }
+
+    /// The run directory.
+    pub fn dir(&self) -> &RunDir {
+        &self.dir
+    }
+
+    /// Gives the run directory back (to delete or keep it).
+    pub fn into_dir(self) -> RunDir {
+        self.dir
+    }
 }
 
 /// Everything a running scenario can reach.
 #[derive(Debug)]
 pub struct Host {
-    run_dir: RunDir,
+    space: Rc<Workspace>,
     params: BTreeMap<String, String>,
     limits: Limits,
     started: Instant,
     stop: Arc<AtomicBool>,
-    written: u64,
     /// What the scenario reported so far.
     pub report: ScenarioReport,
 }
 
 impl Host {
-    /// A host for one scenario in `run_dir`.
+    /// A host for one scenario in the pack's workspace.
     pub fn new(
-        run_dir: RunDir,
+        space: Rc<Workspace>,
         params: BTreeMap<String, String>,
         limits: Limits,
         stop: Arc<AtomicBool>,
     ) -> Host {
         Host {
-            run_dir,
+            space,
             params,
             limits,
             started: Instant::now(),
             stop,
-            written: 0,
             report: ScenarioReport::default(),
         }
     }
 
     /// The sandboxed run directory.
     pub fn run_dir(&self) -> &RunDir {
-        &self.run_dir
-    }
-
-    /// Gives the run directory back when the scenario is over.
-    pub fn into_parts(self) -> (RunDir, ScenarioReport) {
-        (self.run_dir, self.report)
+        &self.space.dir
     }
 
     /// A parameter given with `-p` or by the pack, if set.
@@ -154,22 +177,24 @@ impl Host {
 
     /// Reserves `bytes` of the write budget, or refuses.
     pub fn charge(&mut self, op: &'static str, bytes: u64) -> Result<(), ApiError> {
-        let left = self.limits.max_bytes.saturating_sub(self.written);
+        let s = &self.space;
+        let left = s.max_bytes.saturating_sub(s.written.get());
         if bytes > left {
             return Err(ApiError::Budget {
                 op,
                 need: bytes,
                 left,
-                limit: self.limits.max_bytes,
+                limit: s.max_bytes,
             });
         }
-        self.written += bytes;
+        s.written.set(s.written.get() + bytes);
         Ok(())
     }
 
     /// Gives back budget for bytes freed (files removed or truncated).
     pub fn refund(&mut self, bytes: u64) {
-        self.written = self.written.saturating_sub(bytes);
+        let s = &self.space;
+        s.written.set(s.written.get().saturating_sub(bytes));
     }
 }
 

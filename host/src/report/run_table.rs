@@ -65,8 +65,10 @@ fn num(v: f64) -> String {
         format!("{v:.0}")
     } else if v.abs() >= 10.0 {
         format!("{v:.1}")
-    } else {
+    } else if v.abs() >= 0.01 {
         format!("{v:.3}")
+    } else {
+        format!("{v:.6}")
     }
 }
 

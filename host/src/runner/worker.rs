@@ -122,6 +122,8 @@ struct Worker<'a> {
     regions: Vec<Region>,
     write_seq: u64,
     writes_since_sync: u32,
+    /// The file whose write reached the fsync count: fio syncs that file only.
+    sync_file: Option<u32>,
     dirty: Vec<bool>,
     iolog: Option<IoLog>,
 }
@@ -240,6 +242,7 @@ impl<'a> Worker<'a> {
             regions,
             write_seq: 0,
             writes_since_sync: 0,
+            sync_file: None,
         };
         let mut gen = OffsetGenerator::new(job, &w.regions, plan.budget, plan.seed);
         let result = w.drive(engine.as_mut(), &mut gen, depth, live, stop, stats);
@@ -335,7 +338,8 @@ impl<'a> Worker<'a> {
                 break;
             }
             if need_sync && inflight == 0 {
-                self.sync_dirty(&mut stats.sync)?;
+                let only = self.sync_file.take();
+                self.sync_dirty(&mut stats.sync, only)?;
                 need_sync = false;
             }
             // Refill free slots, submitting every `batch` requests.
@@ -453,7 +457,7 @@ impl<'a> Worker<'a> {
                 self.dirty[i] = true;
             }
             let mut end_sync = LatencyRecorder::default();
-            self.sync_dirty(&mut end_sync)?;
+            self.sync_dirty(&mut end_sync, None)?;
             last_completion = Instant::now();
         }
         let end = last_completion.max(start);
@@ -502,6 +506,7 @@ impl<'a> Worker<'a> {
                 self.writes_since_sync += 1;
                 if self.writes_since_sync >= ctx.sync_every {
                     *ctx.need_sync = true;
+                    self.sync_file = Some(io.file);
                 }
             }
             if c.result < 0 {
@@ -571,10 +576,11 @@ impl<'a> Worker<'a> {
             .unwrap_or_else(|| format!("#{file}"))
     }
 
-    /// fsync (or fdatasync) every file written since the last sync.
-    fn sync_dirty(&mut self, rec: &mut LatencyRecorder) -> std::io::Result<()> {
+    /// fsync (or fdatasync) the files written since their last sync: all of
+    /// them, or only `only` (the file whose write reached the count, as fio).
+    fn sync_dirty(&mut self, rec: &mut LatencyRecorder, only: Option<u32>) -> std::io::Result<()> {
         for (i, fd) in self.fds.iter().enumerate() {
-            if !self.dirty[i] {
+            if !self.dirty[i] || only.is_some_and(|f| f as usize != i) {
                 continue;
             }
             let t = Instant::now();
