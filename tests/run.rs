@@ -489,3 +489,53 @@ fn cloud_compare_and_fileio_packs_run_at_small_sizes() {
         "fsyncs {fsyncs}/s for {writes} writes/s"
     );
 }
+
+#[test]
+fn plumb_run_without_arguments_runs_the_quick_pack_here() {
+    let dir = workdir();
+    let r = plumb(dir.path(), &["run"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    for s in [
+        "quick/randrw",
+        "quick/seqwrite",
+        "quick/seqread",
+        "quick/latency",
+        "quick/copy-move-delete",
+        "quick/small-files",
+    ] {
+        assert!(r.stdout.contains(s), "{s} missing:\n{}", r.stdout);
+    }
+    assert!(
+        entries(dir.path()).is_empty(),
+        "run directory removed: {:?}",
+        entries(dir.path())
+    );
+}
+
+#[test]
+fn sigterm_exits_143_and_cleans_up() {
+    let dir = workdir();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let s = script(
+        dir.path(),
+        "loop.rhai",
+        "fs::write_file(\"z.dat\", \"1M\"); loop { time::sleep(0.05); }",
+    );
+    let child = std::process::Command::new(crate::util::plumb_bin())
+        .args(["run", &s, "--target", target.to_str().unwrap()])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143));
+    assert!(entries(&target).is_empty());
+}
