@@ -1,7 +1,6 @@
 //! The `plumb` command line.
 
 use clap::{Parser, Subcommand};
-use plumb::report::run_table::Format;
 use plumb::run_cmd::{self, RunArgs};
 use plumb::{fio_cmd, sysinfo, ExitCode};
 use std::path::PathBuf;
@@ -20,40 +19,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run scenarios and packs (default: the built-in `quick` pack) in a sandboxed run directory.
-    Run {
-        /// `.rhai` files, pack folders or built-in pack names.
-        scenarios: Vec<String>,
-        /// Directory under which the run directory is made.
-        #[arg(long, default_value = ".")]
-        target: PathBuf,
-        /// A parameter, KEY=VALUE (repeatable).
-        #[arg(short = 'p', long = "param", value_name = "KEY=VALUE")]
-        params: Vec<String>,
-        /// Run each scenario this many times.
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-        repeat: u32,
-        /// Label of this run in results and comparisons.
-        #[arg(long)]
-        label: Option<String>,
-        /// Save the result document here.
-        #[arg(long)]
-        json: Option<PathBuf>,
-        /// Output format of the end-of-run table.
-        #[arg(long, value_enum, default_value_t = Format::Table)]
-        format: Format,
-        /// Grant network access to HOST:PORT (repeatable).
-        #[arg(long, value_name = "HOST:PORT")]
-        allow_net: Vec<String>,
-        /// The most bytes the run may write (default: the free space).
-        #[arg(long, value_name = "SIZE")]
-        max_bytes: Option<String>,
-        /// Deadline per scenario.
-        #[arg(long, default_value = "30m")]
-        timeout: String,
-        /// Keep the run directory.
-        #[arg(long)]
-        keep: bool,
-    },
+    Run(RunArgs),
     /// Compile and validate a scenario or pack without running it.
     Check {
         /// A `.rhai` file, pack folder or built-in pack name.
@@ -97,31 +63,7 @@ fn main() {
     };
     let code = match cli.command {
         Command::Fio { args } => fio_cmd::main(&args),
-        Command::Run {
-            scenarios,
-            target,
-            params,
-            repeat,
-            label,
-            json,
-            format,
-            allow_net,
-            max_bytes,
-            timeout,
-            keep,
-        } => run_cmd::run_main(RunArgs {
-            scenarios,
-            target,
-            params,
-            repeat,
-            label,
-            json,
-            format,
-            allow_net,
-            max_bytes,
-            timeout,
-            keep,
-        }),
+        Command::Run(args) => run_cmd::run_main(args),
         Command::Check { scenario } => run_cmd::check_main(&scenario),
         Command::List { pack } => run_cmd::list_main(pack.as_deref()),
         Command::Sysinfo { json, target } => sysinfo_main(json, &target),

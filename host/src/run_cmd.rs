@@ -18,29 +18,39 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// Options of `plumb run`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
-    /// Scenarios or packs; empty means the built-in `quick` pack.
+    /// `.rhai` files, pack folders or built-in pack names (default: quick).
     pub scenarios: Vec<String>,
-    /// Where the run directory goes.
+    /// Directory under which the run directory is made.
+    #[arg(long, default_value = ".")]
     pub target: PathBuf,
-    /// `-p KEY=VALUE` parameters.
+    /// A parameter, KEY=VALUE (repeatable).
+    #[arg(short = 'p', long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
-    /// Runs of each scenario.
+    /// Run each scenario this many times.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
-    /// Label of the run.
+    /// Label of this run in results and comparisons.
+    #[arg(long)]
     pub label: Option<String>,
-    /// Where to save the result document.
+    /// Save the result document here.
+    #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Table format on stdout.
+    /// Output format of the end-of-run table.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Network endpoints granted.
+    /// Grant network access to HOST:PORT (repeatable).
+    #[arg(long, value_name = "HOST:PORT")]
     pub allow_net: Vec<String>,
-    /// Most bytes the run may write (default: the free space).
+    /// The most bytes the run may write (default: the free space).
+    #[arg(long, value_name = "SIZE")]
     pub max_bytes: Option<String>,
     /// Deadline per scenario.
+    #[arg(long, default_value = "30m")]
     pub timeout: String,
     /// Keep the run directory.
+    #[arg(long)]
     pub keep: bool,
 }
 
