@@ -112,6 +112,7 @@ fn every_host_function_is_reachable_from_rhai() {
         fs::remove_all("sub");
         fs::sync_all();
         try { fs::drop_caches(); } catch (e) { report::note(e); }
+        fs::evict("b.dat");
         let c = fs::create_files("many", 10, 100);
         let st = fs::stat_files("many");
         let rm = fs::remove_files("many");
@@ -413,6 +414,30 @@ fn packs_declare_params_and_capabilities() {
     let (r, _) = run_scripts(dir.path(), &["mypack", "-p", "sise=1"]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("sise"));
+    // What the pack did not declare is refused, catchably.
+    let strict = dir.path().join("strict");
+    std::fs::create_dir(&strict).unwrap();
+    std::fs::write(
+        strict.join("pack.toml"),
+        "name = \"strict\"\nscenarios = [\"s.rhai\"]\n\n[capabilities]\nthreads = 2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        strict.join("s.rhai"),
+        "let refused = 0;\n\
+         try { fs::open(\"x\", #{ write: true, create: true, direct: true }); } catch (e) { if e.contains(\"did not declare\") { refused += 1; } }\n\
+         try { io::job(#{ rw: \"read\", size: \"64k\", numjobs: 4 }); } catch (e) { if e.contains(\"did not declare\") { refused += 1; } }\n\
+         try { fs::drop_caches(); } catch (e) { if e.contains(\"did not declare\") { refused += 1; } }\n\
+         io::job(#{ rw: \"read\", size: \"64k\", numjobs: 2 });\n\
+         report::metric(\"refused\", refused, \"\", \"higher\");\n",
+    )
+    .unwrap();
+    let (r, _) = run_scripts(dir.path(), &["strict", "--json", "s.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        metric(&doc(&dir.path().join("s.json")), "s", "refused"),
+        Some(3.0)
+    );
     let l = plumb(dir.path(), &["list", "mypack"]);
     assert!(l.stdout.contains("-p size=64k"), "{}", l.stdout);
 }

@@ -127,6 +127,8 @@ pub struct Pack {
     pub capabilities: Capabilities,
     /// SHA-256 over the manifest and every scenario.
     pub sha256: String,
+    /// True when capabilities come from a `pack.toml` (a lone script has none to check).
+    pub declared: bool,
 }
 
 /// A pack that cannot be loaded, naming the file.
@@ -222,6 +224,7 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
         params: BTreeMap::new(),
         scenarios: vec![s],
         capabilities: Capabilities::default(),
+        declared: false,
     })
 }
 
@@ -262,5 +265,6 @@ fn from_manifest(
         scenarios,
         capabilities: m.capabilities,
         sha256: format!("{:x}", hasher.finalize()),
+        declared: true,
     })
 }

@@ -243,6 +243,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
             RunDir::create(root.path())
                 .map_err(|e| (ExitCode::Failed, format!("run directory: {e}")))?,
             budget,
+            p.declared.then(|| p.capabilities.clone()),
         ));
         for s in &p.scenarios {
             index += 1;

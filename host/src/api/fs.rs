@@ -1,7 +1,7 @@
 //! File and metadata operations: per-operation handles whose data stays in
 //! the host, whole-file reads/writes/copies, and metadata storms.
 
-use super::{os_err, ApiError, Host};
+use super::{os_err, ApiError, Capability, Host};
 use crate::workload::{fill_random, stamp_block};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -312,6 +312,7 @@ impl Host {
             flags |= libc::O_APPEND;
         }
         if opts.direct {
+            self.allow(Capability::DirectIo)?;
             flags |= libc::O_DIRECT;
         }
         let fd = self.run_dir().open(path, flags, 0o644)?;
@@ -513,12 +514,28 @@ impl Host {
 
     /// Drops the page cache (root only).
     pub fn drop_caches(&mut self) -> Result<(), ApiError> {
+        self.allow(Capability::Root)?;
         self.sync_all();
         std::fs::write("/proc/sys/vm/drop_caches", "3\n").map_err(|e| {
             ApiError::Invalid(format!(
                 "drop_caches needs root (writing /proc/sys/vm/drop_caches failed: {e})"
             ))
         })
+    }
+
+    /// Evicts one file from the page cache (flushing it first), without root.
+    pub fn evict(&mut self, path: &str) -> Result<(), ApiError> {
+        let fd = self.run_dir().open(path, libc::O_RDONLY, 0)?;
+        // SAFETY: plain syscalls on a descriptor owned here.
+        unsafe {
+            if libc::fdatasync(fd.as_raw_fd()) != 0 {
+                return Err(os_err(format!("evict '{path}'"))(
+                    std::io::Error::last_os_error(),
+                ));
+            }
+            libc::posix_fadvise(fd.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+        }
+        Ok(())
     }
 
     /// Creates `count` files of `size` bytes in `dir` (created if missing).

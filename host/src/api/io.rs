@@ -1,6 +1,6 @@
 //! `io::job`: a declarative fio-style job run natively inside the run directory.
 
-use super::{ApiError, Host};
+use super::{ApiError, Capability, Host};
 use crate::files::FileError;
 use crate::job::options::job_from_pairs;
 use crate::result::JobResult;
@@ -36,6 +36,10 @@ impl Host {
                 }
             }
         }
+        if job.direct {
+            self.allow(Capability::DirectIo)?;
+        }
+        self.allow(Capability::Threads(job.numjobs))?;
         if job.runtime.is_none_or(|r| r > self.time_left()) {
             job.runtime = Some(self.time_left());
         }

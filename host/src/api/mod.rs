@@ -9,6 +9,7 @@ pub mod fs;
 pub mod io;
 pub mod report;
 
+use crate::pack::Capabilities;
 use crate::sandbox::{RunDir, SandboxError};
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -57,6 +58,17 @@ pub enum ApiError {
     Interrupted,
 }
 
+/// A capability checked against the pack's declaration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capability {
+    /// O_DIRECT.
+    DirectIo,
+    /// This many threads at once.
+    Threads(u32),
+    /// Operations that need root (dropping the page cache).
+    Root,
+}
+
 /// Limits a scenario runs under.
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -71,15 +83,18 @@ pub struct Workspace {
     dir: RunDir,
     max_bytes: u64,
     written: Cell<u64>,
+    declared: Option<Capabilities>,
 }
 
 impl Workspace {
-    /// A workspace in `dir` that may grow by at most `max_bytes`.
-    pub fn new(dir: RunDir, max_bytes: u64) -> Workspace {
+    /// A workspace in `dir` that may grow by at most `max_bytes`; `declared`
+    /// holds a pack's capabilities (None for a lone script: no limits beyond bytes).
+    pub fn new(dir: RunDir, max_bytes: u64, declared: Option<Capabilities>) -> Workspace {
         Workspace {
             dir,
             max_bytes,
             written: Cell::new(0),
+            declared,
         }
     }
 
@@ -173,6 +188,31 @@ impl Host {
     /// Time left before the deadline.
     pub fn time_left(&self) -> Duration {
         self.limits.timeout.saturating_sub(self.started.elapsed())
+    }
+
+    /// Refuses what the pack did not declare: direct I/O, more threads, root.
+    pub fn allow(&self, what: Capability) -> Result<(), ApiError> {
+        let Some(c) = &self.space.declared else {
+            return Ok(());
+        };
+        let refused = match what {
+            Capability::DirectIo => {
+                (!c.direct_io).then(|| "direct I/O (declare direct_io = true)".to_string())
+            }
+            Capability::Threads(n) => c
+                .threads
+                .filter(|t| n > *t)
+                .map(|t| format!("{n} threads (the pack declares at most {t})")),
+            Capability::Root => {
+                (!c.root).then(|| "root-only operations (declare root = true)".to_string())
+            }
+        };
+        match refused {
+            Some(msg) => Err(ApiError::Invalid(format!(
+                "this scenario uses {msg}, which its pack did not declare (rule: capabilities in pack.toml)"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Reserves `bytes` of the write budget, or refuses.

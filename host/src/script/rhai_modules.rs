@@ -69,6 +69,7 @@ pub const HOST_FUNCTIONS: &[&str] = &[
     "fs::exists",
     "fs::sync_all",
     "fs::drop_caches",
+    "fs::evict",
     "fs::create_files",
     "fs::stat_files",
     "fs::remove_files",
@@ -283,6 +284,10 @@ fn fs_module(host: &Shared) -> Module {
     native!(m, "sync_all", || -> () {
         h.borrow_mut().sync_all();
         Ok(())
+    });
+    let h = host.clone();
+    native!(m, "evict", |p: &str| -> () {
+        h.borrow_mut().evict(p).map_err(api)
     });
     let h = host.clone();
     native!(m, "drop_caches", || -> () {
