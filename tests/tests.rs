@@ -3,6 +3,7 @@
 mod util;
 
 mod accuracy;
+mod compare;
 mod engines;
 mod jobs_and_output;
 mod options;

@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod api;
+pub mod compare;
 pub mod document;
 pub mod engine;
 pub mod files;

@@ -20,6 +20,18 @@ struct Cli {
 enum Command {
     /// Run scenarios and packs (default: the built-in `quick` pack) in a sandboxed run directory.
     Run(RunArgs),
+    /// Compare result files side by side (the first is the baseline).
+    Compare {
+        /// Result files written with --json.
+        #[arg(required = true, num_args = 2..)]
+        files: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = plumb::report::run_table::Format::Table)]
+        format: plumb::report::run_table::Format,
+        /// Exit 1 when any metric is worse than the baseline by more than this (e.g. 10%).
+        #[arg(long, value_name = "PCT")]
+        fail_if_slower: Option<String>,
+    },
     /// Compile and validate a scenario or pack without running it.
     Check {
         /// A `.rhai` file, pack folder or built-in pack name.
@@ -64,6 +76,11 @@ fn main() {
     let code = match cli.command {
         Command::Fio { args } => fio_cmd::main(&args),
         Command::Run(args) => run_cmd::run_main(args),
+        Command::Compare {
+            files,
+            format,
+            fail_if_slower,
+        } => plumb::compare::main(&files, format, fail_if_slower.as_deref()),
         Command::Check { scenario } => run_cmd::check_main(&scenario),
         Command::List { pack } => run_cmd::list_main(pack.as_deref()),
         Command::Sysinfo { json, target } => sysinfo_main(json, &target),

@@ -1,0 +1,203 @@
+//! The comparison as a terminal table, Markdown, CSV or JSON, with units
+//! scaled for reading and a machine table above the metrics.
+
+use super::{Comparison, Row, Verdict};
+use crate::document::{Better, RunDocument};
+use crate::report::run_table::Format;
+use crate::units::format_bytes_binary;
+use comfy_table::{presets, Table};
+
+/// Scales a value for reading: bytes → KiB…, ns → µs → ms, big counts → k/M.
+pub fn scaled(value: f64, unit: &str) -> (f64, String) {
+    let steps = |v: f64, base: f64, units: &[&str]| {
+        let mut v = v;
+        let mut i = 0;
+        while v.abs() >= base && i + 1 < units.len() {
+            v /= base;
+            i += 1;
+        }
+        (v, units[i].to_string())
+    };
+    match unit {
+        "bytes/s" | "B/s" => steps(value, 1024.0, &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]),
+        "KiB/s" => steps(value, 1024.0, &["KiB/s", "MiB/s", "GiB/s", "TiB/s"]),
+        "MiB/s" => steps(value, 1024.0, &["MiB/s", "GiB/s", "TiB/s"]),
+        "bytes" | "B" => steps(value, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"]),
+        "ns" => steps(value, 1000.0, &["ns", "µs", "ms", "s"]),
+        "us" | "µs" => steps(value, 1000.0, &["µs", "ms", "s"]),
+        "ms" => steps(value, 1000.0, &["ms", "s"]),
+        _ => (value, unit.to_string()),
+    }
+}
+
+fn num(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn verdict_text(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Baseline => "baseline",
+        Verdict::Better => "better",
+        Verdict::Worse => "worse",
+        Verdict::WithinNoise => "within noise",
+        Verdict::Unknown => "1 sample: no verdict",
+        Verdict::Missing => "missing",
+    }
+}
+
+fn cell_text(row: &Row, i: usize) -> String {
+    let c = &row.cells[i];
+    let Some(v) = c.value else {
+        return "missing".into();
+    };
+    let (v, u) = scaled(v, &row.unit);
+    let mut s = format!("{} {u}", num(v));
+    if i > 0 {
+        match c.ratio {
+            Some(r) => s.push_str(&format!(" ×{r:.3}")),
+            None => s.push_str(" (no baseline)"),
+        }
+        if let Some((lo, hi)) = c.ratio_ci {
+            s.push_str(&format!(" [{lo:.3}–{hi:.3}]"));
+        }
+        s.push_str(&format!(" {}", verdict_text(c.verdict)));
+    }
+    s
+}
+
+fn machine_rows(docs: &[RunDocument]) -> Vec<Vec<String>> {
+    type Field = fn(&RunDocument) -> String;
+    let t = |d: &RunDocument, f: fn(&crate::sysinfo::TargetInfo) -> String| {
+        d.target.as_ref().map(f).unwrap_or_else(|| "-".into())
+    };
+    let fields: Vec<(&str, Field)> = vec![
+        ("host", |d| d.host.hostname.clone()),
+        ("CPU", |d| d.host.cpu_model.clone()),
+        ("cores", |d| d.host.cpus.to_string()),
+        ("memory", |d| {
+            format_bytes_binary(d.host.memory_bytes as f64)
+        }),
+        ("kernel", |d| d.host.kernel.clone()),
+        ("OS", |d| d.host.os.clone()),
+        ("filesystem", |d| {
+            d.target
+                .as_ref()
+                .map(|t| t.fs_type.clone())
+                .unwrap_or_else(|| "-".into())
+        }),
+        ("device", |d| {
+            d.target
+                .as_ref()
+                .and_then(|t| t.device.clone())
+                .unwrap_or_else(|| "-".into())
+        }),
+        ("scheduler", |d| {
+            d.target
+                .as_ref()
+                .and_then(|t| t.scheduler.clone())
+                .unwrap_or_else(|| "-".into())
+        }),
+        ("rotational", |d| {
+            d.target
+                .as_ref()
+                .and_then(|t| t.rotational)
+                .map(|r| if r { "yes" } else { "no" }.to_string())
+                .unwrap_or_else(|| "-".into())
+        }),
+    ];
+    let mut rows: Vec<Vec<String>> = fields
+        .iter()
+        .map(|(name, f)| {
+            std::iter::once(name.to_string())
+                .chain(docs.iter().map(f))
+                .collect()
+        })
+        .collect();
+    rows.push(
+        std::iter::once("free".to_string())
+            .chain(
+                docs.iter()
+                    .map(|d| t(d, |t| format_bytes_binary(t.free_bytes as f64))),
+            )
+            .collect(),
+    );
+    rows
+}
+
+/// Renders the machine table and the metric table.
+pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
+    match format {
+        Format::Json => serde_json::to_string_pretty(c).expect("serialisable") + "\n",
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            let _ = w.write_record([
+                "scenario", "metric", "unit", "better", "run", "value", "samples", "ratio",
+                "ci_low", "ci_high", "verdict",
+            ]);
+            for r in &c.rows {
+                for (i, cell) in r.cells.iter().enumerate() {
+                    let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+                    let _ = w.write_record([
+                        r.scenario.clone(),
+                        r.metric.clone(),
+                        r.unit.clone(),
+                        format!("{:?}", r.better).to_lowercase(),
+                        c.runs[i].clone(),
+                        opt(cell.value),
+                        cell.samples.to_string(),
+                        opt(cell.ratio),
+                        opt(cell.ratio_ci.map(|x| x.0)),
+                        opt(cell.ratio_ci.map(|x| x.1)),
+                        verdict_text(cell.verdict).to_string(),
+                    ]);
+                }
+            }
+            String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+        }
+        Format::Table | Format::Markdown => {
+            let preset = if format == Format::Markdown {
+                presets::ASCII_MARKDOWN
+            } else {
+                presets::UTF8_FULL_CONDENSED
+            };
+            let mut machines = Table::new();
+            machines.load_preset(preset);
+            machines
+                .set_header(std::iter::once("machine".to_string()).chain(c.runs.iter().cloned()));
+            for r in machine_rows(docs) {
+                machines.add_row(r);
+            }
+            let mut metrics = Table::new();
+            metrics.load_preset(preset);
+            metrics.set_header(
+                [
+                    "scenario".to_string(),
+                    "metric".to_string(),
+                    "better".to_string(),
+                ]
+                .into_iter()
+                .chain(c.runs.iter().cloned()),
+            );
+            for r in &c.rows {
+                let better = match r.better {
+                    Better::Higher => "higher",
+                    Better::Lower => "lower",
+                };
+                metrics.add_row(
+                    [r.scenario.clone(), r.metric.clone(), better.to_string()]
+                        .into_iter()
+                        .chain((0..r.cells.len()).map(|i| cell_text(r, i))),
+                );
+            }
+            let note = "Each run: median, ×ratio to the baseline, [95% bootstrap interval of the ratio], verdict. \
+                        \"within noise\" when the interval includes 1; one sample on a side gives no verdict.";
+            format!("{machines}\n\n{metrics}\n\n{note}\n")
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! `plumb compare` on result files with known samples, and on real runs.
+
+use crate::util::{plumb, workdir};
+use serde_json::json;
+use std::path::Path;
+
+/// A minimal result document with one scenario and the given metrics.
+fn result(label: &str, metrics: &[(&str, &str, &str, &[f64])]) -> serde_json::Value {
+    let ms: Vec<_> = metrics
+        .iter()
+        .map(|(name, unit, better, samples)| {
+            let mut s = samples.to_vec();
+            s.sort_by(f64::total_cmp);
+            json!({ "name": name, "unit": unit, "better": better, "value": s[s.len() / 2], "samples": samples })
+        })
+        .collect();
+    json!({
+        "schema": "plumb.result.v1", "plumb_version": "0.1.0", "label": label,
+        "started": "2026-11-30T10:00:00+00:00", "finished": "2026-11-30T10:01:00+00:00",
+        "host": { "hostname": format!("host-{label}"), "os": "Linux", "kernel": "6.18", "arch": "x86_64",
+                  "cpu_model": "Test CPU", "cpus": 4, "memory_bytes": 8589934592u64 },
+        "target": null,
+        "scenarios": [{ "name": "s", "pack": "p", "source_sha256": null, "params": {}, "repeat": 5,
+                        "metrics": ms, "jobs": [], "tables": [], "error": null }]
+    })
+}
+
+fn write(dir: &Path, name: &str, v: &serde_json::Value) -> String {
+    std::fs::write(dir.join(name), serde_json::to_string(v).unwrap()).unwrap();
+    name.to_string()
+}
+
+fn compare_json(dir: &Path, files: &[&str]) -> serde_json::Value {
+    let mut args = vec!["compare"];
+    args.extend_from_slice(files);
+    args.extend(["--format", "json"]);
+    let r = plumb(dir, &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    r.json()
+}
+
+fn row<'a>(c: &'a serde_json::Value, metric: &str) -> &'a serde_json::Value {
+    c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == metric)
+        .unwrap_or_else(|| panic!("{metric}: {c}"))
+}
+
+#[test]
+fn values_ratios_winners_and_noise() {
+    let dir = workdir();
+    let a = write(
+        dir.path(),
+        "a.json",
+        &result(
+            "A",
+            &[
+                ("iops", "IOPS", "higher", &[100.0, 101.0, 99.0, 100.5, 99.5]),
+                (
+                    "lat",
+                    "ns",
+                    "lower",
+                    &[1000.0, 1010.0, 990.0, 1005.0, 995.0],
+                ),
+                (
+                    "noisy",
+                    "IOPS",
+                    "higher",
+                    &[80.0, 100.0, 120.0, 90.0, 110.0],
+                ),
+                ("single", "IOPS", "higher", &[100.0]),
+                ("only_a", "IOPS", "higher", &[1.0, 2.0]),
+            ],
+        ),
+    );
+    let b = write(
+        dir.path(),
+        "b.json",
+        &result(
+            "B",
+            &[
+                (
+                    "iops",
+                    "IOPS",
+                    "higher",
+                    &[120.0, 121.0, 119.0, 120.5, 119.5],
+                ),
+                (
+                    "lat",
+                    "ns",
+                    "lower",
+                    &[1200.0, 1210.0, 1190.0, 1205.0, 1195.0],
+                ),
+                (
+                    "noisy",
+                    "IOPS",
+                    "higher",
+                    &[84.0, 104.0, 124.0, 94.0, 114.0],
+                ),
+                ("single", "IOPS", "higher", &[150.0]),
+                ("only_b", "IOPS", "higher", &[3.0, 4.0]),
+            ],
+        ),
+    );
+    let c = compare_json(dir.path(), &[&a, &b]);
+    assert_eq!(c["schema"], "plumb.compare.v1");
+    assert_eq!(c["runs"], json!(["A", "B"]));
+    let iops = row(&c, "iops");
+    assert_eq!(iops["cells"][0]["verdict"], "baseline");
+    assert_eq!(iops["cells"][1]["value"], 120.0);
+    assert!((iops["cells"][1]["ratio"].as_f64().unwrap() - 1.2).abs() < 1e-9);
+    assert_eq!(iops["cells"][1]["verdict"], "better");
+    // Lower is better: 20% more latency is worse.
+    assert_eq!(row(&c, "lat")["cells"][1]["verdict"], "worse");
+    // Medians differ (100 vs 104) but the spreads overlap: no winner.
+    let noisy = &row(&c, "noisy")["cells"][1];
+    assert_eq!(noisy["verdict"], "within_noise");
+    let ci = noisy["ratio_ci"].as_array().unwrap();
+    assert!(ci[0].as_f64().unwrap() < 1.0 && ci[1].as_f64().unwrap() > 1.0);
+    // One sample: a ratio, but no claim.
+    assert_eq!(row(&c, "single")["cells"][1]["verdict"], "unknown");
+    // Missing on one side is shown, not dropped.
+    assert_eq!(row(&c, "only_a")["cells"][1]["verdict"], "missing");
+    assert_eq!(row(&c, "only_b")["cells"][0]["verdict"], "missing");
+    assert!(row(&c, "only_b")["cells"][0]["value"].is_null());
+    // The table says the same in words, with units scaled.
+    let t = plumb(dir.path(), &["compare", &a, &b]);
+    assert!(
+        t.stdout.contains("within noise")
+            && t.stdout.contains("better")
+            && t.stdout.contains("missing"),
+        "{}",
+        t.stdout
+    );
+    assert!(
+        t.stdout.contains("1.20 µs"),
+        "ns scaled to µs: {}",
+        t.stdout
+    );
+    assert!(
+        t.stdout.contains("host-A") && t.stdout.contains("Test CPU"),
+        "machine table: {}",
+        t.stdout
+    );
+}
+
+#[test]
+fn regression_gate_names_the_metric() {
+    let dir = workdir();
+    let a = write(
+        dir.path(),
+        "a.json",
+        &result(
+            "A",
+            &[
+                ("iops", "IOPS", "higher", &[100.0, 100.0]),
+                ("bw", "bytes/s", "higher", &[10.0, 10.0]),
+            ],
+        ),
+    );
+    let b = write(
+        dir.path(),
+        "b.json",
+        &result(
+            "B",
+            &[
+                ("iops", "IOPS", "higher", &[80.0, 80.0]),
+                ("bw", "bytes/s", "higher", &[10.5, 10.5]),
+            ],
+        ),
+    );
+    let r = plumb(dir.path(), &["compare", &a, &b, "--fail-if-slower", "10%"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("iops") && r.stderr.contains("20.0% worse"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("s bw"), "bw improved: {}", r.stderr);
+    let r = plumb(dir.path(), &["compare", &a, &b, "--fail-if-slower", "25%"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn bad_files_are_clear_errors() {
+    let dir = workdir();
+    let good = write(
+        dir.path(),
+        "a.json",
+        &result("A", &[("iops", "IOPS", "higher", &[1.0])]),
+    );
+    std::fs::write(
+        dir.path().join("broken.json"),
+        "{\n  \"schema\": \"plumb.result.v1\",\n  oops\n}",
+    )
+    .unwrap();
+    let r = plumb(dir.path(), &["compare", &good, "broken.json"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("broken.json:3:"), "{}", r.stderr);
+    let mut future = result("F", &[("iops", "IOPS", "higher", &[1.0])]);
+    future["schema"] = json!("plumb.result.v9");
+    let f = write(dir.path(), "future.json", &future);
+    let r = plumb(dir.path(), &["compare", &good, &f]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("plumb.result.v9") && r.stderr.contains("upgrade"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn two_real_quick_runs_compare_in_markdown() {
+    let dir = workdir();
+    for label in ["vm-a", "vm-b"] {
+        let r = plumb(
+            dir.path(),
+            &[
+                "run",
+                "quick",
+                "-p",
+                "size=8M",
+                "-p",
+                "runtime=1s",
+                "-p",
+                "files=50",
+                "--repeat",
+                "2",
+                "--label",
+                label,
+                "--json",
+                &format!("{label}.json"),
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    // Scenarios run twice in one workspace: each must clean up after itself.
+    let a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("vm-a.json")).unwrap())
+            .unwrap();
+    for s in a["scenarios"].as_array().unwrap() {
+        assert!(s["error"].is_null(), "{s}");
+        for m in s["metrics"].as_array().unwrap() {
+            assert_eq!(m["samples"].as_array().unwrap().len(), 2, "{m}");
+        }
+    }
+    let c = compare_json(dir.path(), &["vm-a.json", "vm-b.json"]);
+    let rows = c["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 16, "every metric of the quick pack");
+    for r in rows {
+        assert!(r["cells"][1]["ratio"].as_f64().is_some(), "{r}");
+        assert_ne!(r["cells"][1]["verdict"], "missing", "{r}");
+    }
+    let md = plumb(
+        dir.path(),
+        &["compare", "vm-a.json", "vm-b.json", "--format", "markdown"],
+    );
+    assert_eq!(md.code, 0);
+    let table: Vec<&str> = md.stdout.lines().filter(|l| l.starts_with('|')).collect();
+    assert!(table.len() > 16);
+    let header_at = table.iter().position(|l| l.contains("scenario")).unwrap();
+    let header_cols = table[header_at].matches('|').count();
+    let sep = table[header_at + 1];
+    assert!(
+        sep.contains("---"),
+        "a separator row follows the header: {sep}"
+    );
+    assert_eq!(sep.matches('|').count(), header_cols);
+    for l in table.iter().filter(|l| l.contains("quick/")) {
+        assert_eq!(l.matches('|').count(), header_cols, "{l}");
+    }
+    assert!(md.stdout.contains("| vm-a") || md.stdout.contains("vm-a |"));
+}
