@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod api;
+pub mod assertions;
 pub mod compare;
 pub mod document;
 pub mod engine;

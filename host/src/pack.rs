@@ -108,6 +108,8 @@ struct Manifest {
     params: BTreeMap<String, ParamDef>,
     #[serde(default)]
     capabilities: Capabilities,
+    #[serde(default)]
+    assert: Vec<String>,
 }
 
 /// A loaded pack.
@@ -129,6 +131,8 @@ pub struct Pack {
     pub sha256: String,
     /// True when capabilities come from a `pack.toml` (a lone script has none to check).
     pub declared: bool,
+    /// Thresholds declared by the pack (`assert = [...]`), checked like `--assert`.
+    pub asserts: Vec<String>,
 }
 
 /// A pack that cannot be loaded, naming the file.
@@ -225,6 +229,7 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
         scenarios: vec![s],
         capabilities: Capabilities::default(),
         declared: false,
+        asserts: Vec::new(),
     })
 }
 
@@ -266,5 +271,6 @@ fn from_manifest(
         capabilities: m.capabilities,
         sha256: format!("{:x}", hasher.finalize()),
         declared: true,
+        asserts: m.assert,
     })
 }

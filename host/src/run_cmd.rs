@@ -3,6 +3,7 @@
 //! and save results, print the table, and clean up — also after Ctrl-C.
 
 use crate::api::{Host, Limits, Workspace};
+use crate::assertions;
 use crate::document::{Metric, RunDocument, ScenarioResult, SCHEMA};
 use crate::pack::{self, Pack, PackError};
 use crate::report::run_table::{self, Format};
@@ -52,6 +53,9 @@ pub struct RunArgs {
     /// Keep the run directory.
     #[arg(long)]
     pub keep: bool,
+    /// A threshold, e.g. 'randrw.read_iops >= 50k' or 'read_lat_p99 <= 2ms' (repeatable); exit 1 when one fails.
+    #[arg(long = "assert", value_name = "EXPR")]
+    pub asserts: Vec<String>,
 }
 
 /// Resolves a scenario argument: a `.rhai` file, a pack folder, or a built-in pack name.
@@ -181,6 +185,12 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         }
     }
     let cli_params = parse_params(&args.params, &packs)?;
+    let asserts = args
+        .asserts
+        .iter()
+        .chain(packs.iter().flat_map(|p| p.asserts.iter()))
+        .map(|a| assertions::parse(a).map_err(bad))
+        .collect::<Result<Vec<_>, _>>()?;
     let timeout =
         crate::units::parse_duration(&args.timeout).map_err(|e| bad(format!("--timeout: {e}")))?;
     std::fs::create_dir_all(&args.target)
@@ -336,13 +346,24 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         }
     }
     print!("{}", run_table::render(&doc, args.format));
+    let failed: Vec<String> = if interrupted {
+        Vec::new()
+    } else {
+        asserts
+            .iter()
+            .flat_map(|a| assertions::check(&doc, a))
+            .collect()
+    };
+    for f in &failed {
+        eprintln!("assertion failed: {f}");
+    }
     Ok(if interrupted {
         if term.load(Ordering::Relaxed) {
             ExitCode::Terminated
         } else {
             ExitCode::Interrupted
         }
-    } else if gathered.iter().any(|g| g.error.is_some()) {
+    } else if gathered.iter().any(|g| g.error.is_some()) || !failed.is_empty() {
         ExitCode::Failed
     } else {
         ExitCode::Ok
