@@ -31,6 +31,9 @@ enum Command {
         /// Exit 1 when any metric is worse than the baseline by more than this (e.g. 10%).
         #[arg(long, value_name = "PCT")]
         fail_if_slower: Option<String>,
+        /// Write SVG charts into this directory.
+        #[arg(long, value_name = "DIR")]
+        svg: Option<PathBuf>,
     },
     /// Compile and validate a scenario or pack without running it.
     Check {
@@ -80,7 +83,8 @@ fn main() {
             files,
             format,
             fail_if_slower,
-        } => plumb::compare::main(&files, format, fail_if_slower.as_deref()),
+            svg,
+        } => plumb::compare::main(&files, format, fail_if_slower.as_deref(), svg.as_deref()),
         Command::Check { scenario } => run_cmd::check_main(&scenario),
         Command::List { pack } => run_cmd::list_main(pack.as_deref()),
         Command::Sysinfo { json, target } => sysinfo_main(json, &target),

@@ -53,6 +53,9 @@ pub struct RunArgs {
     /// Keep the run directory.
     #[arg(long)]
     pub keep: bool,
+    /// Write SVG charts of this run into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<PathBuf>,
     /// A threshold, e.g. 'randrw.read_iops >= 50k' or 'read_lat_p99 <= 2ms' (repeatable); exit 1 when one fails.
     #[arg(long = "assert", value_name = "EXPR")]
     pub asserts: Vec<String>,
@@ -346,6 +349,13 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         }
     }
     print!("{}", run_table::render(&doc, args.format));
+    if let Some(dir) = &args.svg {
+        let title = crate::compare::run_title(&doc);
+        match crate::report::charts::write_all(dir, std::slice::from_ref(&doc), &[title]) {
+            Ok(files) => eprintln!("wrote {} chart(s) to {}", files.len(), dir.display()),
+            Err(e) => eprintln!("plumb run: error: charts: {e}"),
+        }
+    }
     let failed: Vec<String> = if interrupted {
         Vec::new()
     } else {

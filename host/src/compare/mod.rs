@@ -232,6 +232,7 @@ pub fn main(
     files: &[std::path::PathBuf],
     format: crate::report::run_table::Format,
     fail_if_slower: Option<&str>,
+    svg: Option<&std::path::Path>,
 ) -> crate::ExitCode {
     use crate::ExitCode;
     if files.len() < 2 {
@@ -263,6 +264,15 @@ pub fn main(
     }
     let c = compare(&docs);
     print!("{}", render::render(&c, &docs, format));
+    if let Some(dir) = svg {
+        match crate::report::charts::write_all(dir, &docs, &c.runs) {
+            Ok(files) => eprintln!("wrote {} chart(s) to {}", files.len(), dir.display()),
+            Err(err) => {
+                eprintln!("plumb compare: error: charts: {err}");
+                return ExitCode::Failed;
+            }
+        }
+    }
     if let Some(pct) = threshold {
         let bad = regressions(&c, pct);
         if !bad.is_empty() {

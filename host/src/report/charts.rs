@@ -1,0 +1,315 @@
+//! SVG charts with plotters: metrics normalised to the baseline, latency
+//! percentiles per I/O job (log scale), and per-second IOPS timelines.
+
+use crate::document::RunDocument;
+use crate::result::JobResult;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::{Path, PathBuf};
+
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+type Res<T> = Result<T, String>;
+
+fn e<E: std::fmt::Display>(err: E) -> String {
+    err.to_string()
+}
+
+fn file_name(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Writes every chart for `docs` (titles in `runs`) into `dir`; returns the files.
+pub fn write_all(dir: &Path, docs: &[RunDocument], runs: &[String]) -> Res<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|err| format!("--svg {}: {err}", dir.display()))?;
+    let mut out = Vec::new();
+    if let Some(p) = metrics_chart(dir, docs, runs)? {
+        out.push(p);
+    }
+    let mut job_names: Vec<String> = Vec::new();
+    for d in docs {
+        for j in d.scenarios.iter().flat_map(|s| s.jobs.iter()) {
+            if !job_names.contains(&j.name) {
+                job_names.push(j.name.clone());
+            }
+        }
+    }
+    for name in job_names {
+        let jobs: Vec<(String, &JobResult)> = docs
+            .iter()
+            .zip(runs)
+            .filter_map(|(d, r)| {
+                d.scenarios
+                    .iter()
+                    .flat_map(|s| s.jobs.iter())
+                    .find(|j| j.name == name)
+                    .map(|j| (r.clone(), j))
+            })
+            .collect();
+        out.push(latency_chart(dir, &name, &jobs)?);
+        out.push(timeline_chart(dir, &name, &jobs)?);
+    }
+    Ok(out)
+}
+
+/// Grouped bars: every metric of every run divided by the baseline's.
+fn metrics_chart(dir: &Path, docs: &[RunDocument], runs: &[String]) -> Res<Option<PathBuf>> {
+    let c = crate::compare::compare(docs);
+    let rows: Vec<_> = c
+        .rows
+        .iter()
+        .filter(|r| r.cells[0].value.is_some_and(|v| v != 0.0))
+        .collect();
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let path = dir.join("metrics.svg");
+    let target = path.clone();
+    let height = (120 + rows.len() as u32 * 28).max(300);
+    let root = SVGBackend::new(&target, (1000, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(e)?;
+    let max = rows
+        .iter()
+        .flat_map(|r| r.cells.iter().filter_map(|c| c.ratio))
+        .fold(1.0f64, f64::max)
+        .max(1.2);
+    let labels: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                r.scenario.rsplit('/').next().unwrap_or(""),
+                r.metric
+            )
+        })
+        .collect();
+    let n_rows = rows.len() as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "Metrics relative to the baseline (1.0 = baseline)",
+            ("sans-serif", 20),
+        )
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(300)
+        .build_cartesian_2d(0f64..max * 1.1, 0f64..n_rows)
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(0)
+        .x_desc("ratio to baseline")
+        .y_desc("metric")
+        .draw()
+        .map_err(e)?;
+    // Metric names, one per row, right-aligned against the axis (top row first).
+    let style = ("sans-serif", 12)
+        .into_font()
+        .into_text_style(&root)
+        .pos(Pos::new(HPos::Right, VPos::Center));
+    for (i, label) in labels.iter().enumerate() {
+        let (px, py) = chart.backend_coord(&(0.0, n_rows - i as f64 - 0.5));
+        root.draw(&Text::new(label.clone(), (px - 8, py), style.clone()))
+            .map_err(e)?;
+    }
+    let n = runs.len() as f64;
+    for (j, run) in runs.iter().enumerate() {
+        let color = PALETTE[j % PALETTE.len()];
+        let bars = rows.iter().enumerate().filter_map(|(i, r)| {
+            let ratio = r.cells[j].ratio?;
+            let top = n_rows - i as f64 - 0.1 - 0.8 * j as f64 / n;
+            Some(Rectangle::new(
+                [(0.0, top - 0.8 / n), (ratio, top)],
+                color.filled(),
+            ))
+        });
+        chart
+            .draw_series(bars)
+            .map_err(e)?
+            .label(run.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+    }
+    chart
+        .draw_series(LineSeries::new(
+            [(1.0, 0.0), (1.0, n_rows)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(e)?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(e)?;
+    root.present().map_err(e)?;
+    Ok(Some(path))
+}
+
+const PERCENTILES: [(&str, &str); 6] = [
+    ("50.000000", "p50"),
+    ("90.000000", "p90"),
+    ("99.000000", "p99"),
+    ("99.500000", "p99.5"),
+    ("99.900000", "p99.9"),
+    ("99.990000", "p99.99"),
+];
+
+/// Completion latency percentiles of one job, one line per run and direction, log scale.
+fn latency_chart(dir: &Path, name: &str, jobs: &[(String, &JobResult)]) -> Res<PathBuf> {
+    let path = dir.join(format!("latency-{}.svg", file_name(name)));
+    let target = path.clone();
+    let root = SVGBackend::new(&target, (800, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(e)?;
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for (run, j) in jobs {
+        for (dir_name, d) in [("read", &j.read), ("write", &j.write)] {
+            if d.total_ios == 0 {
+                continue;
+            }
+            let pts: Vec<(f64, f64)> = PERCENTILES
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (k, _))| {
+                    d.lat
+                        .percentiles
+                        .get(*k)
+                        .map(|v| (i as f64, (*v as f64 / 1000.0).max(0.001)))
+                })
+                .collect();
+            series.push((format!("{run} {dir_name}"), pts));
+        }
+    }
+    let (lo, hi) = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|x| x.1))
+        .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
+    let (lo, hi) = if lo > hi {
+        (0.001, 1.0)
+    } else {
+        (lo / 1.5, hi * 1.5)
+    };
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("Completion latency percentiles: {name}"),
+            ("sans-serif", 20),
+        )
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..(PERCENTILES.len() - 1) as f64, (lo..hi).log_scale())
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .x_labels(PERCENTILES.len())
+        .x_label_formatter(&|x| {
+            PERCENTILES
+                .get(x.round() as usize)
+                .map(|p| p.1.to_string())
+                .unwrap_or_default()
+        })
+        .x_desc("percentile")
+        .y_desc("latency (µs, log scale)")
+        .draw()
+        .map_err(e)?;
+    for (i, (label, pts)) in series.into_iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        chart
+            .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))
+            .map_err(e)?;
+        chart
+            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+            .map_err(e)?
+            .label(label)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(e)?;
+    root.present().map_err(e)?;
+    Ok(path)
+}
+
+/// IOPS per second of one job, one line per run and direction.
+fn timeline_chart(dir: &Path, name: &str, jobs: &[(String, &JobResult)]) -> Res<PathBuf> {
+    let path = dir.join(format!("timeline-{}.svg", file_name(name)));
+    let target = path.clone();
+    let root = SVGBackend::new(&target, (800, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(e)?;
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for (run, j) in jobs {
+        for (di, dir_name) in ["read", "write"].iter().enumerate() {
+            if j.dir(di).total_ios == 0 {
+                continue;
+            }
+            let pts = j
+                .timeline
+                .iter()
+                .map(|p| ((p.t_ms + p.duration_ms) as f64 / 1000.0, p.iops(di)))
+                .collect();
+            series.push((format!("{run} {dir_name}"), pts));
+        }
+    }
+    let x_max = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|x| x.0))
+        .fold(1.0, f64::max)
+        * 1.05;
+    let y_max = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|x| x.1))
+        .fold(1.0, f64::max);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(format!("IOPS per second: {name}"), ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0f64..x_max, 0f64..y_max * 1.1)
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc("IOPS")
+        .draw()
+        .map_err(e)?;
+    for (i, (label, pts)) in series.into_iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        chart
+            .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))
+            .map_err(e)?;
+        chart
+            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+            .map_err(e)?
+            .label(label)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(e)?;
+    root.present().map_err(e)?;
+    Ok(path)
+}
