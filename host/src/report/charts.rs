@@ -1,5 +1,5 @@
 //! SVG charts with plotters: metrics normalised to the baseline, latency
-//! percentiles per I/O job (log scale), and per-second IOPS timelines.
+//! percentiles per I/O job (log scale), and per-second IOPS and bandwidth timelines.
 
 use crate::document::RunDocument;
 use crate::result::JobResult;
@@ -62,7 +62,8 @@ pub fn write_all(dir: &Path, docs: &[RunDocument], runs: &[String]) -> Res<Vec<P
             })
             .collect();
         out.push(latency_chart(dir, &name, &jobs)?);
-        out.push(timeline_chart(dir, &name, &jobs)?);
+        out.push(timeline_chart(dir, &name, &jobs, Rate::Iops)?);
+        out.push(timeline_chart(dir, &name, &jobs, Rate::Bandwidth)?);
     }
     Ok(out)
 }
@@ -249,9 +250,25 @@ fn latency_chart(dir: &Path, name: &str, jobs: &[(String, &JobResult)]) -> Res<P
     Ok(path)
 }
 
-/// IOPS per second of one job, one line per run and direction.
-fn timeline_chart(dir: &Path, name: &str, jobs: &[(String, &JobResult)]) -> Res<PathBuf> {
-    let path = dir.join(format!("timeline-{}.svg", file_name(name)));
+/// What a timeline chart plots.
+#[derive(Clone, Copy, PartialEq)]
+enum Rate {
+    Iops,
+    Bandwidth,
+}
+
+/// IOPS (or MiB/s) per second of one job, one line per run and direction.
+fn timeline_chart(
+    dir: &Path,
+    name: &str,
+    jobs: &[(String, &JobResult)],
+    rate: Rate,
+) -> Res<PathBuf> {
+    let (prefix, title, axis) = match rate {
+        Rate::Iops => ("timeline", "IOPS per second", "IOPS"),
+        Rate::Bandwidth => ("bandwidth", "Bandwidth per second", "MiB/s"),
+    };
+    let path = dir.join(format!("{prefix}-{}.svg", file_name(name)));
     let target = path.clone();
     let root = SVGBackend::new(&target, (800, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(e)?;
@@ -279,7 +296,7 @@ fn timeline_chart(dir: &Path, name: &str, jobs: &[(String, &JobResult)]) -> Res<
         .flat_map(|(_, p)| p.iter().map(|x| x.1))
         .fold(1.0, f64::max);
     let mut chart = ChartBuilder::on(&root)
-        .caption(format!("IOPS per second: {name}"), ("sans-serif", 20))
+        .caption(format!("{title}: {name}"), ("sans-serif", 20))
         .margin(15)
         .x_label_area_size(40)
         .y_label_area_size(80)
@@ -288,7 +305,7 @@ fn timeline_chart(dir: &Path, name: &str, jobs: &[(String, &JobResult)]) -> Res<
     chart
         .configure_mesh()
         .x_desc("time (s)")
-        .y_desc("IOPS")
+        .y_desc(axis)
         .draw()
         .map_err(e)?;
     for (i, (label, pts)) in series.into_iter().enumerate() {
