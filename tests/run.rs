@@ -127,6 +127,7 @@ fn every_host_function_is_reachable_from_rhai() {
         report::metric("cpus", info.cpus, "", "higher");
         let j = io::job(#{ name: "j", rw: "randread", size: "1M", bs: "4k", ioengine: "psync" });
         report::metric("job_ios", j.read.total_ios, "", "higher");
+        let c = cpu::run(#{ threads: 1, duration: 0.05, cpu_max_prime: 1000 });
         report::metric("elapsed", time::now() - t0, "s", "lower");
         "#,
     );
@@ -146,34 +147,23 @@ fn every_host_function_is_reachable_from_rhai() {
     assert_eq!(m("job_ios"), 256.0);
     assert!(m("cpus") >= 1.0);
     assert_eq!(d["scenarios"][0]["tables"][0]["rows"][1][1], "4");
-    // The parity list names every function the modules register.
+    // Every function in the registry (HOST_FUNCTIONS) is exercised above.
     let src = std::fs::read_to_string(dir.path().join("all.rhai")).unwrap();
-    for f in [
-        "io::job",
-        "fs::open",
-        "fs::write_file",
-        "fs::read_file",
-        "fs::copy",
-        "fs::rename",
-        "fs::remove",
-        "fs::remove_all",
-        "fs::mkdir",
-        "fs::list",
-        "fs::stat",
-        "fs::exists",
-        "fs::sync_all",
-        "fs::drop_caches",
-        "fs::create_files",
-        "fs::stat_files",
-        "fs::remove_files",
-        "time::now",
-        "time::sleep",
-        "time::measure",
-        "report::metric",
-        "report::table",
-        "report::note",
-        "sys::info",
-    ] {
+    let registry = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/host/src/script/rhai_modules.rs"
+    ))
+    .unwrap();
+    let list = registry
+        .split("pub const HOST_FUNCTIONS")
+        .nth(1)
+        .unwrap()
+        .split("];")
+        .next()
+        .unwrap();
+    let names: Vec<&str> = list.split('"').skip(1).step_by(2).collect();
+    assert!(names.len() >= 25, "{names:?}");
+    for f in names {
         assert!(src.contains(f), "{f} not exercised");
     }
 }
@@ -614,4 +604,28 @@ fn assertions_turn_a_run_into_a_check() {
     let (r, _) = run_scripts(dir.path(), &["gated"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("iops >= 200"), "{}", r.stderr);
+}
+
+#[test]
+fn cpu_prime_kernel_runs_on_threads() {
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "cpu.rhai",
+        r#"
+        let one = cpu::run(#{ kernel: "prime", threads: 1, duration: 0.5, cpu_max_prime: 2000 });
+        let two = cpu::run(#{ kernel: "prime", threads: 2, duration: "500ms" });
+        report::metric("one", one.events_per_sec, "events/s", "higher");
+        report::metric("two_threads", two.per_thread.len(), "", "higher");
+        report::metric("two", two.events_per_sec, "events/s", "higher");
+        try { cpu::run(#{ kernel: "nope" }); } catch (e) { if e.contains("prime") { report::metric("refused", 1, "", "higher"); } }
+        "#,
+    );
+    let (r, _) = run_scripts(dir.path(), &[&s, "--json", "cpu.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = doc(&dir.path().join("cpu.json"));
+    assert!(metric(&d, "cpu", "one").unwrap() > 100.0);
+    assert_eq!(metric(&d, "cpu", "two_threads"), Some(2.0));
+    assert!(metric(&d, "cpu", "two").unwrap() > 10.0);
+    assert_eq!(metric(&d, "cpu", "refused"), Some(1.0));
 }

@@ -8,6 +8,7 @@
 pub mod api;
 pub mod assertions;
 pub mod compare;
+pub mod cpu;
 pub mod document;
 pub mod engine;
 pub mod files;

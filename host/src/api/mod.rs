@@ -215,6 +215,27 @@ impl Host {
         }
     }
 
+    /// Runs a CPU kernel on `threads` threads for `seconds` (capped by the deadline).
+    pub fn cpu(
+        &mut self,
+        kernel: &str,
+        threads: u32,
+        seconds: f64,
+        param: Option<u64>,
+    ) -> Result<crate::cpu::CpuResult, ApiError> {
+        self.allow(Capability::Threads(threads))?;
+        if !(seconds > 0.0 && seconds.is_finite()) {
+            return Err(ApiError::Invalid(format!(
+                "cpu::run: duration {seconds} must be positive"
+            )));
+        }
+        let d = Duration::from_secs_f64(seconds).min(self.time_left());
+        let r = crate::cpu::run(kernel, threads, d, param, &self.stop)
+            .map_err(|e| ApiError::Invalid(format!("cpu::run: {e}")))?;
+        self.check()?;
+        Ok(r)
+    }
+
     /// Reserves `bytes` of the write budget, or refuses.
     pub fn charge(&mut self, op: &'static str, bytes: u64) -> Result<(), ApiError> {
         let s = &self.space;

@@ -73,6 +73,7 @@ pub const HOST_FUNCTIONS: &[&str] = &[
     "fs::create_files",
     "fs::stat_files",
     "fs::remove_files",
+    "cpu::run",
     "time::now",
     "time::sleep",
     "time::measure",
@@ -87,6 +88,7 @@ pub fn register(engine: &mut Engine, host: &Shared) {
     engine.register_static_module("io", io_module(host).into());
     engine.register_static_module("fs", fs_module(host).into());
     engine.register_static_module("time", time_module(host).into());
+    engine.register_static_module("cpu", cpu_module(host).into());
     engine.register_static_module("report", report_module(host).into());
     engine.register_static_module("sys", sys_module().into());
     register_file_type(engine, host);
@@ -365,6 +367,46 @@ fn register_file_type(engine: &mut Engine, host: &Shared) {
         f.borrow().size().map(|n| n as i64).map_err(api)
     });
     engine.register_fn("close", |f: &mut ScriptFile| f.borrow_mut().close());
+}
+
+fn cpu_module(host: &Shared) -> Module {
+    let mut m = Module::new();
+    let h = host.clone();
+    native!(m, "run", |o: Map| -> Dynamic {
+        known_keys(
+            "cpu::run",
+            &o,
+            &["kernel", "threads", "duration", "cpu_max_prime"],
+        )?;
+        let kernel = o
+            .get("kernel")
+            .map(|k| k.to_string())
+            .unwrap_or_else(|| "prime".into());
+        let threads = match o.get("threads") {
+            None => 1,
+            Some(t) => t
+                .as_int()
+                .ok()
+                .and_then(|t| u32::try_from(t).ok())
+                .ok_or_else(|| err("cpu::run: threads must be a positive integer"))?,
+        };
+        let secs = o
+            .get("duration")
+            .map(|d| to_seconds("cpu::run duration", d))
+            .transpose()?
+            .unwrap_or(10.0);
+        let param = o
+            .get("cpu_max_prime")
+            .map(|p| p.as_int().map(|v| v.max(3) as u64))
+            .transpose()
+            .map_err(|_| err("cpu::run: cpu_max_prime must be an integer"))?;
+        let r = h
+            .borrow_mut()
+            .cpu(&kernel, threads, secs, param)
+            .map_err(api)?;
+        to_map(&r)
+    });
+    m
 }
 
 fn time_module(host: &Shared) -> Module {
