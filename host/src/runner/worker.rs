@@ -68,15 +68,6 @@ impl Drop for AlignedBuffer {
     }
 }
 
-/// Where completions go: the free-slot stack and the fsync counter.
-struct Done<'a> {
-    free: &'a mut Vec<u32>,
-    need_sync: &'a mut bool,
-    sync_every: u32,
-    measuring: bool,
-    verify_reads: bool,
-}
-
 #[derive(Clone, Copy)]
 struct InFlight {
     file: u32,
@@ -122,8 +113,13 @@ struct Worker<'a> {
     regions: Vec<Region>,
     write_seq: u64,
     writes_since_sync: u32,
-    /// The file whose write reached the fsync count: fio syncs that file only.
+    /// Sync after this many writes (`fsync`/`fdatasync`; 0 = never).
+    sync_every: u32,
+    /// The file whose write reached the fsync count, waiting to be synced
+    /// once the queue drains: fio syncs that file only.
     sync_file: Option<u32>,
+    /// Check every block read (`verify` on a read job).
+    verify_reads: bool,
     dirty: Vec<bool>,
     iolog: Option<IoLog>,
 }
@@ -242,7 +238,9 @@ impl<'a> Worker<'a> {
             regions,
             write_seq: 0,
             writes_since_sync: 0,
+            sync_every: job.fsync.max(job.fdatasync),
             sync_file: None,
+            verify_reads: job.verify != Verify::None && job.rw.does(Dir::Read),
         };
         let mut gen = OffsetGenerator::new(job, &w.regions, plan.budget, plan.seed);
         let result = w.drive(engine.as_mut(), &mut gen, depth, live, stop, stats);
@@ -287,9 +285,7 @@ impl<'a> Worker<'a> {
         stats: &mut JobStats,
     ) -> std::io::Result<()> {
         let job = self.job;
-        let verify_reads = job.verify != Verify::None && job.rw.does(Dir::Read);
         let verify_writes = job.verify != Verify::None && job.rw.does(Dir::Write);
-        let sync_every = job.fsync.max(job.fdatasync);
         let batch = if job.given.iter().any(|(k, _)| k == "iodepth_batch_submit") {
             job.iodepth_batch_submit
         } else {
@@ -301,7 +297,6 @@ impl<'a> Worker<'a> {
         let mut completions: Vec<Completion> = Vec::with_capacity(depth as usize);
         let mut held = None;
         let mut unissued: Vec<u32> = Vec::with_capacity(depth as usize);
-        let mut need_sync = false;
         let mut exhausted = false;
 
         let begin = Instant::now();
@@ -337,14 +332,13 @@ impl<'a> Worker<'a> {
             if stopping && inflight == 0 {
                 break;
             }
-            if need_sync && inflight == 0 {
+            if self.sync_file.is_some() && inflight == 0 {
                 let only = self.sync_file.take();
                 self.sync_dirty(&mut stats.sync, only)?;
-                need_sync = false;
             }
             // Refill free slots, submitting every `batch` requests.
             let mut sleep_for = None;
-            while !stopping && !need_sync {
+            while !stopping && self.sync_file.is_none() {
                 let Some(&slot) = free.last() else { break };
                 let io = match held.take().or_else(|| gen.next_io()) {
                     Some(io) => io,
@@ -402,14 +396,13 @@ impl<'a> Worker<'a> {
                             stats.depth_counts[0] += 1;
                         }
                         completions.push(Completion { slot, result });
-                        let mut ctx = Done {
-                            free: &mut free,
-                            need_sync: &mut need_sync,
-                            sync_every,
+                        let done = self.complete(
+                            &mut completions,
+                            &mut free,
                             measuring,
-                            verify_reads,
-                        };
-                        let done = self.complete(&mut completions, &mut ctx, stats, &mut timeline);
+                            stats,
+                            &mut timeline,
+                        );
                         last_completion = done;
                         if deadline.is_some_and(|d| done >= d) || stop.load(Ordering::Relaxed) {
                             break;
@@ -433,14 +426,8 @@ impl<'a> Worker<'a> {
                 // Take a few completions at a time and refill them at once, so
                 // the device queue stays full (as fio does) instead of draining.
                 engine.reap(1, batch, &mut completions)?;
-                let mut ctx = Done {
-                    free: &mut free,
-                    need_sync: &mut need_sync,
-                    sync_every,
-                    measuring,
-                    verify_reads,
-                };
-                last_completion = self.complete(&mut completions, &mut ctx, stats, &mut timeline);
+                last_completion =
+                    self.complete(&mut completions, &mut free, measuring, stats, &mut timeline);
             } else if let Some(wait) = sleep_for {
                 let cap = deadline
                     .map(|d| d.saturating_duration_since(Instant::now()))
@@ -494,18 +481,18 @@ impl<'a> Worker<'a> {
     fn complete(
         &mut self,
         completions: &mut Vec<Completion>,
-        ctx: &mut Done,
+        free: &mut Vec<u32>,
+        measuring: bool,
         stats: &mut JobStats,
         timeline: &mut Timeline,
     ) -> Instant {
         let now = Instant::now();
         for c in completions.drain(..) {
             let io = self.inflight[c.slot as usize];
-            ctx.free.push(c.slot);
-            if io.dir == Dir::Write && ctx.sync_every > 0 {
+            free.push(c.slot);
+            if io.dir == Dir::Write && self.sync_every > 0 {
                 self.writes_since_sync += 1;
-                if self.writes_since_sync >= ctx.sync_every {
-                    *ctx.need_sync = true;
+                if self.writes_since_sync >= self.sync_every {
                     self.sync_file = Some(io.file);
                 }
             }
@@ -532,7 +519,7 @@ impl<'a> Worker<'a> {
                         (io.offset - self.regions[io.file as usize].start) / self.job.min_bs();
                     self.written[io.file as usize][(block / 64) as usize] |= 1 << (block % 64);
                 }
-            } else if ctx.verify_reads {
+            } else if self.verify_reads {
                 stats.verified += 1;
                 // SAFETY: the request on this slot has completed.
                 if let Err(e) =
@@ -550,7 +537,7 @@ impl<'a> Worker<'a> {
                     }
                 }
             }
-            if ctx.measuring {
+            if measuring {
                 let s = &mut stats.dirs[d];
                 s.clat
                     .record(now.saturating_duration_since(io.issued).as_nanos() as u64);
