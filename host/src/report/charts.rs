@@ -3,6 +3,7 @@
 
 use crate::document::RunDocument;
 use crate::result::JobResult;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
@@ -170,6 +171,36 @@ const PERCENTILES: [(&str, &str); 6] = [
     ("99.990000", "p99.99"),
 ];
 
+/// Draws labelled lines with point markers, one colour each, and the legend.
+fn draw_lines<'a, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, Y>>,
+    series: Vec<(String, Vec<(f64, f64)>)>,
+) -> Res<()>
+where
+    Y: Ranged<ValueType = f64>,
+{
+    for (i, (label, pts)) in series.into_iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        chart
+            .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))
+            .map_err(e)?;
+        chart
+            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+            .map_err(e)?
+            .label(label)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(e)?;
+    Ok(())
+}
+
 /// Completion latency percentiles of one job, one line per run and direction, log scale.
 fn latency_chart(dir: &Path, name: &str, jobs: &[(String, &JobResult)]) -> Res<PathBuf> {
     let path = dir.join(format!("latency-{}.svg", file_name(name)));
@@ -227,25 +258,7 @@ fn latency_chart(dir: &Path, name: &str, jobs: &[(String, &JobResult)]) -> Res<P
         .y_desc("latency (µs, log scale)")
         .draw()
         .map_err(e)?;
-    for (i, (label, pts)) in series.into_iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        chart
-            .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))
-            .map_err(e)?;
-        chart
-            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-            .map_err(e)?
-            .label(label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-            });
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(e)?;
+    draw_lines(&mut chart, series)?;
     root.present().map_err(e)?;
     Ok(path)
 }
@@ -308,25 +321,7 @@ fn timeline_chart(
         .y_desc(axis)
         .draw()
         .map_err(e)?;
-    for (i, (label, pts)) in series.into_iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        chart
-            .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))
-            .map_err(e)?;
-        chart
-            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-            .map_err(e)?
-            .label(label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-            });
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(e)?;
+    draw_lines(&mut chart, series)?;
     root.present().map_err(e)?;
     Ok(path)
 }
