@@ -2,7 +2,9 @@
 //! and the global `param`. Each function only converts values and calls
 //! [`Host`]; no operation is implemented here.
 
-use super::values::{err, flag, known_keys, option_text, param_value, to_bytes, to_seconds};
+use super::values::{
+    err, flag, known_keys, option_text, param_value, size_field, to_bytes, to_seconds,
+};
 use crate::api::{ApiError, FileHandle, Host, OpenOptions};
 use rhai::{Array, Dynamic, Engine, EvalAltResult, FnPtr, Map, Module, NativeCallContext};
 use std::cell::RefCell;
@@ -176,11 +178,7 @@ fn fs_module(host: &Shared) -> Module {
     let write_file = move |path: &str, size: Dynamic, o: Map| -> R<Map> {
         known_keys("fs::write_file", &o, &["bs", "direct", "fsync"])?;
         let size = to_bytes("fs::write_file size", &size)?;
-        let bs = o
-            .get("bs")
-            .map(|b| to_bytes("bs", b))
-            .transpose()?
-            .unwrap_or(1 << 20);
+        let bs = size_field(&o, "bs", 1 << 20)?;
         let t = h
             .borrow_mut()
             .write_file(
@@ -205,11 +203,7 @@ fn fs_module(host: &Shared) -> Module {
     let h = host.clone();
     let read_file = move |path: &str, o: Map| -> R<Map> {
         known_keys("fs::read_file", &o, &["bs", "direct"])?;
-        let bs = o
-            .get("bs")
-            .map(|b| to_bytes("bs", b))
-            .transpose()?
-            .unwrap_or(1 << 20);
+        let bs = size_field(&o, "bs", 1 << 20)?;
         let t = h
             .borrow_mut()
             .read_file(path, bs, flag(&o, "direct", false)?)
@@ -231,11 +225,7 @@ fn fs_module(host: &Shared) -> Module {
             .get("method")
             .map(|v| v.to_string())
             .unwrap_or_else(|| "read-write".into());
-        let bs = o
-            .get("bs")
-            .map(|b| to_bytes("bs", b))
-            .transpose()?
-            .unwrap_or(1 << 20);
+        let bs = size_field(&o, "bs", 1 << 20)?;
         let t = h.borrow_mut().copy(src, dst, &method, bs).map_err(api)?;
         Ok(transfer_map(t))
     };

@@ -63,6 +63,11 @@ pub fn flag(map: &Map, key: &str, default: bool) -> Result<bool, Box<EvalAltResu
     }
 }
 
+/// A size field of an options map (absent = `default`).
+pub fn size_field(map: &Map, key: &str, default: u64) -> Result<u64, Box<EvalAltResult>> {
+    map.get(key).map_or(Ok(default), |v| to_bytes(key, v))
+}
+
 /// Refuses keys an options map does not know, naming them.
 pub fn known_keys(what: &str, map: &Map, keys: &[&str]) -> Result<(), Box<EvalAltResult>> {
     for k in map.keys() {
