@@ -4,5 +4,6 @@
 pub mod jobfile;
 pub mod options;
 pub mod spec;
+mod values;
 
 pub use spec::JobSpec;
