@@ -316,8 +316,9 @@ fn sigint_cleans_up_and_keeps_partial_results() {
         "second.rhai",
         "fs::write_file(\"y.dat\", \"1M\"); loop { time::sleep(0.05); }",
     );
-    let child = std::process::Command::new(crate::util::plumb_bin())
-        .args([
+    let out = crate::util::plumb_signalled(
+        dir.path(),
+        &[
             "run",
             &first,
             &second,
@@ -325,19 +326,10 @@ fn sigint_cleans_up_and_keeps_partial_results() {
             target.to_str().unwrap(),
             "--json",
             "p.json",
-        ])
-        .current_dir(dir.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    assert!(std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success());
-    let out = child.wait_with_output().unwrap();
+        ],
+        1500,
+        "-INT",
+    );
     assert_eq!(
         out.status.code(),
         Some(130),
@@ -537,20 +529,12 @@ fn sigterm_exits_143_and_cleans_up() {
         "loop.rhai",
         "fs::write_file(\"z.dat\", \"1M\"); loop { time::sleep(0.05); }",
     );
-    let child = std::process::Command::new(crate::util::plumb_bin())
-        .args(["run", &s, "--target", target.to_str().unwrap()])
-        .current_dir(dir.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(800));
-    assert!(std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success());
-    let out = child.wait_with_output().unwrap();
+    let out = crate::util::plumb_signalled(
+        dir.path(),
+        &["run", &s, "--target", target.to_str().unwrap()],
+        800,
+        "-TERM",
+    );
     assert_eq!(out.status.code(), Some(143));
     assert!(entries(&target).is_empty());
 }

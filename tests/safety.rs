@@ -182,8 +182,9 @@ extern "C" {
 #[test]
 fn sigint_stops_the_job_and_keeps_results() {
     let dir = workdir();
-    let child = std::process::Command::new(crate::util::plumb_bin())
-        .args([
+    let out = crate::util::plumb_signalled(
+        dir.path(),
+        &[
             "fio",
             "--name=long",
             "--ioengine=null",
@@ -193,19 +194,10 @@ fn sigint_stops_the_job_and_keeps_results() {
             "--time_based",
             "--runtime=60",
             "--output-format=json",
-        ])
-        .current_dir(dir.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let st = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let out = child.wait_with_output().unwrap();
+        ],
+        1500,
+        "-INT",
+    );
     assert_eq!(out.status.code(), Some(130));
     let json: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("partial results printed");

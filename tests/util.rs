@@ -45,6 +45,25 @@ pub fn plumb(dir: &Path, args: &[&str]) -> Run {
     )
 }
 
+/// Starts `plumb ARGS` in `dir`, sends it `signal` (`-INT`, `-TERM`) after
+/// `after_ms`, and returns what it printed and its exit status.
+pub fn plumb_signalled(dir: &Path, args: &[&str], after_ms: u64, signal: &str) -> Output {
+    let child = Command::new(plumb_bin())
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start plumb");
+    std::thread::sleep(std::time::Duration::from_millis(after_ms));
+    let sent = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(sent.success(), "kill {signal} failed");
+    child.wait_with_output().expect("wait for plumb")
+}
+
 /// Runs `plumb fio ARGS --output-format=json` in `dir` and expects success.
 pub fn fio_json(dir: &Path, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["fio"];
