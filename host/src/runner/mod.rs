@@ -17,6 +17,7 @@ use crate::job::spec::JobSpec;
 use crate::result::JobResult;
 use crate::stats::{DiskSnapshot, DiskUtil};
 use crate::units::format_bytes_binary;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -110,14 +111,24 @@ pub fn run_jobs(jobs: &[JobSpec], opts: &RunOptions) -> Result<RunReport, RunErr
 pub struct PreparedRun<'a> {
     jobs: &'a [JobSpec],
     planned: Vec<Planned<'a>>,
+    /// Files to create or extend: (path, current size, needed size).
+    to_create: Vec<(PathBuf, u64, u64)>,
+    /// Regular files and devices the jobs use (for disk statistics).
+    disk: Vec<(&'a JobSpec, Vec<FilePlan>)>,
 }
 
 /// Plans files and checks space and device permissions; writes nothing.
 pub fn prepare(jobs: &[JobSpec], allow_device: bool) -> Result<PreparedRun<'_>, RunError> {
     let planned = plan(jobs)?;
-    let for_check = disk_files(&planned);
-    files::check_plans(&for_check, allow_device)?;
-    Ok(PreparedRun { jobs, planned })
+    let disk = disk_files(&planned);
+    files::check_plans(&disk, allow_device)?;
+    let to_create = files::layout_list(&disk);
+    Ok(PreparedRun {
+        jobs,
+        planned,
+        to_create,
+        disk,
+    })
 }
 
 fn disk_files<'a>(planned: &[Planned<'a>]) -> Vec<(&'a JobSpec, Vec<FilePlan>)> {
@@ -131,26 +142,18 @@ fn disk_files<'a>(planned: &[Planned<'a>]) -> Vec<(&'a JobSpec, Vec<FilePlan>)> 
 impl PreparedRun<'_> {
     /// Bytes the layout will write before the jobs start.
     pub fn bytes_to_lay_out(&self) -> u64 {
-        files::layout_list(&disk_files(&self.planned))
-            .iter()
-            .map(|(_, from, to)| to - from)
-            .sum()
+        self.to_create.iter().map(|(_, from, to)| to - from).sum()
     }
 
     /// Lays out files, runs every job and gathers results.
     pub fn run(self, opts: &RunOptions) -> Result<RunReport, RunError> {
-        run_prepared(self.jobs, &self.planned, opts)
+        run_prepared(&self, opts)
     }
 }
 
-fn run_prepared(
-    jobs: &[JobSpec],
-    planned: &[Planned],
-    opts: &RunOptions,
-) -> Result<RunReport, RunError> {
+fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, RunError> {
+    let (jobs, planned, to_create) = (prepared.jobs, &prepared.planned, &prepared.to_create);
     let started = SystemTime::now();
-    let for_check = disk_files(planned);
-    let to_create = files::layout_list(&for_check);
     if !to_create.is_empty() {
         let total: u64 = to_create.iter().map(|(_, from, to)| to - from).sum();
         eprintln!(
@@ -162,11 +165,12 @@ fn run_prepared(
             format_bytes_binary(total as f64)
         );
         let bar = progress::layout_bar(total, opts.progress);
-        files::lay_out(&to_create, &opts.stop, |n| bar.inc(n))?;
+        files::lay_out(to_create, &opts.stop, |n| bar.inc(n))?;
         bar.finish_and_clear();
     }
 
-    let mut disks: Vec<String> = for_check
+    let mut disks: Vec<String> = prepared
+        .disk
         .iter()
         .flat_map(|(_, files)| {
             files
