@@ -14,6 +14,7 @@ pub mod engine;
 pub mod files;
 pub mod fio_cmd;
 pub mod job;
+pub mod mem;
 pub mod pack;
 pub mod report;
 pub mod result;

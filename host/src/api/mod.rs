@@ -236,6 +236,30 @@ impl Host {
         Ok(r)
     }
 
+    /// Memory bandwidth as `sysbench memory` measures it.
+    pub fn mem_bandwidth(
+        &mut self,
+        mut o: crate::mem::BandwidthOptions,
+    ) -> Result<crate::mem::BandwidthResult, ApiError> {
+        self.allow(Capability::Threads(o.threads))?;
+        o.duration = o.duration.min(self.time_left());
+        let r = crate::mem::bandwidth(&o, &self.stop)
+            .map_err(|e| ApiError::Invalid(format!("mem::bandwidth: {e}")))?;
+        self.check()?;
+        Ok(r)
+    }
+
+    /// Memory latency by working-set size (pointer chase).
+    pub fn mem_latency(
+        &mut self,
+        o: &crate::mem::LatencyOptions,
+    ) -> Result<crate::mem::LatencyResult, ApiError> {
+        let r = crate::mem::latency_curve(o, &self.stop)
+            .map_err(|e| ApiError::Invalid(format!("mem::latency: {e}")))?;
+        self.check()?;
+        Ok(r)
+    }
+
     /// Reserves `bytes` of the write budget, or refuses.
     pub fn charge(&mut self, op: &'static str, bytes: u64) -> Result<(), ApiError> {
         let s = &self.space;

@@ -1,7 +1,11 @@
-//! CPU kernels timed natively on N threads: events per second per thread and
-//! in total, and how well it scales. Each kernel is one function that does
-//! one "event" of work; the runner schedules and times them.
+//! CPU kernels timed natively on N threads: the rate per thread and in total,
+//! and how well it scales. Each kernel prepares its data per thread (outside
+//! the timing) and then does one "event" of work at a time; the runner
+//! schedules and times the events. The algorithms come from well-kept crates
+//! (sha2, blake3, lz4_flex, matrixmultiply, serde_json, std's sorts).
 
+mod corpus;
+mod kernels;
 mod prime;
 
 use serde::Serialize;
@@ -9,18 +13,57 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A kernel: does one event of work with its parameter.
+/// One thread's prepared work: does one event and says how much work that was.
+pub trait Work: Send {
+    /// Runs one event; returns a value so the work cannot be optimised away.
+    fn event(&mut self) -> u64;
+    /// Units of work in one event (bytes, elements, FLOPs or 1).
+    fn work_per_event(&self) -> f64;
+}
+
+/// A kernel: its name, what its rate counts, and how to prepare its work.
 pub struct Kernel {
     /// Stable lowercase name.
     pub name: &'static str,
-    /// Runs one event; returns a value so the work cannot be optimised away.
-    pub run: fn(u64) -> u64,
-    /// Default parameter (e.g. sysbench's cpu_max_prime).
+    /// What one event is, for `plumb list`-style help.
+    pub about: &'static str,
+    /// The rate's unit (work per second, scaled).
+    pub unit: &'static str,
+    /// Work units per unit of the rate (1e6 for MB/s, 1e9 for GFLOP/s).
+    pub scale: f64,
+    /// Name of the kernel's size parameter (e.g. sysbench's `cpu_max_prime`).
+    pub param: &'static str,
+    /// Default of that parameter.
     pub default_param: u64,
+    /// Smallest and largest accepted parameter.
+    pub param_range: (u64, u64),
+    /// Prepares one thread's work for a parameter value.
+    pub prepare: fn(u64) -> Box<dyn Work>,
 }
 
 /// Every kernel plumb has.
-pub static KERNELS: &[Kernel] = &[prime::KERNEL];
+pub static KERNELS: &[Kernel] = &[
+    prime::KERNEL,
+    kernels::SHA256,
+    kernels::BLAKE3,
+    kernels::LZ4_COMPRESS,
+    kernels::LZ4_DECOMPRESS,
+    kernels::SORT_U64,
+    kernels::SORT_STRING,
+    kernels::MATMUL,
+    kernels::JSON_PARSE,
+    kernels::JSON_SERIALIZE,
+];
+
+/// Finds a kernel by name, or says which exist.
+pub fn kernel(name: &str) -> Result<&'static Kernel, String> {
+    KERNELS.iter().find(|k| k.name == name).ok_or_else(|| {
+        format!(
+            "kernel '{name}' is not one of: {}",
+            KERNELS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+        )
+    })
+}
 
 /// What a CPU run measured.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -29,71 +72,114 @@ pub struct CpuResult {
     pub kernel: String,
     /// Threads used.
     pub threads: u32,
+    /// The kernel's parameter value.
+    pub param: u64,
+    /// Unit of `rate` and `per_thread`.
+    pub unit: String,
+    /// Rate summed over threads, in `unit`.
+    pub rate: f64,
+    /// Rate of each thread, in `unit`.
+    pub per_thread: Vec<f64>,
     /// Events per second summed over threads.
     pub events_per_sec: f64,
-    /// Events per second of each thread.
-    pub per_thread: Vec<f64>,
     /// Total events.
     pub events: u64,
-    /// Wall time in seconds.
+    /// Wall time of the timed phase in seconds.
     pub seconds: f64,
+    /// Single-thread rate measured just before (equal to `rate` at 1 thread).
+    pub single_thread_rate: f64,
+    /// `rate / (threads × single_thread_rate)`: 1.0 is perfect scaling.
+    pub efficiency: f64,
 }
 
-/// Runs `kernel` on `threads` threads for `duration` (stopping early on `stop`).
+/// Runs `kernel` on `threads` threads for `duration` (stopping early on
+/// `stop`). With more than one thread, a single-thread phase of a quarter of
+/// the duration runs first, to give the scaling efficiency.
 pub fn run(
-    kernel: &str,
+    name: &str,
     threads: u32,
     duration: Duration,
     param: Option<u64>,
     stop: &Arc<AtomicBool>,
 ) -> Result<CpuResult, String> {
-    let k = KERNELS.iter().find(|k| k.name == kernel).ok_or_else(|| {
-        format!(
-            "kernel '{kernel}' is not one of: {}",
-            KERNELS
-                .iter()
-                .map(|k| k.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })?;
+    let k = kernel(name)?;
     if threads == 0 || threads > 1024 {
         return Err(format!("threads must be between 1 and 1024, not {threads}"));
     }
     let param = param.unwrap_or(k.default_param);
-    let start = Instant::now();
-    let end = start + duration;
-    let counts: Vec<(u64, f64)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(move || {
-                    let t0 = Instant::now();
-                    let mut events = 0u64;
-                    let mut sink = 0u64;
-                    while Instant::now() < end && !stop.load(Ordering::Relaxed) {
-                        sink = sink.wrapping_add((k.run)(param));
-                        events += 1;
-                    }
-                    std::hint::black_box(sink);
-                    (events, t0.elapsed().as_secs_f64())
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("cpu thread"))
-            .collect()
-    });
-    let per_thread: Vec<f64> = counts
-        .iter()
-        .map(|(e, s)| *e as f64 / s.max(1e-9))
-        .collect();
+    let (lo, hi) = k.param_range;
+    if !(lo..=hi).contains(&param) {
+        return Err(format!(
+            "{} {param} is outside {lo}..={hi} for kernel {}",
+            k.param, k.name
+        ));
+    }
+    let single = if threads > 1 {
+        let (rates, _, _) = timed(k, 1, duration.mul_f64(0.25), param, stop);
+        Some(rates[0])
+    } else {
+        None
+    };
+    let (per_thread, events, seconds) = timed(k, threads, duration, param, stop);
+    let rate: f64 = per_thread.iter().sum();
+    let single_thread_rate = single.unwrap_or(rate);
     Ok(CpuResult {
         kernel: k.name.to_string(),
         threads,
-        events_per_sec: per_thread.iter().sum(),
+        param,
+        unit: k.unit.to_string(),
+        rate,
+        events_per_sec: events as f64 / seconds.max(1e-9),
         per_thread,
-        events: counts.iter().map(|(e, _)| e).sum(),
-        seconds: start.elapsed().as_secs_f64(),
+        events,
+        seconds,
+        single_thread_rate,
+        efficiency: rate / (threads as f64 * single_thread_rate).max(1e-12),
     })
+}
+
+/// Runs the timed phase: every thread prepares its work, all start together,
+/// and each counts events until the end. Returns per-thread rates, events and
+/// wall seconds.
+fn timed(
+    k: &Kernel,
+    threads: u32,
+    duration: Duration,
+    param: u64,
+    stop: &Arc<AtomicBool>,
+) -> (Vec<f64>, u64, f64) {
+    let barrier = std::sync::Barrier::new(threads as usize + 1);
+    let (counts, seconds) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let barrier = &barrier;
+                s.spawn(move || {
+                    let mut work = (k.prepare)(param);
+                    // One untimed event warms caches and faults the buffers in.
+                    std::hint::black_box(work.event());
+                    barrier.wait();
+                    let t0 = Instant::now();
+                    let end = t0 + duration;
+                    let mut events = 0u64;
+                    let mut sink = 0u64;
+                    while Instant::now() < end && !stop.load(Ordering::Relaxed) {
+                        sink = sink.wrapping_add(work.event());
+                        events += 1;
+                    }
+                    std::hint::black_box(sink);
+                    let secs = t0.elapsed().as_secs_f64();
+                    (events, work.work_per_event() * events as f64 / secs.max(1e-9))
+                })
+            })
+            .collect();
+        barrier.wait();
+        let t0 = Instant::now();
+        let counts: Vec<(u64, f64)> = handles
+            .into_iter()
+            .map(|h| h.join().expect("cpu thread"))
+            .collect();
+        (counts, t0.elapsed().as_secs_f64())
+    });
+    let rates = counts.iter().map(|(_, r)| r / k.scale).collect();
+    (rates, counts.iter().map(|(e, _)| e).sum(), seconds)
 }

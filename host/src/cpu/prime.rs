@@ -1,14 +1,30 @@
 //! `prime`: sysbench cpu's event — count the primes up to `cpu_max_prime` by
 //! trial division up to the square root, so events/s compare with `sysbench cpu`.
 
-use super::Kernel;
+use super::{Kernel, Work};
 
 /// Registry entry (sysbench's default `--cpu-max-prime=10000`).
 pub const KERNEL: Kernel = Kernel {
     name: "prime",
-    run: count_primes,
+    about: "count primes up to cpu_max_prime by trial division (sysbench cpu's event)",
+    unit: "events/s",
+    scale: 1.0,
+    param: "cpu_max_prime",
     default_param: 10000,
+    param_range: (3, 100_000_000),
+    prepare: |max| Box::new(Primes(max)),
 };
+
+struct Primes(u64);
+
+impl Work for Primes {
+    fn event(&mut self) -> u64 {
+        count_primes(self.0)
+    }
+    fn work_per_event(&self) -> f64 {
+        1.0
+    }
+}
 
 /// Counts primes in 3..=max the way sysbench's cpu test does.
 pub fn count_primes(max: u64) -> u64 {

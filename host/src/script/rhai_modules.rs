@@ -76,6 +76,9 @@ pub const HOST_FUNCTIONS: &[&str] = &[
     "fs::stat_files",
     "fs::remove_files",
     "cpu::run",
+    "cpu::kernels",
+    "mem::bandwidth",
+    "mem::latency",
     "time::now",
     "time::sleep",
     "time::measure",
@@ -91,6 +94,7 @@ pub fn register(engine: &mut Engine, host: &Shared) {
     engine.register_static_module("fs", fs_module(host).into());
     engine.register_static_module("time", time_module(host).into());
     engine.register_static_module("cpu", cpu_module(host).into());
+    engine.register_static_module("mem", mem_module(host).into());
     engine.register_static_module("report", report_module(host).into());
     engine.register_static_module("sys", sys_module().into());
     register_file_type(engine, host);
@@ -363,40 +367,114 @@ fn cpu_module(host: &Shared) -> Module {
     let mut m = Module::new();
     let h = host.clone();
     native!(m, "run", |o: Map| -> Dynamic {
-        known_keys(
-            "cpu::run",
-            &o,
-            &["kernel", "threads", "duration", "cpu_max_prime"],
-        )?;
         let kernel = o
             .get("kernel")
             .map(|k| k.to_string())
             .unwrap_or_else(|| "prime".into());
-        let threads = match o.get("threads") {
-            None => 1,
-            Some(t) => t
-                .as_int()
-                .ok()
-                .and_then(|t| u32::try_from(t).ok())
-                .ok_or_else(|| err("cpu::run: threads must be a positive integer"))?,
-        };
+        let k = crate::cpu::kernel(&kernel).map_err(|e| err(format!("cpu::run: {e}")))?;
+        known_keys("cpu::run", &o, &["kernel", "threads", "duration", k.param])?;
+        let threads = positive_int(&o, "cpu::run", "threads", 1)?;
         let secs = o
             .get("duration")
             .map(|d| to_seconds("cpu::run duration", d))
             .transpose()?
             .unwrap_or(10.0);
         let param = o
-            .get("cpu_max_prime")
-            .map(|p| p.as_int().map(|v| v.max(3) as u64))
-            .transpose()
-            .map_err(|_| err("cpu::run: cpu_max_prime must be an integer"))?;
+            .get(k.param)
+            .map(|p| to_bytes(&format!("cpu::run {}", k.param), p))
+            .transpose()?;
         let r = h
             .borrow_mut()
             .cpu(&kernel, threads, secs, param)
             .map_err(api)?;
         to_map(&r)
     });
+    native!(m, "kernels", || -> Array {
+        Ok(crate::cpu::KERNELS
+            .iter()
+            .map(|k| {
+                let mut m = Map::new();
+                m.insert("name".into(), k.name.into());
+                m.insert("unit".into(), k.unit.into());
+                m.insert("about".into(), k.about.into());
+                m.insert("param".into(), k.param.into());
+                m.insert("default".into(), (k.default_param as i64).into());
+                m.into()
+            })
+            .collect())
+    });
     m
+}
+
+fn mem_module(host: &Shared) -> Module {
+    let mut m = Module::new();
+    let h = host.clone();
+    native!(m, "bandwidth", |o: Map| -> Dynamic {
+        let f = "mem::bandwidth";
+        known_keys(f, &o, &["oper", "block_size", "total_size", "scope", "threads", "duration"])?;
+        let mut b = crate::mem::BandwidthOptions {
+            threads: positive_int(&o, f, "threads", 1)?,
+            ..Default::default()
+        };
+        if let Some(v) = o.get("oper") {
+            b.oper = v.to_string().parse().map_err(|e| err(format!("{f}: {e}")))?;
+        }
+        if let Some(v) = o.get("scope") {
+            b.scope = v.to_string().parse().map_err(|e| err(format!("{f}: {e}")))?;
+        }
+        if let Some(v) = o.get("block_size") {
+            b.block_size = to_bytes(&format!("{f} block_size"), v)?;
+        }
+        if let Some(v) = o.get("total_size") {
+            b.total_size = to_bytes(&format!("{f} total_size"), v)?;
+        }
+        if let Some(v) = o.get("duration") {
+            b.duration = duration(&format!("{f} duration"), v)?;
+        }
+        let r = h.borrow_mut().mem_bandwidth(b).map_err(api)?;
+        to_map(&r)
+    });
+    let h = host.clone();
+    native!(m, "latency", |o: Map| -> Dynamic {
+        let f = "mem::latency";
+        known_keys(f, &o, &["min_size", "max_size", "steps_per_doubling", "time_per_size"])?;
+        let mut l = crate::mem::LatencyOptions::default();
+        if let Some(v) = o.get("min_size") {
+            l.min_size = to_bytes(&format!("{f} min_size"), v)?;
+        }
+        if let Some(v) = o.get("max_size") {
+            l.max_size = to_bytes(&format!("{f} max_size"), v)?;
+        }
+        l.steps_per_doubling = positive_int(&o, f, "steps_per_doubling", 1)?;
+        if let Some(v) = o.get("time_per_size") {
+            l.time_per_size = duration(&format!("{f} time_per_size"), v)?;
+        }
+        let r = h.borrow_mut().mem_latency(&l).map_err(api)?;
+        to_map(&r)
+    });
+    m
+}
+
+/// A positive duration option.
+fn duration(what: &str, v: &Dynamic) -> R<std::time::Duration> {
+    let secs = to_seconds(what, v)?;
+    if !(secs > 0.0 && secs < 1e9) {
+        return Err(err(format!("{what}: {secs} must be a positive number of seconds")));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+/// An optional positive integer option that fits u32.
+fn positive_int(o: &Map, func: &str, key: &str, default: u32) -> R<u32> {
+    match o.get(key) {
+        None => Ok(default),
+        Some(t) => t
+            .as_int()
+            .ok()
+            .and_then(|t| u32::try_from(t).ok())
+            .filter(|t| *t > 0)
+            .ok_or_else(|| err(format!("{func}: {key} must be a positive integer, not {t}"))),
+    }
 }
 
 fn time_module(host: &Shared) -> Module {

@@ -1,0 +1,243 @@
+//! Memory bandwidth with `sysbench memory`'s model: every event reads or
+//! writes one block; the run ends at the total size or the duration; MiB/s
+//! counts bytes moved. `global` scope shares one block between threads (as
+//! sysbench's default), `local` gives each thread its own.
+
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What each event does to its block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Oper {
+    /// Read every word.
+    Read,
+    /// Write every word.
+    Write,
+    /// Copy the block to a second block of the same size (bytes counted once).
+    Copy,
+}
+
+impl std::str::FromStr for Oper {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Oper, String> {
+        match s {
+            "read" => Ok(Oper::Read),
+            "write" => Ok(Oper::Write),
+            "copy" => Ok(Oper::Copy),
+            _ => Err(format!("oper '{s}' is not read, write or copy")),
+        }
+    }
+}
+
+/// Which buffer the threads use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// One block shared by all threads (sysbench's default).
+    Global,
+    /// One block per thread.
+    Local,
+}
+
+impl std::str::FromStr for Scope {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Scope, String> {
+        match s {
+            "global" => Ok(Scope::Global),
+            "local" => Ok(Scope::Local),
+            _ => Err(format!("scope '{s}' is not global or local")),
+        }
+    }
+}
+
+/// A bandwidth run, with sysbench memory's defaults.
+#[derive(Debug, Clone)]
+pub struct BandwidthOptions {
+    /// Operation.
+    pub oper: Oper,
+    /// Bytes per event (`--memory-block-size`, default 1 KiB).
+    pub block_size: u64,
+    /// Bytes to move in total (`--memory-total-size`, default 100 GiB).
+    pub total_size: u64,
+    /// Buffer scope (`--memory-scope`, default global).
+    pub scope: Scope,
+    /// Threads.
+    pub threads: u32,
+    /// Time limit.
+    pub duration: Duration,
+}
+
+impl Default for BandwidthOptions {
+    fn default() -> Self {
+        BandwidthOptions {
+            oper: Oper::Write,
+            block_size: 1024,
+            total_size: 100 << 30,
+            scope: Scope::Global,
+            threads: 1,
+            duration: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What a bandwidth run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct BandwidthResult {
+    /// Operation.
+    pub oper: Oper,
+    /// Block size in bytes.
+    pub block_size: u64,
+    /// Scope.
+    pub scope: Scope,
+    /// Threads.
+    pub threads: u32,
+    /// MiB/s over all threads (as sysbench prints).
+    pub mib_per_sec: f64,
+    /// MiB/s of each thread.
+    pub per_thread: Vec<f64>,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Events (blocks) done.
+    pub events: u64,
+    /// Wall seconds.
+    pub seconds: f64,
+}
+
+/// A block of 64-bit words, readable and writable from
+/// several threads at once (relaxed atomics compile to plain loads and stores).
+struct Block(Vec<AtomicU64>);
+
+impl Block {
+    fn new(bytes: u64) -> Block {
+        Block((0..bytes.div_ceil(8)).map(|_| AtomicU64::new(0)).collect())
+    }
+}
+
+/// One event on a block; returns a value so reads are not optimised away.
+fn event(oper: Oper, block: &Block, copy_to: &mut [u64], value: u64) -> u64 {
+    match oper {
+        Oper::Read => block
+            .0
+            .iter()
+            .fold(0u64, |acc, w| acc.wrapping_add(w.load(Ordering::Relaxed))),
+        Oper::Write => {
+            for w in &block.0 {
+                w.store(value, Ordering::Relaxed);
+            }
+            value
+        }
+        Oper::Copy => {
+            for (d, s) in copy_to.iter_mut().zip(&block.0) {
+                *d = s.load(Ordering::Relaxed);
+            }
+            copy_to[0]
+        }
+    }
+}
+
+/// Events each thread claims at a time from the shared total.
+const CLAIM: u64 = 256;
+
+/// Runs the bandwidth test.
+pub fn bandwidth(o: &BandwidthOptions, stop: &Arc<AtomicBool>) -> Result<BandwidthResult, String> {
+    if o.block_size < 8 || o.block_size > 1 << 32 {
+        return Err(format!(
+            "block_size {} must be between 8 bytes and 4 GiB",
+            o.block_size
+        ));
+    }
+    if o.threads == 0 || o.threads > 1024 {
+        return Err(format!("threads must be between 1 and 1024, not {}", o.threads));
+    }
+    let blocks = match o.scope {
+        Scope::Global => 1,
+        Scope::Local => o.threads as u64,
+    };
+    super::check_size("block_size × blocks", o.block_size * blocks * 2)?;
+    let shared: Vec<Block> = (0..blocks).map(|_| Block::new(o.block_size)).collect();
+    let total_events = (o.total_size / o.block_size).max(1);
+    let claimed = AtomicU64::new(0);
+    let barrier = std::sync::Barrier::new(o.threads as usize + 1);
+    let (per_thread, seconds) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..o.threads as usize)
+            .map(|t| {
+                let block = &shared[t % shared.len()];
+                let (claimed, barrier) = (&claimed, &barrier);
+                s.spawn(move || {
+                    let mut copy_to = vec![0u64; block.0.len()];
+                    event(o.oper, block, &mut copy_to, 1);
+                    barrier.wait();
+                    let t0 = Instant::now();
+                    let end = t0 + o.duration;
+                    let mut events = 0u64;
+                    let mut sink = 0u64;
+                    'run: while Instant::now() < end && !stop.load(Ordering::Relaxed) {
+                        let first = claimed.fetch_add(CLAIM, Ordering::Relaxed);
+                        if first >= total_events {
+                            break;
+                        }
+                        for _ in first..(first + CLAIM).min(total_events) {
+                            sink = sink.wrapping_add(event(o.oper, block, &mut copy_to, events));
+                            events += 1;
+                            if events % 64 == 0 && Instant::now() >= end {
+                                break 'run;
+                            }
+                        }
+                    }
+                    std::hint::black_box(sink);
+                    (events, t0.elapsed().as_secs_f64())
+                })
+            })
+            .collect();
+        barrier.wait();
+        let t0 = Instant::now();
+        let r: Vec<(u64, f64)> = handles.into_iter().map(|h| h.join().expect("mem thread")).collect();
+        (r, t0.elapsed().as_secs_f64())
+    });
+    let mib = |events: u64, secs: f64| (events * o.block_size) as f64 / (1u64 << 20) as f64 / secs.max(1e-9);
+    let events: u64 = per_thread.iter().map(|(e, _)| e).sum();
+    Ok(BandwidthResult {
+        oper: o.oper,
+        block_size: o.block_size,
+        scope: o.scope,
+        threads: o.threads,
+        mib_per_sec: mib(events, seconds),
+        per_thread: per_thread.iter().map(|(e, s)| mib(*e, *s)).collect(),
+        bytes: events * o.block_size,
+        events,
+        seconds,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stops_at_the_total_size() {
+        let o = BandwidthOptions {
+            block_size: 4096,
+            total_size: 4096 * 1000,
+            threads: 2,
+            scope: Scope::Local,
+            ..Default::default()
+        };
+        let r = bandwidth(&o, &Arc::new(AtomicBool::new(false))).unwrap();
+        assert_eq!(r.events, 1000);
+        assert_eq!(r.bytes, 4096 * 1000);
+        assert!(r.mib_per_sec > 0.0);
+    }
+
+    #[test]
+    fn every_operation_moves_its_block() {
+        let b = Block::new(64);
+        let mut to = vec![0u64; 8];
+        event(Oper::Write, &b, &mut to, 7);
+        assert_eq!(event(Oper::Read, &b, &mut to, 0), 56);
+        assert_eq!(event(Oper::Copy, &b, &mut to, 0), 7);
+        assert!(to.iter().all(|w| *w == 7));
+    }
+}
