@@ -52,6 +52,8 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// Answer the network primitives of other machines' scenarios (throughput, RTT).
+    Serve(plumb::serve_cmd::ServeArgs),
     /// Describe this machine and the storage under a directory.
     Sysinfo {
         /// Print JSON instead of a table.
@@ -79,6 +81,7 @@ fn main() {
     let code = match cli.command {
         Command::Fio { args } => fio_cmd::main(&args),
         Command::Run(args) => run_cmd::run_main(args),
+        Command::Serve(args) => plumb::serve_cmd::serve_main(&args),
         Command::Compare {
             files,
             format,

@@ -257,6 +257,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 .map_err(|e| (ExitCode::Failed, format!("run directory: {e}")))?,
             budget,
             p.declared.then(|| p.capabilities.clone()),
+            args.allow_net.clone(),
         ));
         for s in &p.scenarios {
             index += 1;

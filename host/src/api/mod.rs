@@ -5,13 +5,15 @@
 //! every write through the byte budget, every long operation checks the
 //! deadline and the stop flag.
 
+pub mod compute;
 pub mod fs;
 pub mod io;
+pub mod net;
 pub mod report;
 
 use crate::pack::Capabilities;
 use crate::sandbox::{RunDir, SandboxError};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,6 +58,9 @@ pub enum ApiError {
     /// Ctrl-C or SIGTERM.
     #[error("interrupted")]
     Interrupted,
+    /// A network measurement failed (with its partial figures).
+    #[error(transparent)]
+    Net(#[from] crate::net::NetError),
 }
 
 /// A capability checked against the pack's declaration.
@@ -84,17 +89,27 @@ pub struct Workspace {
     max_bytes: u64,
     written: Cell<u64>,
     declared: Option<Capabilities>,
+    net: RefCell<Vec<String>>,
+    peer: RefCell<Option<crate::net::server::ServerHandle>>,
 }
 
 impl Workspace {
     /// A workspace in `dir` that may grow by at most `max_bytes`; `declared`
-    /// holds a pack's capabilities (None for a lone script: no limits beyond bytes).
-    pub fn new(dir: RunDir, max_bytes: u64, declared: Option<Capabilities>) -> Workspace {
+    /// holds a pack's capabilities (None for a lone script: no limits beyond
+    /// bytes); `net` lists the `HOST:PORT` addresses granted (`--allow-net`).
+    pub fn new(
+        dir: RunDir,
+        max_bytes: u64,
+        declared: Option<Capabilities>,
+        net: Vec<String>,
+    ) -> Workspace {
         Workspace {
             dir,
             max_bytes,
             written: Cell::new(0),
             declared,
+            net: RefCell::new(net),
+            peer: RefCell::new(None),
         }
     }
 
@@ -213,51 +228,6 @@ impl Host {
             ))),
             None => Ok(()),
         }
-    }
-
-    /// Runs a CPU kernel on `threads` threads for `seconds` (capped by the deadline).
-    pub fn cpu(
-        &mut self,
-        kernel: &str,
-        threads: u32,
-        seconds: f64,
-        param: Option<u64>,
-    ) -> Result<crate::cpu::CpuResult, ApiError> {
-        self.allow(Capability::Threads(threads))?;
-        if !(seconds > 0.0 && seconds.is_finite()) {
-            return Err(ApiError::Invalid(format!(
-                "cpu::run: duration {seconds} must be positive"
-            )));
-        }
-        let d = Duration::from_secs_f64(seconds).min(self.time_left());
-        let r = crate::cpu::run(kernel, threads, d, param, &self.stop)
-            .map_err(|e| ApiError::Invalid(format!("cpu::run: {e}")))?;
-        self.check()?;
-        Ok(r)
-    }
-
-    /// Memory bandwidth as `sysbench memory` measures it.
-    pub fn mem_bandwidth(
-        &mut self,
-        mut o: crate::mem::BandwidthOptions,
-    ) -> Result<crate::mem::BandwidthResult, ApiError> {
-        self.allow(Capability::Threads(o.threads))?;
-        o.duration = o.duration.min(self.time_left());
-        let r = crate::mem::bandwidth(&o, &self.stop)
-            .map_err(|e| ApiError::Invalid(format!("mem::bandwidth: {e}")))?;
-        self.check()?;
-        Ok(r)
-    }
-
-    /// Memory latency by working-set size (pointer chase).
-    pub fn mem_latency(
-        &mut self,
-        o: &crate::mem::LatencyOptions,
-    ) -> Result<crate::mem::LatencyResult, ApiError> {
-        let r = crate::mem::latency_curve(o, &self.stop)
-            .map_err(|e| ApiError::Invalid(format!("mem::latency: {e}")))?;
-        self.check()?;
-        Ok(r)
     }
 
     /// Reserves `bytes` of the write budget, or refuses.

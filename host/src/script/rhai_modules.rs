@@ -79,6 +79,11 @@ pub const HOST_FUNCTIONS: &[&str] = &[
     "cpu::kernels",
     "mem::bandwidth",
     "mem::latency",
+    "net::throughput",
+    "net::rtt",
+    "net::connect_time",
+    "net::wait_for_port",
+    "net::local_peer",
     "time::now",
     "time::sleep",
     "time::measure",
@@ -95,6 +100,7 @@ pub fn register(engine: &mut Engine, host: &Shared) {
     engine.register_static_module("time", time_module(host).into());
     engine.register_static_module("cpu", cpu_module(host).into());
     engine.register_static_module("mem", mem_module(host).into());
+    engine.register_static_module("net", net_module(host).into());
     engine.register_static_module("report", report_module(host).into());
     engine.register_static_module("sys", sys_module().into());
     register_file_type(engine, host);
@@ -451,6 +457,107 @@ fn mem_module(host: &Shared) -> Module {
         }
         let r = h.borrow_mut().mem_latency(&l).map_err(api)?;
         to_map(&r)
+    });
+    m
+}
+
+/// The required `addr` of a network call.
+fn address(o: &Map, func: &str) -> R<String> {
+    o.get("addr")
+        .map(|a| a.to_string())
+        .ok_or_else(|| err(format!("{func}: addr (\"HOST:PORT\") is required")))
+}
+
+/// An optional duration option with a default.
+fn duration_or(o: &Map, func: &str, key: &str, default: f64) -> R<std::time::Duration> {
+    match o.get(key) {
+        Some(v) => duration(&format!("{func} {key}"), v),
+        None => Ok(std::time::Duration::from_secs_f64(default)),
+    }
+}
+
+/// An optional interval (zero allowed) with a default.
+fn interval_or(o: &Map, func: &str, default: f64) -> R<std::time::Duration> {
+    match o.get("interval") {
+        Some(v) => {
+            let secs = to_seconds(&format!("{func} interval"), v)?;
+            if !(0.0..3600.0).contains(&secs) {
+                return Err(err(format!("{func}: interval {secs} must be 0 to 3600 seconds")));
+            }
+            Ok(std::time::Duration::from_secs_f64(secs))
+        }
+        None => Ok(std::time::Duration::from_secs_f64(default)),
+    }
+}
+
+fn net_module(host: &Shared) -> Module {
+    let mut m = Module::new();
+    let h = host.clone();
+    native!(m, "throughput", |o: Map| -> Dynamic {
+        let f = "net::throughput";
+        known_keys(f, &o, &["addr", "streams", "duration", "direction", "buffer"])?;
+        let addr = address(&o, f)?;
+        let direction = match o.get("direction") {
+            Some(d) => d.to_string().parse().map_err(|e| err(format!("{f}: {e}")))?,
+            None => crate::net::Direction::Send,
+        };
+        let buffer = size_field(&o, "buffer", 128 << 10)?;
+        if !(1..=64 << 20).contains(&buffer) {
+            return Err(err(format!("{f}: buffer must be 1 byte to 64 MiB")));
+        }
+        let opts = crate::net::ThroughputOptions {
+            streams: positive_int(&o, f, "streams", 1)?,
+            duration: duration_or(&o, f, "duration", 10.0)?,
+            direction,
+            buffer: buffer as usize,
+        };
+        let r = h.borrow_mut().net_throughput(&addr, opts).map_err(api)?;
+        to_map(&r)
+    });
+    let h = host.clone();
+    native!(m, "rtt", |o: Map| -> Dynamic {
+        let f = "net::rtt";
+        known_keys(f, &o, &["addr", "count", "size", "interval"])?;
+        let addr = address(&o, f)?;
+        let count = positive_int(&o, f, "count", 1000)?;
+        let size = size_field(&o, "size", 64)?;
+        let interval = interval_or(&o, f, 0.0)?;
+        let r = h
+            .borrow_mut()
+            .net_rtt(&addr, count.into(), size, interval)
+            .map_err(api)?;
+        to_map(&r)
+    });
+    let h = host.clone();
+    native!(m, "connect_time", |o: Map| -> Dynamic {
+        let f = "net::connect_time";
+        known_keys(f, &o, &["addr", "count", "timeout", "interval"])?;
+        let addr = address(&o, f)?;
+        let count = positive_int(&o, f, "count", 10)?;
+        let timeout = duration_or(&o, f, "timeout", 5.0)?;
+        let interval = interval_or(&o, f, 0.0)?;
+        let r = h
+            .borrow_mut()
+            .net_connect_time(&addr, count.into(), timeout, interval)
+            .map_err(api)?;
+        to_map(&r)
+    });
+    let h = host.clone();
+    native!(m, "wait_for_port", |o: Map| -> Dynamic {
+        let f = "net::wait_for_port";
+        known_keys(f, &o, &["addr", "timeout", "interval"])?;
+        let addr = address(&o, f)?;
+        let timeout = duration_or(&o, f, "timeout", 60.0)?;
+        let interval = interval_or(&o, f, 0.1)?;
+        let r = h
+            .borrow_mut()
+            .net_wait_for_port(&addr, timeout, interval)
+            .map_err(api)?;
+        to_map(&r)
+    });
+    let h = host.clone();
+    native!(m, "local_peer", || -> String {
+        h.borrow_mut().local_peer().map_err(api)
     });
     m
 }
