@@ -1,36 +1,7 @@
 //! `plumb run`, `check` and `list`: scenarios in Rhai against the sandbox.
 
-use crate::util::{entries, plumb, workdir};
+use crate::util::{doc, entries, metric, plumb, run_scripts, script, workdir};
 use std::path::Path;
-
-fn script(dir: &Path, name: &str, text: &str) -> String {
-    std::fs::write(dir.join(name), text).unwrap();
-    name.to_string()
-}
-
-/// Runs scripts with a scratch target inside `dir`; returns the run and the target.
-fn run_scripts(dir: &Path, args: &[&str]) -> (crate::util::Run, std::path::PathBuf) {
-    let target = dir.join("target");
-    std::fs::create_dir_all(&target).unwrap();
-    let mut all = vec!["run", "--target", target.to_str().unwrap()];
-    all.extend_from_slice(args);
-    (plumb(dir, &all), target)
-}
-
-fn doc(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn metric(doc: &serde_json::Value, scenario: &str, name: &str) -> Option<f64> {
-    doc["scenarios"]
-        .as_array()?
-        .iter()
-        .find(|s| s["name"] == scenario)?["metrics"]
-        .as_array()?
-        .iter()
-        .find(|m| m["name"] == name)?["value"]
-        .as_f64()
-}
 
 #[test]
 fn quick_pack_runs_reports_and_cleans_up() {

@@ -6,6 +6,7 @@ mod accuracy;
 mod compare;
 mod engines;
 mod jobs_and_output;
+mod net;
 mod options;
 mod run;
 mod safety;

@@ -119,3 +119,36 @@ pub fn iolog(path: &Path) -> Vec<(String, String, u64, u64)> {
         })
         .collect()
 }
+
+/// Writes a scenario file into `dir`; returns its name.
+pub fn script(dir: &Path, name: &str, text: &str) -> String {
+    std::fs::write(dir.join(name), text).unwrap();
+    name.to_string()
+}
+
+/// Runs scripts with a scratch target inside `dir`; returns the run and the target.
+pub fn run_scripts(dir: &Path, args: &[&str]) -> (Run, std::path::PathBuf) {
+    let target = dir.join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    let mut all = vec!["run", "--target", target.to_str().unwrap()];
+    all.extend_from_slice(args);
+    (plumb(dir, &all), target)
+}
+
+/// Reads a result document.
+pub fn doc(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A scenario's metric value in a result document.
+pub fn metric(doc: &serde_json::Value, scenario: &str, name: &str) -> Option<f64> {
+    doc["scenarios"]
+        .as_array()?
+        .iter()
+        .find(|s| s["name"] == scenario)?["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)?["value"]
+        .as_f64()
+}
+

@@ -51,6 +51,9 @@ pub struct ScenarioResult {
     pub jobs: Vec<JobResult>,
     /// Tables reported.
     pub tables: Vec<Table>,
+    /// Notes the scenario wrote (`report::note`).
+    #[serde(default)]
+    pub notes: Vec<String>,
     /// Why it failed, if it did.
     pub error: Option<String>,
 }

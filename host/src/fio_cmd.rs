@@ -305,6 +305,7 @@ fn write_document(path: &Path, inv: &FioInvocation, report: &RunReport) -> std::
             error: jobs.iter().find_map(|j| j.error.clone()),
             jobs,
             tables: Vec::new(),
+            notes: Vec::new(),
         }],
     };
     std::fs::write(

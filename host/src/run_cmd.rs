@@ -490,6 +490,7 @@ fn document(
                 metrics: g.metrics.clone(),
                 jobs: g.jobs.clone(),
                 tables: g.tables.clone(),
+                notes: g.notes.clone(),
                 error: g.error.clone(),
             })
             .collect(),

@@ -27,7 +27,11 @@ pub struct ServeArgs {
 
 /// Runs `plumb serve`.
 pub fn serve_main(args: &ServeArgs) -> ExitCode {
-    let max_duration = match args.max_duration.as_deref().map(crate::units::parse_duration) {
+    let max_duration = match args
+        .max_duration
+        .as_deref()
+        .map(crate::units::parse_duration)
+    {
         None => None,
         Some(Ok(d)) => Some(d),
         Some(Err(e)) => {

@@ -40,12 +40,11 @@ impl Host {
         if let Some(p) = peer.as_ref() {
             return Ok(p.addr().to_string());
         }
-        let server = Server::bind("127.0.0.1:0", ServeOptions::default()).map_err(|e| {
-            ApiError::Os {
+        let server =
+            Server::bind("127.0.0.1:0", ServeOptions::default()).map_err(|e| ApiError::Os {
                 op: "starting the loopback peer".into(),
                 source: e,
-            }
-        })?;
+            })?;
         let handle = server.spawn();
         let addr = handle.addr().to_string();
         self.space.net.borrow_mut().push(addr.clone());
@@ -60,7 +59,11 @@ impl Host {
         mut o: net::ThroughputOptions,
     ) -> Result<net::Throughput, ApiError> {
         let a = self.granted_addr(addr)?;
-        let per_stream = if o.direction == net::Direction::Both { 2 } else { 1 };
+        let per_stream = if o.direction == net::Direction::Both {
+            2
+        } else {
+            1
+        };
         self.allow(Capability::Threads(o.streams.saturating_mul(per_stream)))?;
         o.duration = o.duration.min(self.time_left());
         let r = net::throughput(a, &o, &self.stop)?;

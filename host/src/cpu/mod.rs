@@ -60,7 +60,11 @@ pub fn kernel(name: &str) -> Result<&'static Kernel, String> {
     KERNELS.iter().find(|k| k.name == name).ok_or_else(|| {
         format!(
             "kernel '{name}' is not one of: {}",
-            KERNELS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+            KERNELS
+                .iter()
+                .map(|k| k.name)
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     })
 }
@@ -168,7 +172,10 @@ fn timed(
                     }
                     std::hint::black_box(sink);
                     let secs = t0.elapsed().as_secs_f64();
-                    (events, work.work_per_event() * events as f64 / secs.max(1e-9))
+                    (
+                        events,
+                        work.work_per_event() * events as f64 / secs.max(1e-9),
+                    )
                 })
             })
             .collect();

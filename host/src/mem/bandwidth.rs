@@ -150,7 +150,10 @@ pub fn bandwidth(o: &BandwidthOptions, stop: &Arc<AtomicBool>) -> Result<Bandwid
         ));
     }
     if o.threads == 0 || o.threads > 1024 {
-        return Err(format!("threads must be between 1 and 1024, not {}", o.threads));
+        return Err(format!(
+            "threads must be between 1 and 1024, not {}",
+            o.threads
+        ));
     }
     let blocks = match o.scope {
         Scope::Global => 1,
@@ -182,7 +185,7 @@ pub fn bandwidth(o: &BandwidthOptions, stop: &Arc<AtomicBool>) -> Result<Bandwid
                         for _ in first..(first + CLAIM).min(total_events) {
                             sink = sink.wrapping_add(event(o.oper, block, &mut copy_to, events));
                             events += 1;
-                            if events % 64 == 0 && Instant::now() >= end {
+                            if events.is_multiple_of(64) && Instant::now() >= end {
                                 break 'run;
                             }
                         }
@@ -194,10 +197,15 @@ pub fn bandwidth(o: &BandwidthOptions, stop: &Arc<AtomicBool>) -> Result<Bandwid
             .collect();
         barrier.wait();
         let t0 = Instant::now();
-        let r: Vec<(u64, f64)> = handles.into_iter().map(|h| h.join().expect("mem thread")).collect();
+        let r: Vec<(u64, f64)> = handles
+            .into_iter()
+            .map(|h| h.join().expect("mem thread"))
+            .collect();
         (r, t0.elapsed().as_secs_f64())
     });
-    let mib = |events: u64, secs: f64| (events * o.block_size) as f64 / (1u64 << 20) as f64 / secs.max(1e-9);
+    let mib = |events: u64, secs: f64| {
+        (events * o.block_size) as f64 / (1u64 << 20) as f64 / secs.max(1e-9)
+    };
     let events: u64 = per_thread.iter().map(|(e, _)| e).sum();
     Ok(BandwidthResult {
         oper: o.oper,

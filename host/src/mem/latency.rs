@@ -216,7 +216,14 @@ mod tests {
         };
         assert_eq!(sizes(&o), vec![16 << 10, 32 << 10, 64 << 10, 128 << 10]);
         let p = |size, ns| LatencyPoint { size, ns };
-        let pl = plateaus(&[p(1, 1.0), p(2, 1.1), p(4, 5.0), p(8, 5.5), p(16, 6.0), p(32, 90.0)]);
+        let pl = plateaus(&[
+            p(1, 1.0),
+            p(2, 1.1),
+            p(4, 5.0),
+            p(8, 5.5),
+            p(16, 6.0),
+            p(32, 90.0),
+        ]);
         assert_eq!(pl.len(), 2);
         assert_eq!((pl[0].from, pl[0].to), (1, 2));
         assert_eq!((pl[1].from, pl[1].to, pl[1].ns), (4, 16, 5.5));

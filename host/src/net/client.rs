@@ -136,10 +136,9 @@ fn open(addr: SocketAddr, session: u64, request: Request) -> Result<TcpStream, N
         .map_err(io)?;
     match read_line(&mut s) {
         Ok(Some(l)) if l == "OK" => Ok(s),
-        Ok(Some(l)) if l.starts_with("ERR ") => Err(fail(format!(
-            "{addr} refused the test: {}",
-            &l[4..]
-        ))),
+        Ok(Some(l)) if l.starts_with("ERR ") => {
+            Err(fail(format!("{addr} refused the test: {}", &l[4..])))
+        }
         Ok(Some(l)) => Err(fail(format!(
             "{addr} is not a plumb serve peer (it answered {:?})",
             l.chars().take(40).collect::<String>()
@@ -528,7 +527,9 @@ pub fn wait_for_port(
     loop {
         attempts += 1;
         let left = timeout.saturating_sub(start.elapsed());
-        let try_for = left.min(Duration::from_secs(1)).max(Duration::from_millis(10));
+        let try_for = left
+            .min(Duration::from_secs(1))
+            .max(Duration::from_millis(10));
         let error = match TcpStream::connect_timeout(&addr, try_for) {
             Ok(_) => {
                 return Ok(PortWait {

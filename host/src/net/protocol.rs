@@ -86,7 +86,10 @@ pub fn read_line(r: &mut impl Read) -> io::Result<Option<String>> {
             if line.is_empty() {
                 return Ok(None);
             }
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "line cut short"));
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "line cut short",
+            ));
         }
         if byte[0] == b'\n' {
             return String::from_utf8(line)
@@ -107,12 +110,23 @@ mod tests {
     #[test]
     fn lines_round_trip_and_garbage_is_refused() {
         for r in [Request::Sink, Request::Source, Request::Echo(64)] {
-            let o = Opening { session: 0xabc, request: r };
+            let o = Opening {
+                session: 0xabc,
+                request: r,
+            };
             let line = o.line();
             assert_eq!(Opening::parse(line.trim_end()).unwrap(), o);
         }
-        for bad in ["", "GET / HTTP/1.1", "PLUMB/1", "PLUMB/1 zz sink", "PLUMB/1 1 echo 0",
-            "PLUMB/1 1 echo 99999999", "PLUMB/1 1 fly", "PLUMB/1 1 sink extra"] {
+        for bad in [
+            "",
+            "GET / HTTP/1.1",
+            "PLUMB/1",
+            "PLUMB/1 zz sink",
+            "PLUMB/1 1 echo 0",
+            "PLUMB/1 1 echo 99999999",
+            "PLUMB/1 1 fly",
+            "PLUMB/1 1 sink extra",
+        ] {
             assert!(Opening::parse(bad).is_err(), "{bad}");
         }
     }

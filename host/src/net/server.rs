@@ -90,7 +90,10 @@ impl Server {
         let mut connections = 0;
         loop {
             if stop.load(Ordering::Relaxed)
-                || self.opts.max_duration.is_some_and(|d| started.elapsed() >= d)
+                || self
+                    .opts
+                    .max_duration
+                    .is_some_and(|d| started.elapsed() >= d)
                 || self
                     .opts
                     .max_sessions
@@ -221,7 +224,10 @@ fn handle(mut s: TcpStream, shared: &Shared) -> io::Result<Option<String>> {
         Err(e) => {
             shared.refused.fetch_add(1, Ordering::Relaxed);
             let _ = s.write_all(format!("ERR {e}\n").as_bytes());
-            return Err(io::Error::new(io::ErrorKind::InvalidData, format!("refused: {e}")));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("refused: {e}"),
+            ));
         }
     };
     *shared

@@ -417,16 +417,33 @@ fn mem_module(host: &Shared) -> Module {
     let h = host.clone();
     native!(m, "bandwidth", |o: Map| -> Dynamic {
         let f = "mem::bandwidth";
-        known_keys(f, &o, &["oper", "block_size", "total_size", "scope", "threads", "duration"])?;
+        known_keys(
+            f,
+            &o,
+            &[
+                "oper",
+                "block_size",
+                "total_size",
+                "scope",
+                "threads",
+                "duration",
+            ],
+        )?;
         let mut b = crate::mem::BandwidthOptions {
             threads: positive_int(&o, f, "threads", 1)?,
             ..Default::default()
         };
         if let Some(v) = o.get("oper") {
-            b.oper = v.to_string().parse().map_err(|e| err(format!("{f}: {e}")))?;
+            b.oper = v
+                .to_string()
+                .parse()
+                .map_err(|e| err(format!("{f}: {e}")))?;
         }
         if let Some(v) = o.get("scope") {
-            b.scope = v.to_string().parse().map_err(|e| err(format!("{f}: {e}")))?;
+            b.scope = v
+                .to_string()
+                .parse()
+                .map_err(|e| err(format!("{f}: {e}")))?;
         }
         if let Some(v) = o.get("block_size") {
             b.block_size = to_bytes(&format!("{f} block_size"), v)?;
@@ -443,7 +460,16 @@ fn mem_module(host: &Shared) -> Module {
     let h = host.clone();
     native!(m, "latency", |o: Map| -> Dynamic {
         let f = "mem::latency";
-        known_keys(f, &o, &["min_size", "max_size", "steps_per_doubling", "time_per_size"])?;
+        known_keys(
+            f,
+            &o,
+            &[
+                "min_size",
+                "max_size",
+                "steps_per_doubling",
+                "time_per_size",
+            ],
+        )?;
         let mut l = crate::mem::LatencyOptions::default();
         if let Some(v) = o.get("min_size") {
             l.min_size = to_bytes(&format!("{f} min_size"), v)?;
@@ -482,7 +508,9 @@ fn interval_or(o: &Map, func: &str, default: f64) -> R<std::time::Duration> {
         Some(v) => {
             let secs = to_seconds(&format!("{func} interval"), v)?;
             if !(0.0..3600.0).contains(&secs) {
-                return Err(err(format!("{func}: interval {secs} must be 0 to 3600 seconds")));
+                return Err(err(format!(
+                    "{func}: interval {secs} must be 0 to 3600 seconds"
+                )));
             }
             Ok(std::time::Duration::from_secs_f64(secs))
         }
@@ -495,10 +523,17 @@ fn net_module(host: &Shared) -> Module {
     let h = host.clone();
     native!(m, "throughput", |o: Map| -> Dynamic {
         let f = "net::throughput";
-        known_keys(f, &o, &["addr", "streams", "duration", "direction", "buffer"])?;
+        known_keys(
+            f,
+            &o,
+            &["addr", "streams", "duration", "direction", "buffer"],
+        )?;
         let addr = address(&o, f)?;
         let direction = match o.get("direction") {
-            Some(d) => d.to_string().parse().map_err(|e| err(format!("{f}: {e}")))?,
+            Some(d) => d
+                .to_string()
+                .parse()
+                .map_err(|e| err(format!("{f}: {e}")))?,
             None => crate::net::Direction::Send,
         };
         let buffer = size_field(&o, "buffer", 128 << 10)?;
@@ -566,7 +601,9 @@ fn net_module(host: &Shared) -> Module {
 fn duration(what: &str, v: &Dynamic) -> R<std::time::Duration> {
     let secs = to_seconds(what, v)?;
     if !(secs > 0.0 && secs < 1e9) {
-        return Err(err(format!("{what}: {secs} must be a positive number of seconds")));
+        return Err(err(format!(
+            "{what}: {secs} must be a positive number of seconds"
+        )));
     }
     Ok(std::time::Duration::from_secs_f64(secs))
 }
