@@ -59,7 +59,10 @@ impl Peer {
                     .unwrap();
                 return (status.code().unwrap_or(-1), err);
             }
-            assert!(start.elapsed() < limit, "plumb serve did not stop by itself");
+            assert!(
+                start.elapsed() < limit,
+                "plumb serve did not stop by itself"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -150,13 +153,17 @@ net::rtt(#{{ addr: "{addr}" }});
     );
     assert_ne!(r.code, 0, "the last, uncaught call fails the scenario");
     assert!(
-        r.stderr.contains(&format!("network access to {addr} was not granted"))
+        r.stderr
+            .contains(&format!("network access to {addr} was not granted"))
             && r.stderr.contains("--allow-net")
             && r.stderr.contains("deny.rhai:10:"),
         "{}",
         r.stderr
     );
-    assert_eq!(metric(&doc(&dir.path().join("d.json")), "deny", "refused"), Some(16.0));
+    assert_eq!(
+        metric(&doc(&dir.path().join("d.json")), "deny", "refused"),
+        Some(16.0)
+    );
     match listener.accept() {
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
         other => panic!("something connected to the listener: {other:?}"),
@@ -202,7 +209,10 @@ fn serve_answers_garbage_with_errors_and_keeps_serving() {
         &[&s, "-p", &p, "--allow-net", &peer.addr, "--json", "a.json"],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(metric(&doc(&dir.path().join("a.json")), "after", "rtt"), Some(50.0));
+    assert_eq!(
+        metric(&doc(&dir.path().join("a.json")), "after", "rtt"),
+        Some(50.0)
+    );
 }
 
 #[test]
@@ -238,17 +248,33 @@ net::rtt(#{ addr: a, count: 1 });
     peer.child.kill().unwrap();
     let started = Instant::now();
     let out = run.wait_with_output().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(15), "noticed the loss");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "noticed the loss"
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "the uncaught second call fails: {err}");
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "the uncaught second call fails: {err}"
+    );
     assert!(
         err.contains(&format!("peer {} failed", peer.addr)) && err.contains("partial figures"),
         "{err}"
     );
-    assert!(err.contains("connecting to"), "the next call names the lost peer: {err}");
+    assert!(
+        err.contains("connecting to"),
+        "the next call names the lost peer: {err}"
+    );
     let d = doc(&dir.path().join("g.json"));
-    let note = d["scenarios"][0]["notes"][0].as_str().unwrap_or_default().to_string();
-    assert!(note.contains("Gbit/s sent"), "the partial figures are kept: {d}");
+    let note = d["scenarios"][0]["notes"][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        note.contains("Gbit/s sent"),
+        "the partial figures are kept: {d}"
+    );
 }
 
 /// Network namespaces joined by veth pairs; deleted when dropped.
@@ -261,7 +287,9 @@ impl Lab {
     /// message) where this process may not.
     fn new(tag: &str, names: &[&str]) -> Option<Lab> {
         let pid = std::process::id();
-        let mut lab = Lab { namespaces: Vec::new() };
+        let mut lab = Lab {
+            namespaces: Vec::new(),
+        };
         for n in names {
             let ns = format!("plumb-{pid}-{tag}-{n}");
             let ok = Command::new("ip")
@@ -270,7 +298,9 @@ impl Lab {
                 .status()
                 .is_ok_and(|s| s.success());
             if !ok {
-                eprintln!("SKIPPED: cannot create network namespaces here (needs root and iproute2)");
+                eprintln!(
+                    "SKIPPED: cannot create network namespaces here (needs root and iproute2)"
+                );
                 return None;
             }
             lab.namespaces.push(ns.clone());
@@ -299,17 +329,26 @@ impl Lab {
     /// A veth pair from `ns_a`'s `a` to `ns_b`'s `b`, both up, no offloads.
     fn link(&self, ns_a: &str, a: &str, ns_b: &str, b: &str) {
         let out = Command::new("ip")
-            .args(["link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b])
+            .args([
+                "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b,
+            ])
             .args(["netns", ns_b])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         for (ns, dev) in [(ns_a, a), (ns_b, b)] {
             self.sh(ns, &format!("ip link set {dev} up"));
             // Checksums and segmentation done in software, so a relay can
             // forward frames as they are.
             let _ = Command::new("ip")
-                .args(["netns", "exec", ns, "ethtool", "-K", dev, "tx", "off", "tso", "off", "gso", "off", "gro", "off"])
+                .args([
+                    "netns", "exec", ns, "ethtool", "-K", dev, "tx", "off", "tso", "off", "gso",
+                    "off", "gro", "off",
+                ])
                 .output();
         }
     }
@@ -322,11 +361,22 @@ impl Lab {
             .args(["netns", "exec", ns])
             .arg(plumb_bin())
             .args(["run", "--target", target.to_str().unwrap(), script])
-            .args(["-p", &format!("peer={peer}"), "--allow-net", peer, "--json", "lab.json"])
+            .args([
+                "-p",
+                &format!("peer={peer}"),
+                "--allow-net",
+                peer,
+                "--json",
+                "lab.json",
+            ])
             .current_dir(dir)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         doc(&dir.join("lab.json"))
     }
 }
@@ -348,7 +398,10 @@ fn throughput_matches_a_200_mbit_token_bucket() {
     lab.link(a, "ta", b, "tb");
     lab.sh(a, "ip addr add 10.78.1.1/24 dev ta");
     lab.sh(b, "ip addr add 10.78.1.2/24 dev tb");
-    lab.sh(a, "tc qdisc add dev ta root tbf rate 200mbit burst 64kb latency 100ms");
+    lab.sh(
+        a,
+        "tc qdisc add dev ta root tbf rate 200mbit burst 64kb latency 100ms",
+    );
     let peer = Peer::start(Some(b), "10.78.1.2:5210", &[]);
     let dir = workdir();
     let s = script(
@@ -360,7 +413,10 @@ report::metric("mbit", t.total_gbps * 1000.0, "Mbit/s", "higher");"#,
     let d = lab.run(a, dir.path(), &s, &peer.addr);
     let mbit = metric(&d, "tbf", "mbit").unwrap();
     eprintln!("through tbf rate 200mbit: {mbit:.1} Mbit/s");
-    assert!((180.0..=220.0).contains(&mbit), "{mbit} Mbit/s through a 200 Mbit/s bucket");
+    assert!(
+        (180.0..=220.0).contains(&mbit),
+        "{mbit} Mbit/s through a 200 Mbit/s bucket"
+    );
 }
 
 /// Forwards Ethernet frames between two interfaces, holding each for a delay.
@@ -411,7 +467,10 @@ fn rtt_and_connect_time_see_a_5_ms_each_way_relay() {
     lab.link(m, "dmb", b, "db");
     lab.sh(a, "ip addr add 10.78.2.1/24 dev da");
     lab.sh(b, "ip addr add 10.78.2.2/24 dev db");
-    lab.sh(m, "ip link set dma promisc on && ip link set dmb promisc on");
+    lab.sh(
+        m,
+        "ip link set dma promisc on && ip link set dmb promisc on",
+    );
     let dir = workdir();
     std::fs::write(dir.path().join("relay.py"), RELAY).unwrap();
     let mut relay = Command::new("ip")
@@ -444,5 +503,60 @@ report::metric("connect_ms", c.connect.p50_us / 1000.0, "ms", "lower");"#,
     let connect = metric(&d, "delay", "connect_ms").unwrap();
     eprintln!("through the 5 ms relay: rtt p50 {rtt:.2} ms, connect p50 {connect:.2} ms");
     assert!((9.5..=13.0).contains(&rtt), "rtt {rtt} ms through 2 × 5 ms");
-    assert!((9.5..=13.0).contains(&connect), "connect {connect} ms through 2 × 5 ms");
+    assert!(
+        (9.5..=13.0).contains(&connect),
+        "connect {connect} ms through 2 × 5 ms"
+    );
+}
+
+#[test]
+fn the_system_pack_runs_at_small_sizes_with_its_own_peer_or_a_granted_one() {
+    let dir = workdir();
+    let small = [
+        "-p",
+        "cpu_seconds=0.1",
+        "-p",
+        "kernels=prime,sha256",
+        "-p",
+        "mem_seconds=0.1",
+        "-p",
+        "latency_max=256K",
+        "-p",
+        "net_seconds=0.2",
+    ];
+    let mut args = vec!["system", "--json", "s.json"];
+    args.extend_from_slice(&small);
+    let (r, target) = run_scripts(dir.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = doc(&dir.path().join("s.json"));
+    for (scenario, name) in [
+        ("cpu", "prime.1t"),
+        ("cpu", "sha256.1t"),
+        ("memory", "write.1t"),
+        ("memory", "latency.plateaus"),
+        ("network", "send.4s"),
+        ("network", "recv.1s"),
+        ("network", "rtt_p50"),
+        ("network", "connect_p50"),
+    ] {
+        let v = metric(&d, scenario, name).unwrap_or_else(|| panic!("{scenario} {name}: {d}"));
+        assert!(v > 0.0, "{scenario} {name} = {v}");
+    }
+    assert!(
+        crate::util::entries(&target).is_empty(),
+        "nothing left behind"
+    );
+
+    // A peer given as a parameter must be granted.
+    let peer = Peer::start(None, "127.0.0.1:0", &[]);
+    let p = format!("peer={}", peer.addr);
+    let mut args = vec!["system", "-p", &p];
+    args.extend_from_slice(&small);
+    let (r, _) = run_scripts(dir.path(), &args);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("was not granted"), "{}", r.stderr);
+    args.extend_from_slice(&["--allow-net", &peer.addr, "--json", "g.json"]);
+    let (r, _) = run_scripts(dir.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(metric(&doc(&dir.path().join("g.json")), "network", "send.1s").unwrap() > 0.0);
 }

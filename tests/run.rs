@@ -99,6 +99,17 @@ fn every_host_function_is_reachable_from_rhai() {
         let j = io::job(#{ name: "j", rw: "randread", size: "1M", bs: "4k", ioengine: "psync" });
         report::metric("job_ios", j.read.total_ios, "", "higher");
         let c = cpu::run(#{ threads: 1, duration: 0.05, cpu_max_prime: 1000 });
+        report::metric("kernels", cpu::kernels().len(), "", "higher");
+        let bw = mem::bandwidth(#{ block_size: "4K", total_size: "4M", duration: 5 });
+        report::metric("mem_bytes", bw.bytes, "B", "higher");
+        let lat = mem::latency(#{ min_size: "16K", max_size: "64K", time_per_size: 0.01 });
+        report::metric("lat_points", lat.points.len(), "", "higher");
+        let peer = net::local_peer();
+        let tp = net::throughput(#{ addr: peer, duration: 0.1 });
+        let rt = net::rtt(#{ addr: peer, count: 5 });
+        let ct = net::connect_time(#{ addr: peer, count: 3 });
+        let wp = net::wait_for_port(#{ addr: peer, timeout: 1 });
+        report::metric("net", (if tp.bytes > 0 { 1 } else { 0 }) + rt.rtt.count + ct.connect.count + wp.attempts, "", "higher");
         report::metric("elapsed", time::now() - t0, "s", "lower");
         "#,
     );
@@ -117,6 +128,10 @@ fn every_host_function_is_reachable_from_rhai() {
     assert_eq!(m("param"), 7.0);
     assert_eq!(m("job_ios"), 256.0);
     assert!(m("cpus") >= 1.0);
+    assert_eq!(m("kernels"), 10.0);
+    assert_eq!(m("mem_bytes"), 4194304.0, "stops at total_size");
+    assert_eq!(m("lat_points"), 3.0);
+    assert_eq!(m("net"), 10.0);
     assert_eq!(d["scenarios"][0]["tables"][0]["rows"][1][1], "4");
     // Every function in the registry (HOST_FUNCTIONS) is exercised above.
     let src = std::fs::read_to_string(dir.path().join("all.rhai")).unwrap();
@@ -562,25 +577,99 @@ fn assertions_turn_a_run_into_a_check() {
 }
 
 #[test]
-fn cpu_prime_kernel_runs_on_threads() {
+fn cpu_kernels_run_on_threads_and_report_scaling() {
     let dir = workdir();
     let s = script(
         dir.path(),
         "cpu.rhai",
         r#"
         let one = cpu::run(#{ kernel: "prime", threads: 1, duration: 0.5, cpu_max_prime: 2000 });
-        let two = cpu::run(#{ kernel: "prime", threads: 2, duration: "500ms" });
+        let two = cpu::run(#{ kernel: "prime", threads: 2, duration: "500ms", cpu_max_prime: 2000 });
         report::metric("one", one.events_per_sec, "events/s", "higher");
         report::metric("two_threads", two.per_thread.len(), "", "higher");
         report::metric("two", two.events_per_sec, "events/s", "higher");
-        try { cpu::run(#{ kernel: "nope" }); } catch (e) { if e.contains("prime") { report::metric("refused", 1, "", "higher"); } }
+        report::metric("per_thread_sum", two.per_thread.reduce(|s, r| s + r, 0.0) / two.rate, "", "higher");
+        report::metric("efficiency", two.efficiency, "", "higher");
+        let given = cpu::run(#{ kernel: "prime", threads: 2, duration: 0.2, cpu_max_prime: 2000, baseline: one.rate });
+        report::metric("given", given.single_thread_rate / one.rate, "", "higher");
+        let ok = 0;
+        for k in cpu::kernels() {
+            let r = cpu::run(#{ kernel: k.name, threads: 2, duration: 0.1 });
+            if r.rate > 0.0 && r.unit == k.unit && r.per_thread.len() == 2 && r.events > 0 { ok += 1; }
+        }
+        report::metric("kernels_ok", ok, "", "higher");
+        let m = cpu::run(#{ kernel: "matmul", n: 64, duration: 0.1 });
+        report::metric("matmul_n", m.param, "", "higher");
+        let refused = 0;
+        try { cpu::run(#{ kernel: "nope" }); } catch (e) { if e.contains("sha256") { refused += 1; } }
+        try { cpu::run(#{ kernel: "sha256", cpu_max_prime: 5 }); } catch (e) { if e.contains("unknown option 'cpu_max_prime'") { refused += 1; } }
+        try { cpu::run(#{ kernel: "matmul", n: 1 }); } catch (e) { if e.contains("n 1 is outside") { refused += 1; } }
+        try { cpu::run(#{ threads: 0 }); } catch (e) { if e.contains("threads must be a positive integer") { refused += 1; } }
+        report::metric("refused", refused, "", "higher");
         "#,
     );
     let (r, _) = run_scripts(dir.path(), &[&s, "--json", "cpu.json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let d = doc(&dir.path().join("cpu.json"));
-    assert!(metric(&d, "cpu", "one").unwrap() > 100.0);
-    assert_eq!(metric(&d, "cpu", "two_threads"), Some(2.0));
-    assert!(metric(&d, "cpu", "two").unwrap() > 10.0);
-    assert_eq!(metric(&d, "cpu", "refused"), Some(1.0));
+    let m = |n: &str| metric(&d, "cpu", n).unwrap_or_else(|| panic!("metric {n}"));
+    assert!(m("one") > 100.0);
+    assert_eq!(m("two_threads"), 2.0);
+    assert!(m("two") > m("one") * 0.5);
+    assert!(
+        (m("per_thread_sum") - 1.0).abs() < 1e-9,
+        "rate is the sum of threads"
+    );
+    assert!(m("efficiency") > 0.2 && m("efficiency") < 1.5);
+    assert_eq!(m("given"), 1.0, "a given baseline is used as is");
+    assert_eq!(m("kernels_ok"), 10.0);
+    assert_eq!(m("matmul_n"), 64.0);
+    assert_eq!(m("refused"), 4.0);
+}
+
+#[test]
+fn memory_bandwidth_and_the_latency_curve() {
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "mem.rhai",
+        r#"
+        for oper in ["read", "write", "copy"] {
+            let b = mem::bandwidth(#{ oper: oper, block_size: "64K", total_size: "64M", threads: 2, scope: "local", duration: 10 });
+            report::metric(`${oper}_mib`, b.bytes / 1048576, "MiB", "higher");
+            report::metric(`${oper}_rate`, b.mib_per_sec, "MiB/s", "higher");
+        }
+        let l = mem::latency(#{ min_size: "16K", max_size: "128M", time_per_size: 0.05 });
+        report::metric("points", l.points.len(), "", "higher");
+        report::metric("first_ns", l.points[0].ns, "ns", "lower");
+        report::metric("last_ns", l.points[-1].ns, "ns", "lower");
+        report::metric("plateaus", l.plateaus.len(), "", "higher");
+        let refused = 0;
+        try { mem::bandwidth(#{ oper: "smash" }); } catch (e) { if e.contains("not read, write or copy") { refused += 1; } }
+        try { mem::bandwidth(#{ block_size: 4 }); } catch (e) { if e.contains("block_size 4") { refused += 1; } }
+        try { mem::latency(#{ max_size: "100T" }); } catch (e) { if e.contains("available memory") { refused += 1; } }
+        report::metric("refused", refused, "", "higher");
+        "#,
+    );
+    let (r, _) = run_scripts(dir.path(), &[&s, "--json", "mem.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = doc(&dir.path().join("mem.json"));
+    let m = |n: &str| metric(&d, "mem", n).unwrap_or_else(|| panic!("metric {n}"));
+    for oper in ["read", "write", "copy"] {
+        assert_eq!(
+            m(&format!("{oper}_mib")),
+            64.0,
+            "{oper} moves exactly total_size"
+        );
+        assert!(m(&format!("{oper}_rate")) > 100.0);
+    }
+    // 16K, 32K, ... 128M.
+    assert_eq!(m("points"), 14.0);
+    assert!(
+        m("last_ns") > 3.0 * m("first_ns"),
+        "memory is slower than L1: {} vs {} ns",
+        m("last_ns"),
+        m("first_ns")
+    );
+    assert!(m("plateaus") >= 2.0, "cache levels show as plateaus");
+    assert_eq!(m("refused"), 3.0);
 }

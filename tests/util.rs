@@ -151,4 +151,3 @@ pub fn metric(doc: &serde_json::Value, scenario: &str, name: &str) -> Option<f64
         .find(|m| m["name"] == name)?["value"]
         .as_f64()
 }
-

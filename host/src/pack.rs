@@ -165,6 +165,10 @@ const BUILTIN: &[(&str, &[(&str, &str)])] = &[
         "fileio",
         pack_files!("fileio": "pack.toml", "prepare.rhai", "seqwr.rhai", "seqrewr.rhai", "seqrd.rhai", "rndrd.rhai", "rndwr.rhai", "rndrw.rhai", "cleanup.rhai"),
     ),
+    (
+        "system",
+        pack_files!("system": "pack.toml", "cpu.rhai", "memory.rhai", "network.rhai"),
+    ),
 ];
 
 /// Names of the built-in packs.

@@ -11,6 +11,7 @@ impl Host {
         threads: u32,
         seconds: f64,
         param: Option<u64>,
+        baseline: Option<f64>,
     ) -> Result<crate::cpu::CpuResult, ApiError> {
         self.allow(Capability::Threads(threads))?;
         if !(seconds > 0.0 && seconds.is_finite()) {
@@ -19,7 +20,7 @@ impl Host {
             )));
         }
         let d = Duration::from_secs_f64(seconds).min(self.time_left());
-        let r = crate::cpu::run(kernel, threads, d, param, &self.stop)
+        let r = crate::cpu::run(kernel, threads, d, param, baseline, &self.stop)
             .map_err(|e| ApiError::Invalid(format!("cpu::run: {e}")))?;
         self.check()?;
         Ok(r)

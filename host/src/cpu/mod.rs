@@ -97,13 +97,15 @@ pub struct CpuResult {
 }
 
 /// Runs `kernel` on `threads` threads for `duration` (stopping early on
-/// `stop`). With more than one thread, a single-thread phase of a quarter of
-/// the duration runs first, to give the scaling efficiency.
+/// `stop`). The scaling efficiency compares with `baseline`, a single-thread
+/// rate measured before; without it, and with more than one thread, a
+/// single-thread phase of a quarter of the duration runs first.
 pub fn run(
     name: &str,
     threads: u32,
     duration: Duration,
     param: Option<u64>,
+    baseline: Option<f64>,
     stop: &Arc<AtomicBool>,
 ) -> Result<CpuResult, String> {
     let k = kernel(name)?;
@@ -118,7 +120,12 @@ pub fn run(
             k.param, k.name
         ));
     }
-    let single = if threads > 1 {
+    if baseline.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
+        return Err("baseline must be a positive single-thread rate".into());
+    }
+    let single = if baseline.is_some() {
+        baseline
+    } else if threads > 1 {
         let (rates, _, _) = timed(k, 1, duration.mul_f64(0.25), param, stop);
         Some(rates[0])
     } else {

@@ -378,7 +378,11 @@ fn cpu_module(host: &Shared) -> Module {
             .map(|k| k.to_string())
             .unwrap_or_else(|| "prime".into());
         let k = crate::cpu::kernel(&kernel).map_err(|e| err(format!("cpu::run: {e}")))?;
-        known_keys("cpu::run", &o, &["kernel", "threads", "duration", k.param])?;
+        known_keys(
+            "cpu::run",
+            &o,
+            &["kernel", "threads", "duration", "baseline", k.param],
+        )?;
         let threads = positive_int(&o, "cpu::run", "threads", 1)?;
         let secs = o
             .get("duration")
@@ -389,9 +393,17 @@ fn cpu_module(host: &Shared) -> Module {
             .get(k.param)
             .map(|p| to_bytes(&format!("cpu::run {}", k.param), p))
             .transpose()?;
+        let baseline = match o.get("baseline") {
+            None => None,
+            Some(b) => Some(
+                b.as_float()
+                    .or_else(|_| b.as_int().map(|i| i as f64))
+                    .map_err(|_| err("cpu::run: baseline must be a number (a 1-thread rate)"))?,
+            ),
+        };
         let r = h
             .borrow_mut()
-            .cpu(&kernel, threads, secs, param)
+            .cpu(&kernel, threads, secs, param, baseline)
             .map_err(api)?;
         to_map(&r)
     });
