@@ -106,8 +106,8 @@ pub struct BandwidthResult {
     pub seconds: f64,
 }
 
-/// A block of 64-bit words, readable and writable from
-/// several threads at once (relaxed atomics compile to plain loads and stores).
+/// A block of 64-bit words shared by several threads (relaxed atomics
+/// compile to plain loads and stores, without a data race).
 struct Block(Vec<AtomicU64>);
 
 impl Block {
@@ -116,24 +116,47 @@ impl Block {
     }
 }
 
-/// One event on a block; returns a value so reads are not optimised away.
-fn event(oper: Oper, block: &Block, copy_to: &mut [u64], value: u64) -> u64 {
-    match oper {
-        Oper::Read => block
-            .0
-            .iter()
-            .fold(0u64, |acc, w| acc.wrapping_add(w.load(Ordering::Relaxed))),
-        Oper::Write => {
-            for w in &block.0 {
-                w.store(value, Ordering::Relaxed);
+/// The block one thread works on: its own (plain, vectorised loops and
+/// memset/memcpy) or one shared with other threads (atomic words).
+enum Buffer<'a> {
+    Own(Vec<u64>),
+    Shared(&'a Block, usize),
+}
+
+impl Buffer<'_> {
+    /// One event; returns a value so reads are not optimised away. Threads
+    /// sharing a block start their writes at spread offsets (wrapping), so
+    /// they do not write the same cache lines in lockstep.
+    fn event(&mut self, oper: Oper, copy_to: &mut [u64], value: u64) -> u64 {
+        match (self, oper) {
+            (Buffer::Own(b), Oper::Read) => b.iter().fold(0u64, |a, w| a.wrapping_add(*w)),
+            (Buffer::Own(b), Oper::Write) => {
+                b.fill(value);
+                value
             }
-            value
-        }
-        Oper::Copy => {
-            for (d, s) in copy_to.iter_mut().zip(&block.0) {
-                *d = s.load(Ordering::Relaxed);
+            (Buffer::Own(b), Oper::Copy) => {
+                copy_to.copy_from_slice(b);
+                copy_to[0]
             }
-            copy_to[0]
+            (Buffer::Shared(b, _), Oper::Read) => {
+                b.0.iter()
+                    .fold(0u64, |a, w| a.wrapping_add(w.load(Ordering::Relaxed)))
+            }
+            (Buffer::Shared(b, start), Oper::Write) => {
+                let (head, tail) = b.0.split_at(*start);
+                for part in [tail, head] {
+                    for w in part {
+                        w.store(value, Ordering::Relaxed);
+                    }
+                }
+                value
+            }
+            (Buffer::Shared(b, _), Oper::Copy) => {
+                for (d, s) in copy_to.iter_mut().zip(&b.0) {
+                    *d = s.load(Ordering::Relaxed);
+                }
+                copy_to[0]
+            }
         }
     }
 }
@@ -155,23 +178,26 @@ pub fn bandwidth(o: &BandwidthOptions, stop: &Arc<AtomicBool>) -> Result<Bandwid
             o.threads
         ));
     }
-    let blocks = match o.scope {
-        Scope::Global => 1,
-        Scope::Local => o.threads as u64,
-    };
+    // One thread on a global block has it to itself.
+    let sharing = o.scope == Scope::Global && o.threads > 1;
+    let blocks = if sharing { 1 } else { o.threads as u64 };
     super::check_size("block_size × blocks", o.block_size * blocks * 2)?;
-    let shared: Vec<Block> = (0..blocks).map(|_| Block::new(o.block_size)).collect();
+    let shared = sharing.then(|| Block::new(o.block_size));
+    let words = o.block_size.div_ceil(8) as usize;
     let total_events = (o.total_size / o.block_size).max(1);
     let claimed = AtomicU64::new(0);
     let barrier = std::sync::Barrier::new(o.threads as usize + 1);
     let (per_thread, seconds) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..o.threads as usize)
             .map(|t| {
-                let block = &shared[t % shared.len()];
-                let (claimed, barrier) = (&claimed, &barrier);
+                let (claimed, barrier, shared) = (&claimed, &barrier, &shared);
                 s.spawn(move || {
-                    let mut copy_to = vec![0u64; block.0.len()];
-                    event(o.oper, block, &mut copy_to, 1);
+                    let mut block = match shared {
+                        Some(b) => Buffer::Shared(b, words * t / o.threads as usize),
+                        None => Buffer::Own(vec![1u64; words]),
+                    };
+                    let mut copy_to = vec![0u64; words];
+                    block.event(o.oper, &mut copy_to, 1);
                     barrier.wait();
                     let t0 = Instant::now();
                     let end = t0 + o.duration;
@@ -183,7 +209,7 @@ pub fn bandwidth(o: &BandwidthOptions, stop: &Arc<AtomicBool>) -> Result<Bandwid
                             break;
                         }
                         for _ in first..(first + CLAIM).min(total_events) {
-                            sink = sink.wrapping_add(event(o.oper, block, &mut copy_to, events));
+                            sink = sink.wrapping_add(block.event(o.oper, &mut copy_to, events));
                             events += 1;
                             if events.is_multiple_of(64) && Instant::now() >= end {
                                 break 'run;
@@ -241,11 +267,13 @@ mod tests {
 
     #[test]
     fn every_operation_moves_its_block() {
-        let b = Block::new(64);
-        let mut to = vec![0u64; 8];
-        event(Oper::Write, &b, &mut to, 7);
-        assert_eq!(event(Oper::Read, &b, &mut to, 0), 56);
-        assert_eq!(event(Oper::Copy, &b, &mut to, 0), 7);
-        assert!(to.iter().all(|w| *w == 7));
+        let shared = Block::new(64);
+        for mut b in [Buffer::Own(vec![0; 8]), Buffer::Shared(&shared, 3)] {
+            let mut to = vec![0u64; 8];
+            b.event(Oper::Write, &mut to, 7);
+            assert_eq!(b.event(Oper::Read, &mut to, 0), 56);
+            assert_eq!(b.event(Oper::Copy, &mut to, 0), 7);
+            assert!(to.iter().all(|w| *w == 7));
+        }
     }
 }
