@@ -26,6 +26,8 @@ pub mod script;
 pub mod serve_cmd;
 pub mod stats;
 pub mod sysinfo;
+pub mod trace;
+pub mod trace_cmd;
 pub mod units;
 pub mod workload;
 

@@ -54,6 +54,9 @@ enum Command {
     },
     /// Answer the network primitives of other machines' scenarios (throughput, RTT).
     Serve(plumb::serve_cmd::ServeArgs),
+    /// Record, import, show and replay application I/O traces.
+    #[command(subcommand)]
+    Trace(plumb::trace_cmd::TraceCommand),
     /// Describe this machine and the storage under a directory.
     Sysinfo {
         /// Print JSON instead of a table.
@@ -82,6 +85,7 @@ fn main() {
         Command::Fio { args } => fio_cmd::main(&args),
         Command::Run(args) => run_cmd::run_main(args),
         Command::Serve(args) => plumb::serve_cmd::serve_main(&args),
+        Command::Trace(cmd) => plumb::trace_cmd::main(cmd),
         Command::Compare {
             files,
             format,

@@ -110,6 +110,8 @@ struct Manifest {
     capabilities: Capabilities,
     #[serde(default)]
     assert: Vec<String>,
+    #[serde(default)]
+    data: Vec<String>,
 }
 
 /// A loaded pack.
@@ -133,6 +135,8 @@ pub struct Pack {
     pub declared: bool,
     /// Thresholds declared by the pack (`assert = [...]`), checked like `--assert`.
     pub asserts: Vec<String>,
+    /// Data files the scenarios read (`data = [...]`, e.g. traces), by name.
+    pub data: BTreeMap<String, String>,
 }
 
 /// A pack that cannot be loaded, naming the file.
@@ -169,6 +173,10 @@ const BUILTIN: &[(&str, &[(&str, &str)])] = &[
         "system",
         pack_files!("system": "pack.toml", "cpu.rhai", "memory.rhai", "network.rhai"),
     ),
+    (
+        "replay",
+        pack_files!("replay": "pack.toml", "sqlite.rhai", "sqlite.trace"),
+    ),
 ];
 
 /// Names of the built-in packs.
@@ -201,9 +209,7 @@ pub fn load_dir(dir: &Path) -> Result<Pack, PackError> {
     })?;
     from_manifest(&format!("{}/", dir.display()), &text, |f| {
         if f.contains('/') || f.starts_with('.') {
-            return Err(format!(
-                "scenario '{f}' must be a file name inside the pack"
-            ));
+            return Err(format!("'{f}' must be a file name inside the pack"));
         }
         std::fs::read_to_string(dir.join(f)).map_err(|e| format!("{f}: {e}"))
     })
@@ -234,6 +240,7 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
         capabilities: Capabilities::default(),
         declared: false,
         asserts: Vec::new(),
+        data: BTreeMap::new(),
     })
 }
 
@@ -266,7 +273,17 @@ fn from_manifest(
             source,
         });
     }
+    let mut data = BTreeMap::new();
+    for f in &m.data {
+        let text = read(f).map_err(|message| PackError {
+            file: file.clone(),
+            message,
+        })?;
+        hasher.update(text.as_bytes());
+        data.insert(f.clone(), text);
+    }
     Ok(Pack {
+        data,
         name: m.name,
         version: m.version,
         description: m.description,

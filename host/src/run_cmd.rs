@@ -258,7 +258,8 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
             budget,
             p.declared.then(|| p.capabilities.clone()),
             args.allow_net.clone(),
-        ));
+        )
+        .with_data(p.data.clone()));
         for s in &p.scenarios {
             index += 1;
             let ast = asts.next().expect("one AST per scenario");

@@ -9,6 +9,7 @@ pub mod compute;
 pub mod fs;
 pub mod io;
 pub mod net;
+pub mod trace;
 pub mod report;
 
 use crate::pack::Capabilities;
@@ -91,6 +92,7 @@ pub struct Workspace {
     declared: Option<Capabilities>,
     net: RefCell<Vec<String>>,
     peer: RefCell<Option<crate::net::server::ServerHandle>>,
+    data: BTreeMap<String, String>,
 }
 
 impl Workspace {
@@ -110,7 +112,14 @@ impl Workspace {
             declared,
             net: RefCell::new(net),
             peer: RefCell::new(None),
+            data: BTreeMap::new(),
         }
+    }
+
+    /// The pack's data files (traces and the like), readable by name.
+    pub fn with_data(mut self, data: BTreeMap<String, String>) -> Workspace {
+        self.data = data;
+        self
     }
 
     /// The run directory.

@@ -84,6 +84,7 @@ pub const HOST_FUNCTIONS: &[&str] = &[
     "net::connect_time",
     "net::wait_for_port",
     "net::local_peer",
+    "trace::replay",
     "time::now",
     "time::sleep",
     "time::measure",
@@ -101,6 +102,7 @@ pub fn register(engine: &mut Engine, host: &Shared) {
     engine.register_static_module("cpu", cpu_module(host).into());
     engine.register_static_module("mem", mem_module(host).into());
     engine.register_static_module("net", net_module(host).into());
+    engine.register_static_module("trace", trace_module(host).into());
     engine.register_static_module("report", report_module(host).into());
     engine.register_static_module("sys", sys_module().into());
     register_file_type(engine, host);
@@ -606,6 +608,32 @@ fn net_module(host: &Shared) -> Module {
     native!(m, "local_peer", || -> String {
         h.borrow_mut().local_peer().map_err(api)
     });
+    m
+}
+
+fn trace_module(host: &Shared) -> Module {
+    let mut m = Module::new();
+    let h = host.clone();
+    let replay = move |path: &str, o: Map| -> R<Dynamic> {
+        let f = "trace::replay";
+        known_keys(f, &o, &["speed", "threads"])?;
+        let speed = match o.get("speed") {
+            None => crate::trace::Speed::Factor(1.0),
+            Some(v) => v.to_string().parse().map_err(|e| err(format!("{f}: {e}")))?,
+        };
+        let keep_threads = match o.get("threads").map(|v| v.to_string()) {
+            None => true,
+            Some(t) if t == "keep" => true,
+            Some(t) if t == "1" => false,
+            Some(t) => return Err(err(format!("{f}: threads '{t}' is not \"keep\" or 1"))),
+        };
+        let opts = crate::trace::ReplayOptions { speed, keep_threads };
+        let r = h.borrow_mut().trace_replay(path, opts).map_err(api)?;
+        to_map(&r)
+    };
+    let replay2 = replay.clone();
+    native!(m, "replay", |path: &str| -> Dynamic { replay2(path, Map::new()) });
+    native!(m, "replay", |path: &str, o: Map| -> Dynamic { replay(path, o) });
     m
 }
 

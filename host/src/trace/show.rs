@@ -1,0 +1,103 @@
+//! `plumb trace show`: what a trace holds — operations by type, bytes,
+//! files, threads, the read and write size histograms, the fsync rate and
+//! the duration.
+
+use super::format::{OpKind, Trace};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A trace's summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Recording length in seconds.
+    pub duration_s: f64,
+    /// Threads.
+    pub threads: usize,
+    /// Files and directories touched.
+    pub files: usize,
+    /// Bytes of the files that existed when first touched.
+    pub existing_bytes: u64,
+    /// Operations (implicit opens not counted).
+    pub ops: usize,
+    /// Count and bytes per operation type.
+    pub by_op: BTreeMap<String, (u64, u64)>,
+    /// Reads by size (power-of-two buckets: bucket → count).
+    pub read_sizes: BTreeMap<u64, u64>,
+    /// Writes by size.
+    pub write_sizes: BTreeMap<u64, u64>,
+    /// fsync + fdatasync + sync_file_range per second.
+    pub syncs_per_sec: f64,
+    /// Opens with O_DIRECT.
+    pub direct_opens: u64,
+}
+
+fn bucket(len: u64) -> u64 {
+    len.max(1).next_power_of_two()
+}
+
+/// Summarises a trace.
+pub fn summarize(t: &Trace) -> Summary {
+    let mut s = Summary {
+        duration_s: t.duration_us as f64 / 1e6,
+        threads: t.threads.len(),
+        files: t.files.len(),
+        existing_bytes: t.files.iter().filter_map(|f| f.size).sum(),
+        ops: 0,
+        by_op: BTreeMap::new(),
+        read_sizes: BTreeMap::new(),
+        write_sizes: BTreeMap::new(),
+        syncs_per_sec: 0.0,
+        direct_opens: 0,
+    };
+    let mut syncs = 0;
+    for op in &t.ops {
+        match &op.kind {
+            OpKind::Open { flags, .. } if flags.implicit => continue,
+            OpKind::Open { flags, .. } if flags.direct => s.direct_opens += 1,
+            OpKind::Read { len, .. } => *s.read_sizes.entry(bucket(*len)).or_default() += 1,
+            OpKind::Write { len, .. } => *s.write_sizes.entry(bucket(*len)).or_default() += 1,
+            OpKind::Fsync(_) | OpKind::Fdatasync(_) | OpKind::SyncFileRange { .. } => syncs += 1,
+            _ => {}
+        }
+        s.ops += 1;
+        let e = s.by_op.entry(op.kind.name().to_string()).or_default();
+        e.0 += 1;
+        e.1 += op.kind.bytes();
+    }
+    s.syncs_per_sec = syncs as f64 / s.duration_s.max(1e-6);
+    s
+}
+
+/// The summary as text.
+pub fn render(s: &Summary) -> String {
+    use crate::units::format_bytes_binary as b;
+    let mut out = format!(
+        "duration {:.3} s, {} thread(s), {} file(s) ({} existed), {} operations, {:.1} syncs/s, {} direct open(s)\n\n",
+        s.duration_s,
+        s.threads,
+        s.files,
+        b(s.existing_bytes as f64),
+        s.ops,
+        s.syncs_per_sec,
+        s.direct_opens
+    );
+    let mut table = comfy_table::Table::new();
+    table.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    table.set_header(["operation", "count", "bytes"]);
+    for (op, (count, bytes)) in &s.by_op {
+        table.add_row([op.clone(), count.to_string(), if *bytes > 0 { b(*bytes as f64) } else { String::new() }]);
+    }
+    out.push_str(&format!("{table}\n"));
+    for (title, hist) in [("read sizes", &s.read_sizes), ("write sizes", &s.write_sizes)] {
+        if hist.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n{title} (up to):\n"));
+        let max = *hist.values().max().unwrap_or(&1);
+        for (size, count) in hist {
+            let bar = "#".repeat(((*count as f64 / max as f64) * 40.0).ceil() as usize);
+            out.push_str(&format!("  {:>9} {:>9} {bar}\n", b(*size as f64), count));
+        }
+    }
+    out
+}
