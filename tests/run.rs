@@ -109,6 +109,7 @@ fn every_host_function_is_reachable_from_rhai() {
         let rt = net::rtt(#{ addr: peer, count: 5 });
         let ct = net::connect_time(#{ addr: peer, count: 3 });
         let wp = net::wait_for_port(#{ addr: peer, timeout: 1 });
+        try { trace::replay("no.trace", #{ speed: "max" }); } catch (e) { if e.contains("no.trace") { report::metric("trace_refused", 1, "", "higher"); } }
         report::metric("net", (if tp.bytes > 0 { 1 } else { 0 }) + rt.rtt.count + ct.connect.count + wp.attempts, "", "higher");
         report::metric("elapsed", time::now() - t0, "s", "lower");
         "#,
@@ -132,6 +133,7 @@ fn every_host_function_is_reachable_from_rhai() {
     assert_eq!(m("mem_bytes"), 4194304.0, "stops at total_size");
     assert_eq!(m("lat_points"), 3.0);
     assert_eq!(m("net"), 10.0);
+    assert_eq!(m("trace_refused"), 1.0);
     assert_eq!(d["scenarios"][0]["tables"][0]["rows"][1][1], "4");
     // Every function in the registry (HOST_FUNCTIONS) is exercised above.
     let src = std::fs::read_to_string(dir.path().join("all.rhai")).unwrap();

@@ -11,3 +11,4 @@ mod options;
 mod run;
 mod safety;
 mod seed_commands;
+mod trace;

@@ -252,14 +252,16 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                     .map(|(k, v)| (k.clone(), v.clone())),
             )
             .collect();
-        let space = Rc::new(Workspace::new(
-            RunDir::create(root.path())
-                .map_err(|e| (ExitCode::Failed, format!("run directory: {e}")))?,
-            budget,
-            p.declared.then(|| p.capabilities.clone()),
-            args.allow_net.clone(),
-        )
-        .with_data(p.data.clone()));
+        let space = Rc::new(
+            Workspace::new(
+                RunDir::create(root.path())
+                    .map_err(|e| (ExitCode::Failed, format!("run directory: {e}")))?,
+                budget,
+                p.declared.then(|| p.capabilities.clone()),
+                args.allow_net.clone(),
+            )
+            .with_data(p.data.clone()),
+        );
         for s in &p.scenarios {
             index += 1;
             let ast = asts.next().expect("one AST per scenario");

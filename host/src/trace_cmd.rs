@@ -74,12 +74,27 @@ pub enum TraceCommand {
 /// Runs a `plumb trace` subcommand.
 pub fn main(cmd: TraceCommand) -> ExitCode {
     let r = match cmd {
-        TraceCommand::Record { output, root, command } => record(&output, root, &command),
-        TraceCommand::Import { log, output, fio_iolog, root, cwd } => import(&log, &output, fio_iolog, root, cwd),
+        TraceCommand::Record {
+            output,
+            root,
+            command,
+        } => record(&output, root, &command),
+        TraceCommand::Import {
+            log,
+            output,
+            fio_iolog,
+            root,
+            cwd,
+        } => import(&log, &output, fio_iolog, root, cwd),
         TraceCommand::Show { trace, json } => show_cmd(&trace, json),
-        TraceCommand::Replay { trace, target, speed, threads, json, keep } => {
-            replay_cmd(&trace, &target, &speed, &threads, json.as_deref(), keep)
-        }
+        TraceCommand::Replay {
+            trace,
+            target,
+            speed,
+            threads,
+            json,
+            keep,
+        } => replay_cmd(&trace, &target, &speed, &threads, json.as_deref(), keep),
     };
     match r {
         Ok(code) => code,
@@ -152,13 +167,21 @@ fn record(output: &Path, root: Option<PathBuf>, command: &[String]) -> Outcome {
 fn tempfile_path(output: &Path) -> PathBuf {
     let name = format!(
         ".{}.strace-{}",
-        output.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned()),
+        output
+            .file_name()
+            .map_or("trace".into(), |n| n.to_string_lossy().into_owned()),
         std::process::id()
     );
     output.with_file_name(name)
 }
 
-fn import(log: &Path, output: &Path, fio_iolog: bool, root: Option<PathBuf>, cwd: Option<PathBuf>) -> Outcome {
+fn import(
+    log: &Path,
+    output: &Path,
+    fio_iolog: bool,
+    root: Option<PathBuf>,
+    cwd: Option<PathBuf>,
+) -> Outcome {
     let text = std::fs::read_to_string(log).map_err(|e| bad(format!("{}: {e}", log.display())))?;
     let name = log.display().to_string();
     let trace = if fio_iolog {
@@ -180,21 +203,32 @@ fn import(log: &Path, output: &Path, fio_iolog: bool, root: Option<PathBuf>, cwd
 
 /// Reads and checks a trace file.
 pub fn load(path: &Path) -> Result<Trace, (ExitCode, String)> {
-    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("{}: {e}", path.display())))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| bad(format!("{}: {e}", path.display())))?;
     Trace::parse(&path.display().to_string(), &text).map_err(|e| bad(e.to_string()))
 }
 
 fn show_cmd(path: &Path, json: bool) -> Outcome {
     let s = show::summarize(&load(path)?);
     if json {
-        println!("{}", serde_json::to_string_pretty(&s).expect("serialisable"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&s).expect("serialisable")
+        );
     } else {
         print!("{}", show::render(&s));
     }
     Ok(ExitCode::Ok)
 }
 
-fn replay_cmd(path: &Path, target: &Path, speed: &str, threads: &str, json: Option<&Path>, keep: bool) -> Outcome {
+fn replay_cmd(
+    path: &Path,
+    target: &Path,
+    speed: &str,
+    threads: &str,
+    json: Option<&Path>,
+    keep: bool,
+) -> Outcome {
     let speed: Speed = speed.parse().map_err(|e| bad(format!("--speed: {e}")))?;
     let keep_threads = match threads {
         "keep" => true,
@@ -203,7 +237,8 @@ fn replay_cmd(path: &Path, target: &Path, speed: &str, threads: &str, json: Opti
     };
     let trace = load(path)?;
     let need = replay::bytes_needed(&trace);
-    let free = crate::files::free_bytes(target).map_err(|e| bad(format!("--target {}: {e}", target.display())))?;
+    let free = crate::files::free_bytes(target)
+        .map_err(|e| bad(format!("--target {}: {e}", target.display())))?;
     if need > free {
         return Err(bad(format!(
             "the replay may write {} but only {} are free under {}",
@@ -215,8 +250,21 @@ fn replay_cmd(path: &Path, target: &Path, speed: &str, threads: &str, json: Opti
     let stop = Arc::new(AtomicBool::new(false));
     let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone());
     let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone());
-    let dir = RunDir::create(target).map_err(|e| (ExitCode::Failed, format!("--target {}: {e}", target.display())))?;
-    let result = replay::lay_out_and_replay(&trace, &dir, ReplayOptions { speed, keep_threads }, &stop);
+    let dir = RunDir::create(target).map_err(|e| {
+        (
+            ExitCode::Failed,
+            format!("--target {}: {e}", target.display()),
+        )
+    })?;
+    let result = replay::lay_out_and_replay(
+        &trace,
+        &dir,
+        ReplayOptions {
+            speed,
+            keep_threads,
+        },
+        &stop,
+    );
     if keep {
         eprintln!("kept {}", dir.path().display());
     } else {
@@ -224,8 +272,11 @@ fn replay_cmd(path: &Path, target: &Path, speed: &str, threads: &str, json: Opti
     }
     let r = result.map_err(|e| (ExitCode::Failed, e))?;
     if let Some(j) = json {
-        std::fs::write(j, serde_json::to_string_pretty(&r).expect("serialisable") + "\n")
-            .map_err(|e| (ExitCode::Failed, format!("--json {}: {e}", j.display())))?;
+        std::fs::write(
+            j,
+            serde_json::to_string_pretty(&r).expect("serialisable") + "\n",
+        )
+        .map_err(|e| (ExitCode::Failed, format!("--json {}: {e}", j.display())))?;
     }
     print!("{}", render(&r));
     if stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -238,7 +289,16 @@ fn replay_cmd(path: &Path, target: &Path, speed: &str, threads: &str, json: Opti
 pub fn render(r: &ReplayResult) -> String {
     let mut table = comfy_table::Table::new();
     table.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-    table.set_header(["operation", "count", "bytes", "errors", "mean µs", "p50 µs", "p99 µs", "max µs"]);
+    table.set_header([
+        "operation",
+        "count",
+        "bytes",
+        "errors",
+        "mean µs",
+        "p50 µs",
+        "p99 µs",
+        "max µs",
+    ]);
     for o in &r.ops {
         table.add_row([
             o.op.clone(),

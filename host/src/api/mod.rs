@@ -9,8 +9,8 @@ pub mod compute;
 pub mod fs;
 pub mod io;
 pub mod net;
-pub mod trace;
 pub mod report;
+pub mod trace;
 
 use crate::pack::Capabilities;
 use crate::sandbox::{RunDir, SandboxError};

@@ -619,7 +619,10 @@ fn trace_module(host: &Shared) -> Module {
         known_keys(f, &o, &["speed", "threads"])?;
         let speed = match o.get("speed") {
             None => crate::trace::Speed::Factor(1.0),
-            Some(v) => v.to_string().parse().map_err(|e| err(format!("{f}: {e}")))?,
+            Some(v) => v
+                .to_string()
+                .parse()
+                .map_err(|e| err(format!("{f}: {e}")))?,
         };
         let keep_threads = match o.get("threads").map(|v| v.to_string()) {
             None => true,
@@ -627,13 +630,20 @@ fn trace_module(host: &Shared) -> Module {
             Some(t) if t == "1" => false,
             Some(t) => return Err(err(format!("{f}: threads '{t}' is not \"keep\" or 1"))),
         };
-        let opts = crate::trace::ReplayOptions { speed, keep_threads };
+        let opts = crate::trace::ReplayOptions {
+            speed,
+            keep_threads,
+        };
         let r = h.borrow_mut().trace_replay(path, opts).map_err(api)?;
         to_map(&r)
     };
     let replay2 = replay.clone();
-    native!(m, "replay", |path: &str| -> Dynamic { replay2(path, Map::new()) });
-    native!(m, "replay", |path: &str, o: Map| -> Dynamic { replay(path, o) });
+    native!(m, "replay", |path: &str| -> Dynamic {
+        replay2(path, Map::new())
+    });
+    native!(m, "replay", |path: &str, o: Map| -> Dynamic {
+        replay(path, o)
+    });
     m
 }
 

@@ -256,11 +256,33 @@ impl OpKind {
 
     fn args(&self) -> String {
         match self {
-            OpKind::Open { handle, file, flags } => format!("{handle} {file} {}", flags.text()),
-            OpKind::Read { handle, offset, len, .. }
-            | OpKind::Write { handle, offset, len, .. }
-            | OpKind::SyncFileRange { handle, offset, len }
-            | OpKind::Fallocate { handle, offset, len } => format!("{handle} {offset} {len}"),
+            OpKind::Open {
+                handle,
+                file,
+                flags,
+            } => format!("{handle} {file} {}", flags.text()),
+            OpKind::Read {
+                handle,
+                offset,
+                len,
+                ..
+            }
+            | OpKind::Write {
+                handle,
+                offset,
+                len,
+                ..
+            }
+            | OpKind::SyncFileRange {
+                handle,
+                offset,
+                len,
+            }
+            | OpKind::Fallocate {
+                handle,
+                offset,
+                len,
+            } => format!("{handle} {offset} {len}"),
             OpKind::Lseek { handle, offset } => format!("{handle} {offset}"),
             OpKind::Ftruncate { handle, len } | OpKind::Mmap { handle, len } => {
                 format!("{handle} {len}")
@@ -383,9 +405,17 @@ impl Trace {
         match lines.next() {
             Some((_, l)) if l.trim_end() == MAGIC => {}
             Some((_, l)) if l.starts_with("plumb-trace ") => {
-                return Err(err(1, format!("unsupported trace version '{l}' (this plumb reads '{MAGIC}')")))
+                return Err(err(
+                    1,
+                    format!("unsupported trace version '{l}' (this plumb reads '{MAGIC}')"),
+                ))
             }
-            _ => return Err(err(1, format!("not a plumb trace (the first line must be '{MAGIC}')"))),
+            _ => {
+                return Err(err(
+                    1,
+                    format!("not a plumb trace (the first line must be '{MAGIC}')"),
+                ))
+            }
         }
         let mut t = Trace::default();
         let mut ended = None;
@@ -409,7 +439,10 @@ impl Trace {
                 "duration_us" => t.duration_us = num(1)?,
                 "file" => {
                     if num(1)? != t.files.len() as u64 {
-                        return Err(err(n, format!("file ids must count up from 0; expected {}", t.files.len())));
+                        return Err(err(
+                            n,
+                            format!("file ids must count up from 0; expected {}", t.files.len()),
+                        ));
                     }
                     let size = match words.get(2) {
                         Some(&"-") => None,
@@ -426,7 +459,13 @@ impl Trace {
                 }
                 "thread" => {
                     if num(1)? != t.threads.len() as u64 {
-                        return Err(err(n, format!("thread ids must count up from 0; expected {}", t.threads.len())));
+                        return Err(err(
+                            n,
+                            format!(
+                                "thread ids must count up from 0; expected {}",
+                                t.threads.len()
+                            ),
+                        ));
                     }
                     t.threads.push(num(2)?);
                 }
@@ -442,7 +481,13 @@ impl Trace {
                 "end" => {
                     let count = num(1)?;
                     if count != t.ops.len() as u64 {
-                        return Err(err(n, format!("'end' says {count} operations but {} were read", t.ops.len())));
+                        return Err(err(
+                            n,
+                            format!(
+                                "'end' says {count} operations but {} were read",
+                                t.ops.len()
+                            ),
+                        ));
                     }
                     ended = Some(count);
                 }
@@ -453,7 +498,10 @@ impl Trace {
             let last = text.lines().count();
             return Err(err(
                 last,
-                format!("the trace is truncated: no 'end' record after {} operations", t.ops.len()),
+                format!(
+                    "the trace is truncated: no 'end' record after {} operations",
+                    t.ops.len()
+                ),
             ));
         }
         Ok(t)
@@ -466,7 +514,9 @@ fn parse_op(
     open: &mut std::collections::HashSet<u32>,
 ) -> Result<Op, String> {
     let num = |i: usize| -> Result<u64, String> {
-        let s = w.get(i).ok_or_else(|| format!("'{}' operation is cut short", w.get(4).unwrap_or(&"op")))?;
+        let s = w
+            .get(i)
+            .ok_or_else(|| format!("'{}' operation is cut short", w.get(4).unwrap_or(&"op")))?;
         s.parse().map_err(|_| format!("'{s}' is not a number"))
     };
     let thread = num(1)?;
@@ -517,16 +567,36 @@ fn parse_op(
             },
             3,
         ),
-        "lseek" => (OpKind::Lseek { handle: handle(5)?, offset: num(6)? }, 2),
+        "lseek" => (
+            OpKind::Lseek {
+                handle: handle(5)?,
+                offset: num(6)?,
+            },
+            2,
+        ),
         "fsync" => (OpKind::Fsync(handle(5)?), 1),
         "fdatasync" => (OpKind::Fdatasync(handle(5)?), 1),
         "sync_file_range" => (
-            OpKind::SyncFileRange { handle: handle(5)?, offset: num(6)?, len: num(7)? },
+            OpKind::SyncFileRange {
+                handle: handle(5)?,
+                offset: num(6)?,
+                len: num(7)?,
+            },
             3,
         ),
-        "ftruncate" => (OpKind::Ftruncate { handle: handle(5)?, len: num(6)? }, 2),
+        "ftruncate" => (
+            OpKind::Ftruncate {
+                handle: handle(5)?,
+                len: num(6)?,
+            },
+            2,
+        ),
         "fallocate" => (
-            OpKind::Fallocate { handle: handle(5)?, offset: num(6)?, len: num(7)? },
+            OpKind::Fallocate {
+                handle: handle(5)?,
+                offset: num(6)?,
+                len: num(7)?,
+            },
             3,
         ),
         "close" => {
@@ -535,17 +605,39 @@ fn parse_op(
             (OpKind::Close(h), 1)
         }
         "fstat" => (OpKind::Fstat(handle(5)?), 1),
-        "mmap" => (OpKind::Mmap { handle: handle(5)?, len: num(6)? }, 2),
-        "copy" => (OpKind::Copy { from: handle(5)?, to: handle(6)?, len: num(7)? }, 3),
+        "mmap" => (
+            OpKind::Mmap {
+                handle: handle(5)?,
+                len: num(6)?,
+            },
+            2,
+        ),
+        "copy" => (
+            OpKind::Copy {
+                from: handle(5)?,
+                to: handle(6)?,
+                len: num(7)?,
+            },
+            3,
+        ),
         "stat" => (OpKind::Stat(file(5)?), 1),
         "unlink" => (OpKind::Unlink(file(5)?), 1),
         "mkdir" => (OpKind::Mkdir(file(5)?), 1),
         "rmdir" => (OpKind::Rmdir(file(5)?), 1),
-        "rename" => (OpKind::Rename { from: file(5)?, to: file(6)? }, 2),
+        "rename" => (
+            OpKind::Rename {
+                from: file(5)?,
+                to: file(6)?,
+            },
+            2,
+        ),
         other => return Err(format!("unknown operation '{other}'")),
     };
     if w.len() != 5 + arity {
-        return Err(format!("'{name}' takes {arity} arguments, not {}", w.len() - 5));
+        return Err(format!(
+            "'{name}' takes {arity} arguments, not {}",
+            w.len() - 5
+        ));
     }
     Ok(Op {
         thread: thread as u32,
@@ -562,17 +654,72 @@ mod tests {
     fn sample() -> Trace {
         Trace {
             files: vec![
-                FileEntry { path: "db/app db.sqlite".into(), size: Some(8192) },
-                FileEntry { path: "db/journal".into(), size: None },
+                FileEntry {
+                    path: "db/app db.sqlite".into(),
+                    size: Some(8192),
+                },
+                FileEntry {
+                    path: "db/journal".into(),
+                    size: None,
+                },
             ],
             threads: vec![100, 101],
             ops: vec![
-                Op { thread: 0, start_us: 0, dur_us: 5, kind: OpKind::Open { handle: 0, file: 0, flags: OpenFlags { read: true, write: true, direct: true, ..Default::default() } } },
-                Op { thread: 0, start_us: 10, dur_us: 3, kind: OpKind::Read { call: "pread", handle: 0, offset: 4096, len: 4096 } },
-                Op { thread: 1, start_us: 12, dur_us: 3, kind: OpKind::Write { call: "write", handle: 0, offset: 0, len: 100 } },
-                Op { thread: 0, start_us: 20, dur_us: 300, kind: OpKind::Fsync(0) },
-                Op { thread: 0, start_us: 400, dur_us: 2, kind: OpKind::Close(0) },
-                Op { thread: 1, start_us: 410, dur_us: 9, kind: OpKind::Rename { from: 0, to: 1 } },
+                Op {
+                    thread: 0,
+                    start_us: 0,
+                    dur_us: 5,
+                    kind: OpKind::Open {
+                        handle: 0,
+                        file: 0,
+                        flags: OpenFlags {
+                            read: true,
+                            write: true,
+                            direct: true,
+                            ..Default::default()
+                        },
+                    },
+                },
+                Op {
+                    thread: 0,
+                    start_us: 10,
+                    dur_us: 3,
+                    kind: OpKind::Read {
+                        call: "pread",
+                        handle: 0,
+                        offset: 4096,
+                        len: 4096,
+                    },
+                },
+                Op {
+                    thread: 1,
+                    start_us: 12,
+                    dur_us: 3,
+                    kind: OpKind::Write {
+                        call: "write",
+                        handle: 0,
+                        offset: 0,
+                        len: 100,
+                    },
+                },
+                Op {
+                    thread: 0,
+                    start_us: 20,
+                    dur_us: 300,
+                    kind: OpKind::Fsync(0),
+                },
+                Op {
+                    thread: 0,
+                    start_us: 400,
+                    dur_us: 2,
+                    kind: OpKind::Close(0),
+                },
+                Op {
+                    thread: 1,
+                    start_us: 410,
+                    dur_us: 9,
+                    kind: OpKind::Rename { from: 0, to: 1 },
+                },
             ],
             duration_us: 500,
         }
@@ -595,10 +742,16 @@ mod tests {
         let bad = text.replace("op 0 10 3 pread 0 4096 4096", "op 0 10 3 pread 7 4096 4096");
         let e = Trace::parse("app.trace", &bad).unwrap_err();
         assert_eq!(e.line, 8, "{e}");
-        assert!(e.message.contains("handle 7 is used before it is opened"), "{e}");
+        assert!(
+            e.message.contains("handle 7 is used before it is opened"),
+            "{e}"
+        );
         let bad = text.replace("op 0 20 300 fsync 0", "op 0 20 300 fsync");
         let e = Trace::parse("app.trace", &bad).unwrap_err();
         assert!(e.to_string().starts_with("app.trace:10: "), "{e}");
-        assert!(Trace::parse("x", "hello\n").unwrap_err().message.contains("not a plumb trace"));
+        assert!(Trace::parse("x", "hello\n")
+            .unwrap_err()
+            .message
+            .contains("not a plumb trace"));
     }
 }

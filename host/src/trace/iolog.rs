@@ -46,7 +46,12 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
     let timed = match lines.next() {
         Some((_, "fio version 2 iolog")) => false,
         Some((_, "fio version 3 iolog")) => true,
-        _ => return Err(err(1, "not a fio iolog (expected 'fio version 2 iolog' or 'fio version 3 iolog')".into())),
+        _ => {
+            return Err(err(
+                1,
+                "not a fio iolog (expected 'fio version 2 iolog' or 'fio version 3 iolog')".into(),
+            ))
+        }
     };
     struct Entry<'a> {
         line: usize,
@@ -61,19 +66,21 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
             continue;
         }
         let mut w = l.split_whitespace();
-        let ts = if timed {
-            Some(
-                w.next()
-                    .and_then(|t| t.parse().ok())
-                    .ok_or_else(|| err(n, "a version 3 line starts with a timestamp in µs".into()))?,
-            )
-        } else {
-            None
-        };
+        let ts =
+            if timed {
+                Some(w.next().and_then(|t| t.parse().ok()).ok_or_else(|| {
+                    err(n, "a version 3 line starts with a timestamp in µs".into())
+                })?)
+            } else {
+                None
+            };
         let path = w.next().ok_or_else(|| err(n, "missing file name".into()))?;
         let action = w.next().ok_or_else(|| err(n, "missing action".into()))?;
         let args = w
-            .map(|a| a.parse::<u64>().map_err(|_| err(n, format!("'{a}' is not a number"))))
+            .map(|a| {
+                a.parse::<u64>()
+                    .map_err(|_| err(n, format!("'{a}' is not a number")))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let need = match action {
             "read" | "write" | "trim" => 2,
@@ -84,7 +91,13 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
         if args.len() < need {
             return Err(err(n, format!("'{action}' needs {need} numbers")));
         }
-        entries.push(Entry { line: n, ts, path, action, args });
+        entries.push(Entry {
+            line: n,
+            ts,
+            path,
+            action,
+            args,
+        });
     }
     let paths: Vec<&str> = {
         let mut v: Vec<&str> = entries.iter().map(|e| e.path).collect();
@@ -102,7 +115,11 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
         let rel = p.strip_prefix(&root).unwrap_or(p).trim_start_matches('/');
         ids.insert(p, t.files.len() as u32);
         t.files.push(FileEntry {
-            path: if rel.is_empty() { "file".into() } else { rel.into() },
+            path: if rel.is_empty() {
+                "file".into()
+            } else {
+                rel.into()
+            },
             size: Some(0),
         });
     }
@@ -113,7 +130,10 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
         let file = ids[e.path];
         if let Some(ts) = e.ts {
             if ts < clock {
-                return Err(err(e.line, format!("timestamp {ts} goes back in time (after {clock})")));
+                return Err(err(
+                    e.line,
+                    format!("timestamp {ts} goes back in time (after {clock})"),
+                ));
             }
             clock = ts;
         }
@@ -131,7 +151,12 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
                 kind: OpKind::Open {
                     handle: h,
                     file,
-                    flags: OpenFlags { read: true, write: true, implicit, ..Default::default() },
+                    flags: OpenFlags {
+                        read: true,
+                        write: true,
+                        implicit,
+                        ..Default::default()
+                    },
                 },
             });
             h
@@ -156,15 +181,30 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
                 let f = &mut t.files[file as usize];
                 f.size = Some(f.size.unwrap_or(0).max(offset + len));
                 if e.action == "read" {
-                    OpKind::Read { call: "pread", handle: h, offset, len }
+                    OpKind::Read {
+                        call: "pread",
+                        handle: h,
+                        offset,
+                        len,
+                    }
                 } else {
-                    OpKind::Write { call: "pwrite", handle: h, offset, len }
+                    OpKind::Write {
+                        call: "pwrite",
+                        handle: h,
+                        offset,
+                        len,
+                    }
                 }
             }
             "sync" => OpKind::Fsync(handle(&mut t, true)),
             _ => OpKind::Fdatasync(handle(&mut t, true)),
         };
-        t.ops.push(Op { thread: 0, start_us: clock, dur_us: 0, kind });
+        t.ops.push(Op {
+            thread: 0,
+            start_us: clock,
+            dur_us: 0,
+            kind,
+        });
     }
     t.duration_us = clock;
     Ok(t)
@@ -182,7 +222,8 @@ mod tests {
         assert_eq!(names, ["open", "pread", "pwrite", "fsync", "close"]);
         assert_eq!(t.files[0].path, "f");
         assert_eq!(t.files[0].size, Some(12288));
-        let v3 = "fio version 3 iolog\n0 /d/f add\n5 /d/f open\n100 /d/f read 0 4096\n350 /d/f close\n";
+        let v3 =
+            "fio version 3 iolog\n0 /d/f add\n5 /d/f open\n100 /d/f read 0 4096\n350 /d/f close\n";
         let t = convert("b", v3).unwrap();
         assert_eq!(t.ops[1].start_us, 100);
         assert_eq!(t.duration_us, 350);

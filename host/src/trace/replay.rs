@@ -1,7 +1,8 @@
 //! Replays a trace inside a run directory: recreates the files as they were
 //! first seen (filled with incompressible data), then plays each thread's
 //! operations in order with the recorded think time between them, scaled by
-//! the speed. Every path goes through the sandbox: whatever the trace says,
+//! the speed, keeping the recorded order between threads (an operation waits
+//! for whatever other threads had finished before it began). Every path goes through the sandbox: whatever the trace says,
 //! nothing outside the run directory is touched.
 
 use super::format::{OpKind, OpenFlags, Trace};
@@ -13,7 +14,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How fast to replay.
@@ -116,7 +117,17 @@ pub fn bytes_needed(t: &Trace) -> u64 {
             OpKind::Open { handle, file, .. } => {
                 file_of.insert(*handle, *file);
             }
-            OpKind::Write { handle, offset, len, .. } | OpKind::Fallocate { handle, offset, len } => {
+            OpKind::Write {
+                handle,
+                offset,
+                len,
+                ..
+            }
+            | OpKind::Fallocate {
+                handle,
+                offset,
+                len,
+            } => {
                 if let Some(f) = file_of.get(handle) {
                     let e = &mut extent[*f as usize];
                     *e = (*e).max(offset + len);
@@ -176,7 +187,10 @@ fn directories(t: &Trace) -> (HashSet<String>, HashSet<String>) {
 /// incompressible data. Returns (files, bytes).
 pub fn lay_out(t: &Trace, dir: &RunDir) -> Result<(u64, u64), String> {
     let (dirs, made) = directories(t);
-    let under_made = |p: &str| made.iter().any(|m| p == m || p.starts_with(&format!("{m}/")));
+    let under_made = |p: &str| {
+        made.iter()
+            .any(|m| p == m || p.starts_with(&format!("{m}/")))
+    };
     let mut sorted: Vec<&String> = dirs.iter().filter(|d| !under_made(d)).collect();
     sorted.sort();
     for d in sorted {
@@ -301,7 +315,72 @@ fn check(r: isize) -> Result<u64, String> {
     }
 }
 
+/// Cross-thread order as recorded: an operation waits for every operation
+/// of any thread that had finished before it started (so an unlink never
+/// overtakes the writes it followed, at any speed).
+struct Order {
+    /// Per operation: how many operations (by end time) must be done first.
+    need: Vec<usize>,
+    /// Per operation: its rank by end time.
+    rank: Vec<usize>,
+    /// Done flags by rank, and how many leading ranks are done.
+    state: Mutex<(Vec<bool>, usize)>,
+    wake: Condvar,
+}
+
+impl Order {
+    fn new(t: &Trace) -> Order {
+        let mut by_end: Vec<usize> = (0..t.ops.len()).collect();
+        by_end.sort_by_key(|&i| (t.ops[i].start_us + t.ops[i].dur_us, i));
+        let ends: Vec<u64> = by_end
+            .iter()
+            .map(|&i| t.ops[i].start_us + t.ops[i].dur_us)
+            .collect();
+        let mut rank = vec![0; t.ops.len()];
+        for (r, &i) in by_end.iter().enumerate() {
+            rank[i] = r;
+        }
+        let need = t
+            .ops
+            .iter()
+            .map(|o| ends.partition_point(|&e| e < o.start_us))
+            .collect();
+        Order {
+            need,
+            rank,
+            state: Mutex::new((vec![false; t.ops.len()], 0)),
+            wake: Condvar::new(),
+        }
+    }
+
+    /// Waits until operation `i` may start (or a stop is asked).
+    fn wait(&self, i: usize, stop: &AtomicBool) {
+        let mut st = self.state.lock().expect("order");
+        while st.1 < self.need[i] && !stop.load(Ordering::Relaxed) {
+            st = self
+                .wake
+                .wait_timeout(st, Duration::from_millis(50))
+                .expect("order")
+                .0;
+        }
+    }
+
+    /// Marks operation `i` done.
+    fn done(&self, i: usize) {
+        let mut st = self.state.lock().expect("order");
+        st.0[self.rank[i]] = true;
+        let before = st.1;
+        while st.1 < st.0.len() && st.0[st.1] {
+            st.1 += 1;
+        }
+        if st.1 != before {
+            self.wake.notify_all();
+        }
+    }
+}
+
 struct Player<'a> {
+    order: Option<Order>,
     trace: &'a Trace,
     dir: &'a RunDir,
     handles: &'a Handles,
@@ -335,34 +414,56 @@ impl Player<'_> {
     fn execute(&self, kind: &OpKind, buf: &mut Aligned) -> Result<u64, String> {
         let raw = |fd: &Arc<OwnedFd>| fd.as_raw_fd();
         match kind {
-            OpKind::Open { handle, file, flags } => {
+            OpKind::Open {
+                handle,
+                file,
+                flags,
+            } => {
                 let fd = self
                     .dir
                     .open(&self.path(*file)?, open_flags(flags), 0o644)
                     .map_err(|e| e.to_string())?;
-                self.handles.lock().expect("handles").insert(*handle, Arc::new(fd));
+                self.handles
+                    .lock()
+                    .expect("handles")
+                    .insert(*handle, Arc::new(fd));
                 Ok(0)
             }
-            OpKind::Read { handle, offset, len, .. } => {
+            OpKind::Read {
+                handle,
+                offset,
+                len,
+                ..
+            } => {
                 let fd = self.fd(*handle)?;
                 if *len as usize > buf.len {
                     *buf = Aligned::new(*len as usize);
                 }
                 // SAFETY: the buffer holds at least len bytes.
-                check(unsafe { libc::pread(raw(&fd), buf.ptr.cast(), *len as usize, *offset as i64) })
+                check(unsafe {
+                    libc::pread(raw(&fd), buf.ptr.cast(), *len as usize, *offset as i64)
+                })
             }
-            OpKind::Write { handle, offset, len, .. } => {
+            OpKind::Write {
+                handle,
+                offset,
+                len,
+                ..
+            } => {
                 let fd = self.fd(*handle)?;
                 if *len as usize > buf.len {
                     *buf = Aligned::new(*len as usize);
                 }
                 // SAFETY: the buffer holds at least len bytes.
-                check(unsafe { libc::pwrite(raw(&fd), buf.ptr.cast(), *len as usize, *offset as i64) })
+                check(unsafe {
+                    libc::pwrite(raw(&fd), buf.ptr.cast(), *len as usize, *offset as i64)
+                })
             }
             OpKind::Lseek { handle, offset } => {
                 let fd = self.fd(*handle)?;
                 // SAFETY: valid descriptor.
-                check(unsafe { libc::lseek(raw(&fd), *offset as i64, libc::SEEK_SET) } as isize).map(|_| 0)
+                check(unsafe { libc::lseek(raw(&fd), *offset as i64, libc::SEEK_SET) } as isize)
+                    .map(|_| 0)
             }
             OpKind::Fsync(h) => {
                 let fd = self.fd(*h)?;
@@ -374,11 +475,20 @@ impl Player<'_> {
                 // SAFETY: valid descriptor.
                 check(unsafe { libc::fdatasync(raw(&fd)) } as isize)
             }
-            OpKind::SyncFileRange { handle, offset, len } => {
+            OpKind::SyncFileRange {
+                handle,
+                offset,
+                len,
+            } => {
                 let fd = self.fd(*handle)?;
                 // SAFETY: valid descriptor.
                 check(unsafe {
-                    libc::sync_file_range(raw(&fd), *offset as i64, *len as i64, libc::SYNC_FILE_RANGE_WRITE)
+                    libc::sync_file_range(
+                        raw(&fd),
+                        *offset as i64,
+                        *len as i64,
+                        libc::SYNC_FILE_RANGE_WRITE,
+                    )
                 } as isize)
             }
             OpKind::Ftruncate { handle, len } => {
@@ -386,7 +496,11 @@ impl Player<'_> {
                 // SAFETY: valid descriptor.
                 check(unsafe { libc::ftruncate(raw(&fd), *len as i64) } as isize)
             }
-            OpKind::Fallocate { handle, offset, len } => {
+            OpKind::Fallocate {
+                handle,
+                offset,
+                len,
+            } => {
                 let fd = self.fd(*handle)?;
                 // SAFETY: valid descriptor.
                 check(unsafe { libc::fallocate(raw(&fd), 0, *offset as i64, *len as i64) } as isize)
@@ -406,14 +520,31 @@ impl Player<'_> {
                 let (a, b) = (self.fd(*from)?, self.fd(*to)?);
                 // SAFETY: valid descriptors; null offsets use the file positions.
                 check(unsafe {
-                    libc::copy_file_range(raw(&a), std::ptr::null_mut(), raw(&b), std::ptr::null_mut(), *len as usize, 0)
+                    libc::copy_file_range(
+                        raw(&a),
+                        std::ptr::null_mut(),
+                        raw(&b),
+                        std::ptr::null_mut(),
+                        *len as usize,
+                        0,
+                    )
                 })
             }
-            OpKind::Stat(f) => self.dir.stat(&self.path(*f)?).map(|_| 0).map_err(|e| e.to_string()),
-            OpKind::Unlink(f) | OpKind::Rmdir(f) => {
-                self.dir.remove(&self.path(*f)?).map(|_| 0).map_err(|e| e.to_string())
-            }
-            OpKind::Mkdir(f) => self.dir.mkdir(&self.path(*f)?).map(|_| 0).map_err(|e| e.to_string()),
+            OpKind::Stat(f) => self
+                .dir
+                .stat(&self.path(*f)?)
+                .map(|_| 0)
+                .map_err(|e| e.to_string()),
+            OpKind::Unlink(f) | OpKind::Rmdir(f) => self
+                .dir
+                .remove(&self.path(*f)?)
+                .map(|_| 0)
+                .map_err(|e| e.to_string()),
+            OpKind::Mkdir(f) => self
+                .dir
+                .mkdir(&self.path(*f)?)
+                .map(|_| 0)
+                .map_err(|e| e.to_string()),
             OpKind::Rename { from, to } => self
                 .dir
                 .rename(&self.path(*from)?, &self.path(*to)?)
@@ -424,7 +555,12 @@ impl Player<'_> {
     }
 
     /// Plays `ops` (indices into the trace) in order on this thread.
-    fn play(&self, ops: &[usize], speed: Speed, t0: Instant) -> (BTreeMap<&'static str, Stat>, u64, Option<String>) {
+    fn play(
+        &self,
+        ops: &[usize],
+        speed: Speed,
+        t0: Instant,
+    ) -> (BTreeMap<&'static str, Stat>, u64, Option<String>) {
         let mut stats: BTreeMap<&'static str, Stat> = BTreeMap::new();
         let mut skipped = 0;
         let mut first_error = None;
@@ -457,9 +593,15 @@ impl Player<'_> {
                 OpKind::Open { flags, .. } => !flags.implicit,
                 _ => true,
             };
+            if let Some(order) = &self.order {
+                order.wait(i, self.stop);
+            }
             let started = Instant::now();
             let result = self.execute(&op.kind, &mut buf);
             let took = started.elapsed();
+            if let Some(order) = &self.order {
+                order.done(i);
+            }
             // The virtual clock moves by the op's own time, so oversleeping
             // once is absorbed by the next gap instead of adding up.
             due += took.as_secs_f64();
@@ -475,7 +617,9 @@ impl Player<'_> {
                 }
                 Err(e) => {
                     s.errors += 1;
-                    first_error.get_or_insert_with(|| format!("{} (record {}): {e}", op.kind.name(), i + 1));
+                    first_error.get_or_insert_with(|| {
+                        format!("{} (record {}): {e}", op.kind.name(), i + 1)
+                    });
                 }
             }
         }
@@ -487,6 +631,7 @@ impl Player<'_> {
 pub fn replay(t: &Trace, dir: &RunDir, o: ReplayOptions, stop: &AtomicBool) -> ReplayResult {
     let handles: Handles = Mutex::new(HashMap::new());
     let player = Player {
+        order: (o.keep_threads && t.threads.len() > 1).then(|| Order::new(t)),
         trace: t,
         dir,
         handles: &handles,
@@ -510,7 +655,9 @@ pub fn replay(t: &Trace, dir: &RunDir, o: ReplayOptions, stop: &AtomicBool) -> R
                 s.spawn(move || player.play(lane, o.speed, t0))
             })
             .collect();
-        hs.into_iter().map(|h| h.join().expect("replay thread")).collect()
+        hs.into_iter()
+            .map(|h| h.join().expect("replay thread"))
+            .collect()
     });
     let seconds = t0.elapsed().as_secs_f64();
     let mut merged: BTreeMap<&'static str, Stat> = BTreeMap::new();

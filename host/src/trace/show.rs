@@ -85,10 +85,21 @@ pub fn render(s: &Summary) -> String {
     table.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
     table.set_header(["operation", "count", "bytes"]);
     for (op, (count, bytes)) in &s.by_op {
-        table.add_row([op.clone(), count.to_string(), if *bytes > 0 { b(*bytes as f64) } else { String::new() }]);
+        table.add_row([
+            op.clone(),
+            count.to_string(),
+            if *bytes > 0 {
+                b(*bytes as f64)
+            } else {
+                String::new()
+            },
+        ]);
     }
     out.push_str(&format!("{table}\n"));
-    for (title, hist) in [("read sizes", &s.read_sizes), ("write sizes", &s.write_sizes)] {
+    for (title, hist) in [
+        ("read sizes", &s.read_sizes),
+        ("write sizes", &s.write_sizes),
+    ] {
         if hist.is_empty() {
             continue;
         }

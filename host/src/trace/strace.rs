@@ -90,10 +90,18 @@ pub fn convert(name: &str, log: &str, root: &str, cwd: &str) -> Result<Trace, St
         };
         let start = c.starts.remove(&tid).unwrap_or(ts);
         let Some(sys) = parse_call(&call) else {
-            return Err(err(format!("cannot read the system call in '{}'", short(&call))));
+            return Err(err(format!(
+                "cannot read the system call in '{}'",
+                short(&call)
+            )));
         };
         let dur = sys.dur.unwrap_or(0.0);
-        c.apply(tid, ((start - t0) * 1e6).round().max(0.0) as u64, (dur * 1e6).round() as u64, &sys);
+        c.apply(
+            tid,
+            ((start - t0) * 1e6).round().max(0.0) as u64,
+            (dur * 1e6).round() as u64,
+            &sys,
+        );
     }
     // The trace spans the program's file activity: from its first kept
     // operation to the end of its last.
@@ -243,7 +251,10 @@ fn decorated(s: &str) -> (&str, Option<String>) {
 /// The contents of a quoted string argument, unescaped.
 fn unquote(s: &str) -> Option<String> {
     let inner = s.strip_prefix('"')?;
-    let inner = inner.strip_suffix("...").unwrap_or(inner).strip_suffix('"')?;
+    let inner = inner
+        .strip_suffix("...")
+        .unwrap_or(inner)
+        .strip_suffix('"')?;
     let mut out = Vec::new();
     let mut it = inner.bytes().peekable();
     while let Some(b) = it.next() {
@@ -350,7 +361,11 @@ impl Converter {
         }
         let base = match dirfd.map(|d| decorated(d)) {
             Some((_, Some(dir))) => dir,
-            _ => self.cwd.get(&tid).cloned().unwrap_or_else(|| self.start_cwd.clone()),
+            _ => self
+                .cwd
+                .get(&tid)
+                .cloned()
+                .unwrap_or_else(|| self.start_cwd.clone()),
         };
         self.relative(&format!("{base}/{path}"))
     }
@@ -469,8 +484,16 @@ impl Converter {
             }
             "chdir" => {
                 if let Some(p) = a.first().and_then(|p| unquote(p)) {
-                    let base = self.cwd.get(&tid).cloned().unwrap_or_else(|| self.start_cwd.clone());
-                    let new = if p.starts_with('/') { p } else { format!("{base}/{p}") };
+                    let base = self
+                        .cwd
+                        .get(&tid)
+                        .cloned()
+                        .unwrap_or_else(|| self.start_cwd.clone());
+                    let new = if p.starts_with('/') {
+                        p
+                    } else {
+                        format!("{base}/{p}")
+                    };
                     self.cwd.insert(tid, normalise(&new));
                 }
             }
@@ -481,15 +504,27 @@ impl Converter {
             }
             "open" | "openat" | "openat2" | "creat" => self.open(tid, start, dur, name, a, c, ret),
             "read" | "pread64" | "readv" | "preadv" | "preadv2" | "write" | "pwrite64"
-            | "writev" | "pwritev" | "pwritev2" => self.transfer(tid, start, dur, name, a, ret as u64),
+            | "writev" | "pwritev" | "pwritev2" => {
+                self.transfer(tid, start, dur, name, a, ret as u64)
+            }
             "lseek" => {
                 if let Some(h) = self.handle(tid, a.first(), start) {
                     self.handles[h as usize].pos = ret as u64;
                     let file = self.handles[h as usize].file;
-                    if a.get(2).is_some_and(|w| w == "SEEK_END") && a.get(1).is_some_and(|o| o == "0") {
+                    if a.get(2).is_some_and(|w| w == "SEEK_END")
+                        && a.get(1).is_some_and(|o| o == "0")
+                    {
                         self.seen_size(file, ret as u64);
                     }
-                    self.push(tid, start, dur, OpKind::Lseek { handle: h, offset: ret as u64 });
+                    self.push(
+                        tid,
+                        start,
+                        dur,
+                        OpKind::Lseek {
+                            handle: h,
+                            offset: ret as u64,
+                        },
+                    );
                 }
             }
             "fsync" | "fdatasync" | "close" | "fstat" => {
@@ -503,7 +538,9 @@ impl Converter {
                         }
                         _ => {
                             let table = self.table(tid);
-                            if let Some(fd) = a.first().and_then(|x| decorated(x).0.parse::<i64>().ok()) {
+                            if let Some(fd) =
+                                a.first().and_then(|x| decorated(x).0.parse::<i64>().ok())
+                            {
                                 self.tables[table].remove(&fd);
                             }
                             OpKind::Close(h)
@@ -515,7 +552,16 @@ impl Converter {
             "sync_file_range" => {
                 if let Some(h) = self.handle(tid, a.first(), start) {
                     let (offset, len) = (num(a.get(1)).unwrap_or(0), num(a.get(2)).unwrap_or(0));
-                    self.push(tid, start, dur, OpKind::SyncFileRange { handle: h, offset, len });
+                    self.push(
+                        tid,
+                        start,
+                        dur,
+                        OpKind::SyncFileRange {
+                            handle: h,
+                            offset,
+                            len,
+                        },
+                    );
                 }
             }
             "ftruncate" => {
@@ -531,21 +577,43 @@ impl Converter {
                     let file = self.handles[h as usize].file;
                     let size = self.state[file as usize].size.max(offset + len);
                     self.modified(file, size);
-                    self.push(tid, start, dur, OpKind::Fallocate { handle: h, offset, len });
+                    self.push(
+                        tid,
+                        start,
+                        dur,
+                        OpKind::Fallocate {
+                            handle: h,
+                            offset,
+                            len,
+                        },
+                    );
                 }
             }
-            "mmap" => {
-                if a.get(4).is_some_and(|fd| !fd.starts_with('-')) {
-                    if let Some(h) = self.handle(tid, a.get(4), start) {
-                        let len = num(a.get(1)).unwrap_or(0);
-                        self.push(tid, start, dur, OpKind::Mmap { handle: h, len });
-                    }
+            "mmap" if a.get(4).is_some_and(|fd| !fd.starts_with('-')) => {
+                if let Some(h) = self.handle(tid, a.get(4), start) {
+                    let len = num(a.get(1)).unwrap_or(0);
+                    self.push(tid, start, dur, OpKind::Mmap { handle: h, len });
                 }
             }
             "copy_file_range" | "sendfile" => {
-                let (from, to) = if name == "sendfile" { (a.get(1), a.first()) } else { (a.first(), a.get(2)) };
-                if let (Some(from), Some(to)) = (self.handle(tid, from, start), self.handle(tid, to, start)) {
-                    self.push(tid, start, dur, OpKind::Copy { from, to, len: ret as u64 });
+                let (from, to) = if name == "sendfile" {
+                    (a.get(1), a.first())
+                } else {
+                    (a.first(), a.get(2))
+                };
+                if let (Some(from), Some(to)) =
+                    (self.handle(tid, from, start), self.handle(tid, to, start))
+                {
+                    self.push(
+                        tid,
+                        start,
+                        dur,
+                        OpKind::Copy {
+                            from,
+                            to,
+                            len: ret as u64,
+                        },
+                    );
                 }
             }
             "newfstatat" | "statx" | "stat" | "lstat" => {
@@ -563,7 +631,8 @@ impl Converter {
                 } else if let Some(rel) = self.resolve(tid, dirfd, &p) {
                     // A directory has no data to lay out.
                     let is_dir = statbuf.is_some_and(|b| b.contains("S_IFDIR"));
-                    let size = stat_field(statbuf, "st_size=").or_else(|| stat_field(statbuf, "stx_size="));
+                    let size = stat_field(statbuf, "st_size=")
+                        .or_else(|| stat_field(statbuf, "stx_size="));
                     let f = self.file(&rel, if is_dir { None } else { size });
                     if !is_dir {
                         self.stat_size(f, statbuf);
@@ -577,8 +646,12 @@ impl Converter {
                 } else {
                     (a.first(), a.get(1), a.get(2), a.get(3))
                 };
-                let from = pa.and_then(|p| unquote(p)).and_then(|p| self.resolve(tid, fa, &p));
-                let to = pb.and_then(|p| unquote(p)).and_then(|p| self.resolve(tid, fb, &p));
+                let from = pa
+                    .and_then(|p| unquote(p))
+                    .and_then(|p| self.resolve(tid, fa, &p));
+                let to = pb
+                    .and_then(|p| unquote(p))
+                    .and_then(|p| self.resolve(tid, fb, &p));
                 if let (Some(from), Some(to)) = (from, to) {
                     let f = self.file(&from, Some(0));
                     let t = self.file(&to, None);
@@ -593,10 +666,14 @@ impl Converter {
                     "unlinkat" | "mkdirat" => (a.first(), a.get(1)),
                     _ => (None, a.first()),
                 };
-                let Some(rel) = path.and_then(|p| unquote(p)).and_then(|p| self.resolve(tid, dirfd, &p)) else {
+                let Some(rel) = path
+                    .and_then(|p| unquote(p))
+                    .and_then(|p| self.resolve(tid, dirfd, &p))
+                else {
                     return;
                 };
-                let is_rmdir = name == "rmdir" || (name == "unlinkat" && a.get(2).is_some_and(|f| f.contains("AT_REMOVEDIR")));
+                let is_rmdir = name == "rmdir"
+                    || (name == "unlinkat" && a.get(2).is_some_and(|f| f.contains("AT_REMOVEDIR")));
                 let kind = if name.starts_with("mkdir") {
                     OpKind::Mkdir(self.file(&rel, None))
                 } else if is_rmdir {
@@ -611,22 +688,39 @@ impl Converter {
     }
 
     fn stat_size(&mut self, f: u32, statbuf: Option<&String>) {
-        if let Some(size) = stat_field(statbuf, "st_size=").or_else(|| stat_field(statbuf, "stx_size=")) {
+        if let Some(size) =
+            stat_field(statbuf, "st_size=").or_else(|| stat_field(statbuf, "stx_size="))
+        {
             self.seen_size(f, size);
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn open(&mut self, tid: u64, start: u64, dur: u64, name: &str, a: &[String], c: &Call, ret: i64) {
+    fn open(
+        &mut self,
+        tid: u64,
+        start: u64,
+        dur: u64,
+        name: &str,
+        a: &[String],
+        c: &Call,
+        ret: i64,
+    ) {
         let (dirfd, path, flags) = match name {
             "open" => (None, a.first(), a.get(1).cloned()),
-            "creat" => (None, a.first(), Some("O_WRONLY|O_CREAT|O_TRUNC".to_string())),
+            "creat" => (
+                None,
+                a.first(),
+                Some("O_WRONLY|O_CREAT|O_TRUNC".to_string()),
+            ),
             _ => (a.first(), a.get(1), a.get(2).cloned()),
         };
         // With -y, the returned descriptor names the file opened.
         let rel = match &c.ret_path {
             Some(p) if p.starts_with('/') => self.relative(p),
-            _ => path.and_then(|p| unquote(p)).and_then(|p| self.resolve(tid, dirfd, &p)),
+            _ => path
+                .and_then(|p| unquote(p))
+                .and_then(|p| self.resolve(tid, dirfd, &p)),
         };
         let Some(rel) = rel else {
             return;
@@ -655,7 +749,16 @@ impl Converter {
         }
         let table = self.table(tid);
         let h = self.open_handle(table, ret, file, flags.append);
-        self.push(tid, start, dur, OpKind::Open { handle: h, file, flags });
+        self.push(
+            tid,
+            start,
+            dur,
+            OpKind::Open {
+                handle: h,
+                file,
+                flags,
+            },
+        );
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -692,13 +795,23 @@ impl Converter {
         let kind = if is_write {
             let size = self.state[file as usize].size.max(offset + done);
             self.modified(file, size);
-            OpKind::Write { call, handle: h, offset, len: done }
+            OpKind::Write {
+                call,
+                handle: h,
+                offset,
+                len: done,
+            }
         } else {
             // A short or empty read only says the file ends somewhere after `offset`.
             if done > 0 {
                 self.seen_size(file, offset + done);
             }
-            OpKind::Read { call, handle: h, offset, len: done }
+            OpKind::Read {
+                call,
+                handle: h,
+                offset,
+                len: done,
+            }
         };
         self.push(tid, start, dur, kind);
     }
@@ -743,7 +856,10 @@ mod tests {
         let names: Vec<&str> = t.ops.iter().map(|o| o.kind.name()).collect();
         assert_eq!(
             names,
-            ["open", "pwrite", "write", "lseek", "read", "fsync", "close", "open", "write", "close", "mkdir", "rename", "stat", "unlink"]
+            [
+                "open", "pwrite", "write", "lseek", "read", "fsync", "close", "open", "write",
+                "close", "mkdir", "rename", "stat", "unlink"
+            ]
         );
         assert_eq!(t.threads, vec![3746, 3789]);
         let paths: Vec<&str> = t.files.iter().map(|f| f.path.as_str()).collect();
@@ -751,10 +867,29 @@ mod tests {
         // The plain write continues at the file position after the pwrite? No:
         // pwrite does not move it, so the write lands at 0, and the read after
         // lseek(0) at 0.
-        assert_eq!(t.ops[2].kind, OpKind::Write { call: "write", handle: 0, offset: 0, len: 100 });
-        assert_eq!(t.ops[4].kind, OpKind::Read { call: "read", handle: 0, offset: 0, len: 50 });
+        assert_eq!(
+            t.ops[2].kind,
+            OpKind::Write {
+                call: "write",
+                handle: 0,
+                offset: 0,
+                len: 100
+            }
+        );
+        assert_eq!(
+            t.ops[4].kind,
+            OpKind::Read {
+                call: "read",
+                handle: 0,
+                offset: 0,
+                len: 50
+            }
+        );
         // The resumed write keeps the start time of its first half.
-        assert_eq!(t.ops[0].start_us, 0, "the trace starts at its first operation");
+        assert_eq!(
+            t.ops[0].start_us, 0,
+            "the trace starts at its first operation"
+        );
         assert_eq!(t.ops[8].start_us, 1347);
         assert_eq!(t.ops[8].dur_us, 12);
         assert_eq!(t.ops[8].thread, 1);

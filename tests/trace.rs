@@ -1,0 +1,509 @@
+//! `plumb trace`: record real programs under strace, replay them in the
+//! sandbox, and check what the replay did with strace too.
+
+use crate::util::{entries, plumb, plumb_bin, workdir};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// A program with a known I/O sequence: two threads, then rename, unlink,
+/// mkdir and stat from the main thread.
+const KNOWN: &str = r#"
+import os, sys, threading
+os.chdir(sys.argv[1])
+def data():
+    fd = os.open("data.bin", os.O_RDWR | os.O_CREAT, 0o644)
+    for i in range(20):
+        os.pwrite(fd, b"d" * (512 * (i + 1)), i * 8192)
+    os.fsync(fd)
+    for i in range(3):
+        os.write(fd, b"w" * 1000)
+    os.fdatasync(fd)
+    os.pread(fd, 4096, 8192)
+    os.close(fd)
+def log():
+    fd = os.open("log.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    for i in range(10):
+        os.write(fd, b"l" * 100)
+    os.fsync(fd)
+    os.close(fd)
+a = threading.Thread(target=data); b = threading.Thread(target=log)
+a.start(); a.join(); b.start(); b.join()
+os.rename("data.bin", "data2.bin")
+os.unlink("log.txt")
+os.mkdir("sub")
+os.stat("data2.bin")
+"#;
+
+/// What the known program does, per thread, as (op, offset, len).
+fn known_sequence() -> Vec<Vec<(String, u64, u64)>> {
+    let op = |n: &str, off: u64, len: u64| (n.to_string(), off, len);
+    let mut data = vec![op("open", 0, 0)];
+    for i in 0..20 {
+        data.push(op("pwrite", i * 8192, 512 * (i + 1)));
+    }
+    data.push(op("fsync", 0, 0));
+    for i in 0..3 {
+        data.push(op("write", i * 1000, 1000));
+    }
+    data.extend([
+        op("fdatasync", 0, 0),
+        op("pread", 8192, 4096),
+        op("close", 0, 0),
+    ]);
+    let mut log = vec![op("open", 0, 0)];
+    for i in 0..10 {
+        log.push(op("write", i * 100, 100));
+    }
+    log.extend([op("fsync", 0, 0), op("close", 0, 0)]);
+    let main = vec![
+        op("rename", 0, 0),
+        op("unlink", 0, 0),
+        op("mkdir", 0, 0),
+        op("stat", 0, 0),
+    ];
+    vec![data, log, main]
+}
+
+fn have_strace() -> bool {
+    let ok = Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("SKIPPED: strace is not installed");
+    }
+    ok
+}
+
+/// Records `python3 PROGRAM ARGS` with the root at `root`.
+fn record(dir: &Path, program: &str, args: &[&str], root: &str, out: &str) {
+    std::fs::write(dir.join("prog.py"), program).unwrap();
+    let mut all = vec![
+        "trace", "record", "-o", out, "--root", root, "--", "python3", "prog.py",
+    ];
+    all.extend_from_slice(args);
+    let r = plumb(dir, &all);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+/// The trace's operations per thread as (op, offset, len), implicit opens left out.
+fn trace_sequence(text: &str) -> Vec<Vec<(String, u64, u64)>> {
+    let threads = text.lines().filter(|l| l.starts_with("thread ")).count();
+    let mut out = vec![Vec::new(); threads];
+    for l in text.lines().filter(|l| l.starts_with("op ")) {
+        let w: Vec<&str> = l.split(' ').collect();
+        if w[4] == "open" && w[7].contains("implicit") {
+            continue;
+        }
+        let n = |i: usize| w.get(i).and_then(|x| x.parse().ok()).unwrap_or(0);
+        let (off, len) = match w[4] {
+            "read" | "pread" | "write" | "pwrite" => (n(6), n(7)),
+            _ => (0, 0),
+        };
+        out[n(1) as usize].push((w[4].to_string(), off, len));
+    }
+    out
+}
+
+#[test]
+fn record_then_replay_performs_the_same_operations_per_thread() {
+    if !have_strace() {
+        return;
+    }
+    let dir = workdir();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    record(dir.path(), KNOWN, &["data"], "data", "known.trace");
+    let text = std::fs::read_to_string(dir.path().join("known.trace")).unwrap();
+    assert_eq!(trace_sequence(&text), known_sequence(), "{text}");
+
+    // Replay under strace and read back what the replay threads did.
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let out = Command::new("strace")
+        .args(["-ff", "-y", "-s", "0", "-o", "replay.log", "-e"])
+        .arg("trace=openat2,pread64,pwrite64,fsync,fdatasync,close,renameat,unlinkat,mkdirat,newfstatat")
+        .arg(plumb_bin())
+        .args(["trace", "replay", "known.trace", "--speed", "max", "--target", "target"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // One log per thread (-ff): replay.log.TID; the lowest TID is the main
+    // thread, which only lays files out.
+    let mut logs: BTreeMap<u64, String> = BTreeMap::new();
+    for name in entries(dir.path()) {
+        if let Some(tid) = name.strip_prefix("replay.log.") {
+            logs.insert(
+                tid.parse().unwrap(),
+                std::fs::read_to_string(dir.path().join(&name)).unwrap(),
+            );
+        }
+    }
+    let main_tid = *logs.keys().next().unwrap();
+    let mut by_tid: BTreeMap<u64, Vec<(String, u64, u64)>> = BTreeMap::new();
+    // Descriptors the sandbox opens (O_PATH) to reach a parent directory.
+    let mut lookups: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for (&tid, log) in &logs {
+        for rest in log.lines() {
+            if tid == main_tid || !rest.contains("plumb-run") || rest.contains("= -1") {
+                continue;
+            }
+            let Some(end) = rest.rfind(") = ") else {
+                continue;
+            };
+            let name = &rest[..rest.find('(').unwrap()];
+            let ret = rest[end + 4..].split('<').next().unwrap().to_string();
+            let args: Vec<&str> = rest[name.len() + 1..end].split(", ").collect();
+            let fd = args[0].split('<').next().unwrap().to_string();
+            let num = |i: usize| args[i].parse::<u64>().unwrap();
+            let entry = match name {
+                "openat2" if rest.contains("O_PATH") => {
+                    lookups.entry(tid).or_default().push(ret);
+                    continue;
+                }
+                "close" if lookups.get(&tid).is_some_and(|l| l.contains(&fd)) => {
+                    lookups.get_mut(&tid).unwrap().retain(|f| *f != fd);
+                    continue;
+                }
+                "openat2" => ("open".to_string(), 0, 0),
+                "pwrite64" | "pread64" => (name.trim_end_matches("64").to_string(), num(3), num(2)),
+                "renameat" => ("rename".into(), 0, 0),
+                "unlinkat" => {
+                    // The sandbox looks at what it removes first: not an operation.
+                    let seq = by_tid.entry(tid).or_default();
+                    if seq.last().is_some_and(|(n, _, _)| n == "stat") {
+                        seq.pop();
+                    }
+                    ("unlink".into(), 0, 0)
+                }
+                "mkdirat" => ("mkdir".into(), 0, 0),
+                "newfstatat" => ("stat".into(), 0, 0),
+                other => (other.to_string(), 0, 0),
+            };
+            by_tid.entry(tid).or_default().push(entry);
+        }
+    }
+    let mut replayed: Vec<Vec<(String, u64, u64)>> = by_tid.into_values().collect();
+    // Replay writes through pwrite at the recorded offsets: map the program's
+    // plain writes onto pwrite for the comparison.
+    let mut expected: Vec<Vec<(String, u64, u64)>> = known_sequence()
+        .into_iter()
+        .map(|t| {
+            t.into_iter()
+                .map(|(n, o, l)| match n.as_str() {
+                    "write" => ("pwrite".to_string(), o, l),
+                    _ => (n, o, l),
+                })
+                .collect()
+        })
+        .collect();
+    replayed.sort();
+    expected.sort();
+    assert_eq!(replayed, expected);
+}
+
+/// Writes with sleeps between them: about 1 s of think time.
+const SLEEPY: &str = r#"
+import os, sys, time
+os.chdir(sys.argv[1])
+fd = os.open("slow.dat", os.O_RDWR | os.O_CREAT, 0o644)
+for pause in [0.2, 0.3, 0.1, 0.4]:
+    os.pwrite(fd, b"s" * 4096, 0)
+    time.sleep(pause)
+os.fsync(fd)
+os.close(fd)
+"#;
+
+fn replay_json(dir: &Path, trace: &str, speed: &str) -> serde_json::Value {
+    std::fs::create_dir_all(dir.join("target")).unwrap();
+    let r = plumb(
+        dir,
+        &[
+            "trace", "replay", trace, "--speed", speed, "--target", "target", "--json", "r.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        entries(&dir.join("target")).is_empty(),
+        "the run directory is removed"
+    );
+    serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn think_time_is_kept_at_speed_1_and_dropped_at_max() {
+    if !have_strace() {
+        return;
+    }
+    let dir = workdir();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    record(dir.path(), SLEEPY, &["data"], "data", "sleepy.trace");
+    let one = replay_json(dir.path(), "sleepy.trace", "1");
+    let original = one["original_seconds"].as_f64().unwrap();
+    assert!(original > 0.95 && original < 1.5, "recorded {original} s");
+    let ratio = one["time_ratio"].as_f64().unwrap();
+    assert!(
+        (0.95..=1.05).contains(&ratio),
+        "speed 1 took {ratio} × the original"
+    );
+    let two = replay_json(dir.path(), "sleepy.trace", "2");
+    let half = two["seconds"].as_f64().unwrap() / original;
+    assert!(
+        (0.45..=0.6).contains(&half),
+        "speed 2 took {half} × the original"
+    );
+    let max = replay_json(dir.path(), "sleepy.trace", "max");
+    assert!(
+        max["seconds"].as_f64().unwrap() < 0.2,
+        "no think time: {max}"
+    );
+    assert_eq!(max["total_ops"], one["total_ops"]);
+}
+
+#[test]
+fn paths_in_a_trace_never_leave_the_run_directory() {
+    let dir = workdir();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let escape = outside.join("escaped.dat");
+    let abs = escape.display().to_string();
+    let trace = format!(
+        "plumb-trace 1\nduration_us 100\nfile 0 8192 {abs}\nfile 1 - ../../../../{}\nfile 2 - /etc/plumb-trace-escape\nthread 0 1\n\
+op 0 0 1 open 0 0 rw\nop 0 1 1 pwrite 0 0 4096\nop 0 2 1 close 0\n\
+op 0 3 1 open 1 1 rw,creat\nop 0 4 1 pwrite 1 0 100\nop 0 5 1 close 1\n\
+op 0 6 1 open 2 2 w,creat\nop 0 7 1 close 2\nop 0 8 1 unlink 0\nend 9\n",
+        outside.join("climbed.dat").display()
+    );
+    std::fs::write(dir.path().join("evil.trace"), trace).unwrap();
+    std::fs::create_dir(dir.path().join("target")).unwrap();
+    let r = plumb(
+        dir.path(),
+        &[
+            "trace",
+            "replay",
+            "evil.trace",
+            "--speed",
+            "max",
+            "--target",
+            "target",
+            "--keep",
+            "--json",
+            "e.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let run = entries(&dir.path().join("target"));
+    assert_eq!(run.len(), 1, "{run:?}");
+    let inside = dir.path().join("target").join(&run[0]);
+    // Absolute paths and climbs are resolved beneath the run directory.
+    let rel = abs.trim_start_matches('/');
+    assert!(
+        !inside.join(rel).exists(),
+        "the unlinked file was the inside copy"
+    );
+    assert!(inside.join(rel).parent().unwrap().is_dir());
+    assert!(inside.join("etc/plumb-trace-escape").exists());
+    assert!(!Path::new("/etc/plumb-trace-escape").exists());
+    assert!(
+        entries(&outside).is_empty(),
+        "nothing outside: {:?}",
+        entries(&outside)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("e.json")).unwrap()).unwrap();
+    assert_eq!(doc["first_error"], serde_json::Value::Null, "{doc}");
+}
+
+#[test]
+fn a_truncated_or_malformed_trace_names_the_record_and_writes_nothing() {
+    let dir = workdir();
+    let good = "plumb-trace 1\nduration_us 10\nfile 0 4096 a\nthread 0 1\nop 0 0 1 open 0 0 r\nop 0 1 1 pread 0 0 4096\nop 0 2 1 close 0\nend 3\n";
+    std::fs::create_dir(dir.path().join("target")).unwrap();
+    let cases = [
+        (
+            "cut.trace",
+            good.lines().take(6).collect::<Vec<_>>().join("\n"),
+            "cut.trace:6:",
+            "truncated",
+        ),
+        (
+            "bad.trace",
+            good.replace("op 0 1 1 pread 0 0 4096", "op 0 1 1 pread 0 zero 4096"),
+            "bad.trace:6:",
+            "'zero' is not a number",
+        ),
+        (
+            "use.trace",
+            good.replace("op 0 1 1 pread 0 0 4096", "op 0 1 1 pread 3 0 4096"),
+            "use.trace:6:",
+            "handle 3 is used before it is opened",
+        ),
+        (
+            "ver.trace",
+            good.replace("plumb-trace 1", "plumb-trace 9"),
+            "ver.trace:1:",
+            "unsupported trace version",
+        ),
+    ];
+    for (name, text, place, what) in cases {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        for cmd in [
+            &["trace", "replay", name, "--target", "target"][..],
+            &["trace", "show", name][..],
+        ] {
+            let r = plumb(dir.path(), cmd);
+            assert_eq!(r.code, 2, "{name}: {}", r.stderr);
+            assert!(
+                r.stderr.contains(place) && r.stderr.contains(what),
+                "{name}: {}",
+                r.stderr
+            );
+        }
+    }
+    assert!(entries(&dir.path().join("target")).is_empty());
+}
+
+#[test]
+fn a_sqlite_workload_records_and_replays_without_errors() {
+    if !have_strace() {
+        return;
+    }
+    let dir = workdir();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    let program = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sqlite_workload.py"
+    ))
+    .unwrap();
+    record(
+        dir.path(),
+        &program,
+        &["data/app.db", "5", "20"],
+        "data",
+        "sqlite.trace",
+    );
+    let show = plumb(dir.path(), &["trace", "show", "sqlite.trace", "--json"]);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    let s = show.json();
+    let count = |op: &str| s["by_op"][op][0].as_u64().unwrap_or(0);
+    // Each of the 5 transactions (and the table and index) syncs.
+    assert!(count("fdatasync") + count("fsync") >= 5, "{s}");
+    assert!(count("pwrite") + count("write") >= 10, "{s}");
+    assert!(
+        count("unlink") >= 5,
+        "the journal is deleted after each commit: {s}"
+    );
+    let r = replay_json(dir.path(), "sqlite.trace", "max");
+    let replayed: u64 = r["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(replayed, s["ops"].as_u64().unwrap());
+    assert!(
+        r["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|o| o["errors"] == 0),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_fio_iolog_imports_and_replays() {
+    let dir = workdir();
+    let r = plumb(
+        dir.path(),
+        &[
+            "fio",
+            "--name=log",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=1M",
+            "--ioengine=psync",
+            "--write_iolog=job.iolog",
+            "--directory=.",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let log = std::fs::read_to_string(dir.path().join("job.iolog")).unwrap();
+    let ios = log
+        .lines()
+        .filter(|l| l.contains(" read ") || l.contains(" write "))
+        .count() as u64;
+    assert_eq!(ios, 256);
+    let r = plumb(
+        dir.path(),
+        &[
+            "trace",
+            "import",
+            "--fio-iolog",
+            "job.iolog",
+            "-o",
+            "job.trace",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let s = plumb(dir.path(), &["trace", "show", "job.trace", "--json"]).json();
+    let count = |op: &str| s["by_op"][op][0].as_u64().unwrap_or(0);
+    assert_eq!(count("pread") + count("pwrite"), 256);
+    let r = replay_json(dir.path(), "job.trace", "max");
+    let ops = r["ops"].as_array().unwrap();
+    let moved: u64 = ops
+        .iter()
+        .filter(|o| o["op"] == "pread" || o["op"] == "pwrite")
+        .map(|o| o["bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(moved, 256 * 4096);
+}
+
+#[test]
+fn the_replay_pack_replays_its_bundled_trace_within_the_budget() {
+    let dir = workdir();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let r = plumb(
+        dir.path(),
+        &[
+            "run",
+            "replay",
+            "-p",
+            "speed=max",
+            "--target",
+            "target",
+            "--json",
+            "p.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = crate::util::doc(&dir.path().join("p.json"));
+    assert!(crate::util::metric(&d, "sqlite", "ops").unwrap() > 100.0);
+    assert!(crate::util::metric(&d, "sqlite", "fdatasync_p99").is_some());
+    assert!(entries(&target).is_empty());
+    // A budget smaller than the trace needs is refused before anything is written.
+    let r = plumb(
+        dir.path(),
+        &[
+            "run",
+            "replay",
+            "--max-bytes",
+            "64M",
+            "--target",
+            "target",
+            "-p",
+            "speed=max",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let tiny = crate::util::script(dir.path(), "tiny.rhai", "trace::replay(\"missing.trace\");");
+    let r = plumb(dir.path(), &["run", &tiny, "--target", "target"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("missing.trace"), "{}", r.stderr);
+}
