@@ -254,6 +254,13 @@ impl Stat {
     }
 }
 
+/// One replay thread's own state: its I/O buffer and the descriptors it
+/// has looked up (handle ids are never reused, so a cached one stays right).
+struct Lane {
+    buf: Aligned,
+    cache: Vec<Option<Arc<OwnedFd>>>,
+}
+
 /// Handles shared by the replay threads.
 type Handles = Mutex<HashMap<u32, Arc<OwnedFd>>>;
 
@@ -388,11 +395,19 @@ struct Player<'a> {
 }
 
 impl Player<'_> {
-    /// The descriptor of a handle, waiting a little for another thread to open it.
-    fn fd(&self, h: u32) -> Result<Arc<OwnedFd>, String> {
+    /// The descriptor of a handle: from this thread's cache, else from the
+    /// shared table (waiting a little for another thread to open it).
+    fn fd(&self, lane: &mut Lane, h: u32) -> Result<Arc<OwnedFd>, String> {
+        if let Some(Some(fd)) = lane.cache.get(h as usize) {
+            return Ok(fd.clone());
+        }
         let until = Instant::now() + Duration::from_secs(1);
         loop {
             if let Some(fd) = self.handles.lock().expect("handles").get(&h) {
+                if lane.cache.len() <= h as usize {
+                    lane.cache.resize(h as usize + 1, None);
+                }
+                lane.cache[h as usize] = Some(fd.clone());
                 return Ok(fd.clone());
             }
             if Instant::now() > until || self.stop.load(Ordering::Relaxed) {
@@ -411,7 +426,7 @@ impl Player<'_> {
     }
 
     /// Carries out one operation; returns the bytes moved.
-    fn execute(&self, kind: &OpKind, buf: &mut Aligned) -> Result<u64, String> {
+    fn execute(&self, kind: &OpKind, lane: &mut Lane) -> Result<u64, String> {
         let raw = |fd: &Arc<OwnedFd>| fd.as_raw_fd();
         match kind {
             OpKind::Open {
@@ -435,13 +450,13 @@ impl Player<'_> {
                 len,
                 ..
             } => {
-                let fd = self.fd(*handle)?;
-                if *len as usize > buf.len {
-                    *buf = Aligned::new(*len as usize);
+                let fd = self.fd(lane, *handle)?;
+                if *len as usize > lane.buf.len {
+                    lane.buf = Aligned::new(*len as usize);
                 }
                 // SAFETY: the buffer holds at least len bytes.
                 check(unsafe {
-                    libc::pread(raw(&fd), buf.ptr.cast(), *len as usize, *offset as i64)
+                    libc::pread(raw(&fd), lane.buf.ptr.cast(), *len as usize, *offset as i64)
                 })
             }
             OpKind::Write {
@@ -450,28 +465,28 @@ impl Player<'_> {
                 len,
                 ..
             } => {
-                let fd = self.fd(*handle)?;
-                if *len as usize > buf.len {
-                    *buf = Aligned::new(*len as usize);
+                let fd = self.fd(lane, *handle)?;
+                if *len as usize > lane.buf.len {
+                    lane.buf = Aligned::new(*len as usize);
                 }
                 // SAFETY: the buffer holds at least len bytes.
                 check(unsafe {
-                    libc::pwrite(raw(&fd), buf.ptr.cast(), *len as usize, *offset as i64)
+                    libc::pwrite(raw(&fd), lane.buf.ptr.cast(), *len as usize, *offset as i64)
                 })
             }
             OpKind::Lseek { handle, offset } => {
-                let fd = self.fd(*handle)?;
+                let fd = self.fd(lane, *handle)?;
                 // SAFETY: valid descriptor.
                 check(unsafe { libc::lseek(raw(&fd), *offset as i64, libc::SEEK_SET) } as isize)
                     .map(|_| 0)
             }
             OpKind::Fsync(h) => {
-                let fd = self.fd(*h)?;
+                let fd = self.fd(lane, *h)?;
                 // SAFETY: valid descriptor.
                 check(unsafe { libc::fsync(raw(&fd)) } as isize)
             }
             OpKind::Fdatasync(h) => {
-                let fd = self.fd(*h)?;
+                let fd = self.fd(lane, *h)?;
                 // SAFETY: valid descriptor.
                 check(unsafe { libc::fdatasync(raw(&fd)) } as isize)
             }
@@ -480,7 +495,7 @@ impl Player<'_> {
                 offset,
                 len,
             } => {
-                let fd = self.fd(*handle)?;
+                let fd = self.fd(lane, *handle)?;
                 // SAFETY: valid descriptor.
                 check(unsafe {
                     libc::sync_file_range(
@@ -492,7 +507,7 @@ impl Player<'_> {
                 } as isize)
             }
             OpKind::Ftruncate { handle, len } => {
-                let fd = self.fd(*handle)?;
+                let fd = self.fd(lane, *handle)?;
                 // SAFETY: valid descriptor.
                 check(unsafe { libc::ftruncate(raw(&fd), *len as i64) } as isize)
             }
@@ -501,23 +516,24 @@ impl Player<'_> {
                 offset,
                 len,
             } => {
-                let fd = self.fd(*handle)?;
+                let fd = self.fd(lane, *handle)?;
                 // SAFETY: valid descriptor.
                 check(unsafe { libc::fallocate(raw(&fd), 0, *offset as i64, *len as i64) } as isize)
             }
             OpKind::Close(h) => {
-                self.fd(*h)?;
+                self.fd(lane, *h)?;
                 self.handles.lock().expect("handles").remove(h);
+                lane.cache[*h as usize] = None;
                 Ok(0)
             }
             OpKind::Fstat(h) => {
-                let fd = self.fd(*h)?;
+                let fd = self.fd(lane, *h)?;
                 // SAFETY: fstat fills the zeroed struct.
                 let mut st: libc::stat = unsafe { std::mem::zeroed() };
                 check(unsafe { libc::fstat(raw(&fd), &mut st) } as isize)
             }
             OpKind::Copy { from, to, len } => {
-                let (a, b) = (self.fd(*from)?, self.fd(*to)?);
+                let (a, b) = (self.fd(lane, *from)?, self.fd(lane, *to)?);
                 // SAFETY: valid descriptors; null offsets use the file positions.
                 check(unsafe {
                     libc::copy_file_range(
@@ -560,11 +576,14 @@ impl Player<'_> {
         ops: &[usize],
         speed: Speed,
         t0: Instant,
-    ) -> (BTreeMap<&'static str, Stat>, u64, Option<String>) {
-        let mut stats: BTreeMap<&'static str, Stat> = BTreeMap::new();
+    ) -> (Vec<(&'static str, Stat)>, u64, Option<String>) {
+        let mut stats: Vec<(&'static str, Stat)> = Vec::new();
         let mut skipped = 0;
         let mut first_error = None;
-        let mut buf = Aligned::new(1 << 20);
+        let mut lane = Lane {
+            buf: Aligned::new(1 << 20),
+            cache: Vec::new(),
+        };
         // The virtual clock: where this thread should be, in seconds.
         let mut due = 0.0f64;
         let mut prev_end_us: Option<u64> = None;
@@ -597,7 +616,7 @@ impl Player<'_> {
                 order.wait(i, self.stop);
             }
             let started = Instant::now();
-            let result = self.execute(&op.kind, &mut buf);
+            let result = self.execute(&op.kind, &mut lane);
             let took = started.elapsed();
             if let Some(order) = &self.order {
                 order.done(i);
@@ -608,7 +627,15 @@ impl Player<'_> {
             if !counted {
                 continue;
             }
-            let s = stats.entry(op.kind.name()).or_insert_with(Stat::new);
+            let name = op.kind.name();
+            let at = match stats.iter().position(|(n, _)| *n == name) {
+                Some(at) => at,
+                None => {
+                    stats.push((name, Stat::new()));
+                    stats.len() - 1
+                }
+            };
+            let s = &mut stats[at].1;
             s.count += 1;
             match result {
                 Ok(bytes) => {
