@@ -12,7 +12,7 @@ use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -397,9 +397,9 @@ struct Player<'a> {
 impl Player<'_> {
     /// The descriptor of a handle: from this thread's cache, else from the
     /// shared table (waiting a little for another thread to open it).
-    fn fd(&self, lane: &mut Lane, h: u32) -> Result<Arc<OwnedFd>, String> {
+    fn fd(&self, lane: &mut Lane, h: u32) -> Result<RawFd, String> {
         if let Some(Some(fd)) = lane.cache.get(h as usize) {
-            return Ok(fd.clone());
+            return Ok(fd.as_raw_fd());
         }
         let until = Instant::now() + Duration::from_secs(1);
         loop {
@@ -407,8 +407,9 @@ impl Player<'_> {
                 if lane.cache.len() <= h as usize {
                     lane.cache.resize(h as usize + 1, None);
                 }
+                let raw = fd.as_raw_fd();
                 lane.cache[h as usize] = Some(fd.clone());
-                return Ok(fd.clone());
+                return Ok(raw);
             }
             if Instant::now() > until || self.stop.load(Ordering::Relaxed) {
                 return Err(format!("handle {h} is not open"));
@@ -427,7 +428,6 @@ impl Player<'_> {
 
     /// Carries out one operation; returns the bytes moved.
     fn execute(&self, kind: &OpKind, lane: &mut Lane) -> Result<u64, String> {
-        let raw = |fd: &Arc<OwnedFd>| fd.as_raw_fd();
         match kind {
             OpKind::Open {
                 handle,
@@ -456,7 +456,7 @@ impl Player<'_> {
                 }
                 // SAFETY: the buffer holds at least len bytes.
                 check(unsafe {
-                    libc::pread(raw(&fd), lane.buf.ptr.cast(), *len as usize, *offset as i64)
+                    libc::pread(fd, lane.buf.ptr.cast(), *len as usize, *offset as i64)
                 })
             }
             OpKind::Write {
@@ -471,24 +471,24 @@ impl Player<'_> {
                 }
                 // SAFETY: the buffer holds at least len bytes.
                 check(unsafe {
-                    libc::pwrite(raw(&fd), lane.buf.ptr.cast(), *len as usize, *offset as i64)
+                    libc::pwrite(fd, lane.buf.ptr.cast(), *len as usize, *offset as i64)
                 })
             }
             OpKind::Lseek { handle, offset } => {
                 let fd = self.fd(lane, *handle)?;
                 // SAFETY: valid descriptor.
-                check(unsafe { libc::lseek(raw(&fd), *offset as i64, libc::SEEK_SET) } as isize)
+                check(unsafe { libc::lseek(fd, *offset as i64, libc::SEEK_SET) } as isize)
                     .map(|_| 0)
             }
             OpKind::Fsync(h) => {
                 let fd = self.fd(lane, *h)?;
                 // SAFETY: valid descriptor.
-                check(unsafe { libc::fsync(raw(&fd)) } as isize)
+                check(unsafe { libc::fsync(fd) } as isize)
             }
             OpKind::Fdatasync(h) => {
                 let fd = self.fd(lane, *h)?;
                 // SAFETY: valid descriptor.
-                check(unsafe { libc::fdatasync(raw(&fd)) } as isize)
+                check(unsafe { libc::fdatasync(fd) } as isize)
             }
             OpKind::SyncFileRange {
                 handle,
@@ -499,7 +499,7 @@ impl Player<'_> {
                 // SAFETY: valid descriptor.
                 check(unsafe {
                     libc::sync_file_range(
-                        raw(&fd),
+                        fd,
                         *offset as i64,
                         *len as i64,
                         libc::SYNC_FILE_RANGE_WRITE,
@@ -509,7 +509,7 @@ impl Player<'_> {
             OpKind::Ftruncate { handle, len } => {
                 let fd = self.fd(lane, *handle)?;
                 // SAFETY: valid descriptor.
-                check(unsafe { libc::ftruncate(raw(&fd), *len as i64) } as isize)
+                check(unsafe { libc::ftruncate(fd, *len as i64) } as isize)
             }
             OpKind::Fallocate {
                 handle,
@@ -518,7 +518,7 @@ impl Player<'_> {
             } => {
                 let fd = self.fd(lane, *handle)?;
                 // SAFETY: valid descriptor.
-                check(unsafe { libc::fallocate(raw(&fd), 0, *offset as i64, *len as i64) } as isize)
+                check(unsafe { libc::fallocate(fd, 0, *offset as i64, *len as i64) } as isize)
             }
             OpKind::Close(h) => {
                 self.fd(lane, *h)?;
@@ -530,16 +530,16 @@ impl Player<'_> {
                 let fd = self.fd(lane, *h)?;
                 // SAFETY: fstat fills the zeroed struct.
                 let mut st: libc::stat = unsafe { std::mem::zeroed() };
-                check(unsafe { libc::fstat(raw(&fd), &mut st) } as isize)
+                check(unsafe { libc::fstat(fd, &mut st) } as isize)
             }
             OpKind::Copy { from, to, len } => {
                 let (a, b) = (self.fd(lane, *from)?, self.fd(lane, *to)?);
                 // SAFETY: valid descriptors; null offsets use the file positions.
                 check(unsafe {
                     libc::copy_file_range(
-                        raw(&a),
+                        a,
                         std::ptr::null_mut(),
-                        raw(&b),
+                        b,
                         std::ptr::null_mut(),
                         *len as usize,
                         0,
