@@ -252,7 +252,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                     .map(|(k, v)| (k.clone(), v.clone())),
             )
             .collect();
-        let space = Rc::new(
+        let space = Arc::new(
             Workspace::new(
                 RunDir::create(root.path())
                     .map_err(|e| (ExitCode::Failed, format!("run directory: {e}")))?,
@@ -326,7 +326,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
             }
             gathered.push(g);
         }
-        if let Ok(space) = Rc::try_unwrap(space) {
+        if let Ok(space) = Arc::try_unwrap(space) {
             let dir = space.into_dir();
             if args.keep {
                 eprintln!("kept {}", dir.path().display());

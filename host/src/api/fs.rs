@@ -33,6 +33,10 @@ struct HostBuffer {
     layout: Layout,
 }
 
+// SAFETY: the buffer owns its allocation and is only reached through `&mut`
+// or `&` of its handle, like a `Vec<u8>`.
+unsafe impl Send for HostBuffer {}
+
 impl HostBuffer {
     fn new(len: usize, zero: bool) -> HostBuffer {
         let layout = Layout::from_size_align(len.max(4096).next_multiple_of(4096), 4096)

@@ -14,11 +14,9 @@ pub mod trace;
 
 use crate::pack::Capabilities;
 use crate::sandbox::{RunDir, SandboxError};
-use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub use fs::{FileHandle, OpenOptions};
@@ -88,10 +86,10 @@ pub struct Limits {
 pub struct Workspace {
     dir: RunDir,
     max_bytes: u64,
-    written: Cell<u64>,
+    written: AtomicU64,
     declared: Option<Capabilities>,
-    net: RefCell<Vec<String>>,
-    peer: RefCell<Option<crate::net::server::ServerHandle>>,
+    net: Mutex<Vec<String>>,
+    peer: Mutex<Option<crate::net::server::ServerHandle>>,
     data: BTreeMap<String, String>,
 }
 
@@ -108,10 +106,10 @@ impl Workspace {
         Workspace {
             dir,
             max_bytes,
-            written: Cell::new(0),
+            written: AtomicU64::new(0),
             declared,
-            net: RefCell::new(net),
-            peer: RefCell::new(None),
+            net: Mutex::new(net),
+            peer: Mutex::new(None),
             data: BTreeMap::new(),
         }
     }
@@ -136,7 +134,7 @@ impl Workspace {
 /// Everything a running scenario can reach.
 #[derive(Debug)]
 pub struct Host {
-    space: Rc<Workspace>,
+    space: Arc<Workspace>,
     params: BTreeMap<String, String>,
     limits: Limits,
     started: Instant,
@@ -148,7 +146,7 @@ pub struct Host {
 impl Host {
     /// A host for one scenario in the pack's workspace.
     pub fn new(
-        space: Rc<Workspace>,
+        space: Arc<Workspace>,
         params: BTreeMap<String, String>,
         limits: Limits,
         stop: Arc<AtomicBool>,
@@ -242,7 +240,7 @@ impl Host {
     /// Reserves `bytes` of the write budget, or refuses.
     pub fn charge(&mut self, op: &'static str, bytes: u64) -> Result<(), ApiError> {
         let s = &self.space;
-        let left = s.max_bytes.saturating_sub(s.written.get());
+        let left = s.max_bytes.saturating_sub(s.written.load(Ordering::Relaxed));
         if bytes > left {
             return Err(ApiError::Budget {
                 op,
@@ -251,14 +249,18 @@ impl Host {
                 limit: s.max_bytes,
             });
         }
-        s.written.set(s.written.get() + bytes);
+        s.written.fetch_add(bytes, Ordering::Relaxed);
         Ok(())
     }
 
     /// Gives back budget for bytes freed (files removed or truncated).
     pub fn refund(&mut self, bytes: u64) {
         let s = &self.space;
-        s.written.set(s.written.get().saturating_sub(bytes));
+        let _ = s
+            .written
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                Some(w.saturating_sub(bytes))
+            });
     }
 }
 
@@ -266,4 +268,15 @@ impl Host {
 pub(crate) fn os_err(op: impl Into<String>) -> impl FnOnce(std::io::Error) -> ApiError {
     let op = op.into();
     move |source| ApiError::Os { op, source }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The WebAssembly host keeps a `Host` in its store, which must be `Send`.
+    #[test]
+    fn host_is_send() {
+        fn send<T: Send>() {}
+        send::<super::Host>();
+        send::<super::FileHandle>();
+    }
 }

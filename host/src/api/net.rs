@@ -10,7 +10,7 @@ use std::time::Duration;
 impl Host {
     /// The socket address of a granted `HOST:PORT`, or a refusal naming the rule.
     pub fn granted_addr(&self, addr: &str) -> Result<SocketAddr, ApiError> {
-        let granted = self.space.net.borrow();
+        let granted = self.space.net.lock().expect("grants");
         let parsed: Option<SocketAddr> = addr.parse().ok();
         let ok = granted
             .iter()
@@ -36,7 +36,7 @@ impl Host {
 
     /// Starts (once per pack) a `plumb serve` peer on loopback and grants it.
     pub fn local_peer(&mut self) -> Result<String, ApiError> {
-        let mut peer = self.space.peer.borrow_mut();
+        let mut peer = self.space.peer.lock().expect("peer");
         if let Some(p) = peer.as_ref() {
             return Ok(p.addr().to_string());
         }
@@ -47,7 +47,7 @@ impl Host {
             })?;
         let handle = server.spawn();
         let addr = handle.addr().to_string();
-        self.space.net.borrow_mut().push(addr.clone());
+        self.space.net.lock().expect("grants").push(addr.clone());
         *peer = Some(handle);
         Ok(addr)
     }
