@@ -22,6 +22,7 @@ pub mod result;
 pub mod run_cmd;
 pub mod runner;
 pub mod sandbox;
+pub mod scenario;
 pub mod script;
 pub mod serve_cmd;
 pub mod stats;
@@ -29,6 +30,7 @@ pub mod sysinfo;
 pub mod trace;
 pub mod trace_cmd;
 pub mod units;
+pub mod wasm;
 pub mod workload;
 
 /// Process exit codes (DESIGN.md).

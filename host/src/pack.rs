@@ -6,22 +6,56 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 /// One scenario's source.
 #[derive(Debug, Clone)]
 pub struct ScenarioSource {
-    /// Name (the file name without `.rhai`).
+    /// Name (the file name without `.rhai` or `.wasm`).
     pub name: String,
     /// Where it came from, for error messages (`quick/randrw.rhai`).
     pub file: String,
-    /// The script.
+    /// The Rhai script (empty for a component).
     pub source: String,
+    /// The WebAssembly component, for `.wasm` scenarios.
+    pub wasm: Option<Arc<Vec<u8>>>,
 }
 
 impl ScenarioSource {
+    /// A scenario from its file name and contents (`.wasm` is a component).
+    pub fn new(name_in_pack: &str, file: String, bytes: Vec<u8>) -> Result<ScenarioSource, String> {
+        let name = name_in_pack
+            .trim_end_matches(".rhai")
+            .trim_end_matches(".wasm")
+            .to_string();
+        if name_in_pack.ends_with(".wasm") {
+            return Ok(ScenarioSource {
+                name,
+                file,
+                source: String::new(),
+                wasm: Some(Arc::new(bytes)),
+            });
+        }
+        let source = String::from_utf8(bytes).map_err(|_| format!("{file} is not UTF-8 text"))?;
+        Ok(ScenarioSource {
+            name,
+            file,
+            source,
+            wasm: None,
+        })
+    }
+
+    /// The bytes of the scenario.
+    pub fn bytes(&self) -> &[u8] {
+        match &self.wasm {
+            Some(w) => w,
+            None => self.source.as_bytes(),
+        }
+    }
+
     /// SHA-256 of the source, hex.
     pub fn sha256(&self) -> String {
-        format!("{:x}", Sha256::digest(self.source.as_bytes()))
+        format!("{:x}", Sha256::digest(self.bytes()))
     }
 }
 
@@ -196,7 +230,11 @@ pub fn builtin(name: &str) -> Option<Result<Pack, PackError>> {
     Some(from_manifest(
         &format!("{name}/"),
         &read("pack.toml").unwrap_or_default(),
-        |f| read(f).ok_or_else(|| format!("missing embedded file {f}")),
+        |f| {
+            read(f)
+                .map(String::into_bytes)
+                .ok_or_else(|| format!("missing embedded file {f}"))
+        },
     ))
 }
 
@@ -211,28 +249,25 @@ pub fn load_dir(dir: &Path) -> Result<Pack, PackError> {
         if f.contains('/') || f.starts_with('.') {
             return Err(format!("'{f}' must be a file name inside the pack"));
         }
-        std::fs::read_to_string(dir.join(f)).map_err(|e| format!("{f}: {e}"))
+        std::fs::read(dir.join(f)).map_err(|e| format!("{f}: {e}"))
     })
 }
 
-/// A lone script as a pack of one.
+/// A lone script (`.rhai`) or component (`.wasm`) as a pack of one.
 pub fn single_script(path: &Path) -> Result<Pack, PackError> {
-    let source = std::fs::read_to_string(path).map_err(|e| PackError {
+    let err = |message: String| PackError {
         file: path.display().to_string(),
-        message: e.to_string(),
-    })?;
-    let name = path
-        .file_stem()
+        message,
+    };
+    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    let file_name = path
+        .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "scenario".into());
-    let s = ScenarioSource {
-        name: name.clone(),
-        file: path.display().to_string(),
-        source,
-    };
+    let s = ScenarioSource::new(&file_name, path.display().to_string(), bytes).map_err(err)?;
     Ok(Pack {
         sha256: s.sha256(),
-        name,
+        name: s.name.clone(),
         version: String::new(),
         description: String::new(),
         params: BTreeMap::new(),
@@ -247,7 +282,7 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
 fn from_manifest(
     prefix: &str,
     text: &str,
-    read: impl Fn(&str) -> Result<String, String>,
+    read: impl Fn(&str) -> Result<Vec<u8>, String>,
 ) -> Result<Pack, PackError> {
     let file = format!("{prefix}pack.toml");
     let m: Manifest = toml::from_str(text).map_err(|e| PackError {
@@ -262,16 +297,13 @@ fn from_manifest(
     hasher.update(text.as_bytes());
     let mut scenarios = Vec::new();
     for f in &m.scenarios {
-        let source = read(f).map_err(|message| PackError {
+        let pack_err = |message| PackError {
             file: file.clone(),
             message,
-        })?;
-        hasher.update(source.as_bytes());
-        scenarios.push(ScenarioSource {
-            name: f.trim_end_matches(".rhai").to_string(),
-            file: format!("{prefix}{f}"),
-            source,
-        });
+        };
+        let bytes = read(f).map_err(pack_err)?;
+        hasher.update(&bytes);
+        scenarios.push(ScenarioSource::new(f, format!("{prefix}{f}"), bytes).map_err(pack_err)?);
     }
     let mut data = BTreeMap::new();
     for f in &m.data {
@@ -279,7 +311,11 @@ fn from_manifest(
             file: file.clone(),
             message,
         })?;
-        hasher.update(text.as_bytes());
+        hasher.update(&text);
+        let text = String::from_utf8(text).map_err(|_| PackError {
+            file: file.clone(),
+            message: format!("data file {f} is not UTF-8 text"),
+        })?;
         data.insert(f.clone(), text);
     }
     Ok(Pack {

@@ -8,12 +8,11 @@ use crate::document::{Metric, RunDocument, ScenarioResult, SCHEMA};
 use crate::pack::{self, Pack, PackError};
 use crate::report::run_table::{self, Format};
 use crate::sandbox::RunDir;
-use crate::script::rhai_engine::{self, ScriptLimits};
+use crate::scenario;
+use crate::wasm::WasmLimits;
 use crate::ExitCode;
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -56,6 +55,9 @@ pub struct RunArgs {
     /// Write SVG charts of this run into DIR.
     #[arg(long, value_name = "DIR")]
     pub svg: Option<PathBuf>,
+    /// Linear memory each WebAssembly scenario may use.
+    #[arg(long, default_value = "256M", value_name = "SIZE")]
+    pub wasm_memory: String,
     /// A threshold, e.g. 'randrw.read_iops >= 50k' or 'read_lat_p99 <= 2ms' (repeatable); exit 1 when one fails.
     #[arg(long = "assert", value_name = "EXPR")]
     pub asserts: Vec<String>,
@@ -92,7 +94,7 @@ pub fn check_main(arg: &str) -> ExitCode {
     };
     let mut code = ExitCode::Ok;
     for s in &pack.scenarios {
-        match rhai_engine::check(&s.file, &s.source) {
+        match scenario::compile(s) {
             Ok(_) => println!("{}: ok", s.file),
             Err(e) => {
                 eprintln!("{e}");
@@ -180,11 +182,16 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         .iter()
         .map(|t| load(t).map_err(|e| bad(e.to_string())))
         .collect::<Result<_, _>>()?;
+    let wasm_memory = crate::units::parse_size(&args.wasm_memory)
+        .map_err(|e| bad(format!("--wasm-memory: {e}")))?;
+    let wasm_limits = WasmLimits {
+        memory: usize::try_from(wasm_memory).unwrap_or(usize::MAX),
+    };
     // Compile everything before running anything.
-    let mut asts = Vec::new();
+    let mut compiled = Vec::new();
     for p in &packs {
         for s in &p.scenarios {
-            asts.push(rhai_engine::check(&s.file, &s.source).map_err(|e| bad(e.to_string()))?);
+            compiled.push(scenario::compile(s).map_err(bad)?);
         }
     }
     let cli_params = parse_params(&args.params, &packs)?;
@@ -224,7 +231,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
     let mut gathered: Vec<Gathered> = Vec::new();
     let total: usize = packs.iter().map(|p| p.scenarios.len()).sum();
     let mut index = 0;
-    let mut asts = asts.into_iter();
+    let mut compiled = compiled.into_iter();
     let run_start = Instant::now();
     'packs: for p in &packs {
         let budget = p
@@ -264,7 +271,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         );
         for s in &p.scenarios {
             index += 1;
-            let ast = asts.next().expect("one AST per scenario");
+            let code = compiled.next().expect("one compiled scenario per scenario");
             let mut g = Gathered {
                 pack: p.name.clone(),
                 pack_sha: p.sha256.clone(),
@@ -290,33 +297,22 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                     },
                     run_start.elapsed().as_secs()
                 );
-                let host = Rc::new(RefCell::new(Host::new(
+                let host = Host::new(
                     space.clone(),
                     params.clone(),
                     Limits { timeout },
                     stop.clone(),
-                )));
-                let outcome = rhai_engine::run(
-                    &s.file,
-                    &s.source,
-                    &ast,
-                    host.clone(),
-                    &ScriptLimits::default(),
                 );
-                let host = Rc::try_unwrap(host).map(RefCell::into_inner);
-                if let Ok(host) = host {
-                    let report = host.report;
-                    merge_samples(&mut g.metrics, report.metrics);
-                    g.jobs.extend(report.jobs);
-                    g.tables.extend(report.tables);
-                    g.notes.extend(report.notes);
-                }
+                let (report, outcome) = scenario::run(s, &code, host, wasm_limits);
+                merge_samples(&mut g.metrics, report.metrics);
+                g.jobs.extend(report.jobs);
+                g.tables.extend(report.tables);
+                g.notes.extend(report.notes);
                 g.runs += 1;
                 if let Err(e) = outcome {
                     eprintln!("{e}");
-                    let interrupted =
-                        stop.load(Ordering::Relaxed) || rhai_engine::is_interruption(&e);
-                    g.error = Some(e.to_string());
+                    let interrupted = stop.load(Ordering::Relaxed) || e.contains("interrupted");
+                    g.error = Some(e);
                     if interrupted {
                         gathered.push(g);
                         break 'packs;

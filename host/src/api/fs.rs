@@ -492,6 +492,21 @@ impl Host {
         Ok(self.run_dir().rename(from, to)?)
     }
 
+    /// Names in a directory, sorted.
+    pub fn list(&self, path: &str) -> Result<Vec<String>, ApiError> {
+        Ok(self.run_dir().list(path)?)
+    }
+
+    /// Metadata of a path (a final symlink is not followed).
+    pub fn stat(&self, path: &str) -> Result<crate::sandbox::Stat, ApiError> {
+        Ok(self.run_dir().stat(path)?)
+    }
+
+    /// True when the path exists in the run directory.
+    pub fn exists(&self, path: &str) -> Result<bool, ApiError> {
+        Ok(self.run_dir().exists(path)?)
+    }
+
     /// Removes a file or empty directory.
     pub fn remove(&mut self, path: &str) -> Result<(), ApiError> {
         let size = self.run_dir().stat(path)?.size;

@@ -240,7 +240,9 @@ impl Host {
     /// Reserves `bytes` of the write budget, or refuses.
     pub fn charge(&mut self, op: &'static str, bytes: u64) -> Result<(), ApiError> {
         let s = &self.space;
-        let left = s.max_bytes.saturating_sub(s.written.load(Ordering::Relaxed));
+        let left = s
+            .max_bytes
+            .saturating_sub(s.written.load(Ordering::Relaxed));
         if bytes > left {
             return Err(ApiError::Budget {
                 op,

@@ -55,6 +55,35 @@ pub static KERNELS: &[Kernel] = &[
     kernels::JSON_SERIALIZE,
 ];
 
+/// What `cpu::kernels()` lists about a kernel.
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelInfo {
+    /// Name.
+    pub name: &'static str,
+    /// The rate's unit.
+    pub unit: &'static str,
+    /// What one event is.
+    pub about: &'static str,
+    /// Its size parameter.
+    pub param: &'static str,
+    /// The parameter's default.
+    pub default: u64,
+}
+
+/// Every kernel, described.
+pub fn catalogue() -> Vec<KernelInfo> {
+    KERNELS
+        .iter()
+        .map(|k| KernelInfo {
+            name: k.name,
+            unit: k.unit,
+            about: k.about,
+            param: k.param,
+            default: k.default_param,
+        })
+        .collect()
+}
+
 /// Finds a kernel by name, or says which exist.
 pub fn kernel(name: &str) -> Result<&'static Kernel, String> {
     KERNELS.iter().find(|k| k.name == name).ok_or_else(|| {

@@ -173,8 +173,3 @@ fn runtime_error(file: &str, source: &str, e: EvalAltResult) -> ScriptError {
     };
     place(file, source, pos, message, false)
 }
-
-/// True when a runtime error came from an interruption (Ctrl-C/SIGTERM).
-pub fn is_interruption(e: &ScriptError) -> bool {
-    e.message.contains("interrupted")
-}

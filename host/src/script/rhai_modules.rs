@@ -267,12 +267,12 @@ fn fs_module(host: &Shared) -> Module {
     });
     let h = host.clone();
     native!(m, "list", |p: &str| -> Array {
-        let names = h.borrow().run_dir().list(p).map_err(|e| api(e.into()))?;
+        let names = h.borrow().list(p).map_err(api)?;
         Ok(names.into_iter().map(Dynamic::from).collect())
     });
     let h = host.clone();
     native!(m, "stat", |p: &str| -> Map {
-        let st = h.borrow().run_dir().stat(p).map_err(|e| api(e.into()))?;
+        let st = h.borrow().stat(p).map_err(api)?;
         let mut m = Map::new();
         m.insert("size".into(), (st.size as i64).into());
         m.insert("is_dir".into(), st.is_dir.into());
@@ -282,7 +282,7 @@ fn fs_module(host: &Shared) -> Module {
     });
     let h = host.clone();
     native!(m, "exists", |p: &str| -> bool {
-        h.borrow().run_dir().exists(p).map_err(|e| api(e.into()))
+        h.borrow().exists(p).map_err(api)
     });
     let h = host.clone();
     native!(m, "sync_all", || -> () {
@@ -409,19 +409,8 @@ fn cpu_module(host: &Shared) -> Module {
             .map_err(api)?;
         to_map(&r)
     });
-    native!(m, "kernels", || -> Array {
-        Ok(crate::cpu::KERNELS
-            .iter()
-            .map(|k| {
-                let mut m = Map::new();
-                m.insert("name".into(), k.name.into());
-                m.insert("unit".into(), k.unit.into());
-                m.insert("about".into(), k.about.into());
-                m.insert("param".into(), k.param.into());
-                m.insert("default".into(), (k.default_param as i64).into());
-                m.into()
-            })
-            .collect())
+    native!(m, "kernels", || -> Dynamic {
+        to_map(&crate::cpu::catalogue())
     });
     m
 }

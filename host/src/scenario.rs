@@ -1,0 +1,59 @@
+//! One scenario, whatever it is written in: compiled before anything runs,
+//! then run with a fresh [`Host`] — a Rhai script or a WebAssembly component.
+
+use crate::api::{Host, ScenarioReport};
+use crate::pack::ScenarioSource;
+use crate::script::rhai_engine::{self, ScriptLimits};
+use crate::wasm;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// A scenario ready to run.
+pub enum Compiled {
+    /// A checked Rhai script.
+    Rhai(rhai::AST),
+    /// A component that targets the `plumb:bench/scenario` world.
+    Wasm(wasm::Compiled),
+}
+
+/// Compiles and checks a scenario; the error names the file (and for Rhai
+/// the line and column).
+pub fn compile(s: &ScenarioSource) -> Result<Compiled, String> {
+    match &s.wasm {
+        Some(bytes) => wasm::compile(&s.file, bytes).map(Compiled::Wasm),
+        None => rhai_engine::check(&s.file, &s.source)
+            .map(Compiled::Rhai)
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// Runs a compiled scenario on `host`; returns what it reported and, if it
+/// failed, why.
+pub fn run(
+    s: &ScenarioSource,
+    compiled: &Compiled,
+    host: Host,
+    wasm_limits: wasm::WasmLimits,
+) -> (ScenarioReport, Result<(), String>) {
+    match compiled {
+        Compiled::Rhai(ast) => {
+            let shared = Rc::new(RefCell::new(host));
+            let outcome = rhai_engine::run(
+                &s.file,
+                &s.source,
+                ast,
+                shared.clone(),
+                &ScriptLimits::default(),
+            )
+            .map_err(|e| e.to_string());
+            let report = Rc::try_unwrap(shared)
+                .map(|h| h.into_inner().report)
+                .unwrap_or_default();
+            (report, outcome)
+        }
+        Compiled::Wasm(c) => {
+            let (host, outcome) = wasm::run(c, host, wasm_limits);
+            (host.report, outcome.map_err(|e| format!("{}: {e}", s.file)))
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! The engine (one per process, with an epoch ticker), compiling through the
+//! cache, checking a component against the world, and running it under its
+//! limits: memory, the scenario deadline (epochs) and Ctrl-C.
+
+use super::bindings::{Scenario, ScenarioPre, State};
+use super::cache;
+use crate::api::Host;
+use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::{Config, Engine, Store, StoreLimitsBuilder, UpdateDeadline, WasmBacktraceDetails};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::WasiCtxBuilder;
+
+/// How often the epoch advances.
+const TICK: Duration = Duration::from_millis(10);
+/// The most a guest may print (stdout and stderr each).
+const MAX_OUTPUT: usize = 1 << 20;
+
+/// Limits of one guest instance.
+#[derive(Debug, Clone, Copy)]
+pub struct WasmLimits {
+    /// Linear memory, in bytes, across the instance's memories.
+    pub memory: usize,
+}
+
+/// The process's engine; a background thread advances its epoch.
+fn engine() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(|| {
+        let mut config = Config::new();
+        config.wasm_component_model(true);
+        config.epoch_interruption(true);
+        config.wasm_backtrace_details(WasmBacktraceDetails::Enable);
+        let engine = Engine::new(&config).expect("a valid wasmtime configuration");
+        let ticker = engine.clone();
+        std::thread::Builder::new()
+            .name("plumb-epoch".into())
+            .spawn(move || loop {
+                std::thread::sleep(TICK);
+                ticker.increment_epoch();
+            })
+            .expect("start the epoch thread");
+        engine
+    })
+}
+
+fn linker() -> Result<Linker<State>, String> {
+    let mut linker = Linker::new(engine());
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| e.to_string())?;
+    Scenario::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)
+        .map_err(|e| e.to_string())?;
+    Ok(linker)
+}
+
+/// A compiled component, ready to instantiate.
+pub struct Compiled {
+    pre: ScenarioPre<State>,
+    /// True when it came from the cache.
+    pub cached: bool,
+}
+
+/// Compiles (or loads from the cache) and checks a component against the
+/// `plumb:bench/scenario` world; errors name what is missing.
+pub fn compile(file: &str, bytes: &[u8]) -> Result<Compiled, String> {
+    let (component, cached) = cache::load_or_compile(engine(), bytes)
+        .map_err(|e| format!("{file}: not a WebAssembly component plumb can run: {e:#}"))?;
+    let pre = linker()?
+        .instantiate_pre(&component)
+        .map_err(|e| format!("{file}: {}", import_error(&e)))?;
+    let pre = ScenarioPre::new(pre).map_err(|e| {
+        format!("{file}: the component does not export the plumb:bench/scenario world's `run` function: {e:#}")
+    })?;
+    Ok(Compiled { pre, cached })
+}
+
+fn import_error(e: &wasmtime::Error) -> String {
+    let text = format!("{e:#}");
+    if text.contains("matching implementation was not found") || text.contains("import") {
+        format!("it imports something plumb does not provide ({text}); a scenario may import only the plumb:bench/scenario world and WASI preview 2")
+    } else {
+        text
+    }
+}
+
+/// `plumb check` for a component.
+pub fn check(file: &str, bytes: &[u8]) -> Result<(), String> {
+    compile(file, bytes).map(|_| ())
+}
+
+/// Why a guest stopped, as the scenario's error.
+fn trap_message(
+    e: &wasmtime::Error,
+    state: &State,
+    limits: WasmLimits,
+    started: Instant,
+) -> String {
+    let timeout = state.host.time_left().is_zero();
+    if state.host.stop_flag().load(Ordering::Relaxed) {
+        return "interrupted".into();
+    }
+    if state.limits_hit {
+        return format!(
+            "the guest went over its memory limit of {} (rule: --wasm-memory)",
+            crate::units::format_bytes_binary(limits.memory as f64)
+        );
+    }
+    if timeout
+        || matches!(
+            e.downcast_ref::<wasmtime::Trap>(),
+            Some(wasmtime::Trap::Interrupt)
+        )
+    {
+        return format!(
+            "the scenario ran past its deadline after {:.1} s (rule: --timeout)",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    // The trap with the guest's backtrace (function names, and file:line
+    // when the component has debug info).
+    format!("the guest trapped: {e:?}")
+}
+
+/// Runs a compiled component's `run` with `host` as its host API; returns
+/// the host (with what the scenario reported) and the outcome.
+pub fn run(compiled: &Compiled, host: Host, limits: WasmLimits) -> (Host, Result<(), String>) {
+    let stdout = MemoryOutputPipe::new(MAX_OUTPUT);
+    let stderr = MemoryOutputPipe::new(MAX_OUTPUT);
+    let wasi = WasiCtxBuilder::new()
+        .stdout(stdout.clone())
+        .stderr(stderr.clone())
+        .build();
+    let state = State {
+        host,
+        table: ResourceTable::new(),
+        wasi,
+        limits: StoreLimitsBuilder::new()
+            .memory_size(limits.memory)
+            .trap_on_grow_failure(true)
+            .build(),
+        limits_hit: false,
+    };
+    let mut store = Store::new(engine(), state);
+    store.limiter(|s| &mut s.limits);
+    let started = Instant::now();
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|ctx| {
+        let host = &ctx.data().host;
+        if host.check().is_err() {
+            return Err(wasmtime::Trap::Interrupt.into());
+        }
+        Ok(UpdateDeadline::Continue(1))
+    });
+    let outcome = compiled
+        .pre
+        .instantiate(&mut store)
+        .and_then(|s| s.call_run(&mut store));
+    let result = match outcome {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(msg)) => Err(format!("the scenario failed: {msg}")),
+        Err(e) => {
+            if format!("{e:?}").contains("forcing trap when growing memory") {
+                store.data_mut().limits_hit = true;
+            }
+            Err(trap_message(&e, store.data(), limits, started))
+        }
+    };
+    for (pipe, name) in [(stdout, "stdout"), (stderr, "stderr")] {
+        let text = String::from_utf8_lossy(&pipe.contents()).into_owned();
+        for line in text.lines() {
+            eprintln!("  | {line}");
+        }
+        if text.len() >= MAX_OUTPUT {
+            eprintln!("  | (the guest's {name} was cut at {MAX_OUTPUT} bytes)");
+        }
+    }
+    let state = store.into_data();
+    (state.host, result)
+}
