@@ -12,3 +12,4 @@ mod run;
 mod safety;
 mod seed_commands;
 mod trace;
+mod wasm;

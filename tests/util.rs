@@ -34,11 +34,17 @@ fn to_run(out: Output) -> Run {
     }
 }
 
+/// Where the tests keep compiled WebAssembly components (not the user's cache).
+pub fn test_cache() -> PathBuf {
+    std::env::temp_dir().join("plumb-test-wasm-cache")
+}
+
 /// Runs `plumb ARGS` in `dir`.
 pub fn plumb(dir: &Path, args: &[&str]) -> Run {
     to_run(
         Command::new(plumb_bin())
             .args(args)
+            .env("PLUMB_CACHE_DIR", test_cache())
             .current_dir(dir)
             .output()
             .expect("run plumb"),

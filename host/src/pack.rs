@@ -208,6 +208,10 @@ const BUILTIN: &[(&str, &[(&str, &str)])] = &[
         pack_files!("system": "pack.toml", "cpu.rhai", "memory.rhai", "network.rhai"),
     ),
     (
+        "es-indexing",
+        pack_files!("es-indexing": "pack.toml", "es-indexing.rhai"),
+    ),
+    (
         "replay",
         pack_files!("replay": "pack.toml", "sqlite.rhai", "sqlite.trace"),
     ),

@@ -94,7 +94,18 @@ pub fn check_main(arg: &str) -> ExitCode {
     };
     let mut code = ExitCode::Ok;
     for s in &pack.scenarios {
+        let t = Instant::now();
         match scenario::compile(s) {
+            Ok(scenario::Compiled::Wasm(c)) => println!(
+                "{}: ok ({} in {:.3} s)",
+                s.file,
+                if c.cached {
+                    "loaded from the cache"
+                } else {
+                    "compiled"
+                },
+                t.elapsed().as_secs_f64()
+            ),
             Ok(_) => println!("{}: ok", s.file),
             Err(e) => {
                 eprintln!("{e}");

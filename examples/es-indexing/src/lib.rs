@@ -20,7 +20,7 @@ wit_bindgen::generate!({ world: "scenario", path: "../../wit" });
 
 use plumb::bench::fs::{self, File, OpenOptions};
 use plumb::bench::types::Error;
-use plumb::bench::{params, report, time};
+use plumb::bench::{params, report, sys, time};
 
 fn e(err: Error) -> String {
     format!("{err:?}")
@@ -156,6 +156,9 @@ impl Guest for EsIndexing {
             merges: 0,
             merge_factor,
         };
+        let mut shard_docs = [0u64; 5];
+        let mut terms = 0u64;
+        let cpu0 = sys::cpu_time();
         let start = time::now();
         let mut latencies = Vec::new();
         let mut indexed = 0;
@@ -171,6 +174,14 @@ impl Guest for EsIndexing {
                 time::sleep(wait).map_err(e)?;
             }
             let t0 = time::now();
+            // Per document: route it to a shard by the hash of its id (as ES
+            // does) and count its terms.
+            for i in 0..n {
+                let id = indexed + i;
+                let shard = ((id * 2654435761) % 4294967296) % 5;
+                shard_docs[shard as usize] += 1;
+                terms += doc_size / 8;
+            }
             index.bulk(n)?;
             latencies.push((time::now() - t0) * 1000.0);
             indexed += n;
@@ -182,6 +193,7 @@ impl Guest for EsIndexing {
         }
         index.refresh()?;
         let seconds = time::now() - start;
+        let cpu = sys::cpu_time() - cpu0;
         latencies.sort_by(f64::total_cmp);
         let m = |name: &str, v: f64, unit: &str, better: &str| report::metric(name, v, unit, better).map_err(e);
         m("docs_per_sec", docs as f64 / seconds, "docs/s", "higher")?;
@@ -194,6 +206,10 @@ impl Guest for EsIndexing {
         m("merges", index.merges as f64, "", "higher")?;
         m("segments", index.segments.len() as f64, "", "lower")?;
         m("seconds", seconds, "s", "lower")?;
+        let skew = *shard_docs.iter().max().unwrap_or(&0) as f64 / (*shard_docs.iter().min().unwrap_or(&1)).max(1) as f64;
+        m("shard_skew", skew, "x", "lower")?;
+        m("terms", terms as f64, "", "higher")?;
+        m("cpu_us_per_doc", cpu * 1e6 / docs as f64, "us", "lower")?;
         Ok(())
     }
 }

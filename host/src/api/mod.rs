@@ -176,6 +176,15 @@ impl Host {
         self.started.elapsed().as_secs_f64()
     }
 
+    /// CPU seconds (user + system) this process has used so far, every thread.
+    pub fn cpu_time(&self) -> f64 {
+        // SAFETY: getrusage fills the zeroed struct.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+        let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        secs(ru.ru_utime) + secs(ru.ru_stime)
+    }
+
     /// Sleeps, waking early on a stop request or the deadline.
     pub fn sleep(&self, seconds: f64) -> Result<(), ApiError> {
         if !(seconds >= 0.0 && seconds.is_finite()) {

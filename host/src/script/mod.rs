@@ -2,7 +2,7 @@
 //! host API in [`crate::api`].
 
 pub mod rhai_engine;
-mod rhai_modules;
+pub mod rhai_modules;
 mod values;
 
 use std::fmt;

@@ -92,6 +92,7 @@ pub const HOST_FUNCTIONS: &[&str] = &[
     "report::table",
     "report::note",
     "sys::info",
+    "sys::cpu_time",
 ];
 
 /// Registers the host API on `engine` for one scenario's host.
@@ -104,7 +105,7 @@ pub fn register(engine: &mut Engine, host: &Shared) {
     engine.register_static_module("net", net_module(host).into());
     engine.register_static_module("trace", trace_module(host).into());
     engine.register_static_module("report", report_module(host).into());
-    engine.register_static_module("sys", sys_module().into());
+    engine.register_static_module("sys", sys_module(host).into());
     register_file_type(engine, host);
     let h = host.clone();
     engine.register_fn("param", move |name: &str, default: Dynamic| -> R<Dynamic> {
@@ -726,8 +727,10 @@ fn report_module(host: &Shared) -> Module {
     m
 }
 
-fn sys_module() -> Module {
+fn sys_module(host: &Shared) -> Module {
     let mut m = Module::new();
+    let h = host.clone();
+    native!(m, "cpu_time", || -> f64 { Ok(h.borrow().cpu_time()) });
     native!(m, "info", || -> Dynamic {
         to_map(&crate::sysinfo::host_info())
     });

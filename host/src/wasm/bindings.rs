@@ -77,7 +77,7 @@ fn json<T: Serialize>(r: Result<T, ApiError>) -> Out<String> {
 }
 
 fn seconds(what: &str, s: f64) -> Result<Duration, ApiError> {
-    if s >= 0.0 && s < 1e9 {
+    if (0.0..1e9).contains(&s) {
         Ok(Duration::from_secs_f64(s))
     } else {
         Err(ApiError::Invalid(format!(
@@ -268,6 +268,9 @@ impl plumb::bench::params::Host for State {
 impl plumb::bench::sys::Host for State {
     fn info(&mut self) -> wasmtime::Result<String> {
         Ok(serde_json::to_string(&crate::sysinfo::host_info())?)
+    }
+    fn cpu_time(&mut self) -> wasmtime::Result<f64> {
+        Ok(self.host.cpu_time())
     }
 }
 

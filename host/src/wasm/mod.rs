@@ -9,3 +9,65 @@ mod cache;
 mod engine;
 
 pub use engine::{check, compile, run, Compiled, WasmLimits};
+
+#[cfg(test)]
+mod tests {
+    use crate::script::rhai_modules::HOST_FUNCTIONS;
+    use std::collections::BTreeSet;
+
+    /// Function names per interface in the WIT (`fs::write_file`), and the
+    /// file resource's methods, read from `wit/plumb.wit`.
+    fn wit_functions() -> (BTreeSet<String>, BTreeSet<String>) {
+        let wit = include_str!("../../../wit/plumb.wit");
+        let (mut funcs, mut methods) = (BTreeSet::new(), BTreeSet::new());
+        let (mut interface, mut in_resource) = (String::new(), false);
+        for line in wit.lines().map(str::trim) {
+            if let Some(rest) = line.strip_prefix("interface ") {
+                interface = rest.trim_end_matches(" {").to_string();
+            } else if line.starts_with("world ") {
+                interface.clear();
+            } else if line.starts_with("resource ") {
+                in_resource = true;
+            } else if in_resource && line == "}" {
+                in_resource = false;
+            } else if let Some((name, _)) =
+                line.split_once(": func(").filter(|_| !interface.is_empty())
+            {
+                let name = name.trim_start_matches('%').replace('-', "_");
+                if in_resource {
+                    methods.insert(name);
+                } else {
+                    funcs.insert(format!("{interface}::{name}"));
+                }
+            }
+        }
+        (funcs, methods)
+    }
+
+    #[test]
+    fn every_host_function_is_in_both_rhai_and_wit() {
+        let (wit, methods) = wit_functions();
+        // Rhai-only by nature: time::measure takes a closure. WIT's
+        // params::get is Rhai's global `param`.
+        let rhai: BTreeSet<String> = HOST_FUNCTIONS
+            .iter()
+            .filter(|f| **f != "time::measure")
+            .map(|f| f.to_string())
+            .chain(["params::get".to_string()])
+            .collect();
+        let only_rhai: Vec<_> = rhai.difference(&wit).collect();
+        let only_wit: Vec<_> = wit.difference(&rhai).collect();
+        assert!(
+            only_rhai.is_empty() && only_wit.is_empty(),
+            "only in Rhai: {only_rhai:?}; only in WIT: {only_wit:?}"
+        );
+        let rhai_methods = include_str!("../script/rhai_modules.rs");
+        for m in &methods {
+            assert!(
+                rhai_methods.contains(&format!("\"{m}\"")),
+                "file method {m} is not registered for Rhai"
+            );
+        }
+        assert_eq!(methods.len(), 9);
+    }
+}

@@ -1,0 +1,253 @@
+//! WebAssembly scenarios: the example guests built for wasm32-wasip2 and
+//! run by the real binary, hostile guests stopped, the cache, and the
+//! es-indexing scenario giving the same figures in WASM and in Rhai.
+
+use crate::util::{doc, entries, metric, plumb, run_scripts, workdir};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// Builds the example guests once per test process; returns where they are.
+fn guests() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let out = Command::new(cargo)
+            .args(["build", "--quiet", "--release", "--target", "wasm32-wasip2", "--manifest-path"])
+            .arg(root.join("examples/Cargo.toml"))
+            .output()
+            .expect("run cargo");
+        assert!(
+            out.status.success(),
+            "building the example guests failed (is the target installed? rustup target add wasm32-wasip2):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        root.join("examples/target/wasm32-wasip2/release")
+    })
+}
+
+fn guest(name: &str) -> String {
+    guests().join(format!("{name}.wasm")).display().to_string()
+}
+
+/// Runs plumb with its compiled-component cache in `cache`.
+fn plumb_cached(dir: &Path, cache: &Path, args: &[&str]) -> crate::util::Run {
+    let out = Command::new(crate::util::plumb_bin())
+        .args(args)
+        .env("PLUMB_CACHE_DIR", cache)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    crate::util::Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn hello_runs_and_its_second_start_comes_from_the_cache() {
+    let dir = workdir();
+    let cache = dir.path().join("cache");
+    let hello = guest("hello");
+    let first = plumb_cached(dir.path(), &cache, &["check", &hello]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(first.stdout.contains("ok (compiled in"), "{}", first.stdout);
+    assert_eq!(entries(&cache.join("wasm")).len(), 1, "one artifact cached");
+    let second = plumb_cached(dir.path(), &cache, &["check", &hello]);
+    assert!(
+        second.stdout.contains("ok (loaded from the cache in"),
+        "{}",
+        second.stdout
+    );
+    std::fs::create_dir(dir.path().join("target")).unwrap();
+    let r = plumb_cached(
+        dir.path(),
+        &cache,
+        &["run", &hello, "--target", "target", "--json", "h.json"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("  | hello from a component: wrote 1048576 bytes"),
+        "the guest's stdout is the log: {}",
+        r.stderr
+    );
+    let d = doc(&dir.path().join("h.json"));
+    assert!(metric(&d, "hello", "write_mib_per_s").unwrap() > 0.0);
+    assert!(entries(&dir.path().join("target")).is_empty());
+}
+
+/// A pack folder holding the hostile guest, then a Rhai scenario.
+fn hostile_pack(dir: &Path) -> PathBuf {
+    let pack = dir.join("hostile-pack");
+    std::fs::create_dir(&pack).unwrap();
+    std::fs::copy(guest("hostile"), pack.join("hostile.wasm")).unwrap();
+    std::fs::write(
+        pack.join("after.rhai"),
+        "report::metric(\"ran\", 1, \"\", \"higher\");\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pack.join("pack.toml"),
+        "name = \"hostile\"\nscenarios = [\"hostile.wasm\", \"after.rhai\"]\n[params.mode]\ndefault = \"ok\"\n[capabilities]\nmax_bytes = \"1M\"\n",
+    )
+    .unwrap();
+    pack
+}
+
+fn run_hostile(dir: &Path, mode: &str, extra: &[&str]) -> (crate::util::Run, serde_json::Value) {
+    let pack = hostile_pack(dir);
+    let m = format!("mode={mode}");
+    let mut args = vec![pack.to_str().unwrap(), "-p", &m, "--json", "x.json"];
+    args.extend_from_slice(extra);
+    let (r, target) = run_scripts(dir, &args);
+    assert!(entries(&target).is_empty(), "nothing left behind");
+    let d = doc(&dir.join("x.json"));
+    assert_eq!(
+        metric(&d, "after", "ran"),
+        Some(1.0),
+        "the run goes on after the guest: {}",
+        r.stderr
+    );
+    (r, d)
+}
+
+#[test]
+fn an_endless_loop_is_stopped_at_the_deadline() {
+    let dir = workdir();
+    let (r, d) = run_hostile(dir.path(), "loop", &["--timeout", "1s"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let err = d["scenarios"][0]["error"].as_str().unwrap();
+    assert!(
+        err.contains("ran past its deadline") && err.contains("--timeout"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_memory_bomb_is_stopped_at_the_limit() {
+    let dir = workdir();
+    let (r, d) = run_hostile(dir.path(), "memory", &["--wasm-memory", "64M"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let err = d["scenarios"][0]["error"].as_str().unwrap();
+    assert!(
+        err.contains("memory limit of 64MiB") && err.contains("--wasm-memory"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_trap_is_reported_with_the_guest_backtrace() {
+    let dir = workdir();
+    let (r, d) = run_hostile(dir.path(), "trap", &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let err = d["scenarios"][0]["error"].as_str().unwrap();
+    assert!(err.contains("the guest trapped"), "{err}");
+    assert!(
+        err.contains("deep") && err.contains("hostile/src/lib.rs:"),
+        "names the guest's frames: {err}"
+    );
+    assert!(
+        r.stderr.contains("deliberate panic"),
+        "the guest's own message is in the log"
+    );
+}
+
+#[test]
+fn paths_outside_are_refused_through_the_host_api() {
+    let dir = workdir();
+    let (r, d) = run_hostile(dir.path(), "escape", &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(metric(&d, "hostile", "refused"), Some(5.0));
+    assert!(!dir.path().join("escaped.dat").exists());
+    assert!(!Path::new("/tmp/plumb-escape-dir").exists());
+}
+
+#[test]
+fn a_guest_importing_what_plumb_lacks_is_refused_before_running() {
+    let dir = workdir();
+    let rogue = guest("rogue");
+    let c = plumb(dir.path(), &["check", &rogue]);
+    assert_eq!(c.code, 2);
+    assert!(
+        c.stderr.contains("rogue:scenario/steal") && c.stderr.contains("plumb does not provide"),
+        "{}",
+        c.stderr
+    );
+    let hello = guest("hello");
+    let (r, target) = run_scripts(dir.path(), &[&hello, &rogue]);
+    assert_eq!(r.code, 2, "nothing runs: {}", r.stderr);
+    assert!(!r.stderr.contains("hello from a component"));
+    assert!(entries(&target).is_empty());
+    // Not a component at all.
+    std::fs::write(dir.path().join("junk.wasm"), b"\0asm junk").unwrap();
+    let j = plumb(dir.path(), &["check", "junk.wasm"]);
+    assert_eq!(j.code, 2);
+    assert!(
+        j.stderr.contains("junk.wasm: not a WebAssembly component"),
+        "{}",
+        j.stderr
+    );
+}
+
+#[test]
+fn es_indexing_gives_the_same_figures_in_wasm_and_rhai() {
+    let dir = workdir();
+    let params = [
+        "-p",
+        "docs=3000",
+        "-p",
+        "doc_size=512",
+        "-p",
+        "bulk_size=100",
+        "-p",
+        "docs_per_sec=4000",
+        "-p",
+        "burst_on=0.4",
+        "-p",
+        "burst_off=0.2",
+        "-p",
+        "refresh_every=500",
+        "-p",
+        "merge_factor=2",
+    ];
+    let wasm = guest("es_indexing");
+    let mut a = vec![wasm.as_str(), "--json", "w.json"];
+    a.extend_from_slice(&params);
+    let (r, _) = run_scripts(dir.path(), &a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mut b = vec!["es-indexing", "--json", "r.json"];
+    b.extend_from_slice(&params);
+    let (r, _) = run_scripts(dir.path(), &b);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (w, h) = (
+        doc(&dir.path().join("w.json")),
+        doc(&dir.path().join("r.json")),
+    );
+    let pick = |d: &serde_json::Value, scenario: &str, m: &str| {
+        metric(d, scenario, m).unwrap_or_else(|| panic!("{scenario} {m}"))
+    };
+    for m in [
+        "merges",
+        "segments",
+        "write_amplification",
+        "terms",
+        "shard_skew",
+    ] {
+        assert_eq!(
+            pick(&w, "es_indexing", m),
+            pick(&h, "es-indexing", m),
+            "{m}"
+        );
+    }
+    assert!(
+        pick(&w, "es_indexing", "merges") >= 2.0,
+        "merges happen at these sizes"
+    );
+    for m in ["docs_per_sec", "fsyncs_per_sec"] {
+        let ratio = pick(&w, "es_indexing", m) / pick(&h, "es-indexing", m);
+        assert!((0.9..=1.1).contains(&ratio), "{m}: wasm/rhai = {ratio}");
+    }
+}
