@@ -96,6 +96,7 @@ fn every_host_function_is_reachable_from_rhai() {
         report::metric("param", param("n", 5), "", "higher");
         let info = sys::info();
         report::metric("cpus", info.cpus, "", "higher");
+        report::metric("cpu_time", sys::cpu_time(), "s", "lower");
         let j = io::job(#{ name: "j", rw: "randread", size: "1M", bs: "4k", ioengine: "psync" });
         report::metric("job_ios", j.read.total_ios, "", "higher");
         let c = cpu::run(#{ threads: 1, duration: 0.05, cpu_max_prime: 1000 });
@@ -129,6 +130,7 @@ fn every_host_function_is_reachable_from_rhai() {
     assert_eq!(m("param"), 7.0);
     assert_eq!(m("job_ios"), 256.0);
     assert!(m("cpus") >= 1.0);
+    assert!(m("cpu_time") > 0.0, "plumb has used some CPU");
     assert_eq!(m("kernels"), 10.0);
     assert_eq!(m("mem_bytes"), 4194304.0, "stops at total_size");
     assert_eq!(m("lat_points"), 3.0);
