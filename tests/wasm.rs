@@ -246,7 +246,7 @@ fn es_indexing_gives_the_same_figures_in_wasm_and_rhai() {
         pick(&w, "es_indexing", "merges") >= 2.0,
         "merges happen at these sizes"
     );
-    for m in ["docs_per_sec", "fsyncs_per_sec"] {
+    for m in ["docs_per_sec", "fsyncs_per_sec", "bulk_p50"] {
         let ratio = pick(&w, "es_indexing", m) / pick(&h, "es-indexing", m);
         assert!((0.9..=1.1).contains(&ratio), "{m}: wasm/rhai = {ratio}");
     }

@@ -2,7 +2,7 @@
 //!   noop    `n` calls of time::now (the cheapest host call)
 //!   cached  `n` 4 KiB read-at calls on a file in the page cache
 //!   qd1     4 KiB random direct reads at queue depth 1 for `secs` seconds
-//!           on a file of `size` bytes (as io.job's QD1 psync job)
+//!           on `file` (or a new file of `size` bytes), as io.job's QD1 psync job
 
 wit_bindgen::generate!({ world: "scenario", path: "../../wit" });
 
@@ -47,9 +47,17 @@ impl Guest for BenchCalls {
             _ => {
                 let size = num("size", 1 << 30);
                 let secs = num("secs", 10) as f64;
-                fs::write_file("d.dat", size, 1 << 20, false, true).map_err(e)?;
-                let f = fs::open("d.dat", OpenOptions { direct: true, ..read }).map_err(e)?;
-                let blocks = size / 4096;
+                // An existing file (`-p file=`, e.g. laid out by an earlier
+                // scenario of the pack) or a new one.
+                let name = match params::get("file") {
+                    Some(name) => name,
+                    None => {
+                        fs::write_file("d.dat", size, 1 << 20, false, true).map_err(e)?;
+                        "d.dat".to_string()
+                    }
+                };
+                let f = fs::open(&name, OpenOptions { direct: true, ..read }).map_err(e)?;
+                let blocks = f.size().map_err(e)? / 4096;
                 let mut x: u64 = 12345;
                 let mut ios = 0u64;
                 let t0 = time::now();
