@@ -308,3 +308,33 @@ fn json_has_depth_and_latency_buckets() {
         "buckets cover every I/O once: {total}"
     );
 }
+
+#[test]
+fn the_progress_line_counts_synchronous_engines_while_they_run() {
+    let dir = workdir();
+    let r = plumb(
+        dir.path(),
+        &[
+            "fio",
+            "--name=p",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=16M",
+            "--ioengine=psync",
+            "--runtime=3",
+            "--time_based",
+            "--output-format=terse",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Lines come every 2 s when stderr is not a terminal: the one at 2 s is mid-run.
+    let line = r
+        .stderr
+        .lines()
+        .find(|l| l.contains("running r="))
+        .unwrap_or_else(|| panic!("no progress line: {}", r.stderr));
+    assert!(
+        !line.contains("running r=0 IOPS"),
+        "reads are counted while running: {line}"
+    );
+}

@@ -27,6 +27,14 @@ pub struct LiveCounters {
     pub phase: AtomicU8,
 }
 
+/// Publishes a job's counters for the progress display.
+fn publish(live: &LiveCounters, stats: &JobStats) {
+    for d in 0..2 {
+        live.ios[d].store(stats.dirs[d].ios, Ordering::Relaxed);
+        live.bytes[d].store(stats.dirs[d].bytes, Ordering::Relaxed);
+    }
+}
+
 /// One clone of a job, ready to run.
 #[derive(Debug, Clone)]
 pub struct WorkerPlan {
@@ -308,6 +316,7 @@ impl<'a> Worker<'a> {
         let mut deadline = job.runtime.map(|r| begin + job.ramp_time + r);
         let mut timeline = Timeline::new(start);
         let mut last_completion = start;
+        let mut inline_done = 0u64;
 
         loop {
             let now = Instant::now();
@@ -404,6 +413,12 @@ impl<'a> Worker<'a> {
                             &mut timeline,
                         );
                         last_completion = done;
+                        // Synchronous engines stay in this loop for the whole
+                        // run: publish the counters for the progress line.
+                        inline_done += 1;
+                        if inline_done.is_multiple_of(64) {
+                            publish(live, stats);
+                        }
                         if deadline.is_some_and(|d| done >= d) || stop.load(Ordering::Relaxed) {
                             break;
                         }
@@ -434,10 +449,7 @@ impl<'a> Worker<'a> {
                     .unwrap_or(wait);
                 std::thread::sleep(wait.min(cap).min(Duration::from_millis(50)));
             }
-            for d in 0..2 {
-                live.ios[d].store(stats.dirs[d].ios, Ordering::Relaxed);
-                live.bytes[d].store(stats.dirs[d].bytes, Ordering::Relaxed);
-            }
+            publish(live, stats);
         }
         if self.job.end_fsync && self.job.rw.does(Dir::Write) && stats.error.is_none() {
             for i in 0..self.fds.len() {
