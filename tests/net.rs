@@ -560,3 +560,20 @@ fn the_system_pack_runs_at_small_sizes_with_its_own_peer_or_a_granted_one() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(metric(&doc(&dir.path().join("g.json")), "network", "send.1s").unwrap() > 0.0);
 }
+
+#[test]
+fn serve_stops_after_its_max_duration_and_refuses_bad_options() {
+    let started = Instant::now();
+    let peer = Peer::start(None, "127.0.0.1:0", &["--max-duration", "1s"]);
+    let (code, err) = peer.wait_exit(Duration::from_secs(10));
+    assert_eq!(code, 0, "{err}");
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    assert!(err.contains("done: 0 sessions"), "{err}");
+    let dir = workdir();
+    let r = crate::util::plumb(dir.path(), &["serve", "--max-duration", "soon"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--max-duration"), "{}", r.stderr);
+    let r = crate::util::plumb(dir.path(), &["serve", "--listen", "256.1.1.1:99"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--listen 256.1.1.1:99"), "{}", r.stderr);
+}
