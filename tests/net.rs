@@ -8,6 +8,15 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The first line a child prints on its stdout.
+fn first_line(child: &mut Child) -> String {
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    line
+}
+
 /// A `plumb serve` child process, killed when dropped.
 struct Peer {
     child: Child,
@@ -33,10 +42,7 @@ impl Peer {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start plumb serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let line = first_line(&mut child);
         let addr = line
             .trim()
             .strip_prefix("plumb serve: listening on ")
@@ -480,11 +486,7 @@ fn rtt_and_connect_time_see_a_5_ms_each_way_relay() {
         .stdout(Stdio::piped())
         .spawn()
         .expect("python3 for the relay");
-    let mut ready = String::new();
-    BufReader::new(relay.stdout.take().unwrap())
-        .read_line(&mut ready)
-        .unwrap();
-    assert_eq!(ready.trim(), "ready");
+    assert_eq!(first_line(&mut relay).trim(), "ready");
     let peer = Peer::start(Some(b), "10.78.2.2:5210", &[]);
     let s = script(
         dir.path(),

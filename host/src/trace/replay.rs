@@ -261,6 +261,16 @@ struct Lane {
     cache: Vec<Option<Arc<OwnedFd>>>,
 }
 
+impl Lane {
+    /// The I/O buffer, grown to at least `len` bytes.
+    fn buffer(&mut self, len: usize) -> *mut u8 {
+        if len > self.buf.len {
+            self.buf = Aligned::new(len);
+        }
+        self.buf.ptr
+    }
+}
+
 /// Handles shared by the replay threads.
 type Handles = Mutex<HashMap<u32, Arc<OwnedFd>>>;
 
@@ -451,13 +461,9 @@ impl Player<'_> {
                 ..
             } => {
                 let fd = self.fd(lane, *handle)?;
-                if *len as usize > lane.buf.len {
-                    lane.buf = Aligned::new(*len as usize);
-                }
+                let buf = lane.buffer(*len as usize);
                 // SAFETY: the buffer holds at least len bytes.
-                check(unsafe {
-                    libc::pread(fd, lane.buf.ptr.cast(), *len as usize, *offset as i64)
-                })
+                check(unsafe { libc::pread(fd, buf.cast(), *len as usize, *offset as i64) })
             }
             OpKind::Write {
                 handle,
@@ -466,13 +472,9 @@ impl Player<'_> {
                 ..
             } => {
                 let fd = self.fd(lane, *handle)?;
-                if *len as usize > lane.buf.len {
-                    lane.buf = Aligned::new(*len as usize);
-                }
+                let buf = lane.buffer(*len as usize);
                 // SAFETY: the buffer holds at least len bytes.
-                check(unsafe {
-                    libc::pwrite(fd, lane.buf.ptr.cast(), *len as usize, *offset as i64)
-                })
+                check(unsafe { libc::pwrite(fd, buf.cast(), *len as usize, *offset as i64) })
             }
             OpKind::Lseek { handle, offset } => {
                 let fd = self.fd(lane, *handle)?;

@@ -177,23 +177,40 @@ fn parse_call(s: &str) -> Option<Call> {
     })
 }
 
+/// Follows strace's quoted strings (with backslash escapes) character by
+/// character, so brackets and commas inside them are not taken for syntax.
+#[derive(Default)]
+struct Quotes {
+    quoted: bool,
+    escaped: bool,
+}
+
+impl Quotes {
+    /// Takes the next character; true when it is part of a quoted string.
+    fn inside(&mut self, ch: char) -> bool {
+        if !self.quoted {
+            self.quoted = ch == '"';
+            return self.quoted;
+        }
+        match (self.escaped, ch) {
+            (true, _) => self.escaped = false,
+            (false, '\\') => self.escaped = true,
+            (false, '"') => self.quoted = false,
+            _ => {}
+        }
+        true
+    }
+}
+
 /// Where the closing parenthesis of the argument list is.
 fn matching_paren(s: &str) -> Option<usize> {
     let mut depth = 0i32;
-    let mut quoted = false;
-    let mut escaped = false;
+    let mut quotes = Quotes::default();
     for (i, ch) in s.char_indices() {
-        if quoted {
-            match (escaped, ch) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => quoted = false,
-                _ => {}
-            }
+        if quotes.inside(ch) {
             continue;
         }
         match ch {
-            '"' => quoted = true,
             '(' | '{' | '[' => depth += 1,
             ')' if depth == 0 => return Some(i),
             ')' | '}' | ']' => depth -= 1,
@@ -207,20 +224,13 @@ fn split_args(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let (mut depth, mut angle) = (0i32, 0i32);
-    let (mut quoted, mut escaped) = (false, false);
+    let mut quotes = Quotes::default();
     for ch in s.chars() {
-        if quoted {
+        if quotes.inside(ch) {
             cur.push(ch);
-            match (escaped, ch) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => quoted = false,
-                _ => {}
-            }
             continue;
         }
         match ch {
-            '"' => quoted = true,
             '(' | '{' | '[' => depth += 1,
             ')' | '}' | ']' => depth -= 1,
             '<' => angle += 1,
