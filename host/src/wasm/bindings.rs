@@ -16,7 +16,7 @@ wasmtime::component::bindgen!({
     with: { "plumb:bench/fs.file": crate::api::FileHandle },
 });
 
-use plumb::bench::types::{Error, OsError, Storm as WitStorm, Transfer as WitTransfer};
+use self::plumb::bench::types::{Error, OsError, Storm as WitStorm, Transfer as WitTransfer};
 
 /// What a guest's store holds.
 pub struct State {
