@@ -3,6 +3,9 @@
 //!   cached  `n` 4 KiB read-at calls on a file in the page cache
 //!   qd1     4 KiB random direct reads at queue depth 1 for `secs` seconds
 //!           on `file` (or a new file of `size` bytes), as io.job's QD1 psync job
+//!   turns   `rounds` turns of `secs` seconds each: the QD1 loop above, then
+//!           io.job's QD1 psync direct job (norandommap) on the same file;
+//!           reports both IOPS (medians) and their ratio
 
 wit_bindgen::generate!({ world: "scenario", path: "../../wit" });
 
@@ -15,6 +18,32 @@ fn num(name: &str, default: u64) -> u64 {
 
 fn e(err: plumb::bench::types::Error) -> String {
     format!("{err:?}")
+}
+
+/// 4 KiB random direct reads, one at a time, for `secs`; returns IOPS.
+fn qd1_loop(f: &fs::File, blocks: u64, secs: f64, x: &mut u64) -> Result<f64, String> {
+    let mut ios = 0u64;
+    let t0 = time::now();
+    let end = t0 + secs;
+    loop {
+        for _ in 0..64 {
+            *x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            f.read_at(((*x >> 33) % blocks) * 4096, 4096).map_err(e)?;
+        }
+        ios += 64;
+        if time::now() >= end {
+            break;
+        }
+    }
+    Ok(ios as f64 / (time::now() - t0))
+}
+
+/// The read IOPS of an io.job result (JSON).
+fn iops_of(json: &str) -> Result<f64, String> {
+    let key = "\"iops\":";
+    let at = json.find("\"read\":").and_then(|r| json[r..].find(key).map(|i| r + i + key.len())).ok_or("no read.iops in the job result")?;
+    let num: String = json[at..].chars().take_while(|c| c.is_ascii_digit() || *c == '.' || *c == 'e' || *c == '-' || *c == '+').collect();
+    num.parse().map_err(|_| format!("bad iops '{num}'"))
 }
 
 struct BenchCalls;
@@ -44,6 +73,40 @@ impl Guest for BenchCalls {
                 let ns = (time::now() - t0) * 1e9 / n as f64;
                 report::metric("ns_per_call", ns, "ns", "lower").map_err(e)?;
             }
+            "turns" => {
+                let size = num("size", 1 << 30);
+                let secs = num("secs", 2) as f64;
+                fs::write_file("d.dat", size, 1 << 20, false, true).map_err(e)?;
+                let f = fs::open("d.dat", OpenOptions { direct: true, ..read }).map_err(e)?;
+                let (mut mine, mut jobs) = (Vec::new(), Vec::new());
+                let mut x: u64 = 12345;
+                for _ in 0..num("rounds", 10) {
+                    mine.push(qd1_loop(&f, size / 4096, secs, &mut x)?);
+                    let options = [
+                        ("name", "qd1".to_string()),
+                        ("filename", "d.dat".into()),
+                        ("rw", "randread".into()),
+                        ("bs", "4k".into()),
+                        ("iodepth", "1".into()),
+                        ("ioengine", "psync".into()),
+                        ("direct", "1".into()),
+                        ("norandommap", "1".into()),
+                        ("size", size.to_string()),
+                        ("runtime", format!("{secs}")),
+                        ("time_based", "1".into()),
+                    ];
+                    let json = plumb::bench::io::job(&options.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<Vec<_>>()).map_err(e)?;
+                    jobs.push(iops_of(&json)?);
+                }
+                let median = |v: &mut Vec<f64>| {
+                    v.sort_by(f64::total_cmp);
+                    v[v.len() / 2]
+                };
+                let (m, j) = (median(&mut mine), median(&mut jobs));
+                report::metric("wasm_iops", m, "IOPS", "higher").map_err(e)?;
+                report::metric("job_iops", j, "IOPS", "higher").map_err(e)?;
+                report::metric("ratio", m / j, "", "higher").map_err(e)?;
+            }
             _ => {
                 let size = num("size", 1 << 30);
                 let secs = num("secs", 10) as f64;
@@ -59,20 +122,8 @@ impl Guest for BenchCalls {
                 let f = fs::open(&name, OpenOptions { direct: true, ..read }).map_err(e)?;
                 let blocks = f.size().map_err(e)? / 4096;
                 let mut x: u64 = 12345;
-                let mut ios = 0u64;
-                let t0 = time::now();
-                let end = t0 + secs;
-                loop {
-                    for _ in 0..64 {
-                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                        f.read_at(((x >> 33) % blocks) * 4096, 4096).map_err(e)?;
-                    }
-                    ios += 64;
-                    if time::now() >= end {
-                        break;
-                    }
-                }
-                report::metric("iops", ios as f64 / (time::now() - t0), "IOPS", "higher").map_err(e)?;
+                let iops = qd1_loop(&f, blocks, secs, &mut x)?;
+                report::metric("iops", iops, "IOPS", "higher").map_err(e)?;
             }
         }
         Ok(())
