@@ -77,6 +77,8 @@ impl Guest for BenchCalls {
                 let size = num("size", 1 << 30);
                 let secs = num("secs", 2) as f64;
                 fs::write_file("d.dat", size, 1 << 20, false, true).map_err(e)?;
+                // Out of the page cache, as io.job leaves it (invalidate).
+                fs::evict("d.dat").map_err(e)?;
                 let f = fs::open("d.dat", OpenOptions { direct: true, ..read }).map_err(e)?;
                 let (mut mine, mut jobs) = (Vec::new(), Vec::new());
                 let mut x: u64 = 12345;
