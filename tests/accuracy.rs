@@ -1,7 +1,7 @@
 //! Does the engine really do what the options say? Counted from fio-style
 //! iologs that plumb writes, and from strace where the kernel can tell.
 
-use crate::util::{fio_json, iolog, plumb_bin, workdir};
+use crate::util::{fio_json, iolog, plumb_bin, succeed, workdir};
 use std::collections::HashMap;
 
 pub fn have_strace() -> bool {
@@ -180,35 +180,30 @@ fn fsync_and_fdatasync_counts_are_exact() {
                 "--create_only=1",
             ],
         );
-        let out = std::process::Command::new("strace")
-            .args([
-                "-f",
-                "-c",
-                "-e",
-                &format!("trace={call},pwrite64"),
-                "-o",
-                "trace.txt",
-            ])
-            .arg(plumb_bin())
-            .args([
-                "fio",
-                "--name=s",
-                "--filename=f",
-                "--ioengine=psync",
-                "--rw=write",
-                "--bs=4k",
-                "--size=256k",
-                &format!("--{opt}={every}"),
-                "--output-format=json",
-                "--write_iolog=log",
-            ])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = succeed(
+            std::process::Command::new("strace")
+                .args([
+                    "-f",
+                    "-c",
+                    "-e",
+                    &format!("trace={call},pwrite64"),
+                    "-o",
+                    "trace.txt",
+                ])
+                .arg(plumb_bin())
+                .args([
+                    "fio",
+                    "--name=s",
+                    "--filename=f",
+                    "--ioengine=psync",
+                    "--rw=write",
+                    "--bs=4k",
+                    "--size=256k",
+                    &format!("--{opt}={every}"),
+                    "--output-format=json",
+                    "--write_iolog=log",
+                ])
+                .current_dir(dir.path()),
         );
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let summary = std::fs::read_to_string(dir.path().join("trace.txt")).unwrap();

@@ -2,7 +2,7 @@
 //! against known link conditions in network namespaces (as root; skipped
 //! with a message where namespaces cannot be made).
 
-use crate::util::{doc, metric, plumb_bin, run_scripts, script, workdir};
+use crate::util::{doc, metric, plumb_bin, run_scripts, script, succeed, workdir};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -321,30 +321,17 @@ impl Lab {
 
     /// Runs a shell command inside namespace `ns` and requires success.
     fn sh(&self, ns: &str, cmd: &str) {
-        let out = Command::new("ip")
-            .args(["netns", "exec", ns, "sh", "-c", cmd])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{cmd}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeed(Command::new("ip").args(["netns", "exec", ns, "sh", "-c", cmd]));
     }
 
     /// A veth pair from `ns_a`'s `a` to `ns_b`'s `b`, both up, no offloads.
     fn link(&self, ns_a: &str, a: &str, ns_b: &str, b: &str) {
-        let out = Command::new("ip")
-            .args([
-                "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b,
-            ])
-            .args(["netns", ns_b])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        succeed(
+            Command::new("ip")
+                .args([
+                    "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b,
+                ])
+                .args(["netns", ns_b]),
         );
         for (ns, dev) in [(ns_a, a), (ns_b, b)] {
             self.sh(ns, &format!("ip link set {dev} up"));
@@ -363,25 +350,20 @@ impl Lab {
     fn run(&self, ns: &str, dir: &std::path::Path, script: &str, peer: &str) -> serde_json::Value {
         let target = dir.join("target");
         std::fs::create_dir_all(&target).unwrap();
-        let out = Command::new("ip")
-            .args(["netns", "exec", ns])
-            .arg(plumb_bin())
-            .args(["run", "--target", target.to_str().unwrap(), script])
-            .args([
-                "-p",
-                &format!("peer={peer}"),
-                "--allow-net",
-                peer,
-                "--json",
-                "lab.json",
-            ])
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        succeed(
+            Command::new("ip")
+                .args(["netns", "exec", ns])
+                .arg(plumb_bin())
+                .args(["run", "--target", target.to_str().unwrap(), script])
+                .args([
+                    "-p",
+                    &format!("peer={peer}"),
+                    "--allow-net",
+                    peer,
+                    "--json",
+                    "lab.json",
+                ])
+                .current_dir(dir),
         );
         doc(&dir.join("lab.json"))
     }

@@ -1,7 +1,7 @@
 //! `plumb trace`: record real programs under strace, replay them in the
 //! sandbox, and check what the replay did with strace too.
 
-use crate::util::{entries, plumb, plumb_bin, workdir};
+use crate::util::{entries, plumb, plumb_bin, succeed, workdir};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -120,18 +120,13 @@ fn record_then_replay_performs_the_same_operations_per_thread() {
     // Replay under strace and read back what the replay threads did.
     let target = dir.path().join("target");
     std::fs::create_dir(&target).unwrap();
-    let out = Command::new("strace")
-        .args(["-ff", "-y", "-s", "0", "-o", "replay.log", "-e"])
-        .arg("trace=openat2,pread64,pwrite64,fsync,fdatasync,close,renameat,unlinkat,mkdirat,newfstatat")
-        .arg(plumb_bin())
-        .args(["trace", "replay", "known.trace", "--speed", "max", "--target", "target"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        Command::new("strace")
+            .args(["-ff", "-y", "-s", "0", "-o", "replay.log", "-e"])
+            .arg("trace=openat2,pread64,pwrite64,fsync,fdatasync,close,renameat,unlinkat,mkdirat,newfstatat")
+            .arg(plumb_bin())
+            .args(["trace", "replay", "known.trace", "--speed", "max", "--target", "target"])
+            .current_dir(dir.path()),
     );
     // One log per thread (-ff): replay.log.TID; the lowest TID is the main
     // thread, which only lays files out.

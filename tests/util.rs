@@ -26,7 +26,19 @@ impl Run {
     }
 }
 
-fn to_run(out: Output) -> Run {
+/// Runs a command and requires it to succeed; panics with its stderr.
+pub fn succeed(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("run the command");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The outcome of a finished process.
+pub fn to_run(out: Output) -> Run {
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -41,10 +53,15 @@ pub fn test_cache() -> PathBuf {
 
 /// Runs `plumb ARGS` in `dir`.
 pub fn plumb(dir: &Path, args: &[&str]) -> Run {
+    plumb_cached(dir, &test_cache(), args)
+}
+
+/// Runs `plumb ARGS` in `dir` with its compiled-component cache in `cache`.
+pub fn plumb_cached(dir: &Path, cache: &Path, args: &[&str]) -> Run {
     to_run(
         Command::new(plumb_bin())
             .args(args)
-            .env("PLUMB_CACHE_DIR", test_cache())
+            .env("PLUMB_CACHE_DIR", cache)
             .current_dir(dir)
             .output()
             .expect("run plumb"),

@@ -2,7 +2,7 @@
 //! run by the real binary, hostile guests stopped, the cache, and the
 //! es-indexing scenario giving the same figures in WASM and in Rhai.
 
-use crate::util::{doc, entries, metric, plumb, run_scripts, workdir};
+use crate::util::{doc, entries, metric, plumb, plumb_cached, run_scripts, workdir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -29,21 +29,6 @@ fn guests() -> &'static Path {
 
 fn guest(name: &str) -> String {
     guests().join(format!("{name}.wasm")).display().to_string()
-}
-
-/// Runs plumb with its compiled-component cache in `cache`.
-fn plumb_cached(dir: &Path, cache: &Path, args: &[&str]) -> crate::util::Run {
-    let out = Command::new(crate::util::plumb_bin())
-        .args(args)
-        .env("PLUMB_CACHE_DIR", cache)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    crate::util::Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
 }
 
 #[test]
