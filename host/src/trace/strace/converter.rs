@@ -1,29 +1,10 @@
-//! Converts an `strace -f -ttt -T -y` log into a [`Trace`]: the file
-//! operations of every thread, in order, with start times and durations,
-//! keeping only paths under the recording's root. Data is never recorded,
-//! only sizes and offsets (offsets of plain `read`/`write` are worked out
-//! from the file position, as the kernel did).
+//! The conversion proper: follows descriptors per fd table (threads share
+//! one, forks copy it), file positions and sizes, and turns each system call
+//! on a path under the root into a trace operation.
 
-use super::format::{FileEntry, Op, OpKind, OpenFlags, Trace};
+use super::syntax::{decorated, normalise, num, stat_field, unquote, Call};
+use crate::trace::format::{FileEntry, Op, OpKind, OpenFlags, Trace};
 use std::collections::HashMap;
-
-/// The strace options a log must be captured with.
-pub const STRACE_OPTIONS: &[&str] = &["-f", "-ttt", "-T", "-y", "-s", "0"];
-
-/// The system calls plumb converts (`?`: not every architecture has it).
-pub const SYSCALLS: &str = "?open,openat,?openat2,?creat,read,pread64,readv,preadv,?preadv2,write,pwrite64,writev,pwritev,?pwritev2,lseek,fsync,fdatasync,sync_file_range,ftruncate,fallocate,close,?fstat,?newfstatat,?stat,?lstat,?statx,mmap,copy_file_range,sendfile,?rename,renameat,?renameat2,?unlink,unlinkat,?mkdir,mkdirat,?rmdir,chdir,fchdir,clone,?clone3,?fork,?vfork";
-
-/// A line that could not be understood.
-#[derive(Debug, thiserror::Error)]
-#[error("{file}:{line}: {message}")]
-pub struct StraceError {
-    /// The log.
-    pub file: String,
-    /// 1-based line.
-    pub line: usize,
-    /// What is wrong.
-    pub message: String,
-}
 
 #[derive(Clone, Copy)]
 struct Handle {
@@ -40,286 +21,11 @@ struct FileState {
     size: u64,
 }
 
-/// Converts a log; paths outside `root` (an absolute, normalised directory)
-/// are left out. `cwd` is the working directory the command started in.
-pub fn convert(name: &str, log: &str, root: &str, cwd: &str) -> Result<Trace, StraceError> {
-    let mut c = Converter {
-        root: normalise(root),
-        start_cwd: normalise(cwd),
-        ..Converter::default()
-    };
-    let mut pending: HashMap<u64, String> = HashMap::new();
-    for (i, raw) in log.lines().enumerate() {
-        let n = i + 1;
-        let err = |message: String| StraceError {
-            file: name.to_string(),
-            line: n,
-            message,
-        };
-        let line = raw.trim_end();
-        if line.is_empty() {
-            continue;
-        }
-        let (tid, rest) = split_pid(line);
-        let (ts, rest) = rest
-            .split_once(' ')
-            .and_then(|(t, r)| t.parse::<f64>().ok().map(|t| (t, r)))
-            .ok_or_else(|| {
-                err("expected a timestamp: capture with strace -f -ttt -T -y -s 0".into())
-            })?;
-        let t0 = *c.t0.get_or_insert(ts);
-        if rest.starts_with("+++") || rest.starts_with("---") {
-            continue;
-        }
-        let call = if let Some(head) = rest.strip_suffix(" <unfinished ...>") {
-            pending.insert(tid, head.to_string());
-            c.starts.insert(tid, ts);
-            continue;
-        } else if let Some(tail) = rest.strip_prefix("<... ") {
-            let Some((_, after)) = tail.split_once(" resumed>") else {
-                return Err(err("a malformed 'resumed' line".into()));
-            };
-            match pending.remove(&tid) {
-                Some(head) => format!("{head}{after}"),
-                // The start was before the log began.
-                None => continue,
-            }
-        } else {
-            c.starts.insert(tid, ts);
-            rest.to_string()
-        };
-        let start = c.starts.remove(&tid).unwrap_or(ts);
-        let Some(sys) = parse_call(&call) else {
-            return Err(err(format!(
-                "cannot read the system call in '{}'",
-                short(&call)
-            )));
-        };
-        let dur = sys.dur.unwrap_or(0.0);
-        c.apply(
-            tid,
-            ((start - t0) * 1e6).round().max(0.0) as u64,
-            (dur * 1e6).round() as u64,
-            &sys,
-        );
-    }
-    // The trace spans the program's file activity: from its first kept
-    // operation to the end of its last.
-    let mut ops = std::mem::take(&mut c.ops);
-    ops.sort_by_key(|o| o.start_us);
-    let base = ops.first().map_or(0, |o| o.start_us);
-    for o in &mut ops {
-        o.start_us -= base;
-    }
-    let duration_us = ops.iter().map(|o| o.start_us + o.dur_us).max().unwrap_or(0);
-    Ok(Trace {
-        files: c.files,
-        threads: c.threads,
-        ops,
-        duration_us,
-    })
-}
-
-fn short(s: &str) -> String {
-    s.chars().take(80).collect()
-}
-
-fn split_pid(line: &str) -> (u64, &str) {
-    let trimmed = line.trim_start();
-    if let Some((first, rest)) = trimmed.split_once(' ') {
-        let rest = rest.trim_start();
-        // "PID TIMESTAMP ...": the timestamp has a dot, the pid does not.
-        if first.bytes().all(|b| b.is_ascii_digit()) {
-            return (first.parse().unwrap_or(0), rest);
-        }
-    }
-    (0, trimmed)
-}
-
-/// One completed system call.
-struct Call {
-    name: String,
-    args: Vec<String>,
-    ret: Option<i64>,
-    ret_path: Option<String>,
-    dur: Option<f64>,
-}
-
-fn parse_call(s: &str) -> Option<Call> {
-    let open = s.find('(')?;
-    let name = s[..open].to_string();
-    let body = &s[open + 1..];
-    let close = matching_paren(body)?;
-    let args = split_args(&body[..close]);
-    let after = body[close + 1..].trim_start();
-    let after = after.strip_prefix('=')?.trim_start();
-    let (ret_text, dur) = match after.rfind(" <") {
-        Some(i) if after.ends_with('>') => (
-            &after[..i],
-            after[i + 2..after.len() - 1].parse::<f64>().ok(),
-        ),
-        _ => (after, None),
-    };
-    let ret_word = ret_text.split(' ').next().unwrap_or("");
-    let (ret_num, ret_path) = decorated(ret_word);
-    let ret = ret_num.parse::<i64>().ok().or_else(|| {
-        // mmap returns an address.
-        ret_num
-            .strip_prefix("0x")
-            .and_then(|h| i64::from_str_radix(h, 16).ok())
-    });
-    Some(Call {
-        name,
-        args,
-        ret: ret.filter(|r| *r >= 0),
-        ret_path,
-        dur,
-    })
-}
-
-/// Follows strace's quoted strings (with backslash escapes) character by
-/// character, so brackets and commas inside them are not taken for syntax.
+/// What the conversion knows so far: descriptors, files, threads, operations.
 #[derive(Default)]
-struct Quotes {
-    quoted: bool,
-    escaped: bool,
-}
-
-impl Quotes {
-    /// Takes the next character; true when it is part of a quoted string.
-    fn inside(&mut self, ch: char) -> bool {
-        if !self.quoted {
-            self.quoted = ch == '"';
-            return self.quoted;
-        }
-        match (self.escaped, ch) {
-            (true, _) => self.escaped = false,
-            (false, '\\') => self.escaped = true,
-            (false, '"') => self.quoted = false,
-            _ => {}
-        }
-        true
-    }
-}
-
-/// Where the closing parenthesis of the argument list is.
-fn matching_paren(s: &str) -> Option<usize> {
-    let mut depth = 0i32;
-    let mut quotes = Quotes::default();
-    for (i, ch) in s.char_indices() {
-        if quotes.inside(ch) {
-            continue;
-        }
-        match ch {
-            '(' | '{' | '[' => depth += 1,
-            ')' if depth == 0 => return Some(i),
-            ')' | '}' | ']' => depth -= 1,
-            _ => {}
-        }
-    }
-    None
-}
-
-fn split_args(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let (mut depth, mut angle) = (0i32, 0i32);
-    let mut quotes = Quotes::default();
-    for ch in s.chars() {
-        if quotes.inside(ch) {
-            cur.push(ch);
-            continue;
-        }
-        match ch {
-            '(' | '{' | '[' => depth += 1,
-            ')' | '}' | ']' => depth -= 1,
-            '<' => angle += 1,
-            '>' => angle -= 1,
-            ',' if depth == 0 && angle <= 0 => {
-                out.push(cur.trim().to_string());
-                cur.clear();
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(ch);
-    }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_string());
-    }
-    out
-}
-
-/// `3</a/b>` → ("3", Some("/a/b")).
-fn decorated(s: &str) -> (&str, Option<String>) {
-    match s.find('<') {
-        Some(i) if s.ends_with('>') => (&s[..i], Some(s[i + 1..s.len() - 1].to_string())),
-        _ => (s, None),
-    }
-}
-
-/// The contents of a quoted string argument, unescaped.
-fn unquote(s: &str) -> Option<String> {
-    let inner = s.strip_prefix('"')?;
-    let inner = inner
-        .strip_suffix("...")
-        .unwrap_or(inner)
-        .strip_suffix('"')?;
-    let mut out = Vec::new();
-    let mut it = inner.bytes().peekable();
-    while let Some(b) = it.next() {
-        if b != b'\\' {
-            out.push(b);
-            continue;
-        }
-        match it.next()? {
-            b'n' => out.push(b'\n'),
-            b't' => out.push(b'\t'),
-            b'x' => {
-                let h: String = [it.next()? as char, it.next()? as char].iter().collect();
-                out.push(u8::from_str_radix(&h, 16).ok()?);
-            }
-            d @ b'0'..=b'7' => {
-                let mut v = (d - b'0') as u32;
-                while let Some(&n @ b'0'..=b'7') = it.peek() {
-                    v = v * 8 + (n - b'0') as u32;
-                    it.next();
-                }
-                out.push(v as u8);
-            }
-            other => out.push(other),
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-/// Lexical normalisation: absolute, no `.`, `..` resolved, no trailing `/`.
-fn normalise(p: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for c in p.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            c => parts.push(c),
-        }
-    }
-    format!("/{}", parts.join("/"))
-}
-
-fn num(s: Option<&String>) -> Option<u64> {
-    let s = s?;
-    let s = decorated(s).0;
-    s.parse().ok()
-}
-
-#[derive(Default)]
-struct Converter {
+pub(super) struct Converter {
     root: String,
     start_cwd: String,
-    t0: Option<f64>,
-    starts: HashMap<u64, f64>,
     cwd: HashMap<u64, String>,
     table_of: HashMap<u64, usize>,
     tables: Vec<HashMap<i64, u32>>,
@@ -333,6 +39,33 @@ struct Converter {
 }
 
 impl Converter {
+    /// A converter keeping paths under `root`, for a program started in `cwd`.
+    pub(super) fn new(root: &str, cwd: &str) -> Converter {
+        Converter {
+            root: normalise(root),
+            start_cwd: normalise(cwd),
+            ..Converter::default()
+        }
+    }
+
+    /// The trace: spanning the program's file activity, from its first kept
+    /// operation to the end of its last.
+    pub(super) fn finish(self) -> Trace {
+        let mut ops = self.ops;
+        ops.sort_by_key(|o| o.start_us);
+        let base = ops.first().map_or(0, |o| o.start_us);
+        for o in &mut ops {
+            o.start_us -= base;
+        }
+        let duration_us = ops.iter().map(|o| o.start_us + o.dur_us).max().unwrap_or(0);
+        Trace {
+            files: self.files,
+            threads: self.threads,
+            ops,
+            duration_us,
+        }
+    }
+
     fn table(&mut self, tid: u64) -> usize {
         if let Some(t) = self.table_of.get(&tid) {
             return *t;
@@ -464,7 +197,7 @@ impl Converter {
         });
     }
 
-    fn apply(&mut self, tid: u64, start: u64, dur: u64, c: &Call) {
+    pub(super) fn apply(&mut self, tid: u64, start: u64, dur: u64, c: &Call) {
         // Any decorated AT_FDCWD tells this process's working directory.
         for a in &c.args {
             if let ("AT_FDCWD", Some(dir)) = decorated(a) {
@@ -824,85 +557,5 @@ impl Converter {
             }
         };
         self.push(tid, start, dur, kind);
-    }
-}
-
-fn stat_field(statbuf: Option<&String>, key: &str) -> Option<u64> {
-    let s = statbuf?;
-    let i = s.find(key)? + key.len();
-    let digits: String = s[i..].chars().take_while(|c| c.is_ascii_digit()).collect();
-    digits.parse().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const LOG: &str = r#"3746  1796043420.982403 openat(AT_FDCWD</tmp/stt>, "a.dat", O_RDWR|O_CREAT|O_TRUNC|O_CLOEXEC, 0644) = 3</tmp/stt/a.dat> <0.000142>
-3746  1796043420.982572 pwrite64(3</tmp/stt/a.dat>, ""..., 4096, 0) = 4096 <0.000014>
-3746  1796043420.982610 write(3</tmp/stt/a.dat>, ""..., 100) = 100 <0.000006>
-3746  1796043420.982635 lseek(3</tmp/stt/a.dat>, 0, SEEK_SET) = 0 <0.000005>
-3746  1796043420.982667 read(3</tmp/stt/a.dat>, ""..., 50) = 50 <0.000004>
-3746  1796043420.982691 fsync(3</tmp/stt/a.dat>) = 0 <0.000442>
-3746  1796043420.983150 close(3</tmp/stt/a.dat>) = 0 <0.000005>
-3746  1796043420.983312 clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD, child_tid=0x7f80c4b14990, exit_signal=0} => {parent_tid=[3789]}, 88) = 3789 <0.000061>
-3789  1796043420.983676 openat(AT_FDCWD</tmp/stt>, "b.dat", O_WRONLY|O_CREAT|O_APPEND|O_CLOEXEC, 0644) = 3</tmp/stt/b.dat> <0.000031>
-3789  1796043420.983750 write(3</tmp/stt/b.dat>, <unfinished ...>
-3746  1796043420.983751 openat(AT_FDCWD</tmp/stt>, "/etc/passwd", O_RDONLY) = 4</etc/passwd> <0.000010>
-3789  1796043420.983790 <... write resumed>""..., 10) = 10 <0.000012>
-3789  1796043420.983800 close(3</tmp/stt/b.dat>) = 0 <0.000005>
-3746  1796043420.983949 mkdir("d", 0777) = 0 <0.000148>
-3789  1796043420.984143 +++ exited with 0 +++
-3746  1796043420.984158 rename("b.dat", "d/c.dat") = 0 <0.000012>
-3746  1796043420.984190 newfstatat(AT_FDCWD</tmp/stt>, "d/c.dat", {st_mode=S_IFREG|0644, st_size=10, ...}, 0) = 0 <0.000004>
-3746  1796043420.984200 openat(AT_FDCWD</tmp/stt>, "missing", O_RDONLY) = -1 ENOENT (No such file or directory) <0.000004>
-3746  1796043420.984226 unlink("d/c.dat") = 0 <0.000025>
-3746  1796043420.992109 +++ exited with 0 +++
-"#;
-
-    #[test]
-    fn converts_every_kind_of_line() {
-        let t = convert("log", LOG, "/tmp/stt", "/tmp/stt").unwrap();
-        let names: Vec<&str> = t.ops.iter().map(|o| o.kind.name()).collect();
-        assert_eq!(
-            names,
-            [
-                "open", "pwrite", "write", "lseek", "read", "fsync", "close", "open", "write",
-                "close", "mkdir", "rename", "stat", "unlink"
-            ]
-        );
-        assert_eq!(t.threads, vec![3746, 3789]);
-        let paths: Vec<&str> = t.files.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(paths, ["a.dat", "b.dat", "d", "d/c.dat"]);
-        // The plain write continues at the file position after the pwrite? No:
-        // pwrite does not move it, so the write lands at 0, and the read after
-        // lseek(0) at 0.
-        assert_eq!(
-            t.ops[2].kind,
-            OpKind::Write {
-                call: "write",
-                handle: 0,
-                offset: 0,
-                len: 100
-            }
-        );
-        assert_eq!(
-            t.ops[4].kind,
-            OpKind::Read {
-                call: "read",
-                handle: 0,
-                offset: 0,
-                len: 50
-            }
-        );
-        // The resumed write keeps the start time of its first half.
-        assert_eq!(
-            t.ops[0].start_us, 0,
-            "the trace starts at its first operation"
-        );
-        assert_eq!(t.ops[8].start_us, 1347);
-        assert_eq!(t.ops[8].dur_us, 12);
-        assert_eq!(t.ops[8].thread, 1);
-        assert_eq!(t.duration_us, 984226 - 982403 + 25);
     }
 }

@@ -1,0 +1,175 @@
+//! Converts an `strace -f -ttt -T -y` log into a [`Trace`]: the file
+//! operations of every thread, in order, with start times and durations,
+//! keeping only paths under the recording's root. Data is never recorded,
+//! only sizes and offsets (offsets of plain `read`/`write` are worked out
+//! from the file position, as the kernel did).
+
+mod converter;
+mod syntax;
+
+use super::format::Trace;
+use converter::Converter;
+use std::collections::HashMap;
+use syntax::{parse_call, split_pid};
+
+/// The strace options a log must be captured with.
+pub const STRACE_OPTIONS: &[&str] = &["-f", "-ttt", "-T", "-y", "-s", "0"];
+
+/// The system calls plumb converts (`?`: not every architecture has it).
+pub const SYSCALLS: &str = "?open,openat,?openat2,?creat,read,pread64,readv,preadv,?preadv2,write,pwrite64,writev,pwritev,?pwritev2,lseek,fsync,fdatasync,sync_file_range,ftruncate,fallocate,close,?fstat,?newfstatat,?stat,?lstat,?statx,mmap,copy_file_range,sendfile,?rename,renameat,?renameat2,?unlink,unlinkat,?mkdir,mkdirat,?rmdir,chdir,fchdir,clone,?clone3,?fork,?vfork";
+
+/// A line that could not be understood.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: {message}")]
+pub struct StraceError {
+    /// The log.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Converts a log; paths outside `root` (an absolute, normalised directory)
+/// are left out. `cwd` is the working directory the command started in.
+pub fn convert(name: &str, log: &str, root: &str, cwd: &str) -> Result<Trace, StraceError> {
+    let mut c = Converter::new(root, cwd);
+    // Log-reading state: the first timestamp, and per thread the start of a
+    // call strace printed in two halves and its first half.
+    let mut t0 = None;
+    let mut starts: HashMap<u64, f64> = HashMap::new();
+    let mut pending: HashMap<u64, String> = HashMap::new();
+    for (i, raw) in log.lines().enumerate() {
+        let n = i + 1;
+        let err = |message: String| StraceError {
+            file: name.to_string(),
+            line: n,
+            message,
+        };
+        let line = raw.trim_end();
+        if line.is_empty() {
+            continue;
+        }
+        let (tid, rest) = split_pid(line);
+        let (ts, rest) = rest
+            .split_once(' ')
+            .and_then(|(t, r)| t.parse::<f64>().ok().map(|t| (t, r)))
+            .ok_or_else(|| {
+                err("expected a timestamp: capture with strace -f -ttt -T -y -s 0".into())
+            })?;
+        let t0 = *t0.get_or_insert(ts);
+        if rest.starts_with("+++") || rest.starts_with("---") {
+            continue;
+        }
+        let call = if let Some(head) = rest.strip_suffix(" <unfinished ...>") {
+            pending.insert(tid, head.to_string());
+            starts.insert(tid, ts);
+            continue;
+        } else if let Some(tail) = rest.strip_prefix("<... ") {
+            let Some((_, after)) = tail.split_once(" resumed>") else {
+                return Err(err("a malformed 'resumed' line".into()));
+            };
+            match pending.remove(&tid) {
+                Some(head) => format!("{head}{after}"),
+                // The start was before the log began.
+                None => continue,
+            }
+        } else {
+            starts.insert(tid, ts);
+            rest.to_string()
+        };
+        let start = starts.remove(&tid).unwrap_or(ts);
+        let Some(sys) = parse_call(&call) else {
+            return Err(err(format!(
+                "cannot read the system call in '{}'",
+                short(&call)
+            )));
+        };
+        let dur = sys.dur.unwrap_or(0.0);
+        c.apply(
+            tid,
+            ((start - t0) * 1e6).round().max(0.0) as u64,
+            (dur * 1e6).round() as u64,
+            &sys,
+        );
+    }
+    Ok(c.finish())
+}
+
+fn short(s: &str) -> String {
+    s.chars().take(80).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::format::OpKind;
+
+    const LOG: &str = r#"3746  1796043420.982403 openat(AT_FDCWD</tmp/stt>, "a.dat", O_RDWR|O_CREAT|O_TRUNC|O_CLOEXEC, 0644) = 3</tmp/stt/a.dat> <0.000142>
+3746  1796043420.982572 pwrite64(3</tmp/stt/a.dat>, ""..., 4096, 0) = 4096 <0.000014>
+3746  1796043420.982610 write(3</tmp/stt/a.dat>, ""..., 100) = 100 <0.000006>
+3746  1796043420.982635 lseek(3</tmp/stt/a.dat>, 0, SEEK_SET) = 0 <0.000005>
+3746  1796043420.982667 read(3</tmp/stt/a.dat>, ""..., 50) = 50 <0.000004>
+3746  1796043420.982691 fsync(3</tmp/stt/a.dat>) = 0 <0.000442>
+3746  1796043420.983150 close(3</tmp/stt/a.dat>) = 0 <0.000005>
+3746  1796043420.983312 clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD, child_tid=0x7f80c4b14990, exit_signal=0} => {parent_tid=[3789]}, 88) = 3789 <0.000061>
+3789  1796043420.983676 openat(AT_FDCWD</tmp/stt>, "b.dat", O_WRONLY|O_CREAT|O_APPEND|O_CLOEXEC, 0644) = 3</tmp/stt/b.dat> <0.000031>
+3789  1796043420.983750 write(3</tmp/stt/b.dat>, <unfinished ...>
+3746  1796043420.983751 openat(AT_FDCWD</tmp/stt>, "/etc/passwd", O_RDONLY) = 4</etc/passwd> <0.000010>
+3789  1796043420.983790 <... write resumed>""..., 10) = 10 <0.000012>
+3789  1796043420.983800 close(3</tmp/stt/b.dat>) = 0 <0.000005>
+3746  1796043420.983949 mkdir("d", 0777) = 0 <0.000148>
+3789  1796043420.984143 +++ exited with 0 +++
+3746  1796043420.984158 rename("b.dat", "d/c.dat") = 0 <0.000012>
+3746  1796043420.984190 newfstatat(AT_FDCWD</tmp/stt>, "d/c.dat", {st_mode=S_IFREG|0644, st_size=10, ...}, 0) = 0 <0.000004>
+3746  1796043420.984200 openat(AT_FDCWD</tmp/stt>, "missing", O_RDONLY) = -1 ENOENT (No such file or directory) <0.000004>
+3746  1796043420.984226 unlink("d/c.dat") = 0 <0.000025>
+3746  1796043420.992109 +++ exited with 0 +++
+"#;
+
+    #[test]
+    fn converts_every_kind_of_line() {
+        let t = convert("log", LOG, "/tmp/stt", "/tmp/stt").unwrap();
+        let names: Vec<&str> = t.ops.iter().map(|o| o.kind.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "open", "pwrite", "write", "lseek", "read", "fsync", "close", "open", "write",
+                "close", "mkdir", "rename", "stat", "unlink"
+            ]
+        );
+        assert_eq!(t.threads, vec![3746, 3789]);
+        let paths: Vec<&str> = t.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["a.dat", "b.dat", "d", "d/c.dat"]);
+        // The plain write continues at the file position after the pwrite? No:
+        // pwrite does not move it, so the write lands at 0, and the read after
+        // lseek(0) at 0.
+        assert_eq!(
+            t.ops[2].kind,
+            OpKind::Write {
+                call: "write",
+                handle: 0,
+                offset: 0,
+                len: 100
+            }
+        );
+        assert_eq!(
+            t.ops[4].kind,
+            OpKind::Read {
+                call: "read",
+                handle: 0,
+                offset: 0,
+                len: 50
+            }
+        );
+        // The resumed write keeps the start time of its first half.
+        assert_eq!(
+            t.ops[0].start_us, 0,
+            "the trace starts at its first operation"
+        );
+        assert_eq!(t.ops[8].start_us, 1347);
+        assert_eq!(t.ops[8].dur_us, 12);
+        assert_eq!(t.ops[8].thread, 1);
+        assert_eq!(t.duration_us, 984226 - 982403 + 25);
+    }
+}
