@@ -169,6 +169,12 @@ pub fn throughput(
             o.streams
         )));
     }
+    if !(1..=64 << 20).contains(&o.buffer) {
+        return Err(fail(format!(
+            "buffer must be 1 byte to 64 MiB, not {}",
+            o.buffer
+        )));
+    }
     let session = new_session();
     let dirs: Vec<Direction> = (0..o.streams)
         .flat_map(|_| match o.direction {
