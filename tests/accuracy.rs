@@ -1,15 +1,8 @@
 //! Does the engine really do what the options say? Counted from fio-style
 //! iologs that plumb writes, and from strace where the kernel can tell.
 
-use crate::util::{fio_json, iolog, plumb_bin, succeed, workdir};
+use crate::util::{fio_json, iolog, plumb_bin, require_tool, succeed, workdir};
 use std::collections::HashMap;
-
-pub fn have_strace() -> bool {
-    std::process::Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 /// Calls of `name` in an `strace -c` summary.
 pub fn strace_count(summary: &str, name: &str) -> u64 {
@@ -163,10 +156,7 @@ fn uniform_random_touches_every_block_once() {
 
 #[test]
 fn fsync_and_fdatasync_counts_are_exact() {
-    assert!(
-        have_strace(),
-        "strace is needed for this test (apt-get install strace)"
-    );
+    require_tool("strace", "-V", "strace");
     for (opt, call, every) in [("fsync", "fsync", 4u64), ("fdatasync", "fdatasync", 8)] {
         let dir = workdir();
         // Lay the file out first, so its fsync is not counted.

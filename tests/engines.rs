@@ -141,9 +141,7 @@ fn iodepth_is_honoured_by_async_engines() {
 #[test]
 fn sync_engine_is_not_positional() {
     // `sync` must lseek+read/write, `psync` pread/pwrite: check with strace.
-    if !crate::accuracy::have_strace() {
-        panic!("strace is needed for this test (apt-get install strace)");
-    }
+    crate::util::require_tool("strace", "-V", "strace");
     let dir = workdir();
     let r = std::process::Command::new("strace")
         .args([

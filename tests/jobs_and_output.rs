@@ -1,6 +1,7 @@
 //! Job files, groups, clones, output formats and result files.
 
-use crate::util::{fio_json, plumb, workdir};
+use crate::util::{entries, fio_json, plumb, run_scripts, script, workdir};
+use std::path::Path;
 
 #[test]
 fn job_file_with_global_and_stonewall() {
@@ -164,7 +165,8 @@ fn plumb_result_document() {
             .unwrap();
     assert_eq!(doc["schema"], "plumb.result.v1");
     assert_eq!(doc["label"], "vm-a");
-    assert!(doc["host"]["cpus"].as_u64().unwrap() >= 1);
+    let cpus = std::thread::available_parallelism().unwrap().get() as u64;
+    assert_eq!(doc["host"]["cpus"].as_u64(), Some(cpus));
     assert!(doc["target"]["fs_type"].as_str().is_some());
     let job = &doc["scenarios"][0]["jobs"][0];
     assert_eq!(job["name"], "doc");
@@ -337,4 +339,101 @@ fn the_progress_line_counts_synchronous_engines_while_they_run() {
         !line.contains("running r=0 IOPS"),
         "reads are counted while running: {line}"
     );
+}
+
+/// Reads an SVG file as XML and renders it with resvg (no external program):
+/// returns the contents of its `<text>` elements and the share of its pixels
+/// that are drawn in a colour other than white.
+fn render_svg(path: &Path) -> (Vec<String>, f64) {
+    let data = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::str::from_utf8(&data).expect("SVG is UTF-8");
+    let xml = roxmltree::Document::parse(text)
+        .unwrap_or_else(|e| panic!("{} is not XML: {e}", path.display()));
+    assert!(xml.root_element().has_tag_name("svg"), "{}", path.display());
+    let texts = xml
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .map(str::to_string)
+        .collect();
+    let tree = resvg::usvg::Tree::from_data(&data, &resvg::usvg::Options::default())
+        .unwrap_or_else(|e| panic!("{} is not a valid SVG: {e}", path.display()));
+    let size = tree.size().to_int_size();
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
+        .unwrap_or_else(|| panic!("{}: empty image {size:?}", path.display()));
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::default(),
+        &mut pixmap.as_mut(),
+    );
+    let pixels = pixmap.pixels();
+    assert!(
+        pixels.iter().all(|p| p.alpha() == 255),
+        "{}: a white background under everything",
+        path.display()
+    );
+    let inked = pixels
+        .iter()
+        .filter(|p| (p.red(), p.green(), p.blue()) != (255, 255, 255))
+        .count();
+    (texts, inked as f64 / pixels.len() as f64)
+}
+
+#[test]
+fn svg_charts_of_a_run_and_a_comparison_render() {
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "charted.rhai",
+        r#"io::job(#{ name: "j", rw: "randrw", size: "1M", bs: "4k", ioengine: "psync", runtime: "2s", time_based: true });
+report::metric("m", 2, "", "higher");"#,
+    );
+    for run in ["a", "b"] {
+        let json = format!("{run}.json");
+        let charts = format!("{run}-charts");
+        let (r, _) = run_scripts(dir.path(), &[&s, "--json", &json, "--svg", &charts]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stderr.contains("wrote 4 chart(s)"), "{}", r.stderr);
+    }
+    let c = plumb(
+        dir.path(),
+        &["compare", "a.json", "b.json", "--svg", "compare-charts"],
+    );
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    for charts in ["a-charts", "compare-charts"] {
+        let charts = dir.path().join(charts);
+        assert_eq!(
+            entries(&charts),
+            [
+                "bandwidth-j.svg",
+                "latency-j.svg",
+                "metrics.svg",
+                "timeline-j.svg"
+            ]
+        );
+        for (file, caption) in [
+            (
+                "metrics.svg",
+                "Metrics relative to the baseline (1.0 = baseline)",
+            ),
+            ("latency-j.svg", "Completion latency percentiles: j"),
+            ("timeline-j.svg", "IOPS per second: j"),
+            ("bandwidth-j.svg", "Bandwidth per second: j"),
+        ] {
+            let path = charts.join(file);
+            let (texts, inked) = render_svg(&path);
+            assert!(
+                texts.iter().any(|t| t == caption),
+                "{}: no caption {caption:?} in {texts:?}",
+                path.display()
+            );
+            // Axes, grid, bars or lines: a blank chart is a few pixels.
+            assert!(
+                inked > 0.01,
+                "{}: only {:.2}% of the pixels are drawn",
+                path.display(),
+                inked * 100.0
+            );
+        }
+    }
 }

@@ -1,8 +1,11 @@
 //! Network primitives against real `plumb serve` processes: on loopback, and
-//! against known link conditions in network namespaces (as root; skipped
-//! with a message where namespaces cannot be made).
+//! against known link conditions in network namespaces (as root, with
+//! iproute2, ethtool and python3; without root they fail unless
+//! `PLUMB_TEST_SKIP_PRIVILEGED=1` skips them, saying so).
 
-use crate::util::{doc, metric, plumb_bin, run_scripts, script, succeed, workdir};
+use crate::util::{
+    doc, metric, plumb_bin, privileged, require_tool, run_scripts, script, succeed, workdir,
+};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -250,7 +253,9 @@ net::rtt(#{ addr: a, count: 1 });
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Kill the peer once the test's data is flowing (it has moved 8 MiB
+    // through its sockets), not after a guessed time.
+    wait_until_moved(&peer, 8 << 20, Duration::from_secs(20));
     peer.child.kill().unwrap();
     let started = Instant::now();
     let out = run.wait_with_output().unwrap();
@@ -283,32 +288,55 @@ net::rtt(#{ addr: a, count: 1 });
     );
 }
 
+/// Waits until the `plumb serve` process `peer` has moved `bytes` (read plus
+/// written, its `rchar` and `wchar` in /proc: sockets included); fails
+/// after `limit`.
+fn wait_until_moved(peer: &Peer, bytes: u64, limit: Duration) {
+    let io = format!("/proc/{}/io", peer.child.id());
+    let start = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(&io).unwrap_or_else(|e| panic!("{io}: {e}"));
+        let field = |name: &str| -> u64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no {name} in {io}: {text}"))
+        };
+        let moved = field("rchar:") + field("wchar:");
+        if moved >= bytes {
+            return;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "the peer moved only {moved} bytes in {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Network namespaces joined by veth pairs; deleted when dropped.
 struct Lab {
     namespaces: Vec<String>,
 }
 
 impl Lab {
-    /// Makes namespaces named `plumb-<pid>-<tag>-<name>`; None (with a
-    /// message) where this process may not.
-    fn new(tag: &str, names: &[&str]) -> Option<Lab> {
+    /// Makes namespaces named `plumb-<pid>-<tag>-<name>` for `test`. Fails
+    /// naming what is missing (root, iproute2, ethtool); None only where
+    /// `PLUMB_TEST_SKIP_PRIVILEGED=1` skips the test without root.
+    fn new(test: &str, tag: &str, names: &[&str]) -> Option<Lab> {
+        if !privileged(test, "network namespaces") {
+            return None;
+        }
+        require_tool("ip", "-V", "iproute2");
+        require_tool("tc", "-V", "iproute2");
+        require_tool("ethtool", "--version", "ethtool");
         let pid = std::process::id();
         let mut lab = Lab {
             namespaces: Vec::new(),
         };
         for n in names {
             let ns = format!("plumb-{pid}-{tag}-{n}");
-            let ok = Command::new("ip")
-                .args(["netns", "add", &ns])
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if !ok {
-                eprintln!(
-                    "SKIPPED: cannot create network namespaces here (needs root and iproute2)"
-                );
-                return None;
-            }
+            succeed(Command::new("ip").args(["netns", "add", &ns]));
             lab.namespaces.push(ns.clone());
             lab.sh(&ns, "ip link set lo up");
         }
@@ -337,12 +365,10 @@ impl Lab {
             self.sh(ns, &format!("ip link set {dev} up"));
             // Checksums and segmentation done in software, so a relay can
             // forward frames as they are.
-            let _ = Command::new("ip")
-                .args([
-                    "netns", "exec", ns, "ethtool", "-K", dev, "tx", "off", "tso", "off", "gso",
-                    "off", "gro", "off",
-                ])
-                .output();
+            succeed(Command::new("ip").args([
+                "netns", "exec", ns, "ethtool", "-K", dev, "tx", "off", "tso", "off", "gso", "off",
+                "gro", "off",
+            ]));
         }
     }
 
@@ -379,7 +405,11 @@ impl Drop for Lab {
 
 #[test]
 fn throughput_matches_a_200_mbit_token_bucket() {
-    let Some(lab) = Lab::new("tbf", &["a", "b"]) else {
+    let Some(lab) = Lab::new(
+        "throughput_matches_a_200_mbit_token_bucket",
+        "tbf",
+        &["a", "b"],
+    ) else {
         return;
     };
     let (a, b) = (lab.ns(0), lab.ns(1));
@@ -447,7 +477,11 @@ pump(b, a)
 
 #[test]
 fn rtt_and_connect_time_see_a_5_ms_each_way_relay() {
-    let Some(lab) = Lab::new("delay", &["a", "m", "b"]) else {
+    let Some(lab) = Lab::new(
+        "rtt_and_connect_time_see_a_5_ms_each_way_relay",
+        "delay",
+        &["a", "m", "b"],
+    ) else {
         return;
     };
     let (a, m, b) = (lab.ns(0), lab.ns(1), lab.ns(2));
@@ -459,6 +493,7 @@ fn rtt_and_connect_time_see_a_5_ms_each_way_relay() {
         m,
         "ip link set dma promisc on && ip link set dmb promisc on",
     );
+    require_tool("python3", "--version", "python3");
     let dir = workdir();
     std::fs::write(dir.path().join("relay.py"), RELAY).unwrap();
     let mut relay = Command::new("ip")

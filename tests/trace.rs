@@ -65,15 +65,11 @@ fn known_sequence() -> Vec<Vec<(String, u64, u64)>> {
     vec![data, log, main]
 }
 
+/// True where strace runs; where it does not, the test fails saying so
+/// (a missing tool is not a pass), so callers never return early.
 fn have_strace() -> bool {
-    let ok = Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIPPED: strace is not installed");
-    }
-    ok
+    crate::util::require_tool("strace", "-V", "strace");
+    true
 }
 
 /// Records `python3 PROGRAM ARGS` with the root at `root`.
@@ -482,21 +478,56 @@ fn the_replay_pack_replays_its_bundled_trace_within_the_budget() {
     assert!(crate::util::metric(&d, "sqlite", "ops").unwrap() > 100.0);
     assert!(crate::util::metric(&d, "sqlite", "fdatasync_p99").is_some());
     assert!(entries(&target).is_empty());
-    // A budget smaller than the trace needs is refused before anything is written.
-    let r = plumb(
-        dir.path(),
-        &[
-            "run",
-            "replay",
-            "--max-bytes",
-            "64M",
-            "--target",
-            "target",
-            "-p",
-            "speed=max",
-        ],
+    // A budget smaller than the trace needs is refused before anything is
+    // written (no figures, nothing left); exactly what it needs is enough.
+    let with_budget = |budget: &str| {
+        let r = plumb(
+            dir.path(),
+            &[
+                "run",
+                "replay",
+                "--max-bytes",
+                budget,
+                "--target",
+                "target",
+                "-p",
+                "speed=max",
+                "--json",
+                "b.json",
+            ],
+        );
+        (r, crate::util::doc(&dir.path().join("b.json")))
+    };
+    let (r, d) = with_budget("4k");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let need: u64 = r
+        .stderr
+        .split("trace::replay needs ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the refusal says what it needs: {}", r.stderr));
+    assert!(
+        need > 4096,
+        "the trace writes 8 KiB into app.db alone: {need}"
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        crate::util::metric(&d, "sqlite", "ops"),
+        None,
+        "nothing replayed"
+    );
+    assert!(entries(&target).is_empty());
+    let (r, _) = with_budget(&(need - 1).to_string());
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("needs {need} bytes")),
+        "{}",
+        r.stderr
+    );
+    let (r, d) = with_budget(&need.to_string());
+    assert_eq!(r.code, 0, "{need} bytes are enough: {}", r.stderr);
+    assert!(crate::util::metric(&d, "sqlite", "ops").unwrap() > 100.0);
+    assert!(entries(&target).is_empty());
     let tiny = crate::util::script(dir.path(), "tiny.rhai", "trace::replay(\"missing.trace\");");
     let r = plumb(dir.path(), &["run", &tiny, "--target", "target"]);
     assert_ne!(r.code, 0);

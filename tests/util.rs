@@ -1,7 +1,11 @@
 //! Helpers shared by the integration tests: run the real `plumb` binary.
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::sync::{mpsc, OnceLock};
+use std::time::{Duration, Instant};
 
 /// The path of the built binary.
 pub fn plumb_bin() -> PathBuf {
@@ -46,9 +50,82 @@ pub fn to_run(out: Output) -> Run {
     }
 }
 
-/// Where the tests keep compiled WebAssembly components (not the user's cache).
+/// Where the tests keep compiled WebAssembly components (not the user's
+/// cache): a directory private to this test process (mode 0700, a random
+/// name, made once), removed when the process exits. A fixed name in the
+/// shared temp directory could be made beforehand by anyone, or shared by
+/// two test runs at once.
 pub fn test_cache() -> PathBuf {
-    std::env::temp_dir().join("plumb-test-wasm-cache")
+    static CACHE: OnceLock<PathBuf> = OnceLock::new();
+    CACHE
+        .get_or_init(|| {
+            let dir = tempfile::Builder::new()
+                .prefix("plumb-test-cache-")
+                .permissions(std::fs::Permissions::from_mode(0o700))
+                .tempdir()
+                .expect("make the test cache directory")
+                .keep();
+            remove_at_exit(dir.clone());
+            dir
+        })
+        .clone()
+}
+
+/// Removes `dir` when the test process exits (libtest ends with
+/// `process::exit`, which runs `atexit` handlers but drops no statics).
+fn remove_at_exit(dir: PathBuf) {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    extern "C" fn remove() {
+        if let Some(dir) = DIR.get() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    if DIR.set(dir).is_ok() {
+        // SAFETY: registers a plain function taking and returning nothing.
+        unsafe { libc::atexit(remove) };
+    }
+}
+
+/// Fails the test, naming the Debian package to install, unless `program`
+/// runs (with `--version`-like `arg`) and succeeds. `cargo xtask test`
+/// installs every package the tests need.
+pub fn require_tool(program: &str, arg: &str, package: &str) {
+    let ran = Command::new(program).arg(arg).output();
+    match ran {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => panic!(
+            "`{program} {arg}` failed ({}): this test needs a working {program} (apt-get install {package}, or run `cargo xtask test`)",
+            out.status
+        ),
+        Err(e) => panic!(
+            "this test needs {program}, which could not be run ({e}): apt-get install {package}, or run `cargo xtask test`"
+        ),
+    }
+}
+
+/// The environment variable that lets a developer without root skip the
+/// tests that need it (network namespaces, device nodes).
+pub const SKIP_PRIVILEGED: &str = "PLUMB_TEST_SKIP_PRIVILEGED";
+
+/// Whether a test that needs root may run: true as root. Otherwise the test
+/// fails saying so, unless `PLUMB_TEST_SKIP_PRIVILEGED=1` opts out: then it
+/// prints `SKIPPED` on the test output (past libtest's capture, so it shows
+/// in a passing run) and returns false.
+pub fn privileged(test: &str, needs: &str) -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        return true;
+    }
+    if std::env::var_os(SKIP_PRIVILEGED).is_some_and(|v| v == "1") {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED {test}: needs root for {needs} ({SKIP_PRIVILEGED}=1 is set)"
+        );
+        return false;
+    }
+    panic!(
+        "{test} needs root for {needs}; run the tests as root (CI does), or set {SKIP_PRIVILEGED}=1 to skip it"
+    );
 }
 
 /// Runs `plumb ARGS` in `dir`.
@@ -68,23 +145,63 @@ pub fn plumb_cached(dir: &Path, cache: &Path, args: &[&str]) -> Run {
     )
 }
 
-/// Starts `plumb ARGS` in `dir`, sends it `signal` (`-INT`, `-TERM`) after
-/// `after_ms`, and returns what it printed and its exit status.
-pub fn plumb_signalled(dir: &Path, args: &[&str], after_ms: u64, signal: &str) -> Output {
-    let child = Command::new(plumb_bin())
+/// Starts `plumb ARGS` in `dir`, waits until a line of its stderr contains
+/// `marker` (so the signal lands while the scenario is where the test means),
+/// sends it `signal` (`libc::SIGINT`, `libc::SIGTERM`), and returns all it
+/// printed and its exit status. Fails if the marker does not come within a
+/// minute or plumb exits first.
+pub fn plumb_signalled(dir: &Path, args: &[&str], marker: &str, signal: i32) -> Output {
+    let mut child = Command::new(plumb_bin())
         .args(args)
+        .env("PLUMB_CACHE_DIR", test_cache())
         .current_dir(dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("start plumb");
-    std::thread::sleep(std::time::Duration::from_millis(after_ms));
-    let sent = Command::new("kill")
-        .args([signal, &child.id().to_string()])
-        .status()
-        .expect("run kill");
-    assert!(sent.success(), "kill {signal} failed");
-    child.wait_with_output().expect("wait for plumb")
+    let stdout = child.stdout.take().expect("piped stdout");
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = BufReader::new(stdout).read_to_end(&mut buf);
+        buf
+    });
+    let (lines, seen) = mpsc::channel();
+    let stderr = child.stderr.take().expect("piped stderr");
+    let err_reader = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        for line in BufReader::new(stderr).split(b'\n') {
+            let Ok(line) = line else { break };
+            let _ = lines.send(String::from_utf8_lossy(&line).into_owned());
+            all.extend_from_slice(&line);
+            all.push(b'\n');
+        }
+        all
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match seen.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) if line.contains(marker) => break,
+            Ok(_) => {}
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let err = err_reader.join().unwrap_or_default();
+                panic!(
+                    "plumb never printed {marker:?} on stderr ({e:?}):\n{}",
+                    String::from_utf8_lossy(&err)
+                );
+            }
+        }
+    }
+    let pid = libc::pid_t::try_from(child.id()).expect("pid fits pid_t");
+    // SAFETY: kill(2) on our own child, which has not been waited for.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "kill {signal}");
+    let status = child.wait().expect("wait for plumb");
+    Output {
+        status,
+        stdout: out_reader.join().expect("stdout reader"),
+        stderr: err_reader.join().expect("stderr reader"),
+    }
 }
 
 /// Runs `plumb fio ARGS --output-format=json` in `dir` and expects success.

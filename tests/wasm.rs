@@ -8,22 +8,28 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// Builds the example guests once per test process; returns where they are.
+/// They go under this build's own target directory (`CARGO_TARGET_TMPDIR`,
+/// which cargo puts in whatever target directory it uses: `CARGO_TARGET_DIR`,
+/// `build.target-dir` or `target/`), never in `examples/target`.
 fn guests() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let target_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("example-guests");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let out = Command::new(cargo)
             .args(["build", "--quiet", "--release", "--target", "wasm32-wasip2", "--manifest-path"])
             .arg(root.join("examples/Cargo.toml"))
+            .arg("--target-dir")
+            .arg(&target_dir)
             .output()
             .expect("run cargo");
         assert!(
             out.status.success(),
-            "building the example guests failed (is the target installed? rustup target add wasm32-wasip2):\n{}",
+            "building the example guests failed (is the target installed? `cargo xtask test` adds it; or rustup target add wasm32-wasip2):\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        root.join("examples/target/wasm32-wasip2/release")
+        target_dir.join("wasm32-wasip2/release")
     })
 }
 

@@ -259,11 +259,47 @@ mod tests {
     }
 
     #[test]
-    fn sort_leaves_the_buffer_sorted() {
-        let mut w = (SORT_U64.prepare)(1000);
-        w.event();
-        // The median of 1000 random u64 is near the middle of the range.
-        let m = w.event() as f64 / u64::MAX as f64;
-        assert!((0.3..0.7).contains(&m), "{m}");
+    fn sort_u64_returns_the_median_of_its_sorted_input() {
+        // The kernel sorts a copy of SmallRng(n)'s first n values and returns
+        // the middle element: compute the known answer independently. An
+        // unsorted (or partly sorted) buffer has another value in the middle.
+        for n in [16u64, 1000, 4097] {
+            let mut rng = SmallRng::seed_from_u64(n);
+            let mut want: Vec<u64> = (0..n).map(|_| rng.random()).collect();
+            let unsorted_middle = want[want.len() / 2];
+            want.sort();
+            let median = want[want.len() / 2];
+            assert_ne!(
+                unsorted_middle, median,
+                "n={n}: the input is not sorted already"
+            );
+            let mut w = (SORT_U64.prepare)(n);
+            assert_eq!(w.event(), median, "n={n}");
+            // Each event sorts a fresh copy, so the answer does not drift.
+            assert_eq!(w.event(), median, "n={n}, second event");
+        }
+    }
+
+    #[test]
+    fn sort_string_returns_the_length_of_its_sorted_middle_string() {
+        let n = 1000u64;
+        let mut rng = SmallRng::seed_from_u64(n);
+        let mut want: Vec<String> = (0..n)
+            .map(|_| {
+                let len = rng.random_range(8..=24);
+                (0..len)
+                    .map(|_| char::from(rng.random_range(b'a'..=b'z')))
+                    .collect()
+            })
+            .collect();
+        let unsorted_middle = want[want.len() / 2].len();
+        want.sort();
+        let middle = want[want.len() / 2].len();
+        assert_ne!(
+            unsorted_middle, middle,
+            "the test tells sorted from unsorted"
+        );
+        let mut w = (SORT_STRING.prepare)(n);
+        assert_eq!(w.event(), middle as u64);
     }
 }

@@ -1,0 +1,190 @@
+//! plumb's developer tasks, run as `cargo xtask TASK` (an alias in
+//! `.cargo/config.toml`). `cargo xtask test [ARGS]` is the one test command,
+//! on a developer's machine and in CI (`.ci/run`): it installs the Debian
+//! packages the tests need where their programs are missing, adds the
+//! `wasm32-wasip2` target the example guests are built for, then runs
+//! `cargo fmt --check`, `cargo clippy --workspace --all-targets -- -D warnings`
+//! and `cargo test ARGS`. Any step that fails ends it with that step's status.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::{Command, ExitCode};
+
+/// A program the tests run, and the Debian package that provides it. The
+/// one list to extend when a test starts calling another program.
+struct Tool {
+    program: &'static str,
+    package: &'static str,
+    used_by: &'static str,
+}
+
+const TOOLS: &[Tool] = &[
+    Tool {
+        program: "strace",
+        package: "strace",
+        used_by: "plumb trace record and the syscall-count tests",
+    },
+    Tool {
+        program: "fio",
+        package: "fio",
+        used_by: "comparisons with the real fio",
+    },
+    Tool {
+        program: "ip",
+        package: "iproute2",
+        used_by: "network namespaces in the net tests",
+    },
+    Tool {
+        program: "tc",
+        package: "iproute2",
+        used_by: "the token-bucket link in the net tests",
+    },
+    Tool {
+        program: "ethtool",
+        package: "ethtool",
+        used_by: "offloads off on the veth links of the net tests",
+    },
+    Tool {
+        program: "python3",
+        package: "python3",
+        used_by: "the traced workloads and the delay relay",
+    },
+    Tool {
+        program: "ps",
+        package: "procps",
+        used_by: "process checks",
+    },
+];
+
+/// The target the example WebAssembly guests are built for.
+const WASM_TARGET: &str = "wasm32-wasip2";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args_os().skip(1);
+    match args.next().as_deref().and_then(|a| a.to_str()) {
+        Some("test") => match test(args.collect()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("cargo xtask test: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        _ => {
+            eprintln!(
+                "usage: cargo xtask test [ARGS]\n  installs what the tests need, then runs cargo fmt --check, cargo clippy and cargo test ARGS"
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Sets up the machine, then runs every check, stopping at the first failure.
+fn test(test_args: Vec<OsString>) -> Result<(), String> {
+    install_missing_packages()?;
+    add_wasm_target()?;
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    run(Command::new(&cargo).args(["fmt", "--all", "--check"]))?;
+    run(Command::new(&cargo).args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    run(Command::new(&cargo).arg("test").args(test_args))
+}
+
+/// Installs, with apt-get, the packages of the programs in [`TOOLS`] that are
+/// not on PATH; fails naming them where that is not possible.
+fn install_missing_packages() -> Result<(), String> {
+    let mut packages: Vec<&str> = TOOLS
+        .iter()
+        .filter(|t| !on_path(t.program))
+        .map(|t| t.package)
+        .collect();
+    packages.sort_unstable();
+    packages.dedup();
+    if packages.is_empty() {
+        return Ok(());
+    }
+    let list = packages.join(" ");
+    eprintln!("cargo xtask: installing {list}");
+    if !on_path("apt-get") {
+        return Err(format!(
+            "the tests need the packages {list}, and apt-get is not here to install them"
+        ));
+    }
+    let apt = |args: &[&str]| {
+        let mut c = Command::new("apt-get");
+        c.args(["-o", "DPkg::Lock::Timeout=300"])
+            .args(args)
+            .env("DEBIAN_FRONTEND", "noninteractive");
+        run(&mut c).map_err(|e| format!("{e} (installing {list} needs root)"))
+    };
+    apt(&["update", "-q"])?;
+    let mut install = vec!["install", "-y", "-q", "--no-install-recommends"];
+    install.extend(&packages);
+    apt(&install)?;
+    let still: Vec<String> = TOOLS
+        .iter()
+        .filter(|t| !on_path(t.program))
+        .map(|t| format!("{} ({}, for {})", t.program, t.package, t.used_by))
+        .collect();
+    if still.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "still missing after apt-get install: {}",
+            still.join(", ")
+        ))
+    }
+}
+
+/// Adds the WebAssembly target with rustup where the toolchain lacks it.
+fn add_wasm_target() -> Result<(), String> {
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map_err(|e| format!("running rustup to check for the {WASM_TARGET} target: {e}"))?;
+    if !installed.status.success() {
+        return Err(format!(
+            "rustup target list --installed failed: {}",
+            String::from_utf8_lossy(&installed.stderr)
+        ));
+    }
+    if String::from_utf8_lossy(&installed.stdout)
+        .lines()
+        .any(|l| l.trim() == WASM_TARGET)
+    {
+        return Ok(());
+    }
+    run(Command::new("rustup").args(["target", "add", WASM_TARGET]))
+}
+
+/// Whether `program` is an executable file in a directory of PATH.
+fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path).any(|dir| {
+        Path::new(&dir)
+            .join(program)
+            .metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
+/// Runs `cmd`, echoing it first; an error names it and how it ended.
+fn run(cmd: &mut Command) -> Result<(), String> {
+    eprintln!("cargo xtask: {cmd:?}");
+    let status = cmd
+        .status()
+        .map_err(|e| format!("could not run {cmd:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd:?} failed ({status})"))
+    }
+}
