@@ -80,9 +80,17 @@ fn fio_json_layout_reads_back_through_fio_paths() {
     let read = &job["read"];
     assert_eq!(read["io_bytes"].as_u64(), Some(8 << 20));
     assert_eq!(read["io_kbytes"].as_u64(), Some(8 << 10));
-    assert!(read["iops"].as_f64().unwrap() > 0.0);
-    assert!(read["bw_bytes"].as_u64().unwrap() > 0);
-    assert!(read["runtime"].as_u64().is_some());
+    assert_eq!(
+        read["total_ios"].as_u64(),
+        Some(2048),
+        "8 MiB in 4 KiB blocks"
+    );
+    let bw = read["bw_bytes"].as_f64().unwrap();
+    let ms = read["runtime"].as_f64().unwrap();
+    assert!(
+        ((8 << 20) as f64 / (ms / 1000.0) / bw - 1.0).abs() < 0.05,
+        "bw_bytes {bw} is 8 MiB over {ms} ms"
+    );
     let clat = &read["clat_ns"];
     let (min, mean, max) = (
         clat["min"].as_u64().unwrap(),
@@ -228,11 +236,25 @@ fn sysinfo_describes_machine_and_target() {
     let r = plumb(dir.path(), &["sysinfo", "--json"]);
     assert_eq!(r.code, 0);
     let v = r.json();
-    assert!(v["host"]["cpus"].as_u64().unwrap() >= 1);
-    assert!(v["host"]["memory_bytes"].as_u64().unwrap() > 0);
-    assert!(!v["host"]["kernel"].as_str().unwrap().is_empty());
+    let cpus = std::thread::available_parallelism().unwrap().get() as u64;
+    assert_eq!(v["host"]["cpus"].as_u64(), Some(cpus));
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kib: u64 = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    assert_eq!(v["host"]["memory_bytes"].as_u64(), Some(kib * 1024));
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    assert_eq!(v["host"]["kernel"].as_str(), Some(release.trim()));
     assert!(!v["target"]["fs_type"].as_str().unwrap().is_empty());
-    assert!(v["target"]["free_bytes"].as_u64().unwrap() > 0);
+    // Free space as statvfs(2) tells it, give or take what others write meanwhile.
+    let free = free_bytes(dir.path()) as f64;
+    let reported = v["target"]["free_bytes"].as_f64().unwrap();
+    assert!(
+        (reported / free - 1.0).abs() < 0.02,
+        "free_bytes {reported}, statvfs {free}"
+    );
     let text = plumb(dir.path(), &["sysinfo"]);
     assert!(
         text.stdout.contains("Filesystem") && text.stdout.contains("Scheduler"),
@@ -436,4 +458,14 @@ report::metric("m", 2, "", "higher");"#,
             );
         }
     }
+}
+
+/// Bytes an unprivileged user may still write on the filesystem of `dir`.
+fn free_bytes(dir: &Path) -> u64 {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+    // SAFETY: statvfs fills the zeroed struct from a valid C string path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0, "statvfs");
+    st.f_bavail * st.f_frsize
 }

@@ -42,7 +42,11 @@ fn randread_and_randwrite_variants() {
             Some(8 << 20),
             "{rw}"
         );
-        assert!(json["jobs"][0][dir]["iops"].as_f64().unwrap() > 0.0);
+        assert_eq!(
+            json["jobs"][0][dir]["total_ios"].as_u64(),
+            Some(2048),
+            "{rw}: 8 MiB in 4 KiB blocks"
+        );
     }
 }
 
@@ -76,9 +80,18 @@ fn sixteen_jobs_time_based_group_reporting() {
     let json = r.json();
     let jobs = json["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 1, "group_reporting gives one entry");
-    assert!(jobs[0]["write"]["iops"].as_f64().unwrap() > 0.0);
     let runtime = jobs[0]["job_runtime"].as_u64().unwrap();
     assert!((900..3000).contains(&runtime), "runtime {runtime} ms");
+    // IOPS agrees with the count and the write runtime.
+    let write = &jobs[0]["write"];
+    let ios = write["total_ios"].as_f64().unwrap();
+    let iops = write["iops"].as_f64().unwrap();
+    let ms = write["runtime"].as_f64().unwrap();
+    assert!(ios > 0.0, "{write}");
+    assert!(
+        (ios / (ms / 1000.0) / iops - 1.0).abs() < 0.05,
+        "iops {iops} for {ios} writes in {ms} ms"
+    );
     // fio's naming: one file per clone, left in place (no unlink).
     let files = entries(&sub);
     assert_eq!(files.len(), 16, "{files:?}");
