@@ -480,18 +480,30 @@ fn the_replay_pack_replays_its_bundled_trace_within_the_budget() {
     assert!(entries(&target).is_empty());
     // A budget smaller than the trace needs is refused before anything is
     // written (no figures, nothing left); exactly what it needs is enough.
+    // The bundled pack declares 64M, so plumb refuses a smaller --max-bytes
+    // before running it: a copy without that declaration lets the budget
+    // reach trace::replay.
+    let pack = dir.path().join("budget-pack");
+    std::fs::create_dir(&pack).unwrap();
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/replay");
+    for f in ["sqlite.rhai", "sqlite.trace"] {
+        std::fs::copy(bundled.join(f), pack.join(f)).unwrap();
+    }
+    std::fs::write(
+        pack.join("pack.toml"),
+        "name = \"budget\"\nscenarios = [\"sqlite.rhai\"]\ndata = [\"sqlite.trace\"]\n",
+    )
+    .unwrap();
     let with_budget = |budget: &str| {
         let r = plumb(
             dir.path(),
             &[
                 "run",
-                "replay",
+                "budget-pack",
                 "--max-bytes",
                 budget,
                 "--target",
                 "target",
-                "-p",
-                "speed=max",
                 "--json",
                 "b.json",
             ],
