@@ -117,7 +117,18 @@ impl RunDir {
         })
     }
 
-    /// The directory's absolute path.
+    /// A second handle on the same directory (a duplicate of its descriptor,
+    /// so it resolves beneath the very directory this one does, whatever
+    /// happens to its path).
+    pub fn try_clone(&self) -> std::io::Result<RunDir> {
+        Ok(RunDir {
+            root: self.root.try_clone()?,
+            path: self.path.clone(),
+        })
+    }
+
+    /// The directory's absolute path (for messages and statistics; files are
+    /// never reopened through it).
     pub fn path(&self) -> &Path {
         &self.path
     }
