@@ -225,9 +225,10 @@ pub fn check_plans(
                 }
                 continue;
             }
-            let entry = growth
-                .entry(f.path.clone())
-                .or_insert((f.space.clone(), f.existing, f.existing));
+            let entry =
+                growth
+                    .entry(f.path.clone())
+                    .or_insert((f.space.clone(), f.existing, f.existing));
             entry.2 = entry.2.max(f.needed_end());
         }
     }

@@ -204,7 +204,13 @@ impl RunDir {
     ) -> Result<OwnedFd, SandboxError> {
         let c = check(rel)?;
         loop {
-            let e = match openat2(dir, &c, flags, mode, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS) {
+            let e = match openat2(
+                dir,
+                &c,
+                flags,
+                mode,
+                RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+            ) {
                 Ok(fd) => return Ok(fd),
                 Err(e) => e,
             };
@@ -318,7 +324,13 @@ impl RunDir {
 
 /// `openat2(2)` of `rel` beneath `dir` with the given `RESOLVE_*` flags
 /// (`O_CLOEXEC` always added).
-fn openat2(dir: RawFd, rel: &CStr, flags: i32, mode: u32, resolve: u64) -> std::io::Result<OwnedFd> {
+fn openat2(
+    dir: RawFd,
+    rel: &CStr,
+    flags: i32,
+    mode: u32,
+    resolve: u64,
+) -> std::io::Result<OwnedFd> {
     let how = OpenHow {
         flags: (flags | libc::O_CLOEXEC) as u64,
         mode: if flags & libc::O_CREAT != 0 {

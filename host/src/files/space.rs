@@ -168,13 +168,11 @@ impl FileSpace {
                     }));
                 }
             },
-            FileSpace::Sandboxed(dir) => {
-                match dir.open(rel(path)?, libc::O_PATH, 0) {
-                    Err(e) if is_enoent(&e) => return Ok(None),
-                    Err(e) => return Err(e.into()),
-                    Ok(fd) => File::from(fd),
-                }
-            }
+            FileSpace::Sandboxed(dir) => match dir.open(rel(path)?, libc::O_PATH, 0) {
+                Err(e) if is_enoent(&e) => return Ok(None),
+                Err(e) => return Err(e.into()),
+                Ok(fd) => File::from(fd),
+            },
         };
         let m = file.metadata().map_err(|e| io_err(path, e))?;
         self.refuse(m.file_type(), path)?;
@@ -246,7 +244,9 @@ impl FileSpace {
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL;
         match self.open(path, flags, 0o644) {
             Ok(f) => Ok(Some(f)),
-            Err(SpaceError::Io { source, .. }) if source.kind() == std::io::ErrorKind::AlreadyExists => {
+            Err(SpaceError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::AlreadyExists =>
+            {
                 Ok(None)
             }
             Err(SpaceError::Sandbox(e)) if e.errno() == Some(libc::EEXIST) => Ok(None),

@@ -202,9 +202,7 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
     let mut disks: Vec<String> = prepared
         .disk
         .iter()
-        .flat_map(|(_, files)| {
-            files.iter().filter_map(|f| f.space.disk(&f.path))
-        })
+        .flat_map(|(_, files)| files.iter().filter_map(|f| f.space.disk(&f.path)))
         .collect();
     disks.sort();
     disks.dedup();

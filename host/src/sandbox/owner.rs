@@ -141,11 +141,16 @@ mod tests {
             pid: me.pid,
             start: me.start + 1,
         };
-        for (name, owner) in [("plumb-run-live", Some(me)), ("plumb-run-dead", Some(dead)), ("plumb-run-unmarked", None)] {
+        for (name, owner) in [
+            ("plumb-run-live", Some(me)),
+            ("plumb-run-dead", Some(dead)),
+            ("plumb-run-unmarked", None),
+        ] {
             std::fs::create_dir(t.path().join(name)).unwrap();
             std::fs::write(t.path().join(name).join("f"), b"x").unwrap();
             if let Some(o) = owner {
-                o.write(&t.path().join(format!("{name}{MARK_SUFFIX}"))).unwrap();
+                o.write(&t.path().join(format!("{name}{MARK_SUFFIX}")))
+                    .unwrap();
             }
         }
         std::fs::write(t.path().join("plumb-run-bad.owner"), b"12 x").unwrap();
