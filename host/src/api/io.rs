@@ -41,7 +41,7 @@ impl Host {
             stop: self.stop_flag().clone(),
         };
         let mut report = prepared.run(&opts).map_err(|RunError::Files(e)| match e {
-            FileError::Deadline => self.check().err().unwrap_or(ApiError::Interrupted),
+            FileError::Deadline => ApiError::Deadline(self.limits.timeout),
             e => file_err(e),
         })?;
         self.check()?;
