@@ -248,3 +248,106 @@ fn es_indexing_gives_the_same_figures_in_wasm_and_rhai() {
         assert!((0.9..=1.1).contains(&ratio), "{m}: wasm/rhai = {ratio}");
     }
 }
+
+/// The one cache file whose name is not in `before`.
+fn new_artifact(cache: &Path, before: &[String]) -> PathBuf {
+    let now = entries(cache);
+    let new: Vec<&String> = now.iter().filter(|n| !before.contains(n)).collect();
+    assert_eq!(new.len(), 1, "one new artifact: {now:?}");
+    cache.join(new[0])
+}
+
+#[test]
+fn an_artifact_planted_under_another_guests_key_is_not_run() {
+    let dir = workdir();
+    let cache = dir.path().join("cache");
+    let wasm = cache.join("wasm");
+    let hello = guest("hello");
+    let r = plumb_cached(dir.path(), &cache, &["check", &hello]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let hello_art = new_artifact(&wasm, &[]);
+    let r = plumb_cached(dir.path(), &cache, &["check", &guest("hostile")]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let hostile_art = new_artifact(
+        &wasm,
+        &[hello_art.file_name().unwrap().to_string_lossy().into()],
+    );
+    std::fs::copy(&hostile_art, &hello_art).unwrap();
+    let r = plumb_cached(dir.path(), &cache, &["check", &hello]);
+    assert!(
+        r.stdout.contains("ok (compiled in"),
+        "not loaded: {}",
+        r.stdout
+    );
+    std::fs::create_dir(dir.path().join("target")).unwrap();
+    let r = plumb_cached(dir.path(), &cache, &["run", &hello, "--target", "target"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("hello from a component"),
+        "hello ran: {}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_corrupted_artifact_is_compiled_again_and_replaced() {
+    let dir = workdir();
+    let cache = dir.path().join("cache");
+    let hello = guest("hello");
+    assert_eq!(plumb_cached(dir.path(), &cache, &["check", &hello]).code, 0);
+    let art = new_artifact(&cache.join("wasm"), &[]);
+    let mut bytes = std::fs::read(&art).unwrap();
+    for b in bytes.iter_mut().skip(4096).step_by(97) {
+        *b ^= 0xff;
+    }
+    std::fs::write(&art, &bytes).unwrap();
+    let r = plumb_cached(dir.path(), &cache, &["check", &hello]);
+    assert_eq!(r.code, 0, "no crash: {}", r.stderr);
+    assert!(r.stdout.contains("ok (compiled in"), "{}", r.stdout);
+    let r = plumb_cached(dir.path(), &cache, &["check", &hello]);
+    assert!(
+        r.stdout.contains("ok (loaded from the cache in"),
+        "replaced by a good one: {}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_cache_directory_others_can_write_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = workdir();
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(cache.join("wasm")).unwrap();
+    std::fs::set_permissions(cache.join("wasm"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let hello = guest("hello");
+    for _ in 0..2 {
+        let r = plumb_cached(dir.path(), &cache, &["check", &hello]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout.contains("ok (compiled in"), "{}", r.stdout);
+        assert!(
+            r.stderr.contains("not using the compiled-component cache"),
+            "says why: {}",
+            r.stderr
+        );
+    }
+    assert!(
+        entries(&cache.join("wasm")).is_empty(),
+        "nothing stored there"
+    );
+}
+
+#[test]
+fn a_new_cache_directory_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = workdir();
+    let cache = dir.path().join("cache");
+    assert_eq!(
+        plumb_cached(dir.path(), &cache, &["check", &guest("hello")]).code,
+        0
+    );
+    let mode = std::fs::metadata(cache.join("wasm"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+}

@@ -1,22 +1,27 @@
 //! The files of a job: names, sizes and regions (fio's rules), the free-space
 //! check, block-device detection and the layout with incompressible data.
+//! Every operation on a file goes through the job's [`FileSpace`].
+
+mod space;
+
+pub use space::{FileSpace, Found, FsInfo, SpaceError};
 
 use crate::job::spec::{Dir, JobSpec};
 use crate::units::{format_bytes_binary, SizeSpec};
 use crate::workload::{fill_random, stamp_block, Region};
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One file a job clone uses.
 #[derive(Debug, Clone)]
 pub struct FilePlan {
-    /// Where the file is.
+    /// Where the file is, within `space`.
     pub path: PathBuf,
+    /// How the path is resolved and the file opened.
+    pub space: FileSpace,
     /// The part the job works on.
     pub region: Region,
     /// True for block devices.
@@ -63,32 +68,56 @@ pub enum FileError {
         /// The device.
         path: String,
     },
-    /// An OS error on a file.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The error.
-        source: std::io::Error,
+    /// A file an option names cannot be used: outside the run directory,
+    /// a FIFO, a device in a scenario, or the OS refused to look at it.
+    #[error("job '{job}': option '{option}': {source}")]
+    Path {
+        /// The job.
+        job: String,
+        /// The option the name came from.
+        option: &'static str,
+        /// What is wrong.
+        source: SpaceError,
     },
+    /// An error on a file while laying it out, opening or removing it.
+    #[error(transparent)]
+    Space(#[from] SpaceError),
     /// Ctrl-C or SIGTERM during layout.
     #[error("interrupted while laying out files")]
     Interrupted,
+    /// The scenario's deadline passed during layout.
+    #[error("the deadline passed while laying out files")]
+    Deadline,
 }
 
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> FileError + '_ {
-    move |source| FileError::Io {
-        path: path.display().to_string(),
-        source,
-    }
+/// Why a long file operation must stop early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// Ctrl-C, SIGTERM or a caller's stop request.
+    Interrupted,
+    /// The scenario's deadline.
+    Deadline,
 }
 
-/// The files and regions of clone `clone` of `job`, following fio's naming.
-pub fn plan_files(job: &JobSpec, clone: u32, diskless: bool) -> Result<Vec<FilePlan>, FileError> {
+/// The files and regions of clone `clone` of `job`, following fio's naming;
+/// every name is resolved in `space` (beneath the run directory in a scenario).
+pub fn plan_files(
+    job: &JobSpec,
+    clone: u32,
+    diskless: bool,
+    space: &FileSpace,
+) -> Result<Vec<FilePlan>, FileError> {
     let opt_err = |option: &'static str, message: String| FileError::Option {
         job: job.name.clone(),
         option,
         message,
+    };
+    let option = if job.filename.is_some() {
+        "filename"
+    } else if job.directory.is_some() {
+        "directory"
+    } else {
+        "name"
     };
     let dir = job.directory.as_deref().map(PathBuf::from);
     let paths: Vec<PathBuf> = match &job.filename {
@@ -115,13 +144,17 @@ pub fn plan_files(job: &JobSpec, clone: u32, diskless: bool) -> Result<Vec<FileP
     let mut existing = Vec::new();
     let mut devices = Vec::new();
     for p in &paths {
-        let (size, dev) = if diskless {
-            (0, false)
+        let found = if diskless {
+            None
         } else {
-            existing_size(p)?
+            space.probe(p).map_err(|source| FileError::Path {
+                job: job.name.clone(),
+                option,
+                source,
+            })?
         };
-        existing.push(size);
-        devices.push(dev);
+        existing.push(found.map_or(0, |f| f.size));
+        devices.push(found.is_some_and(|f| f.is_device));
     }
     let n = paths.len() as u64;
     let first_existing = existing.iter().copied().max().unwrap_or(0);
@@ -167,6 +200,7 @@ pub fn plan_files(job: &JobSpec, clone: u32, diskless: bool) -> Result<Vec<FileP
         .zip(devices)
         .map(|((path, existing), is_device)| FilePlan {
             path,
+            space: space.clone(),
             region: Region { start: offset, len },
             is_device,
             existing,
@@ -174,34 +208,12 @@ pub fn plan_files(job: &JobSpec, clone: u32, diskless: bool) -> Result<Vec<FileP
         .collect())
 }
 
-/// Size of an existing file or block device, and whether it is a device.
-fn existing_size(path: &Path) -> Result<(u64, bool), FileError> {
-    match std::fs::metadata(path) {
-        Ok(m) if m.file_type().is_block_device() => {
-            let f = File::open(path).map_err(io_err(path))?;
-            let mut size: u64 = 0;
-            // SAFETY: BLKGETSIZE64 writes a u64.
-            let r = unsafe { libc::ioctl(f.as_raw_fd(), 0x8008_1272, &mut size) };
-            if r < 0 {
-                return Err(io_err(path)(std::io::Error::last_os_error()));
-            }
-            Ok((size, true))
-        }
-        Ok(m) if m.is_dir() => Err(io_err(path)(std::io::Error::from_raw_os_error(
-            libc::EISDIR,
-        ))),
-        Ok(m) => Ok((m.len(), false)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((0, false)),
-        Err(e) => Err(io_err(path)(e)),
-    }
-}
-
 /// Refuses device writes without permission and layouts that would not fit.
 pub fn check_plans(
     plans: &[(&JobSpec, Vec<FilePlan>)],
     allow_device: bool,
 ) -> Result<(), FileError> {
-    let mut growth: BTreeMap<PathBuf, (u64, u64)> = BTreeMap::new();
+    let mut growth: BTreeMap<PathBuf, (FileSpace, u64, u64)> = BTreeMap::new();
     for (job, files) in plans {
         for f in files {
             if f.is_device {
@@ -213,27 +225,26 @@ pub fn check_plans(
                 }
                 continue;
             }
-            let entry = growth
-                .entry(f.path.clone())
-                .or_insert((f.existing, f.existing));
-            entry.1 = entry.1.max(f.needed_end());
+            let entry =
+                growth
+                    .entry(f.path.clone())
+                    .or_insert((f.space.clone(), f.existing, f.existing));
+            entry.2 = entry.2.max(f.needed_end());
         }
     }
     // Sum growth per filesystem, keyed by the device of the parent directory.
-    let mut per_fs: BTreeMap<u64, (PathBuf, u64)> = BTreeMap::new();
-    for (path, (existing, end)) in &growth {
-        let parent = parent_dir(path);
-        let meta = std::fs::metadata(&parent).map_err(io_err(&parent))?;
-        let e = per_fs.entry(meta.dev()).or_insert((parent.clone(), 0));
-        e.1 += end.saturating_sub(*existing);
+    let mut per_fs: BTreeMap<u64, (PathBuf, FsInfo, u64)> = BTreeMap::new();
+    for (path, (space, existing, end)) in &growth {
+        let fs = space.fs_of(path)?;
+        let e = per_fs.entry(fs.dev).or_insert((parent_dir(path), fs, 0));
+        e.2 = e.2.saturating_add(end.saturating_sub(*existing));
     }
-    for (dir, needed) in per_fs.values() {
-        let free = free_bytes(dir).map_err(io_err(dir))?;
-        if *needed > free {
+    for (dir, fs, needed) in per_fs.values() {
+        if *needed > fs.free {
             return Err(FileError::NoSpace {
                 dir: dir.display().to_string(),
                 needed: format_bytes_binary(*needed as f64),
-                free: format_bytes_binary(free as f64),
+                free: format_bytes_binary(fs.free as f64),
             });
         }
     }
@@ -259,88 +270,112 @@ pub fn free_bytes(dir: &Path) -> std::io::Result<u64> {
     Ok(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
+/// A file to create or extend before the jobs start.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    /// The file, within `space`.
+    pub path: PathBuf,
+    /// Where it is resolved.
+    pub space: FileSpace,
+    /// Its size now.
+    pub from: u64,
+    /// The size the jobs need.
+    pub to: u64,
+}
+
 /// Files to lay out: each regular file that must grow, with its final size.
-pub fn layout_list(plans: &[(&JobSpec, Vec<FilePlan>)]) -> Vec<(PathBuf, u64, u64)> {
-    let mut out: BTreeMap<PathBuf, (u64, u64)> = BTreeMap::new();
+pub fn layout_list(plans: &[(&JobSpec, Vec<FilePlan>)]) -> Vec<Layout> {
+    let mut out: BTreeMap<PathBuf, Layout> = BTreeMap::new();
     for (_, files) in plans {
         for f in files.iter().filter(|f| !f.is_device) {
-            let e = out.entry(f.path.clone()).or_insert((f.existing, 0));
-            e.1 = e.1.max(f.needed_end());
+            let e = out.entry(f.path.clone()).or_insert(Layout {
+                path: f.path.clone(),
+                space: f.space.clone(),
+                from: f.existing,
+                to: 0,
+            });
+            e.to = e.to.max(f.needed_end());
         }
     }
-    out.into_iter()
-        .filter(|(_, (from, to))| to > from)
-        .map(|(p, (from, to))| (p, from, to))
-        .collect()
+    out.into_values().filter(|l| l.to > l.from).collect()
 }
 
 /// Writes files from their current size to their needed size with
-/// incompressible, non-duplicate data; removes files it created if it fails.
+/// incompressible, non-duplicate data. `should_stop` is polled before every
+/// chunk (stop flag, deadline); when it says stop, or anything fails, the
+/// files this call created are removed again.
 pub fn lay_out(
-    files: &[(PathBuf, u64, u64)],
-    stop: &AtomicBool,
+    files: &[Layout],
+    should_stop: impl Fn() -> Option<StopReason>,
     mut progress: impl FnMut(u64),
 ) -> Result<(), FileError> {
-    let mut created: Vec<PathBuf> = Vec::new();
+    let mut created: Vec<&Layout> = Vec::new();
     let result = (|| {
         const CHUNK: usize = 1 << 20;
         let mut buf = vec![0u8; CHUNK];
         fill_random(&mut buf, 0x5eed);
         let mut seq = 0u64;
-        for (path, from, to) in files {
-            if *from == 0 && !path.exists() {
-                created.push(path.clone());
-            }
-            let mut f = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(0o644)
-                .open(path)
-                .map_err(io_err(path))?;
-            let mut pos = *from;
-            use std::io::Seek;
-            f.seek(std::io::SeekFrom::Start(pos))
-                .map_err(io_err(path))?;
-            while pos < *to {
-                if stop.load(Ordering::Relaxed) {
-                    return Err(FileError::Interrupted);
+        for l in files {
+            let mut f = match l.space.create_new(&l.path)? {
+                Some(f) => {
+                    created.push(l);
+                    f
                 }
-                let n = ((*to - pos) as usize).min(CHUNK);
+                None => l.space.open(&l.path, libc::O_WRONLY, 0)?,
+            };
+            let io_err = |source| SpaceError::Io {
+                path: l.path.display().to_string(),
+                source,
+            };
+            let mut pos = l.from;
+            use std::io::Seek;
+            f.seek(std::io::SeekFrom::Start(pos)).map_err(io_err)?;
+            while pos < l.to {
+                match should_stop() {
+                    Some(StopReason::Interrupted) => return Err(FileError::Interrupted),
+                    Some(StopReason::Deadline) => return Err(FileError::Deadline),
+                    None => {}
+                }
+                let n = usize::try_from(l.to - pos).map_or(CHUNK, |left| left.min(CHUNK));
                 for (i, block) in buf[..n].chunks_mut(4096).enumerate() {
                     seq += 1;
                     stamp_block(block, pos + (i as u64) * 4096, seq, false);
                 }
-                f.write_all(&buf[..n]).map_err(io_err(path))?;
+                f.write_all(&buf[..n]).map_err(io_err)?;
                 pos += n as u64;
                 progress(n as u64);
             }
-            f.sync_all().map_err(io_err(path))?;
+            f.sync_all().map_err(io_err)?;
         }
         Ok(())
     })();
     if result.is_err() {
-        for p in &created {
-            let _ = std::fs::remove_file(p);
+        for l in &created {
+            let _ = l.space.remove(&l.path);
         }
     }
     result
 }
 
-/// Opens a job's file for its I/O.
+/// Opens a job's file for its I/O (in its space, never blocking on a FIFO).
 pub fn open_for_job(plan: &FilePlan, job: &JobSpec) -> Result<File, FileError> {
-    let mut opts = OpenOptions::new();
-    opts.read(true);
-    if job.rw.does(Dir::Write) {
-        opts.write(true);
-    }
+    let mut flags = if job.rw.does(Dir::Write) {
+        libc::O_RDWR
+    } else {
+        libc::O_RDONLY
+    };
     if job.direct {
-        opts.custom_flags(libc::O_DIRECT);
+        flags |= libc::O_DIRECT;
     }
-    let f = opts.open(&plan.path).map_err(io_err(&plan.path))?;
+    let f = plan.space.open(&plan.path, flags, 0)?;
     if job.invalidate && !plan.is_device {
         // SAFETY: advisory call on an open descriptor.
         unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     }
     Ok(f)
+}
+
+/// Removes a job's file after the job (`unlink`), in its space.
+pub fn unlink(plan: &FilePlan) -> Result<(), FileError> {
+    Ok(plan.space.remove(&plan.path)?)
 }

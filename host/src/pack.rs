@@ -242,19 +242,27 @@ pub fn builtin(name: &str) -> Option<Result<Pack, PackError>> {
     ))
 }
 
-/// Loads a pack folder.
+/// The largest file a pack may hold (manifest, scenario or data), in bytes.
+pub const MAX_PACK_FILE: u64 = 256 << 20;
+
+/// Loads a pack folder. Every file it names (the manifest, scenarios, data)
+/// is read beneath the folder without following symlinks, must be a regular
+/// file and at most [`MAX_PACK_FILE`] bytes.
 pub fn load_dir(dir: &Path) -> Result<Pack, PackError> {
-    let manifest_path = dir.join("pack.toml");
-    let text = std::fs::read_to_string(&manifest_path).map_err(|e| PackError {
-        file: manifest_path.display().to_string(),
-        message: e.to_string(),
-    })?;
-    from_manifest(&format!("{}/", dir.display()), &text, |f| {
+    let read = |f: &str| {
         if f.contains('/') || f.starts_with('.') {
             return Err(format!("'{f}' must be a file name inside the pack"));
         }
-        std::fs::read(dir.join(f)).map_err(|e| format!("{f}: {e}"))
-    })
+        crate::sandbox::read_beneath(dir, f, MAX_PACK_FILE).map_err(|e| format!("{f}: {e}"))
+    };
+    let manifest_path = dir.join("pack.toml");
+    let text = read("pack.toml")
+        .and_then(|b| String::from_utf8(b).map_err(|_| "pack.toml: not UTF-8 text".into()))
+        .map_err(|message| PackError {
+            file: manifest_path.display().to_string(),
+            message,
+        })?;
+    from_manifest(&format!("{}/", dir.display()), &text, read)
 }
 
 /// A lone script (`.rhai`) or component (`.wasm`) as a pack of one.
@@ -263,7 +271,7 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
         file: path.display().to_string(),
         message,
     };
-    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    let bytes = read_lone(path).map_err(err)?;
     let file_name = path
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
@@ -281,6 +289,30 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
         asserts: Vec::new(),
         data: BTreeMap::new(),
     })
+}
+
+/// A file named on the command line: followed like any path the user gives,
+/// but it must be a regular file (a FIFO would block) of bounded size.
+fn read_lone(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = f.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_PACK_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_PACK_FILE {
+        return Err(format!("larger than the limit of {MAX_PACK_FILE} bytes"));
+    }
+    Ok(bytes)
 }
 
 fn from_manifest(

@@ -216,6 +216,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         crate::units::parse_duration(&args.timeout).map_err(|e| bad(format!("--timeout: {e}")))?;
     std::fs::create_dir_all(&args.target)
         .map_err(|e| bad(format!("--target {}: {e}", args.target.display())))?;
+    crate::sandbox::sweep_stale(&args.target);
     let free = crate::files::free_bytes(&args.target)
         .map_err(|e| bad(format!("--target {}: {e}", args.target.display())))?;
     let granted_bytes = match &args.max_bytes {

@@ -5,10 +5,15 @@
 //! with [`SandboxError::Escape`]; operations on a final path component
 //! (`unlinkat`, `renameat`, `mkdirat`, `fstatat`) never follow symlinks.
 
+mod owner;
+
+pub use owner::sweep_stale;
+
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
+const RESOLVE_NO_SYMLINKS: u64 = 0x04;
 const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
 const RESOLVE_BENEATH: u64 = 0x08;
 
@@ -73,21 +78,56 @@ pub struct Stat {
 }
 
 /// A directory of its own for one run; every scenario path resolves beneath it.
+///
+/// A directory made by [`RunDir::create`] is marked with its owner: a sibling
+/// file `NAME.owner` (outside the directory, so scenarios can neither see nor
+/// remove it) holding this process's PID and start time. The mark is removed
+/// when the `RunDir` is dropped or deleted; a mark left behind by a killed
+/// process lets the next `plumb run` in that target remove the directory
+/// ([`sweep_stale`]).
 #[derive(Debug)]
 pub struct RunDir {
     root: OwnedFd,
     path: PathBuf,
+    /// The owner mark this handle removes when dropped (None for clones and
+    /// directories it did not create).
+    mark: Option<PathBuf>,
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        if let Some(mark) = self.mark.take() {
+            let _ = std::fs::remove_file(mark);
+        }
+    }
 }
 
 impl RunDir {
-    /// Creates a fresh, uniquely named directory inside `parent`.
+    /// Creates a fresh, uniquely named directory inside `parent`, marked
+    /// with its owner (the mark is written first, so no directory is ever
+    /// left unmarked).
     pub fn create(parent: &Path) -> std::io::Result<RunDir> {
         let parent = std::fs::canonicalize(parent)?;
+        let me = owner::Owner::me()?;
         for attempt in 0..100u32 {
             let name = format!("plumb-run-{}-{attempt}", std::process::id());
-            let path = parent.join(name);
-            match std::fs::create_dir(&path) {
-                Ok(()) => return RunDir::open_existing(&path),
+            let path = parent.join(&name);
+            let mark = parent.join(format!("{name}{}", owner::MARK_SUFFIX));
+            match me.write(&mark) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+            let made = std::fs::create_dir(&path);
+            if made.is_err() {
+                let _ = std::fs::remove_file(&mark);
+            }
+            match made {
+                Ok(()) => {
+                    let mut dir = RunDir::open_existing(&path)?;
+                    dir.mark = Some(mark);
+                    return Ok(dir);
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
             }
@@ -114,19 +154,39 @@ impl RunDir {
         Ok(RunDir {
             root: unsafe { OwnedFd::from_raw_fd(fd) },
             path: path.to_path_buf(),
+            mark: None,
         })
     }
 
-    /// The directory's absolute path.
+    /// A second handle on the same directory (a duplicate of its descriptor,
+    /// so it resolves beneath the very directory this one does, whatever
+    /// happens to its path).
+    pub fn try_clone(&self) -> std::io::Result<RunDir> {
+        Ok(RunDir {
+            root: self.root.try_clone()?,
+            path: self.path.clone(),
+            mark: None,
+        })
+    }
+
+    /// The directory's absolute path (for messages and statistics; files are
+    /// never reopened through it).
     pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// Deletes the whole run directory (symlinks inside are removed, never followed).
-    pub fn delete(self) -> std::io::Result<()> {
+    pub fn delete(mut self) -> std::io::Result<()> {
         let path = self.path.clone();
+        let mark = self.mark.take();
         drop(self);
-        std::fs::remove_dir_all(path)
+        let removed = std::fs::remove_dir_all(path);
+        // The mark goes only once the directory is gone, so a failed removal
+        // is still cleaned by a later run.
+        if let Some(mark) = mark.filter(|_| removed.is_ok()) {
+            let _ = std::fs::remove_file(mark);
+        }
+        removed
     }
 
     /// Opens `rel` beneath the run directory with `open(2)` flags.
@@ -143,31 +203,17 @@ impl RunDir {
         op: &'static str,
     ) -> Result<OwnedFd, SandboxError> {
         let c = check(rel)?;
-        let how = OpenHow {
-            flags: (flags | libc::O_CLOEXEC) as u64,
-            mode: if flags & libc::O_CREAT != 0 {
-                mode as u64
-            } else {
-                0
-            },
-            resolve: RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
-        };
         loop {
-            // SAFETY: `how` and `c` outlive the call; the size matches the struct.
-            let fd = unsafe {
-                libc::syscall(
-                    libc::SYS_openat2,
-                    dir,
-                    c.as_ptr(),
-                    &how as *const OpenHow,
-                    std::mem::size_of::<OpenHow>(),
-                )
+            let e = match openat2(
+                dir,
+                &c,
+                flags,
+                mode,
+                RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+            ) {
+                Ok(fd) => return Ok(fd),
+                Err(e) => e,
             };
-            if fd >= 0 {
-                // SAFETY: a new descriptor owned here.
-                return Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) });
-            }
-            let e = std::io::Error::last_os_error();
             return Err(match e.raw_os_error() {
                 Some(libc::EAGAIN) | Some(libc::EINTR) => continue,
                 Some(libc::EXDEV) | Some(libc::ELOOP) => SandboxError::Escape {
@@ -274,6 +320,100 @@ impl RunDir {
         names.sort();
         Ok(names)
     }
+}
+
+/// `openat2(2)` of `rel` beneath `dir` with the given `RESOLVE_*` flags
+/// (`O_CLOEXEC` always added).
+fn openat2(
+    dir: RawFd,
+    rel: &CStr,
+    flags: i32,
+    mode: u32,
+    resolve: u64,
+) -> std::io::Result<OwnedFd> {
+    let how = OpenHow {
+        flags: (flags | libc::O_CLOEXEC) as u64,
+        mode: if flags & libc::O_CREAT != 0 {
+            mode as u64
+        } else {
+            0
+        },
+        resolve,
+    };
+    // SAFETY: `how` and `rel` outlive the call; the size matches the struct.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir,
+            rel.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor owned here.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Why a file of a folder (a pack) could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// A symlink on the way, or a name leading out of the folder.
+    #[error("it must be a file inside the folder, reached without symlinks")]
+    NotBeneath,
+    /// Not a regular file (a FIFO, a device, a directory).
+    #[error("it is not a regular file")]
+    NotRegular,
+    /// Bigger than the bound.
+    #[error("it is larger than the limit of {limit} bytes")]
+    TooBig {
+        /// The bound in bytes.
+        limit: u64,
+    },
+    /// The operating system refused.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// Reads the regular file `rel` inside the directory `dir` — never through
+/// a symlink (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), never blocking on a
+/// FIFO, and at most `limit` bytes (checked before reading, and while reading).
+pub fn read_beneath(dir: &Path, rel: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let root = std::fs::File::open(dir)?;
+    let c = cstr(rel.as_bytes())?;
+    let fd = loop {
+        match openat2(
+            root.as_raw_fd(),
+            &c,
+            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY,
+            0,
+            RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+        ) {
+            Ok(fd) => break fd,
+            Err(e) => match e.raw_os_error() {
+                Some(libc::EAGAIN) | Some(libc::EINTR) => continue,
+                Some(libc::EXDEV) | Some(libc::ELOOP) => return Err(ReadError::NotBeneath),
+                _ => return Err(e.into()),
+            },
+        }
+    };
+    let file = std::fs::File::from(fd);
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular);
+    }
+    if meta.len() > limit {
+        return Err(ReadError::TooBig { limit });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooBig { limit });
+    }
+    Ok(bytes)
 }
 
 fn bad(rel: &str, why: &'static str) -> SandboxError {

@@ -12,15 +12,14 @@ pub use jobstats::JobStats;
 pub use worker::{LiveCounters, WorkerPlan};
 
 use crate::engine;
-use crate::files::{self, FileError, FilePlan};
+use crate::files::{self, FileError, FilePlan, FileSpace, Layout, StopReason};
 use crate::job::spec::JobSpec;
 use crate::result::JobResult;
 use crate::stats::{DiskSnapshot, DiskUtil};
 use crate::units::format_bytes_binary;
-use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 /// How a run behaves around the jobs.
 #[derive(Debug, Clone)]
@@ -111,15 +110,28 @@ pub fn run_jobs(jobs: &[JobSpec], opts: &RunOptions) -> Result<RunReport, RunErr
 pub struct PreparedRun<'a> {
     jobs: &'a [JobSpec],
     planned: Vec<Planned<'a>>,
-    /// Files to create or extend: (path, current size, needed size).
-    to_create: Vec<(PathBuf, u64, u64)>,
+    /// Files to create or extend.
+    to_create: Vec<Layout>,
     /// Regular files and devices the jobs use (for disk statistics).
     disk: Vec<(&'a JobSpec, Vec<FilePlan>)>,
+    /// When the layout must give up (a scenario's deadline).
+    deadline: Option<Instant>,
 }
 
-/// Plans files and checks space and device permissions; writes nothing.
+/// Plans files on plain paths (`plumb fio`) and checks space and device
+/// permissions; writes nothing.
 pub fn prepare(jobs: &[JobSpec], allow_device: bool) -> Result<PreparedRun<'_>, RunError> {
-    let planned = plan(jobs)?;
+    prepare_in(jobs, allow_device, &FileSpace::Host)
+}
+
+/// Like [`prepare`], with every file resolved in `space` (a scenario's run
+/// directory).
+pub fn prepare_in<'a>(
+    jobs: &'a [JobSpec],
+    allow_device: bool,
+    space: &FileSpace,
+) -> Result<PreparedRun<'a>, RunError> {
+    let planned = plan(jobs, space)?;
     let disk = disk_files(&planned);
     files::check_plans(&disk, allow_device)?;
     let to_create = files::layout_list(&disk);
@@ -128,6 +140,7 @@ pub fn prepare(jobs: &[JobSpec], allow_device: bool) -> Result<PreparedRun<'_>, 
         planned,
         to_create,
         disk,
+        deadline: None,
     })
 }
 
@@ -142,7 +155,15 @@ fn disk_files<'a>(planned: &[Planned<'a>]) -> Vec<(&'a JobSpec, Vec<FilePlan>)> 
 impl PreparedRun<'_> {
     /// Bytes the layout will write before the jobs start.
     pub fn bytes_to_lay_out(&self) -> u64 {
-        self.to_create.iter().map(|(_, from, to)| to - from).sum()
+        self.to_create
+            .iter()
+            .fold(0u64, |sum, l| sum.saturating_add(l.to - l.from))
+    }
+
+    /// Makes the layout stop (removing the files it created) at `deadline`.
+    pub fn with_deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
     }
 
     /// Lays out files, runs every job and gathers results.
@@ -155,7 +176,7 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
     let (jobs, planned, to_create) = (prepared.jobs, &prepared.planned, &prepared.to_create);
     let started = SystemTime::now();
     if !to_create.is_empty() {
-        let total: u64 = to_create.iter().map(|(_, from, to)| to - from).sum();
+        let total = prepared.bytes_to_lay_out();
         eprintln!(
             "{}: Laying out IO file{} ({} file{} / {})",
             planned[0].job.name,
@@ -165,18 +186,23 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
             format_bytes_binary(total as f64)
         );
         let bar = progress::layout_bar(total, opts.progress);
-        files::lay_out(to_create, &opts.stop, |n| bar.inc(n))?;
+        let should_stop = || {
+            if opts.stop.load(Ordering::Relaxed) {
+                Some(StopReason::Interrupted)
+            } else if prepared.deadline.is_some_and(|d| Instant::now() >= d) {
+                Some(StopReason::Deadline)
+            } else {
+                None
+            }
+        };
+        files::lay_out(to_create, should_stop, |n| bar.inc(n))?;
         bar.finish_and_clear();
     }
 
     let mut disks: Vec<String> = prepared
         .disk
         .iter()
-        .flat_map(|(_, files)| {
-            files
-                .iter()
-                .filter_map(|f| crate::sysinfo::disk_for_path(&f.path))
-        })
+        .flat_map(|(_, files)| files.iter().filter_map(|f| f.space.disk(&f.path)))
         .collect();
     disks.sort();
     disks.dedup();
@@ -202,7 +228,7 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
         {
             for w in &p.workers {
                 for f in w.files.iter().filter(|f| !f.is_device) {
-                    let _ = std::fs::remove_file(&f.path);
+                    let _ = files::unlink(f);
                 }
             }
         }
@@ -236,7 +262,7 @@ pub fn run_job(job: &JobSpec, opts: &RunOptions) -> Result<JobResult, RunError> 
         .unwrap_or_default())
 }
 
-fn plan(jobs: &[JobSpec]) -> Result<Vec<Planned<'_>>, FileError> {
+fn plan<'a>(jobs: &'a [JobSpec], space: &FileSpace) -> Result<Vec<Planned<'a>>, FileError> {
     let mut out = Vec::new();
     let (mut run_set, mut group) = (0u32, 0u32);
     for (i, job) in jobs.iter().enumerate() {
@@ -249,7 +275,7 @@ fn plan(jobs: &[JobSpec]) -> Result<Vec<Planned<'_>>, FileError> {
         let diskless = engine::find(&job.ioengine).is_some_and(|e| e.caps.diskless);
         let mut workers = Vec::new();
         for clone in 0..job.numjobs {
-            let files = files::plan_files(job, clone, diskless)?;
+            let files = files::plan_files(job, clone, diskless, space)?;
             let total: u64 = files.iter().map(|f| f.region.len).sum();
             let per_loop = job.io_size.map(|s| s.resolve(total)).unwrap_or(total);
             let budget = (!job.time_based).then(|| per_loop.saturating_mul(job.loops as u64));

@@ -1,0 +1,175 @@
+//! Owner marks of run directories, and the sweep that removes directories
+//! whose owner died without cleaning up (SIGKILL, OOM, power loss).
+//!
+//! The mark of `plumb-run-X` is the sibling file `plumb-run-X.owner`
+//! holding `PID STARTTIME` (the start time from `/proc/PID/stat`, in clock
+//! ticks since boot), so a PID reused by another process is not mistaken
+//! for the owner.
+
+use std::io::Write;
+use std::path::Path;
+
+/// What a mark's file name ends with.
+pub(super) const MARK_SUFFIX: &str = ".owner";
+
+/// The largest mark file read (a PID and a start time).
+const MAX_MARK: u64 = 64;
+
+/// A process, told apart from a later one with the same PID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Owner {
+    pid: u32,
+    start: u64,
+}
+
+/// The start time of a process (field 22 of `/proc/PID/stat`), if it exists.
+fn start_time(pid: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: the
+    // fields after it start after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+impl Owner {
+    /// This process.
+    pub(super) fn me() -> std::io::Result<Owner> {
+        let start = start_time("self")
+            .ok_or_else(|| std::io::Error::other("cannot read /proc/self/stat"))?;
+        Ok(Owner {
+            pid: std::process::id(),
+            start,
+        })
+    }
+
+    /// Writes the mark; fails with `AlreadyExists` when there is one.
+    pub(super) fn write(&self, mark: &Path) -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(mark)?;
+        writeln!(f, "{} {}", self.pid, self.start)
+    }
+
+    /// The owner a mark names, if the mark is a well-formed regular file.
+    fn read(mark: &Path) -> Option<Owner> {
+        use std::io::Read;
+        if !std::fs::symlink_metadata(mark).ok()?.is_file() {
+            return None;
+        }
+        let mut text = String::new();
+        std::fs::File::open(mark)
+            .ok()?
+            .take(MAX_MARK)
+            .read_to_string(&mut text)
+            .ok()?;
+        let mut parts = text.split_whitespace();
+        let owner = Owner {
+            pid: parts.next()?.parse().ok()?,
+            start: parts.next()?.parse().ok()?,
+        };
+        parts.next().is_none().then_some(owner)
+    }
+
+    /// True while the process runs (or cannot be ruled out: only a missing
+    /// `/proc` entry or a different start time counts as dead).
+    fn alive(&self) -> bool {
+        let pid = self.pid.to_string();
+        match start_time(&pid) {
+            Some(start) => start == self.start,
+            None => Path::new("/proc").join(&pid).exists(),
+        }
+    }
+}
+
+/// Removes the run directories in `target` whose owner mark names a process
+/// that is gone, printing one line per directory removed on stderr.
+/// A directory without a valid mark, or whose owner lives, is left alone.
+pub fn sweep_stale(target: &Path) {
+    let Ok(entries) = std::fs::read_dir(target) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(dir_name) = name
+            .to_str()
+            .and_then(|n| n.strip_suffix(MARK_SUFFIX))
+            .filter(|n| n.starts_with("plumb-run-"))
+        else {
+            continue;
+        };
+        let mark = entry.path();
+        let Some(owner) = Owner::read(&mark) else {
+            continue;
+        };
+        if owner.alive() {
+            continue;
+        }
+        let dir = target.join(dir_name);
+        match std::fs::symlink_metadata(&dir) {
+            Ok(m) if m.is_dir() => match std::fs::remove_dir_all(&dir) {
+                Ok(()) => eprintln!(
+                    "plumb: removed stale run directory {} (its plumb process {} is gone)",
+                    dir.display(),
+                    owner.pid
+                ),
+                Err(e) => {
+                    eprintln!(
+                        "plumb: cannot remove stale run directory {}: {e}",
+                        dir.display()
+                    );
+                    continue;
+                }
+            },
+            // Something else under that name is not ours to remove.
+            Ok(_) => continue,
+            Err(_) => {}
+        }
+        let _ = std::fs::remove_file(&mark);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_dead_owners_lose_their_directories() {
+        let t = tempfile::tempdir().unwrap();
+        let me = Owner::me().unwrap();
+        let dead = Owner {
+            pid: me.pid,
+            start: me.start + 1,
+        };
+        for (name, owner) in [
+            ("plumb-run-live", Some(me)),
+            ("plumb-run-dead", Some(dead)),
+            ("plumb-run-unmarked", None),
+        ] {
+            std::fs::create_dir(t.path().join(name)).unwrap();
+            std::fs::write(t.path().join(name).join("f"), b"x").unwrap();
+            if let Some(o) = owner {
+                o.write(&t.path().join(format!("{name}{MARK_SUFFIX}")))
+                    .unwrap();
+            }
+        }
+        std::fs::write(t.path().join("plumb-run-bad.owner"), b"12 x").unwrap();
+        std::fs::create_dir(t.path().join("plumb-run-bad")).unwrap();
+        sweep_stale(t.path());
+        let mut left: Vec<String> = std::fs::read_dir(t.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "plumb-run-bad",
+                "plumb-run-bad.owner",
+                "plumb-run-live",
+                "plumb-run-live.owner",
+                "plumb-run-unmarked"
+            ]
+        );
+    }
+}
