@@ -69,10 +69,11 @@ impl Drop for SmallDisk {
 fn a_failed_save_keeps_the_old_file_and_exits_1() {
     let dir = workdir();
     let s = script(dir.path(), "s.rhai", DONE);
-    // Paths that cannot be files.
-    for bad in ["/", "/nonexistent/dir/x.json"] {
+    // Paths that cannot be files are refused before anything runs.
+    for bad in ["/", "/nonexistent/dir/x.json", "."] {
         let (r, _) = run_scripts(dir.path(), &[&s, "--json", bad]);
-        assert_eq!(r.code, 1, "--json {bad}: {}", r.stderr);
+        assert_eq!(r.code, 2, "--json {bad}: {}", r.stderr);
+        assert!(!r.stderr.contains("[1/1]"), "nothing ran: {}", r.stderr);
         assert!(
             r.stderr.contains(&format!("--json {bad}")),
             "names the path: {}",
@@ -212,12 +213,12 @@ fn sigkill_keeps_finished_scenarios_and_resume_runs_the_rest() {
     // Resumed: the first scenario is kept, not run again; the second runs.
     let r = plumb(dir.path(), &resume);
     assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("first: finished before"), "{}", r.stderr);
     assert!(
-        r.stderr.contains("first: finished before"),
+        !r.stderr.contains("[1/2] run/first (elapsed"),
         "{}",
         r.stderr
     );
-    assert!(!r.stderr.contains("[1/2] run/first (elapsed"), "{}", r.stderr);
     let d = doc(&json);
     assert_eq!(metric(&d, "first", "done"), Some(7.0));
     assert_eq!(metric(&d, "second", "done"), Some(1.0));
@@ -228,7 +229,11 @@ fn sigkill_keeps_finished_scenarios_and_resume_runs_the_rest() {
     let r = plumb(dir.path(), &resume);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("nothing to resume"), "{}", r.stderr);
-    std::fs::write(&journal, "{\"journal\":\"plumb.journal.v1\",\"started\":\"x\",\"label\":null}\n{\"scenario\": 5}\n").unwrap();
+    std::fs::write(
+        &journal,
+        "{\"journal\":\"plumb.journal.v1\",\"started\":\"x\",\"label\":null}\n{\"scenario\": 5}\n",
+    )
+    .unwrap();
     let r = plumb(dir.path(), &resume);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("r.json.journal:2:"), "{}", r.stderr);
@@ -263,8 +268,16 @@ fn compare_of_a_million_samples_is_fast() {
             .map(|i| centre + ((i.wrapping_mul(2654435761) % 1000) as f64 / 100.0 - 5.0))
             .collect()
     };
-    let a = save(dir.path(), "a.json", &result_doc("A", "h", "iops", &spread(100.0)));
-    let b = save(dir.path(), "b.json", &result_doc("B", "h", "iops", &spread(103.0)));
+    let a = save(
+        dir.path(),
+        "a.json",
+        &result_doc("A", "h", "iops", &spread(100.0)),
+    );
+    let b = save(
+        dir.path(),
+        "b.json",
+        &result_doc("B", "h", "iops", &spread(103.0)),
+    );
     let started = Instant::now();
     let r = plumb(dir.path(), &["compare", &a, &b, "--format", "json"]);
     let took = started.elapsed();
@@ -284,9 +297,17 @@ fn compare_of_a_million_samples_is_fast() {
 #[test]
 fn oversized_or_odd_result_files_are_refused_naming_them() {
     let dir = workdir();
-    let ok = save(dir.path(), "ok.json", &result_doc("A", "h", "iops", &[1.0, 2.0]));
+    let ok = save(
+        dir.path(),
+        "ok.json",
+        &result_doc("A", "h", "iops", &[1.0, 2.0]),
+    );
     let long_name = "m".repeat(5000);
-    let big = save(dir.path(), "big.json", &result_doc("A", "h", &long_name, &[1.0]));
+    let big = save(
+        dir.path(),
+        "big.json",
+        &result_doc("A", "h", &long_name, &[1.0]),
+    );
     let r = plumb(dir.path(), &["compare", &ok, &big]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
@@ -300,7 +321,11 @@ fn oversized_or_odd_result_files_are_refused_naming_them() {
     let many = save(dir.path(), "many.json", &many);
     let r = plumb(dir.path(), &["compare", &ok, &many]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("many.json") && r.stderr.contains("scenarios"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("many.json") && r.stderr.contains("scenarios"),
+        "{}",
+        r.stderr
+    );
     // A directory, a device and a FIFO are not read (a FIFO would block).
     std::fs::create_dir(dir.path().join("d.json")).unwrap();
     let fifo = dir.path().join("f.json");
@@ -320,10 +345,29 @@ fn oversized_or_odd_result_files_are_refused_naming_them() {
 fn escapes_in_labels_names_and_notes_never_reach_the_terminal() {
     let dir = workdir();
     let evil = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m";
-    let a = save(dir.path(), "a.json", &result_doc(evil, evil, evil, &[1.0, 2.0, 3.0]));
-    let b = save(dir.path(), "b.json", &result_doc("B", evil, evil, &[1.0, 2.0, 3.0]));
+    let a = save(
+        dir.path(),
+        "a.json",
+        &result_doc(evil, evil, evil, &[1.0, 2.0, 3.0]),
+    );
+    let b = save(
+        dir.path(),
+        "b.json",
+        &result_doc("B", evil, evil, &[1.0, 2.0, 3.0]),
+    );
     for format in ["table", "markdown", "csv"] {
-        let r = plumb(dir.path(), &["compare", &a, &b, "--format", format, "--fail-if-slower", "0"]);
+        let r = plumb(
+            dir.path(),
+            &[
+                "compare",
+                &a,
+                &b,
+                "--format",
+                format,
+                "--fail-if-slower",
+                "0",
+            ],
+        );
         assert!(r.code == 0 || r.code == 1, "{format}: {}", r.stderr);
         for out in [&r.stdout, &r.stderr] {
             assert!(
@@ -331,10 +375,18 @@ fn escapes_in_labels_names_and_notes_never_reach_the_terminal() {
                 "{format}: raw escapes in {out:?}"
             );
         }
-        assert!(r.stdout.contains("\\x1b]0;pwned\\x07"), "{format}: {}", r.stdout);
+        assert!(
+            r.stdout.contains("\\x1b]0;pwned\\x07"),
+            "{format}: {}",
+            r.stdout
+        );
     }
     // A result file that is not a document: the error quotes it safely.
-    std::fs::write(dir.path().join("bad.json"), format!("{{\"schema\": \"{}\"}}", "\\u001b[2J")).unwrap();
+    std::fs::write(
+        dir.path().join("bad.json"),
+        format!("{{\"schema\": \"{}\"}}", "\\u001b[2J"),
+    )
+    .unwrap();
     let r = plumb(dir.path(), &["compare", &a, "bad.json"]);
     assert_eq!(r.code, 2);
     assert!(!r.stderr.contains('\u{1b}'), "{:?}", r.stderr);
@@ -357,7 +409,14 @@ fn escapes_in_labels_names_and_notes_never_reach_the_terminal() {
 fn bad_thresholds_and_parameter_names_are_refused() {
     let dir = workdir();
     let s = script(dir.path(), "s.rhai", DONE);
-    for expr in ["done >= nan", "done >= inf", "done >= 1e999", "done => 1", "done >= >= 1", ">= 1"] {
+    for expr in [
+        "done >= nan",
+        "done >= inf",
+        "done >= 1e999",
+        "done => 1",
+        "done >= >= 1",
+        ">= 1",
+    ] {
         let (r, _) = run_scripts(dir.path(), &[&s, "--assert", expr]);
         assert_eq!(r.code, 2, "{expr}: {}", r.stderr);
         assert!(r.stderr.contains(expr), "names {expr}: {}", r.stderr);
@@ -368,6 +427,9 @@ fn bad_thresholds_and_parameter_names_are_refused() {
         assert!(r.stderr.contains("-p "), "{}", r.stderr);
         assert!(!r.stderr.contains('\u{1b}'), "{:?}", r.stderr);
     }
-    let (r, _) = run_scripts(dir.path(), &[&s, "-p", "size_x.1=4k", "--assert", "done >= 1"]);
+    let (r, _) = run_scripts(
+        dir.path(),
+        &[&s, "-p", "size_x.1=4k", "--assert", "done >= 1"],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
 }

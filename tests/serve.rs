@@ -116,7 +116,11 @@ fn slow_or_silent_peers_are_dropped_and_the_connection_limit_holds() {
                     break;
                 }
             }
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
             Err(e) => panic!("{e}"),
         }
     }
@@ -125,7 +129,11 @@ fn slow_or_silent_peers_are_dropped_and_the_connection_limit_holds() {
         refused.starts_with("ERR") && refused.contains("within"),
         "{refused:?}"
     );
-    assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
 
     // Two silent peers fill the slots: a third is answered busy at once.
     let a = server.connect();
@@ -134,7 +142,8 @@ fn slow_or_silent_peers_are_dropped_and_the_connection_limit_holds() {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let mut c = server.connect();
-        c.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+        c.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
         let mut line = String::new();
         let _ = c.read_to_string(&mut line);
         if line.starts_with("ERR busy") {

@@ -146,7 +146,11 @@ fn too_big(place: &str, what: &str, limit: usize) -> String {
 
 fn check_len(place: &str, what: &str, s: &str, limit: usize) -> Result<(), String> {
     if s.len() > limit {
-        return Err(too_big(place, &format!("{what} ({} bytes)", s.len()), limit));
+        return Err(too_big(
+            place,
+            &format!("{what} ({} bytes)", s.len()),
+            limit,
+        ));
     }
     Ok(())
 }
@@ -175,7 +179,12 @@ impl RunDocument {
         ] {
             check_len("document", what, s, NAME)?;
         }
-        check_len("document", "label", self.label.as_deref().unwrap_or(""), NAME)?;
+        check_len(
+            "document",
+            "label",
+            self.label.as_deref().unwrap_or(""),
+            NAME,
+        )?;
         if let Some(t) = &self.target {
             for (what, s) in [
                 ("target.path", &t.path),

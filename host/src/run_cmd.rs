@@ -165,7 +165,6 @@ pub fn list_main(arg: Option<&str>) -> ExitCode {
     ExitCode::Ok
 }
 
-
 /// `plumb run`: returns the exit code.
 pub fn run_main(args: RunArgs) -> ExitCode {
     match run(args) {
@@ -551,6 +550,26 @@ fn document(
     }
 }
 
+/// Refuses, before anything runs, a `--json` path that can never be saved:
+/// no file name, a directory, or a parent directory that does not exist.
+fn check_json_path(json: &Path) -> Result<(), (ExitCode, String)> {
+    let shown = json.display();
+    if json.file_name().is_none() || json.is_dir() {
+        return Err(bad(format!("--json {shown}: not a file name")));
+    }
+    let parent = match json.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(bad(format!(
+            "--json {shown}: the directory {} does not exist",
+            parent.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Where the results go: the `--json` file and its journal of finished
 /// scenarios (read back with `--resume`).
 struct Saved {
@@ -560,9 +579,10 @@ struct Saved {
     started: String,
     /// Scenarios finished by an earlier attempt (`--resume`).
     earlier: Vec<ScenarioResult>,
-    /// The journal path, and its writer once opened; `None` after a
-    /// failure to write it (reported once).
+    /// The journal path (with `--json`), and its writer once opened.
     journal: Option<(PathBuf, Option<crate::report::journal::Writer>)>,
+    /// Writing the journal failed once: no more attempts.
+    journal_failed: bool,
     label: Option<String>,
 }
 
@@ -577,9 +597,11 @@ impl Saved {
                 started,
                 earlier: Vec::new(),
                 journal: None,
+                journal_failed: false,
                 label: args.label.clone(),
             });
         };
+        check_json_path(json)?;
         let path = journal::path_for(json);
         let exists = path.symlink_metadata().is_ok();
         if !args.resume {
@@ -594,6 +616,7 @@ impl Saved {
                 started,
                 earlier: Vec::new(),
                 journal: Some((path, None)),
+                journal_failed: false,
                 label: args.label.clone(),
             });
         }
@@ -625,6 +648,7 @@ impl Saved {
             started: j.header.started,
             earlier: j.entries,
             journal: Some((path, Some(writer))),
+            journal_failed: false,
             label: args.label.clone(),
         })
     }
@@ -688,6 +712,9 @@ impl Saved {
         let Some((path, writer)) = &mut self.journal else {
             return;
         };
+        if self.journal_failed {
+            return;
+        }
         let outcome = match writer {
             Some(w) => w.append(g),
             None => journal::Writer::create(
@@ -712,7 +739,9 @@ impl Saved {
                     "plumb run: warning: journal {}: {e}; results are kept only in memory until the end",
                     path.display()
                 );
-                self.journal = None;
+                // No more appends; the file (if any) is still removed once saved.
+                *writer = None;
+                self.journal_failed = true;
             }
         }
     }

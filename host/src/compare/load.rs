@@ -66,5 +66,6 @@ fn read_bounded(path: &Path) -> Result<String, String> {
     if bytes.len() as u64 > limits::FILE_BYTES {
         return Err(too_big());
     }
-    String::from_utf8(bytes).map_err(|e| format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()))
+    String::from_utf8(bytes)
+        .map_err(|e| format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()))
 }

@@ -6,8 +6,8 @@ pub mod render;
 pub mod stats;
 
 use crate::document::{Better, Metric, RunDocument};
-use serde::Serialize;
 use crate::report::terminal::clean;
+use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
 /// Schema of `plumb compare --format json`.

@@ -151,7 +151,11 @@ mod tests {
 
     #[test]
     fn median_in_place_matches_the_sorted_median() {
-        for v in [vec![3.0, 1.0, 2.0], vec![4.0, 1.0, 3.0, 2.0], vec![5.0, 5.0]] {
+        for v in [
+            vec![3.0, 1.0, 2.0],
+            vec![4.0, 1.0, 3.0, 2.0],
+            vec![5.0, 5.0],
+        ] {
             assert_eq!(median_in_place(&mut v.clone()), median(&v));
         }
     }
@@ -171,13 +175,19 @@ mod tests {
         let (a, b) = (noisy(2000, 100.0, 1), noisy(2000, 102.0, 2));
         let (blo, bhi) = ratio_ci(&a, &b).unwrap();
         let (alo, ahi) = analytic_ratio_ci(&a, &b).unwrap();
-        assert!((blo - alo).abs() < 0.004 && (bhi - ahi).abs() < 0.004, "{blo}-{bhi} vs {alo}-{ahi}");
+        assert!(
+            (blo - alo).abs() < 0.004 && (bhi - ahi).abs() < 0.004,
+            "{blo}-{bhi} vs {alo}-{ahi}"
+        );
         // A million samples a side: analytic, well under a second even unoptimised.
         let (a, b) = (noisy(1_000_000, 100.0, 3), noisy(1_000_000, 100.5, 4));
         let t = std::time::Instant::now();
         let (lo, hi) = ratio_ci(&a, &b).unwrap();
         assert!(t.elapsed().as_secs_f64() < 5.0, "{:?}", t.elapsed());
-        assert!(lo > 1.0 && hi < 1.01 && lo < 1.005 && hi > 1.005, "{lo} {hi}");
+        assert!(
+            lo > 1.0 && hi < 1.01 && lo < 1.005 && hi > 1.005,
+            "{lo} {hi}"
+        );
     }
 
     #[test]

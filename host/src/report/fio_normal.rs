@@ -1,7 +1,7 @@
 //! fio's normal text output, laid out so a reader of fio runs recognises it.
 
-use crate::report::terminal::{clean, clean_text};
 use crate::job::spec::{BlockSize, Dir, JobSpec};
+use crate::report::terminal::{clean, clean_text};
 use crate::result::{DirResult, JobResult};
 use crate::runner::{GroupReport, RunReport};
 use crate::stats::{LatencySummary, FIO_PERCENTILES};

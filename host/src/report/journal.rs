@@ -67,12 +67,18 @@ impl Writer {
             path: path.to_path_buf(),
             file,
         };
-        w.append_line(header)?;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        File::open(dir)?.sync_all()?;
+        let started = w
+            .append_line(header)
+            .and_then(|()| File::open(dir)?.sync_all());
+        if let Err(e) = started {
+            // Leave no half-made journal behind to block the next run.
+            let _ = std::fs::remove_file(path);
+            return Err(e);
+        }
         Ok(w)
     }
 
@@ -169,9 +175,7 @@ pub fn read(path: &Path) -> Result<Journal, String> {
             return Err(at(&format!("more than {MAX_ENTRIES} scenarios")));
         }
         let e: Entry = serde_json::from_slice(&line).map_err(|e| at(&e))?;
-        e.scenario
-            .check_limits("scenario")
-            .map_err(|e| at(&e))?;
+        e.scenario.check_limits("scenario").map_err(|e| at(&e))?;
         entries.push(e.scenario);
     }
     let header = header.ok_or_else(|| format!("{name}: empty journal (no header line)"))?;
@@ -229,7 +233,10 @@ mod tests {
         let j = read(&p).unwrap();
         assert_eq!(j.entries.len(), 2);
         assert!(j.torn_tail);
-        assert!(Writer::create(&p, &header()).is_err(), "never replaces a journal");
+        assert!(
+            Writer::create(&p, &header()).is_err(),
+            "never replaces a journal"
+        );
     }
 
     #[test]
@@ -238,7 +245,10 @@ mod tests {
         let p = d.path().join("x.journal");
         let head = serde_json::to_string(&header()).unwrap();
         for (text, line) in [
-            ("{\"journal\":\"other\",\"started\":\"\",\"label\":null}\n".to_string(), 1),
+            (
+                "{\"journal\":\"other\",\"started\":\"\",\"label\":null}\n".to_string(),
+                1,
+            ),
             ("[1,2]\n".to_string(), 1),
             (format!("{head}\n{{\"scenario\":{{}}}}\n"), 2),
             (format!("{head}\n{{\"scenario\":null,\"extra\":1}}\n"), 2),

@@ -62,7 +62,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SaveError> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let (tmp, mut file) = create_temp(&dir, name).map_err(|e| fail("create a temporary file", e))?;
+    let (tmp, mut file) =
+        create_temp(&dir, name).map_err(|e| fail("create a temporary file", e))?;
     let written = file
         .write_all(bytes)
         .map_err(|e| ("write", e))

@@ -12,7 +12,8 @@ use std::fmt::Write;
 /// newline included, they break table cells and log lines), DEL, C1
 /// controls, and the bidirectional overrides that reorder what is shown.
 fn is_unsafe(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// `s` with every unsafe character replaced by a visible escape
@@ -66,7 +67,10 @@ mod tests {
 
     #[test]
     fn controls_become_visible_escapes() {
-        assert_eq!(clean("\x1b[2J\x1b]0;pwn\x07ok"), "\\x1b[2J\\x1b]0;pwn\\x07ok");
+        assert_eq!(
+            clean("\x1b[2J\x1b]0;pwn\x07ok"),
+            "\\x1b[2J\\x1b]0;pwn\\x07ok"
+        );
         assert_eq!(clean("a\u{9b}31mb\u{7f}"), "a\\x9b31mb\\x7f");
         assert_eq!(clean("tab\there\nline"), "tab\\x09here\\x0aline");
         assert_eq!(clean("abc\u{202e}def"), "abc\\u{202e}def");
