@@ -40,29 +40,64 @@ pub struct Assertion {
     pub value: String,
 }
 
-/// Parses `randread.iops >= 50000` or `p99 <= 2ms`.
+/// Parses `randread.iops >= 50000` or `p99 <= 2ms`. The metric is one
+/// word without comparison characters; the value must be a finite number,
+/// count (`50k`), duration (`2ms`) or size (`1G`). Errors quote the
+/// expression (made safe to print).
 pub fn parse(text: &str) -> Result<Assertion, String> {
-    for (sym, op) in [(">=", Op::Ge), ("<=", Op::Le), (">", Op::Gt), ("<", Op::Lt)] {
-        if let Some((m, v)) = text.split_once(sym) {
-            let (metric, value) = (m.trim(), v.trim());
-            if metric.is_empty() || value.is_empty() {
-                break;
-            }
-            return Ok(Assertion {
-                text: text.to_string(),
-                metric: metric.to_string(),
-                op,
-                value: value.to_string(),
-            });
-        }
+    let shown = crate::report::terminal::clean(text);
+    let usage = || {
+        format!(
+            "--assert '{shown}': expected METRIC >= VALUE (or >, <=, <), e.g. 'randrw.read_iops >= 50k'"
+        )
+    };
+    let (sym, op) = [(">=", Op::Ge), ("<=", Op::Le), (">", Op::Gt), ("<", Op::Lt)]
+        .into_iter()
+        .find(|(sym, _)| text.contains(sym))
+        .ok_or_else(usage)?;
+    let (m, v) = text.split_once(sym).ok_or_else(usage)?;
+    let (metric, value) = (m.trim(), v.trim());
+    let odd = |s: &str| {
+        s.is_empty()
+            || s.chars()
+                .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | '=' | '!'))
+    };
+    if odd(metric) || odd(value) {
+        return Err(usage());
     }
-    Err(format!(
-        "--assert '{text}': expected METRIC >= VALUE (or >, <=, <), e.g. 'randrw.read_iops >= 50k'"
-    ))
+    if !plausible_threshold(value) {
+        return Err(format!(
+            "--assert '{shown}': '{}' is not a finite number, count (50k), duration (2ms) or size (1G)",
+            crate::report::terminal::clean(value)
+        ));
+    }
+    Ok(Assertion {
+        text: text.to_string(),
+        metric: metric.to_string(),
+        op,
+        value: value.to_string(),
+    })
 }
 
-/// The threshold in the metric's unit.
+/// Whether `value` is a threshold for some unit (the metric's unit is only
+/// known when the run has finished): a finite number or count, a duration
+/// or a size.
+fn plausible_threshold(value: &str) -> bool {
+    ["", "ns", "s", "B/s", "IOPS"]
+        .iter()
+        .any(|unit| threshold(value, unit).is_ok())
+}
+
+/// The threshold in the metric's unit; always finite.
 fn threshold(value: &str, unit: &str) -> Result<f64, String> {
+    let v = threshold_any(value, unit)?;
+    if !v.is_finite() {
+        return Err(format!("threshold '{value}' is not a finite number"));
+    }
+    Ok(v)
+}
+
+fn threshold_any(value: &str, unit: &str) -> Result<f64, String> {
     if let Ok(v) = value.parse::<f64>() {
         return Ok(v);
     }
@@ -90,11 +125,14 @@ fn threshold(value: &str, unit: &str) -> Result<f64, String> {
         return Ok(bytes as f64 / b);
     }
     // Counts (IOPS, ops/s): k, M, G as powers of 1000.
-    let (num, mult) = match value.chars().last() {
-        Some('k') | Some('K') => (&value[..value.len() - 1], 1e3),
-        Some('M') => (&value[..value.len() - 1], 1e6),
-        Some('G') => (&value[..value.len() - 1], 1e9),
-        _ => (value, 1.0),
+    let (num, mult) = if let Some(n) = value.strip_suffix(['k', 'K']) {
+        (n, 1e3)
+    } else if let Some(n) = value.strip_suffix('M') {
+        (n, 1e6)
+    } else if let Some(n) = value.strip_suffix('G') {
+        (n, 1e9)
+    } else {
+        (value, 1.0)
     };
     num.parse::<f64>()
         .map(|v| v * mult)
@@ -164,5 +202,33 @@ mod tests {
         );
         assert_eq!(parse("p99<2ms").unwrap().op, Op::Lt);
         assert!(parse("iops").is_err());
+    }
+
+    #[test]
+    fn non_finite_and_malformed_expressions_are_refused_naming_them() {
+        for bad in [
+            "m >= nan",
+            "m >= NaN",
+            "m >= inf",
+            "m <= -infinity",
+            "m >= 1e400",
+            "m >= 1e400k",
+            "m >= >= 3",
+            "m => 3",
+            "m >= 1 2",
+            " >= 3",
+            "m >= ",
+            "a b >= 3",
+            "m >= fast",
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains(&format!("'{bad}'")), "{bad}: {e}");
+        }
+        let e = parse("m\x1b[2J >= 1").unwrap_err();
+        assert!(!e.contains('\x1b'), "{e:?}");
+        for good in ["m >= 1", "m >= 1.5k", "m <= 2ms", "m > 1G", "m < 0"] {
+            assert!(parse(good).is_ok(), "{good}");
+        }
+        assert!(threshold("inf", "ns").is_err());
     }
 }

@@ -117,3 +117,151 @@ pub fn job_metrics(r: &JobResult) -> Vec<Metric> {
     }
     out
 }
+
+/// Bounds on what a result document read from a file may hold, so that a
+/// hostile file cannot make `compare` or `--resume` run out of memory or time.
+pub mod limits {
+    /// Largest result file read, in bytes.
+    pub const FILE_BYTES: u64 = 128 << 20;
+    /// Scenarios in one document.
+    pub const SCENARIOS: usize = 10_000;
+    /// Metrics in one document, all scenarios together.
+    pub const METRICS: usize = 100_000;
+    /// Samples of one metric.
+    pub const SAMPLES: usize = 10_000_000;
+    /// Jobs in one document.
+    pub const JOBS: usize = 10_000;
+    /// Bytes of a name, label, unit or parameter.
+    pub const NAME: usize = 4096;
+    /// Bytes of a note, an error message or a table cell.
+    pub const TEXT: usize = 64 << 10;
+    /// Notes, tables and parameters of one scenario; rows and columns of one table.
+    pub const ITEMS: usize = 10_000;
+}
+
+/// Why a document is refused: where in it, and what is too big.
+fn too_big(place: &str, what: &str, limit: usize) -> String {
+    format!("{place}: {what} exceeds the limit of {limit}")
+}
+
+fn check_len(place: &str, what: &str, s: &str, limit: usize) -> Result<(), String> {
+    if s.len() > limit {
+        return Err(too_big(
+            place,
+            &format!("{what} ({} bytes)", s.len()),
+            limit,
+        ));
+    }
+    Ok(())
+}
+
+fn check_count(place: &str, what: &str, n: usize, limit: usize) -> Result<(), String> {
+    if n > limit {
+        return Err(too_big(place, &format!("{what} ({n})"), limit));
+    }
+    Ok(())
+}
+
+impl RunDocument {
+    /// Checks the document against [`limits`]; the error names the place.
+    pub fn check_limits(&self) -> Result<(), String> {
+        use limits::*;
+        for (what, s) in [
+            ("schema", &self.schema),
+            ("plumb_version", &self.plumb_version),
+            ("started", &self.started),
+            ("finished", &self.finished),
+            ("host.hostname", &self.host.hostname),
+            ("host.os", &self.host.os),
+            ("host.kernel", &self.host.kernel),
+            ("host.arch", &self.host.arch),
+            ("host.cpu_model", &self.host.cpu_model),
+        ] {
+            check_len("document", what, s, NAME)?;
+        }
+        check_len(
+            "document",
+            "label",
+            self.label.as_deref().unwrap_or(""),
+            NAME,
+        )?;
+        if let Some(t) = &self.target {
+            for (what, s) in [
+                ("target.path", &t.path),
+                ("target.fs_type", &t.fs_type),
+                ("target.mount_point", &t.mount_point),
+                ("target.source", &t.source),
+            ] {
+                check_len("document", what, s, NAME)?;
+            }
+            for (what, s) in [
+                ("target.device", &t.device),
+                ("target.model", &t.model),
+                ("target.scheduler", &t.scheduler),
+            ] {
+                check_len("document", what, s.as_deref().unwrap_or(""), NAME)?;
+            }
+        }
+        check_count("document", "scenarios", self.scenarios.len(), SCENARIOS)?;
+        let mut metrics = 0usize;
+        let mut jobs = 0usize;
+        for (i, s) in self.scenarios.iter().enumerate() {
+            s.check_limits(&format!("scenarios[{i}]"))?;
+            metrics = metrics.saturating_add(s.metrics.len());
+            jobs = jobs.saturating_add(s.jobs.len());
+        }
+        check_count("document", "metrics", metrics, METRICS)?;
+        check_count("document", "jobs", jobs, JOBS)
+    }
+}
+
+impl ScenarioResult {
+    /// Checks one scenario against [`limits`]; `place` names it in errors.
+    pub fn check_limits(&self, place: &str) -> Result<(), String> {
+        use limits::*;
+        check_len(place, "name", &self.name, NAME)?;
+        for (what, s) in [
+            ("pack", &self.pack),
+            ("pack_sha256", &self.pack_sha256),
+            ("source_sha256", &self.source_sha256),
+        ] {
+            check_len(place, what, s.as_deref().unwrap_or(""), NAME)?;
+        }
+        check_len(place, "error", self.error.as_deref().unwrap_or(""), TEXT)?;
+        check_count(place, "params", self.params.len(), ITEMS)?;
+        for (k, v) in &self.params {
+            check_len(place, "a parameter name", k, NAME)?;
+            check_len(place, "a parameter value", v, NAME)?;
+        }
+        check_count(place, "metrics", self.metrics.len(), METRICS)?;
+        for (i, m) in self.metrics.iter().enumerate() {
+            let at = format!("{place}.metrics[{i}]");
+            check_len(&at, "name", &m.name, NAME)?;
+            check_len(&at, "unit", &m.unit, NAME)?;
+            check_count(&at, "samples", m.samples.len(), SAMPLES)?;
+        }
+        check_count(place, "notes", self.notes.len(), ITEMS)?;
+        for n in &self.notes {
+            check_len(place, "a note", n, TEXT)?;
+        }
+        check_count(place, "tables", self.tables.len(), ITEMS)?;
+        for (i, t) in self.tables.iter().enumerate() {
+            let at = format!("{place}.tables[{i}]");
+            check_len(&at, "title", &t.title, TEXT)?;
+            check_count(&at, "columns", t.header.len(), ITEMS)?;
+            check_count(&at, "rows", t.rows.len(), ITEMS)?;
+            for cell in t.header.iter().chain(t.rows.iter().flatten()) {
+                check_len(&at, "a cell", cell, TEXT)?;
+            }
+        }
+        check_count(place, "jobs", self.jobs.len(), JOBS)?;
+        for (i, j) in self.jobs.iter().enumerate() {
+            let at = format!("{place}.jobs[{i}]");
+            check_len(&at, "name", &j.name, NAME)?;
+            check_len(&at, "error", j.error.as_deref().unwrap_or(""), TEXT)?;
+            check_count(&at, "timeline", j.timeline.len(), SAMPLES)?;
+            check_count(&at, "options", j.options.len(), ITEMS)?;
+        }
+        Ok(())
+    }
+}

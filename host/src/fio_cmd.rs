@@ -213,27 +213,29 @@ pub fn main(args: &[String]) -> ExitCode {
         Ok(p) => p,
         Err(RunError::Files(e)) => return file_error(e),
     };
-    if inv.format == OutputFormat::Normal {
-        print_or_write(&inv, &fio_normal::header(&inv.jobs), false);
+    // On the terminal the header comes first; a file gets it with the report.
+    if inv.format == OutputFormat::Normal && inv.output.is_none() {
+        print!("{}", fio_normal::header(&inv.jobs));
     }
     let report = match prepared.run(&opts) {
         Ok(r) => r,
         Err(RunError::Files(e)) => return file_error(e),
     };
-    match inv.format {
-        OutputFormat::Normal => print_or_write(&inv, &fio_normal::render(&report), true),
-        OutputFormat::Terse => print_or_write(&inv, &fio_terse::render(&report), false),
-        OutputFormat::Json => {
-            let text = serde_json::to_string_pretty(&fio_json::render(&report))
-                .expect("serialisable")
-                + "\n";
-            print_or_write(&inv, &text, false);
+    let text = match inv.format {
+        OutputFormat::Normal if inv.output.is_some() => {
+            fio_normal::header(&inv.jobs) + fio_normal::render(&report).as_str()
         }
-    }
+        OutputFormat::Normal => fio_normal::render(&report),
+        OutputFormat::Terse => fio_terse::render(&report),
+        OutputFormat::Json => {
+            serde_json::to_string_pretty(&fio_json::render(&report)).unwrap_or_default() + "\n"
+        }
+    };
+    let mut saved = print_or_write(&inv, &text);
     if let Some(path) = &inv.json {
         if let Err(e) = write_document(path, &inv, &report) {
-            eprintln!("plumb fio: error: --json {}: {e}", path.display());
-            return ExitCode::Failed;
+            eprintln!("plumb fio: error: --json {e}");
+            saved = false;
         }
     }
     for r in report.results() {
@@ -244,7 +246,7 @@ pub fn main(args: &[String]) -> ExitCode {
     if report.interrupted || stop.load(Ordering::Relaxed) {
         return interrupted_code(&term);
     }
-    if report.failed() {
+    if report.failed() || !saved {
         ExitCode::Failed
     } else {
         ExitCode::Ok
@@ -259,26 +261,28 @@ fn interrupted_code(term: &AtomicBool) -> ExitCode {
     }
 }
 
-fn print_or_write(inv: &FioInvocation, text: &str, append: bool) {
+/// Prints `text`, or saves it (all or nothing) to `--output`; false when saving failed.
+fn print_or_write(inv: &FioInvocation, text: &str) -> bool {
     match &inv.output {
-        None => print!("{text}"),
-        Some(path) => {
-            use std::io::Write;
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(append)
-                .write(true)
-                .truncate(!append)
-                .open(path);
-            match file.and_then(|mut f| f.write_all(text.as_bytes())) {
-                Ok(()) => {}
-                Err(e) => eprintln!("plumb fio: error: --output {}: {e}", path.display()),
-            }
+        None => {
+            print!("{text}");
+            true
         }
+        Some(path) => match crate::report::save::write_atomic(path, text.as_bytes()) {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("plumb fio: error: --output {e}");
+                false
+            }
+        },
     }
 }
 
-fn write_document(path: &Path, inv: &FioInvocation, report: &RunReport) -> std::io::Result<()> {
+fn write_document(
+    path: &Path,
+    inv: &FioInvocation,
+    report: &RunReport,
+) -> Result<(), crate::report::save::SaveError> {
     let target_dir = inv
         .jobs
         .first()
@@ -308,8 +312,6 @@ fn write_document(path: &Path, inv: &FioInvocation, report: &RunReport) -> std::
             notes: Vec::new(),
         }],
     };
-    std::fs::write(
-        path,
-        serde_json::to_string_pretty(&doc).map_err(std::io::Error::other)? + "\n",
-    )
+    let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
+    crate::report::save::write_atomic(path, text.as_bytes())
 }

@@ -7,6 +7,7 @@ use crate::assertions;
 use crate::document::{Metric, RunDocument, ScenarioResult, SCHEMA};
 use crate::pack::{self, Pack, PackError};
 use crate::report::run_table::{self, Format};
+use crate::report::terminal::{clean, clean_text};
 use crate::sandbox::RunDir;
 use crate::scenario;
 use crate::wasm::WasmLimits;
@@ -34,9 +35,14 @@ pub struct RunArgs {
     /// Label of this run in results and comparisons.
     #[arg(long)]
     pub label: Option<String>,
-    /// Save the result document here.
+    /// Save the result document here (all or nothing; finished scenarios are
+    /// journalled in FILE.journal until it is saved).
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Continue the run whose journal (FILE.journal, with the same --json) a
+    /// kill left behind: finished scenarios are kept, the rest are run.
+    #[arg(long, requires = "json")]
+    pub resume: bool,
     /// Output format of the end-of-run table.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -88,7 +94,7 @@ pub fn check_main(arg: &str) -> ExitCode {
     let pack = match load(arg) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("plumb check: error: {e}");
+            eprintln!("plumb check: error: {}", clean_text(&e.to_string()));
             return ExitCode::BadInput;
         }
     };
@@ -98,7 +104,7 @@ pub fn check_main(arg: &str) -> ExitCode {
         match scenario::compile(s) {
             Ok(scenario::Compiled::Wasm(c)) => println!(
                 "{}: ok ({} in {:.3} s)",
-                s.file,
+                clean(&s.file),
                 if c.cached {
                     "loaded from the cache"
                 } else {
@@ -106,9 +112,9 @@ pub fn check_main(arg: &str) -> ExitCode {
                 },
                 t.elapsed().as_secs_f64()
             ),
-            Ok(_) => println!("{}: ok", s.file),
+            Ok(_) => println!("{}: ok", clean(&s.file)),
             Err(e) => {
-                eprintln!("{e}");
+                eprintln!("{}", clean_text(&e.to_string()));
                 code = ExitCode::BadInput;
             }
         }
@@ -128,24 +134,30 @@ pub fn list_main(arg: Option<&str>) -> ExitCode {
     for n in names {
         match load(&n) {
             Ok(p) => {
-                println!("{} {}: {}", p.name, p.version, p.description);
+                println!(
+                    "{} {}: {}",
+                    clean(&p.name),
+                    clean(&p.version),
+                    clean(&p.description)
+                );
                 for s in &p.scenarios {
-                    println!("  scenario {}", s.name);
+                    println!("  scenario {}", clean(&s.name));
                 }
                 for (k, d) in &p.params {
                     println!(
-                        "  -p {k}={:<10} {} ({})",
-                        d.default_text(),
-                        d.description,
-                        d.unit
+                        "  -p {}={:<10} {} ({})",
+                        clean(k),
+                        clean(&d.default_text()),
+                        clean(&d.description),
+                        clean(&d.unit)
                     );
                 }
                 for c in p.capabilities.describe() {
-                    println!("  needs: {c}");
+                    println!("  needs: {}", clean(&c));
                 }
             }
             Err(e) => {
-                eprintln!("plumb list: error: {e}");
+                eprintln!("plumb list: error: {}", clean_text(&e.to_string()));
                 return ExitCode::BadInput;
             }
         }
@@ -153,27 +165,12 @@ pub fn list_main(arg: Option<&str>) -> ExitCode {
     ExitCode::Ok
 }
 
-/// One scenario's gathered runs.
-struct Gathered {
-    pack: String,
-    pack_sha: String,
-    name: String,
-    sha: String,
-    params: BTreeMap<String, String>,
-    runs: u32,
-    metrics: Vec<Metric>,
-    jobs: Vec<crate::result::JobResult>,
-    tables: Vec<crate::document::Table>,
-    notes: Vec<String>,
-    error: Option<String>,
-}
-
 /// `plumb run`: returns the exit code.
 pub fn run_main(args: RunArgs) -> ExitCode {
     match run(args) {
         Ok(code) => code,
         Err((code, msg)) => {
-            eprintln!("plumb run: error: {msg}");
+            eprintln!("plumb run: error: {}", clean_text(&msg));
             code
         }
     }
@@ -214,6 +211,10 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         .collect::<Result<Vec<_>, _>>()?;
     let timeout =
         crate::units::parse_duration(&args.timeout).map_err(|e| bad(format!("--timeout: {e}")))?;
+    let started = chrono::Local::now().to_rfc3339();
+    // Before anything is made: a leftover journal may refuse the run.
+    let mut saved = Saved::open(&args, started)?;
+    saved.check_covers(&packs)?;
     std::fs::create_dir_all(&args.target)
         .map_err(|e| bad(format!("--target {}: {e}", args.target.display())))?;
     crate::sandbox::sweep_stale(&args.target);
@@ -239,8 +240,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
             format!("--target {}: {e}", args.target.display()),
         )
     })?;
-    let started = chrono::Local::now();
-    let mut gathered: Vec<Gathered> = Vec::new();
+    let mut gathered: Vec<ScenarioResult> = Vec::new();
     let total: usize = packs.iter().map(|p| p.scenarios.len()).sum();
     let mut index = 0;
     let mut compiled = compiled.into_iter();
@@ -283,25 +283,37 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         );
         for s in &p.scenarios {
             index += 1;
-            let code = compiled.next().expect("one compiled scenario per scenario");
-            let mut g = Gathered {
-                pack: p.name.clone(),
-                pack_sha: p.sha256.clone(),
+            let Some(code) = compiled.next() else {
+                break 'packs;
+            };
+            let mut g = ScenarioResult {
                 name: s.name.clone(),
-                sha: s.sha256(),
+                pack: Some(p.name.clone()),
+                pack_sha256: Some(p.sha256.clone()),
+                source_sha256: Some(s.sha256()),
                 params: params.clone(),
-                runs: 0,
+                repeat: 0,
                 metrics: Vec::new(),
                 jobs: Vec::new(),
                 tables: Vec::new(),
                 notes: Vec::new(),
                 error: None,
             };
+            if let Some(done) = saved.finished(&g).map_err(bad)? {
+                eprintln!(
+                    "[{index}/{total}] {}/{}: finished before, kept from {}",
+                    clean(&p.name),
+                    clean(&s.name),
+                    saved.journal_name()
+                );
+                gathered.push(done);
+                continue;
+            }
             for rep in 0..args.repeat {
                 eprintln!(
                     "[{index}/{total}] {}/{}{} (elapsed {}s)",
-                    p.name,
-                    s.name,
+                    clean(&p.name),
+                    clean(&s.name),
                     if args.repeat > 1 {
                         format!(" run {}/{}", rep + 1, args.repeat)
                     } else {
@@ -320,52 +332,57 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 g.jobs.extend(report.jobs);
                 g.tables.extend(report.tables);
                 g.notes.extend(report.notes);
-                g.runs += 1;
+                g.repeat += 1;
                 if let Err(e) = outcome {
-                    eprintln!("{e}");
-                    let interrupted = stop.load(Ordering::Relaxed) || e.contains("interrupted");
+                    eprintln!("{}", clean_text(&e));
                     g.error = Some(e);
-                    if interrupted {
+                    // The stop flag, not the message, says whether the run was
+                    // interrupted: an interrupted scenario is not journalled.
+                    if stop.load(Ordering::Relaxed) {
                         gathered.push(g);
                         break 'packs;
                     }
                     break;
                 }
             }
+            if stop.load(Ordering::Relaxed) {
+                gathered.push(g);
+                break 'packs;
+            }
+            saved.journal(&g);
             gathered.push(g);
         }
         if let Ok(space) = Arc::try_unwrap(space) {
             let dir = space.into_dir();
             if args.keep {
-                eprintln!("kept {}", dir.path().display());
+                eprintln!("kept {}", clean(&dir.path().display().to_string()));
             } else {
                 let _ = dir.delete();
             }
         }
     }
-    let finished = chrono::Local::now();
+    let finished = chrono::Local::now().to_rfc3339();
     if !args.keep {
         let _ = root.delete();
     }
     let interrupted = stop.load(Ordering::Relaxed);
-    let doc = document(&args, &gathered, started, finished);
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&doc).expect("serialisable") + "\n";
-        if let Err(e) = std::fs::write(path, text) {
-            eprintln!("plumb run: error: --json {}: {e}", path.display());
-        }
-    }
-    for g in &gathered {
+    let doc = document(&args, gathered, saved.started.clone(), finished);
+    let save_failed = saved.save(&doc, interrupted).is_err();
+    for g in &doc.scenarios {
         for n in &g.notes {
-            eprintln!("note ({}): {n}", g.name);
+            eprintln!("note ({}): {}", clean(&g.name), clean(n));
         }
     }
     print!("{}", run_table::render(&doc, args.format));
+    let mut charts_failed = false;
     if let Some(dir) = &args.svg {
-        let title = crate::compare::run_title(&doc);
-        match crate::report::charts::write_all(dir, std::slice::from_ref(&doc), &[title]) {
+        let docs = std::slice::from_ref(&doc);
+        match crate::report::charts::write_all(dir, docs, &crate::compare::compare(docs)) {
             Ok(files) => eprintln!("wrote {} chart(s) to {}", files.len(), dir.display()),
-            Err(e) => eprintln!("plumb run: error: charts: {e}"),
+            Err(e) => {
+                eprintln!("plumb run: error: charts: {}", clean(&e));
+                charts_failed = true;
+            }
         }
     }
     let failed: Vec<String> = if interrupted {
@@ -377,7 +394,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
             .collect()
     };
     for f in &failed {
-        eprintln!("assertion failed: {f}");
+        eprintln!("assertion failed: {}", clean(f));
     }
     Ok(if interrupted {
         if term.load(Ordering::Relaxed) {
@@ -385,7 +402,11 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         } else {
             ExitCode::Interrupted
         }
-    } else if gathered.iter().any(|g| g.error.is_some()) || !failed.is_empty() {
+    } else if doc.scenarios.iter().any(|g| g.error.is_some())
+        || !failed.is_empty()
+        || save_failed
+        || charts_failed
+    {
         ExitCode::Failed
     } else {
         ExitCode::Ok
@@ -401,7 +422,7 @@ fn grant(
 ) -> Result<(), (ExitCode, String)> {
     let caps = p.capabilities.describe();
     if !caps.is_empty() {
-        eprintln!("pack {} needs: {}", p.name, caps.join("; "));
+        eprintln!("pack {} needs: {}", clean(&p.name), clean(&caps.join("; ")));
     }
     if let Some(b) = p
         .capabilities
@@ -442,19 +463,53 @@ fn parse_params(
     for r in raw {
         let (k, v) = r
             .split_once('=')
-            .ok_or_else(|| bad(format!("-p {r}: expected KEY=VALUE")))?;
+            .ok_or_else(|| bad(format!("-p {}: expected KEY=VALUE", clean(r))))?;
+        check_param(k, v).map_err(|e| bad(format!("-p {}: {e}", clean(r))))?;
         let declared = packs
             .iter()
             .any(|p| p.params.is_empty() || p.params.contains_key(k));
         if !declared {
             let known: Vec<&String> = packs.iter().flat_map(|p| p.params.keys()).collect();
             return Err(bad(format!(
-                "-p {k}: no pack has this parameter (known: {known:?})"
+                "-p {k}: no pack has this parameter (known: {})",
+                clean(&format!("{known:?}"))
             )));
         }
         out.insert(k.to_string(), v.to_string());
     }
     Ok(out)
+}
+
+/// The longest parameter name and value accepted on the command line.
+const MAX_PARAM_KEY: usize = 64;
+const MAX_PARAM_VALUE: usize = 4096;
+
+/// A `-p` key is a non-empty word of letters, digits, `_`, `-` and `.`
+/// (starting with a letter or `_`); a value has no control characters.
+fn check_param(k: &str, v: &str) -> Result<(), String> {
+    if k.is_empty() {
+        return Err("the parameter name is empty".into());
+    }
+    if k.len() > MAX_PARAM_KEY || v.len() > MAX_PARAM_VALUE {
+        return Err(format!(
+            "longer than {MAX_PARAM_KEY} bytes (name) or {MAX_PARAM_VALUE} bytes (value)"
+        ));
+    }
+    let first_ok = k.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    if !first_ok
+        || !k
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    {
+        return Err(format!(
+            "'{}' is not a parameter name (letters, digits, _ - . starting with a letter or _)",
+            clean(k)
+        ));
+    }
+    if v.chars().any(char::is_control) {
+        return Err("the value has control characters".into());
+    }
+    Ok(())
 }
 
 /// Adds a run's metrics as samples of the same-named metrics.
@@ -466,6 +521,9 @@ fn merge_samples(into: &mut Vec<Metric>, new: Vec<Metric>) {
         }
     }
     for m in into.iter_mut() {
+        if m.samples.is_empty() {
+            continue;
+        }
         let mut s = m.samples.clone();
         s.sort_by(f64::total_cmp);
         m.value = s[s.len() / 2];
@@ -477,33 +535,259 @@ fn merge_samples(into: &mut Vec<Metric>, new: Vec<Metric>) {
 
 fn document(
     args: &RunArgs,
-    gathered: &[Gathered],
-    started: chrono::DateTime<chrono::Local>,
-    finished: chrono::DateTime<chrono::Local>,
+    scenarios: Vec<ScenarioResult>,
+    started: String,
+    finished: String,
 ) -> RunDocument {
     RunDocument {
         schema: SCHEMA.into(),
         plumb_version: env!("CARGO_PKG_VERSION").into(),
         label: args.label.clone(),
-        started: started.to_rfc3339(),
-        finished: finished.to_rfc3339(),
+        started,
+        finished,
         host: crate::sysinfo::host_info(),
         target: crate::sysinfo::target_info(&args.target).ok(),
-        scenarios: gathered
-            .iter()
-            .map(|g| ScenarioResult {
-                name: g.name.clone(),
-                pack: Some(g.pack.clone()),
-                pack_sha256: Some(g.pack_sha.clone()),
-                source_sha256: Some(g.sha.clone()),
-                params: g.params.clone(),
-                repeat: g.runs,
-                metrics: g.metrics.clone(),
-                jobs: g.jobs.clone(),
-                tables: g.tables.clone(),
-                notes: g.notes.clone(),
-                error: g.error.clone(),
-            })
-            .collect(),
+        scenarios,
+    }
+}
+
+/// Refuses, before anything runs, a `--json` path that can never be saved:
+/// no file name, a directory, or a parent directory that does not exist.
+fn check_json_path(json: &Path) -> Result<(), (ExitCode, String)> {
+    let shown = json.display();
+    if json.file_name().is_none() || json.is_dir() {
+        return Err(bad(format!("--json {shown}: not a file name")));
+    }
+    let parent = match json.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(bad(format!(
+            "--json {shown}: the directory {} does not exist",
+            parent.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Where the results go: the `--json` file and its journal of finished
+/// scenarios (read back with `--resume`).
+struct Saved {
+    /// The `--json` file.
+    json: Option<PathBuf>,
+    /// Start time of the run (the first attempt's, when resumed).
+    started: String,
+    /// Scenarios finished by an earlier attempt (`--resume`).
+    earlier: Vec<ScenarioResult>,
+    /// The journal path (with `--json`), and its writer once opened.
+    journal: Option<(PathBuf, Option<crate::report::journal::Writer>)>,
+    /// Writing the journal failed once: no more attempts.
+    journal_failed: bool,
+    label: Option<String>,
+}
+
+impl Saved {
+    /// Prepares saving for `args`: with `--resume`, reads the journal;
+    /// without it, refuses to run over a journal a killed run left.
+    fn open(args: &RunArgs, started: String) -> Result<Saved, (ExitCode, String)> {
+        use crate::report::journal;
+        let Some(json) = &args.json else {
+            return Ok(Saved {
+                json: None,
+                started,
+                earlier: Vec::new(),
+                journal: None,
+                journal_failed: false,
+                label: args.label.clone(),
+            });
+        };
+        check_json_path(json)?;
+        let path = journal::path_for(json);
+        let exists = path.symlink_metadata().is_ok();
+        if !args.resume {
+            if exists {
+                return Err(bad(format!(
+                    "{} holds the finished scenarios of a run that did not end: add --resume to continue it, or remove the file to start afresh",
+                    path.display()
+                )));
+            }
+            return Ok(Saved {
+                json: Some(json.clone()),
+                started,
+                earlier: Vec::new(),
+                journal: Some((path, None)),
+                journal_failed: false,
+                label: args.label.clone(),
+            });
+        }
+        if !exists {
+            return Err(bad(format!(
+                "--resume: {} does not exist: nothing to resume (run without --resume)",
+                path.display()
+            )));
+        }
+        let j = journal::read(&path).map_err(|e| bad(format!("--resume: {}", clean(&e))))?;
+        if j.header.label != args.label {
+            return Err(bad(format!(
+                "--resume: {} belongs to a run labelled {:?}, not {:?}",
+                path.display(),
+                j.header.label.as_deref().map(clean),
+                args.label.as_deref().map(clean)
+            )));
+        }
+        if j.torn_tail {
+            eprintln!(
+                "plumb run: note: {}: the last line was cut short by the kill and is dropped",
+                path.display()
+            );
+        }
+        let writer = journal::Writer::reopen(&path)
+            .map_err(|e| (ExitCode::Failed, format!("{}: {e}", path.display())))?;
+        Ok(Saved {
+            json: Some(json.clone()),
+            started: j.header.started,
+            earlier: j.entries,
+            journal: Some((path, Some(writer))),
+            journal_failed: false,
+            label: args.label.clone(),
+        })
+    }
+
+    /// Refuses a journal holding scenarios this run does not have (they
+    /// would be dropped from the document and lost with the journal).
+    fn check_covers(&self, packs: &[Pack]) -> Result<(), (ExitCode, String)> {
+        for e in &self.earlier {
+            let planned = packs.iter().any(|p| {
+                e.pack.as_deref() == Some(p.name.as_str())
+                    && p.scenarios.iter().any(|s| s.name == e.name)
+            });
+            if !planned {
+                return Err(bad(format!(
+                    "--resume: {} has {}/{}, which this run does not include: give the same scenarios as the interrupted run",
+                    self.journal_name(),
+                    clean(e.pack.as_deref().unwrap_or("")),
+                    clean(&e.name)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The journal's name for messages.
+    fn journal_name(&self) -> String {
+        self.journal
+            .as_ref()
+            .map(|(p, _)| p.display().to_string())
+            .unwrap_or_default()
+    }
+
+    /// The earlier result of the scenario `planned` describes (same pack,
+    /// name, source and parameters); an error when the journal has the
+    /// scenario with another source or parameters (results not to be mixed).
+    fn finished(&self, planned: &ScenarioResult) -> Result<Option<ScenarioResult>, String> {
+        let same_place = |e: &&ScenarioResult| e.pack == planned.pack && e.name == planned.name;
+        let Some(e) = self.earlier.iter().find(same_place) else {
+            return Ok(None);
+        };
+        if e.source_sha256 != planned.source_sha256 || e.params != planned.params {
+            return Err(format!(
+                "--resume: {} has {}/{} run with another {}: not mixing results (remove the journal to start afresh)",
+                self.journal_name(),
+                clean(planned.pack.as_deref().unwrap_or("")),
+                clean(&planned.name),
+                if e.source_sha256 != planned.source_sha256 {
+                    "source (the scenario file changed)"
+                } else {
+                    "set of parameters"
+                }
+            ));
+        }
+        Ok(Some(e.clone()))
+    }
+
+    /// Appends a finished scenario to the journal; a failure is reported
+    /// once and journalling stops (the run goes on, results stay in memory).
+    fn journal(&mut self, g: &ScenarioResult) {
+        use crate::report::journal;
+        let Some((path, writer)) = &mut self.journal else {
+            return;
+        };
+        if self.journal_failed {
+            return;
+        }
+        let outcome = match writer {
+            Some(w) => w.append(g),
+            None => journal::Writer::create(
+                path,
+                &journal::Header {
+                    journal: journal::JOURNAL_SCHEMA.into(),
+                    started: self.started.clone(),
+                    label: self.label.clone(),
+                },
+            )
+            .and_then(|mut w| {
+                w.append(g)?;
+                *writer = Some(w);
+                Ok(())
+            }),
+        };
+        match outcome {
+            // A marker tests (and people) can wait for.
+            Ok(()) => eprintln!("journalled {} in {}", clean(&g.name), path.display()),
+            Err(e) => {
+                eprintln!(
+                    "plumb run: warning: journal {}: {e}; results are kept only in memory until the end",
+                    path.display()
+                );
+                // No more appends; the file (if any) is still removed once saved.
+                *writer = None;
+                self.journal_failed = true;
+            }
+        }
+    }
+
+    /// Saves the document (all or nothing) and then removes the journal —
+    /// unless the run was `interrupted`, when the journal stays for
+    /// `--resume`. When saving fails, says so, keeps the journal and
+    /// returns the error.
+    fn save(&mut self, doc: &RunDocument, interrupted: bool) -> Result<(), ()> {
+        let Some(path) = &self.json else {
+            return Ok(());
+        };
+        let mut text = serde_json::to_vec_pretty(doc).map_err(|e| {
+            eprintln!("plumb run: error: --json {}: {e}", path.display());
+        })?;
+        text.push(b'\n');
+        if let Err(e) = crate::report::save::write_atomic(path, &text) {
+            eprintln!("plumb run: error: --json {e}");
+            if let Some((journal, Some(_))) = &self.journal {
+                eprintln!(
+                    "plumb run: the finished scenarios are kept in {}: `plumb run --resume --json {} ...` saves them once the problem is fixed",
+                    journal.display(),
+                    path.display()
+                );
+            }
+            return Err(());
+        }
+        if interrupted {
+            if let Some((journal, Some(_))) = &self.journal {
+                eprintln!(
+                    "plumb run: interrupted: `plumb run --resume --json {} ...` runs what is left ({} keeps what finished)",
+                    path.display(),
+                    journal.display()
+                );
+            }
+            return Ok(());
+        }
+        if let Some((journal, writer)) = self.journal.take() {
+            drop(writer);
+            match std::fs::remove_file(&journal) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => eprintln!("plumb run: warning: {}: {e}", journal.display()),
+            }
+        }
+        Ok(())
     }
 }

@@ -118,8 +118,8 @@ fn absolute(p: &Path) -> Result<String, (ExitCode, String)> {
 }
 
 fn save(trace: &Trace, output: &Path) -> Result<(), (ExitCode, String)> {
-    std::fs::write(output, trace.to_text())
-        .map_err(|e| (ExitCode::Failed, format!("-o {}: {e}", output.display())))?;
+    crate::report::save::write_atomic(output, trace.to_text().as_bytes())
+        .map_err(|e| (ExitCode::Failed, format!("-o {e}")))?;
     let s = show::summarize(trace);
     eprintln!(
         "wrote {}: {} operations on {} file(s) by {} thread(s) over {:.3} s",
@@ -272,11 +272,9 @@ fn replay_cmd(
     }
     let r = result.map_err(|e| (ExitCode::Failed, e))?;
     if let Some(j) = json {
-        std::fs::write(
-            j,
-            serde_json::to_string_pretty(&r).expect("serialisable") + "\n",
-        )
-        .map_err(|e| (ExitCode::Failed, format!("--json {}: {e}", j.display())))?;
+        let text = serde_json::to_string_pretty(&r).unwrap_or_default() + "\n";
+        crate::report::save::write_atomic(j, text.as_bytes())
+            .map_err(|e| (ExitCode::Failed, format!("--json {e}")))?;
     }
     print!("{}", render(&r));
     if stop.load(std::sync::atomic::Ordering::Relaxed) {

@@ -5,8 +5,10 @@ pub mod load;
 pub mod render;
 pub mod stats;
 
-use crate::document::{Better, RunDocument};
+use crate::document::{Better, Metric, RunDocument};
+use crate::report::terminal::clean;
 use serde::Serialize;
+use std::collections::{HashMap, HashSet};
 
 /// Schema of `plumb compare --format json`.
 pub const COMPARE_SCHEMA: &str = "plumb.compare.v1";
@@ -38,7 +40,8 @@ pub struct Cell {
     pub samples: usize,
     /// value / baseline value.
     pub ratio: Option<f64>,
-    /// 95% bootstrap interval of the ratio of medians (needs ≥ 2 samples on both sides).
+    /// 95% interval of the ratio of medians (needs ≥ 2 samples on both sides):
+    /// a bootstrap, or the order-statistics interval for large sample sets.
     pub ratio_ci: Option<(f64, f64)>,
     /// The verdict.
     pub verdict: Verdict,
@@ -79,48 +82,43 @@ pub fn run_title(doc: &RunDocument) -> String {
 
 /// Builds the comparison; the first document is the baseline.
 pub fn compare(docs: &[RunDocument]) -> Comparison {
+    // (scenario, metric) keys in first-seen order, and per document the
+    // first metric under each key: linear in the documents' size.
     let mut keys: Vec<(String, String)> = Vec::new();
+    let mut index: Vec<HashMap<(String, String), &Metric>> = Vec::with_capacity(docs.len());
+    let mut seen: HashSet<(String, String)> = HashSet::new();
     for d in docs {
+        let mut found = HashMap::new();
         for s in &d.scenarios {
             let scenario = scenario_name(s);
             for m in &s.metrics {
                 let k = (scenario.clone(), m.name.clone());
-                if !keys.contains(&k) {
-                    keys.push(k);
+                if seen.insert(k.clone()) {
+                    keys.push(k.clone());
                 }
+                found.entry(k).or_insert(m);
             }
         }
+        index.push(found);
     }
-    let find = |d: &RunDocument, k: &(String, String)| {
-        d.scenarios
-            .iter()
-            .filter(|s| scenario_name(s) == k.0)
-            .flat_map(|s| s.metrics.iter())
-            .find(|m| m.name == k.1)
-            .cloned()
-    };
     let rows = keys
         .iter()
-        .map(|k| {
-            let metrics: Vec<_> = docs.iter().map(|d| find(d, k)).collect();
-            let first = metrics
-                .iter()
-                .flatten()
-                .next()
-                .expect("key comes from some run");
-            let base = metrics[0].as_ref();
+        .filter_map(|k| {
+            let metrics: Vec<Option<&Metric>> = index.iter().map(|f| f.get(k).copied()).collect();
+            let first = metrics.iter().flatten().next()?;
+            let base = metrics[0];
             let cells = metrics
                 .iter()
                 .enumerate()
-                .map(|(i, m)| cell(i, base, m.as_ref(), first.better))
+                .map(|(i, m)| cell(i, base, *m, first.better))
                 .collect();
-            Row {
+            Some(Row {
                 scenario: k.0.clone(),
                 metric: k.1.clone(),
                 unit: first.unit.clone(),
                 better: first.better,
                 cells,
-            }
+            })
         })
         .collect();
     Comparison {
@@ -183,7 +181,7 @@ fn cell(
     };
     let base_value = stats::median(&base_samples);
     let ratio = (base_value != 0.0).then(|| value / base_value);
-    let ratio_ci = stats::bootstrap_ratio_ci(&base_samples, &samples);
+    let ratio_ci = stats::ratio_ci(&base_samples, &samples);
     let verdict = match (ratio, ratio_ci) {
         (None, _) => Verdict::Unknown,
         (Some(_), None) => Verdict::Unknown,
@@ -257,7 +255,7 @@ pub fn main(
         match load::load(f) {
             Ok(d) => docs.push(d),
             Err(e) => {
-                eprintln!("plumb compare: error: {e}");
+                eprintln!("plumb compare: error: {}", clean(&e));
                 return ExitCode::BadInput;
             }
         }
@@ -265,10 +263,10 @@ pub fn main(
     let c = compare(&docs);
     print!("{}", render::render(&c, &docs, format));
     if let Some(dir) = svg {
-        match crate::report::charts::write_all(dir, &docs, &c.runs) {
+        match crate::report::charts::write_all(dir, &docs, &c) {
             Ok(files) => eprintln!("wrote {} chart(s) to {}", files.len(), dir.display()),
             Err(err) => {
-                eprintln!("plumb compare: error: charts: {err}");
+                eprintln!("plumb compare: error: charts: {}", clean(&err));
                 return ExitCode::Failed;
             }
         }
@@ -281,7 +279,7 @@ pub fn main(
                 bad.len()
             );
             for b in &bad {
-                eprintln!("  {b}");
+                eprintln!("  {}", clean(b));
             }
             return ExitCode::Failed;
         }

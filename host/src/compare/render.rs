@@ -4,6 +4,7 @@
 use super::{Comparison, Row, Verdict};
 use crate::document::{Better, RunDocument};
 use crate::report::run_table::Format;
+use crate::report::terminal::cleaned;
 use crate::units::format_bytes_binary;
 use comfy_table::{presets, Table};
 
@@ -57,6 +58,7 @@ fn cell_text(row: &Row, i: usize) -> String {
         return "missing".into();
     };
     let (v, u) = scaled(v, &row.unit);
+    let u = cleaned(&u);
     let mut s = format!("{} {u}", num(v));
     if i > 0 {
         match c.ratio {
@@ -144,11 +146,11 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
                 for (i, cell) in r.cells.iter().enumerate() {
                     let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
                     let _ = w.write_record([
-                        r.scenario.clone(),
-                        r.metric.clone(),
-                        r.unit.clone(),
+                        cleaned(&r.scenario),
+                        cleaned(&r.metric),
+                        cleaned(&r.unit),
                         format!("{:?}", r.better).to_lowercase(),
-                        c.runs[i].clone(),
+                        cleaned(&c.runs[i]),
                         opt(cell.value),
                         cell.samples.to_string(),
                         opt(cell.ratio),
@@ -168,10 +170,11 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
             };
             let mut machines = Table::new();
             machines.load_preset(preset);
-            machines
-                .set_header(std::iter::once("machine".to_string()).chain(c.runs.iter().cloned()));
+            machines.set_header(
+                std::iter::once("machine".to_string()).chain(c.runs.iter().map(|r| cleaned(r))),
+            );
             for r in machine_rows(docs) {
-                machines.add_row(r);
+                machines.add_row(r.iter().map(|cell| cleaned(cell)));
             }
             let mut metrics = Table::new();
             metrics.load_preset(preset);
@@ -182,7 +185,7 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
                     "better".to_string(),
                 ]
                 .into_iter()
-                .chain(c.runs.iter().cloned()),
+                .chain(c.runs.iter().map(|r| cleaned(r))),
             );
             for r in &c.rows {
                 let better = match r.better {
@@ -190,12 +193,12 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
                     Better::Lower => "lower",
                 };
                 metrics.add_row(
-                    [r.scenario.clone(), r.metric.clone(), better.to_string()]
+                    [cleaned(&r.scenario), cleaned(&r.metric), better.to_string()]
                         .into_iter()
                         .chain((0..r.cells.len()).map(|i| cell_text(r, i))),
                 );
             }
-            let note = "Each run: median, ×ratio to the baseline, [95% bootstrap interval of the ratio], verdict. \
+            let note = "Each run: median, ×ratio to the baseline, [95% interval of the ratio], verdict. \
                         \"within noise\" when the interval includes 1; one sample on a side gives no verdict.";
             format!("{machines}\n\n{metrics}\n\n{note}\n")
         }

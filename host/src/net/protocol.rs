@@ -66,7 +66,12 @@ impl Opening {
                 Ok(n) if (1..=MAX_ECHO).contains(&n) => Request::Echo(n),
                 _ => return Err(format!("echo size must be 1..={MAX_ECHO}")),
             },
-            (Some(v), _) => return Err(format!("unknown request '{v}'")),
+            (Some(v), _) => {
+                return Err(format!(
+                    "unknown request '{}'",
+                    crate::report::terminal::clean(v)
+                ))
+            }
             (None, _) => return Err("missing request".into()),
         };
         if words.next().is_some() {
@@ -76,8 +81,9 @@ impl Opening {
     }
 }
 
-/// Reads one line of at most [`MAX_LINE`] bytes, byte by byte so nothing
-/// after the newline is consumed. `Ok(None)` when the peer closed first.
+/// Reads one line of at most [`MAX_LINE`] bytes, ended by `\n` or `\r\n`,
+/// byte by byte so nothing after the newline is consumed. `Ok(None)` when
+/// the peer closed first.
 pub fn read_line(r: &mut impl Read) -> io::Result<Option<String>> {
     let mut line = Vec::new();
     let mut byte = [0u8; 1];
@@ -92,6 +98,10 @@ pub fn read_line(r: &mut impl Read) -> io::Result<Option<String>> {
             ));
         }
         if byte[0] == b'\n' {
+            // A CRLF line ending (telnet, netcat -C, Windows clients) is accepted.
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
             return String::from_utf8(line)
                 .map(Some)
                 .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"));
@@ -136,6 +146,12 @@ mod tests {
         let mut r: &[u8] = b"abc\nrest";
         assert_eq!(read_line(&mut r).unwrap().as_deref(), Some("abc"));
         assert_eq!(r, b"rest");
+        let mut r: &[u8] = b"PLUMB/1 a sink\r\nrest";
+        let line = read_line(&mut r).unwrap().unwrap();
+        assert_eq!(Opening::parse(&line).unwrap().request, Request::Sink);
+        assert_eq!(r, b"rest");
+        let e = Opening::parse("PLUMB/1 1 \x1b]0;x\x07").unwrap_err();
+        assert!(!e.contains('\x1b'), "{e:?}");
         let long = vec![b'x'; 500];
         assert!(read_line(&mut long.as_slice()).is_err());
         assert_eq!(read_line(&mut (&b""[..])).unwrap(), None);

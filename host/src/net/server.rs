@@ -3,7 +3,8 @@
 //! with an error line and goes on, and stops after a time or a number of
 //! sessions when asked.
 
-use super::protocol::{read_line, Opening, Request};
+use super::protocol::{read_line, Opening, Request, MAX_ECHO};
+use crate::report::terminal::clean;
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -39,8 +40,11 @@ impl Default for ServeOptions {
 
 /// How long a client may stay silent before the server drops it.
 const IDLE: Duration = Duration::from_secs(30);
-/// Longest a `source` connection is fed.
-const MAX_SOURCE: Duration = Duration::from_secs(3600);
+/// How long a client has to send its whole request line (however it
+/// trickles the bytes in, so a slow peer cannot hold a connection slot).
+const OPENING: Duration = Duration::from_secs(5);
+/// Longest a connection is served (a `source` fed, a `sink` or `echo` read).
+const MAX_SESSION: Duration = Duration::from_secs(3600);
 
 /// What a server did, for its exit line.
 #[derive(Debug, Default, Clone, Copy)]
@@ -121,18 +125,26 @@ impl Server {
                 continue;
             }
             shared.active.fetch_add(1, Ordering::Relaxed);
-            let (shared, log) = (shared.clone(), self.opts.log);
-            std::thread::spawn(move || {
-                let outcome = handle(stream, &shared);
-                if log {
-                    match &outcome {
-                        Ok(Some(text)) => eprintln!("plumb serve: {peer}: {text}"),
-                        Ok(None) => {}
-                        Err(e) => eprintln!("plumb serve: {peer}: {e}"),
+            let (worker, log) = (shared.clone(), self.opts.log);
+            let spawned = std::thread::Builder::new()
+                .name("plumb-serve".into())
+                .spawn(move || {
+                    let outcome = handle(stream, &worker);
+                    if log {
+                        // Peer-chosen text reaches the log only made safe to print.
+                        match &outcome {
+                            Ok(Some(text)) => eprintln!("plumb serve: {peer}: {}", clean(text)),
+                            Ok(None) => {}
+                            Err(e) => eprintln!("plumb serve: {peer}: {}", clean(&e.to_string())),
+                        }
                     }
-                }
+                    worker.active.fetch_sub(1, Ordering::Relaxed);
+                });
+            if let Err(e) = spawned {
+                // Out of threads: this connection is dropped, the server goes on.
                 shared.active.fetch_sub(1, Ordering::Relaxed);
-            });
+                eprintln!("plumb serve: {peer}: no thread to serve it: {e}");
+            }
         }
         // Let the connections of the last session finish.
         let waited = Instant::now();
@@ -208,9 +220,12 @@ fn readable(l: &TcpListener, ms: i32) -> io::Result<bool> {
 
 /// Serves one connection; returns a log line (None for a bare connect).
 fn handle(mut s: TcpStream, shared: &Shared) -> io::Result<Option<String>> {
-    s.set_read_timeout(Some(Duration::from_secs(5)))?;
     s.set_write_timeout(Some(IDLE))?;
-    let line = match read_line(&mut s) {
+    let opened = Instant::now();
+    let line = match read_line(&mut Deadline {
+        stream: &mut s,
+        until: opened + OPENING,
+    }) {
         Ok(None) => return Ok(None),
         Ok(Some(l)) => l,
         Err(e) => {
@@ -230,16 +245,11 @@ fn handle(mut s: TcpStream, shared: &Shared) -> io::Result<Option<String>> {
             ));
         }
     };
-    *shared
-        .sessions
-        .lock()
-        .expect("session table")
-        .entry(opening.session)
-        .or_default() += 1;
+    *table(shared).entry(opening.session).or_default() += 1;
     s.write_all(b"OK\n")?;
     s.set_read_timeout(Some(IDLE))?;
     let result = serve_request(&mut s, &opening.request);
-    let mut sessions = shared.sessions.lock().expect("session table");
+    let mut sessions = table(shared);
     if let Some(n) = sessions.get_mut(&opening.session) {
         *n -= 1;
         if *n == 0 {
@@ -250,27 +260,67 @@ fn handle(mut s: TcpStream, shared: &Shared) -> io::Result<Option<String>> {
     result.map(|bytes| Some(format!("{line}: {bytes} bytes")))
 }
 
-/// Carries out one request; returns the bytes moved.
+/// The session table (a worker that panicked cannot poison it for the others).
+fn table(shared: &Shared) -> std::sync::MutexGuard<'_, HashMap<u64, usize>> {
+    shared
+        .sessions
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A stream whose reads fail with `TimedOut` once `until` has passed: each
+/// read waits at most for the time left, not a fresh timeout per byte.
+struct Deadline<'a> {
+    stream: &'a mut TcpStream,
+    until: Instant,
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("request line not sent within {} s", OPENING.as_secs()),
+            ));
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        self.stream.read(buf)
+    }
+}
+
+fn too_long() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!("session longer than {} s", MAX_SESSION.as_secs()),
+    )
+}
+
+/// Carries out one request; returns the bytes moved. Every read and write
+/// times out after [`IDLE`] of silence, and a session ends after [`MAX_SESSION`].
 fn serve_request(s: &mut TcpStream, r: &Request) -> io::Result<u64> {
+    let started = Instant::now();
     let mut buf = vec![0u8; 256 << 10];
     match *r {
         Request::Sink => {
             let mut total = 0u64;
             loop {
+                if started.elapsed() >= MAX_SESSION {
+                    return Err(too_long());
+                }
                 match s.read(&mut buf)? {
                     0 => break,
-                    n => total += n as u64,
+                    n => total = total.saturating_add(n as u64),
                 }
             }
             s.write_all(&total.to_le_bytes())?;
             Ok(total)
         }
         Request::Source => {
-            let started = Instant::now();
             let mut total = 0u64;
-            while started.elapsed() < MAX_SOURCE {
+            while started.elapsed() < MAX_SESSION {
                 match s.write(&buf) {
-                    Ok(n) => total += n as u64,
+                    Ok(n) => total = total.saturating_add(n as u64),
                     // The client closing ends the test.
                     Err(_) => break,
                 }
@@ -279,16 +329,20 @@ fn serve_request(s: &mut TcpStream, r: &Request) -> io::Result<u64> {
         }
         Request::Echo(size) => {
             s.set_nodelay(true)?;
-            let mut msg = vec![0u8; size as usize];
+            // The size was bounded by the protocol (at most MAX_ECHO).
+            let mut msg = vec![0u8; usize::try_from(size.min(MAX_ECHO)).unwrap_or(0)];
             let mut total = 0u64;
             loop {
+                if started.elapsed() >= MAX_SESSION {
+                    return Err(too_long());
+                }
                 match s.read_exact(&mut msg) {
                     Ok(()) => {}
                     Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
                     Err(e) => return Err(e),
                 }
                 s.write_all(&msg)?;
-                total += size;
+                total = total.saturating_add(size);
             }
             Ok(total)
         }

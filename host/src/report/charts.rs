@@ -1,6 +1,7 @@
 //! SVG charts with plotters: metrics normalised to the baseline, latency
 //! percentiles per I/O job (log scale), and per-second IOPS and bandwidth timelines.
 
+use crate::compare::Comparison;
 use crate::document::RunDocument;
 use crate::result::JobResult;
 use plotters::coord::types::RangedCoordf64;
@@ -23,8 +24,10 @@ fn e<E: std::fmt::Display>(err: E) -> String {
     err.to_string()
 }
 
+/// A job name as a file-name part: safe characters only, at most 80 of them.
 fn file_name(s: &str) -> String {
     s.chars()
+        .take(80)
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
                 c
@@ -35,12 +38,14 @@ fn file_name(s: &str) -> String {
         .collect()
 }
 
-/// Writes every chart for `docs` (titles in `runs`) into `dir`; returns the files.
-pub fn write_all(dir: &Path, docs: &[RunDocument], runs: &[String]) -> Res<Vec<PathBuf>> {
+/// Writes every chart for `docs` into `dir`; `c` is their comparison (made
+/// once by the caller, titles in `c.runs`). Returns the files written.
+pub fn write_all(dir: &Path, docs: &[RunDocument], c: &Comparison) -> Res<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).map_err(|err| format!("--svg {}: {err}", dir.display()))?;
+    let runs = &c.runs;
     let mut out = Vec::new();
-    if let Some(p) = metrics_chart(dir, docs, runs)? {
-        out.push(p);
+    if let Some(svg) = metrics_chart(c)? {
+        out.push(save(dir, "metrics.svg".into(), &svg)?);
     }
     let mut job_names: Vec<String> = Vec::new();
     for d in docs {
@@ -62,16 +67,27 @@ pub fn write_all(dir: &Path, docs: &[RunDocument], runs: &[String]) -> Res<Vec<P
                     .map(|j| (r.clone(), j))
             })
             .collect();
-        out.push(latency_chart(dir, &name, &jobs)?);
-        out.push(timeline_chart(dir, &name, &jobs, Rate::Iops)?);
-        out.push(timeline_chart(dir, &name, &jobs, Rate::Bandwidth)?);
+        let file = file_name(&name);
+        let latency = latency_chart(&name, &jobs)?;
+        out.push(save(dir, format!("latency-{file}.svg"), &latency)?);
+        let iops = timeline_chart(&name, &jobs, Rate::Iops)?;
+        out.push(save(dir, format!("timeline-{file}.svg"), &iops)?);
+        let bw = timeline_chart(&name, &jobs, Rate::Bandwidth)?;
+        out.push(save(dir, format!("bandwidth-{file}.svg"), &bw)?);
     }
     Ok(out)
 }
 
+/// Saves one chart with the all-or-nothing writer.
+fn save(dir: &Path, name: String, svg: &str) -> Res<PathBuf> {
+    let path = dir.join(name);
+    super::save::write_atomic(&path, svg.as_bytes()).map_err(e)?;
+    Ok(path)
+}
+
 /// Grouped bars: every metric of every run divided by the baseline's.
-fn metrics_chart(dir: &Path, docs: &[RunDocument], runs: &[String]) -> Res<Option<PathBuf>> {
-    let c = crate::compare::compare(docs);
+fn metrics_chart(c: &Comparison) -> Res<Option<String>> {
+    let runs = &c.runs;
     let rows: Vec<_> = c
         .rows
         .iter()
@@ -80,10 +96,13 @@ fn metrics_chart(dir: &Path, docs: &[RunDocument], runs: &[String]) -> Res<Optio
     if rows.is_empty() {
         return Ok(None);
     }
-    let path = dir.join("metrics.svg");
-    let target = path.clone();
-    let height = (120 + rows.len() as u32 * 28).max(300);
-    let root = SVGBackend::new(&target, (1000, height)).into_drawing_area();
+    let height = u32::try_from(rows.len())
+        .unwrap_or(u32::MAX)
+        .saturating_mul(28)
+        .saturating_add(120)
+        .max(300);
+    let mut svg = String::new();
+    let root = SVGBackend::with_string(&mut svg, (1000, height)).into_drawing_area();
     root.fill(&WHITE).map_err(e)?;
     let max = rows
         .iter()
@@ -159,7 +178,9 @@ fn metrics_chart(dir: &Path, docs: &[RunDocument], runs: &[String]) -> Res<Optio
         .draw()
         .map_err(e)?;
     root.present().map_err(e)?;
-    Ok(Some(path))
+    drop(chart);
+    drop(root);
+    Ok(Some(svg))
 }
 
 const PERCENTILES: [(&str, &str); 6] = [
@@ -202,10 +223,9 @@ where
 }
 
 /// Completion latency percentiles of one job, one line per run and direction, log scale.
-fn latency_chart(dir: &Path, name: &str, jobs: &[(String, &JobResult)]) -> Res<PathBuf> {
-    let path = dir.join(format!("latency-{}.svg", file_name(name)));
-    let target = path.clone();
-    let root = SVGBackend::new(&target, (800, 500)).into_drawing_area();
+fn latency_chart(name: &str, jobs: &[(String, &JobResult)]) -> Res<String> {
+    let mut svg = String::new();
+    let root = SVGBackend::with_string(&mut svg, (800, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(e)?;
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for (run, j) in jobs {
@@ -260,7 +280,9 @@ fn latency_chart(dir: &Path, name: &str, jobs: &[(String, &JobResult)]) -> Res<P
         .map_err(e)?;
     draw_lines(&mut chart, series)?;
     root.present().map_err(e)?;
-    Ok(path)
+    drop(chart);
+    drop(root);
+    Ok(svg)
 }
 
 /// What a timeline chart plots.
@@ -271,19 +293,13 @@ enum Rate {
 }
 
 /// IOPS (or MiB/s) per second of one job, one line per run and direction.
-fn timeline_chart(
-    dir: &Path,
-    name: &str,
-    jobs: &[(String, &JobResult)],
-    rate: Rate,
-) -> Res<PathBuf> {
-    let (prefix, title, axis) = match rate {
-        Rate::Iops => ("timeline", "IOPS per second", "IOPS"),
-        Rate::Bandwidth => ("bandwidth", "Bandwidth per second", "MiB/s"),
+fn timeline_chart(name: &str, jobs: &[(String, &JobResult)], rate: Rate) -> Res<String> {
+    let (title, axis) = match rate {
+        Rate::Iops => ("IOPS per second", "IOPS"),
+        Rate::Bandwidth => ("Bandwidth per second", "MiB/s"),
     };
-    let path = dir.join(format!("{prefix}-{}.svg", file_name(name)));
-    let target = path.clone();
-    let root = SVGBackend::new(&target, (800, 500)).into_drawing_area();
+    let mut svg = String::new();
+    let root = SVGBackend::with_string(&mut svg, (800, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(e)?;
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for (run, j) in jobs {
@@ -323,5 +339,7 @@ fn timeline_chart(
         .map_err(e)?;
     draw_lines(&mut chart, series)?;
     root.present().map_err(e)?;
-    Ok(path)
+    drop(chart);
+    drop(root);
+    Ok(svg)
 }

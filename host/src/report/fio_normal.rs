@@ -1,6 +1,7 @@
 //! fio's normal text output, laid out so a reader of fio runs recognises it.
 
 use crate::job::spec::{BlockSize, Dir, JobSpec};
+use crate::report::terminal::{clean, clean_text};
 use crate::result::{DirResult, JobResult};
 use crate::runner::{GroupReport, RunReport};
 use crate::stats::{LatencySummary, FIO_PERCENTILES};
@@ -19,7 +20,7 @@ pub fn header(jobs: &[JobSpec]) -> String {
         let _ = writeln!(
             out,
             "{}: (g={group}): rw={}, bs=(R) {}, (W) {}, (T) {}, ioengine={}, iodepth={}",
-            j.name,
+            clean(&j.name),
             j.rw.name(),
             bs(&j.bs[0]),
             bs(&j.bs[1]),
@@ -75,14 +76,14 @@ fn job_block(out: &mut String, r: &JobResult) {
     let _ = writeln!(
         out,
         "\n{}: (groupid={}, jobs={}): err={:2}: pid={}: {when}",
-        r.name,
+        clean(&r.name),
         r.groupid,
         r.jobs,
         r.errno,
         std::process::id()
     );
     if let Some(e) = &r.error {
-        let _ = writeln!(out, "  error: {e}");
+        let _ = writeln!(out, "  error: {}", clean_text(e));
     }
     for d in Dir::BOTH {
         let dr = r.dir(d.index());

@@ -11,7 +11,7 @@ pub fn render(report: &RunReport) -> String {
         let mut f: Vec<String> = vec![
             "3".into(),
             format!("plumb-{}", env!("CARGO_PKG_VERSION")),
-            r.name.clone(),
+            crate::report::terminal::cleaned(&r.name),
             r.groupid.to_string(),
             r.errno.to_string(),
         ];

@@ -5,4 +5,7 @@ pub mod charts;
 pub mod fio_json;
 pub mod fio_normal;
 pub mod fio_terse;
+pub mod journal;
 pub mod run_table;
+pub mod save;
+pub mod terminal;

@@ -2,6 +2,7 @@
 //! spread, as a terminal table, Markdown, CSV or the JSON document.
 
 use crate::document::RunDocument;
+use crate::report::terminal::cleaned;
 use comfy_table::{presets, Cell, CellAlignment, Table};
 
 /// Output formats of `plumb run`.
@@ -25,17 +26,17 @@ fn rows(doc: &RunDocument) -> Vec<[String; 8]> {
     let mut out = Vec::new();
     for s in &doc.scenarios {
         let scenario = match &s.pack {
-            Some(p) => format!("{p}/{}", s.name),
-            None => s.name.clone(),
+            Some(p) => cleaned(&format!("{p}/{}", s.name)),
+            None => cleaned(&s.name),
         };
         for m in &s.metrics {
             let min = m.samples.iter().copied().fold(f64::INFINITY, f64::min);
             let max = m.samples.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             out.push([
                 scenario.clone(),
-                m.name.clone(),
+                cleaned(&m.name),
                 num(m.value),
-                m.unit.clone(),
+                cleaned(&m.unit),
                 num(min),
                 num(max),
                 m.samples.len().to_string(),
@@ -43,7 +44,7 @@ fn rows(doc: &RunDocument) -> Vec<[String; 8]> {
             ]);
         }
         if let Some(e) = &s.error {
-            let first = e.lines().next().unwrap_or_default().to_string();
+            let first = cleaned(e.lines().next().unwrap_or_default());
             out.push([
                 scenario,
                 "error".into(),
