@@ -175,7 +175,9 @@ impl<'a> Worker<'a> {
         stop: &AtomicBool,
         stats: &mut JobStats,
     ) -> std::io::Result<()> {
-        let info = engine::find(&job.ioengine).expect("engine validated with the options");
+        let info = engine::find(&job.ioengine).ok_or_else(|| {
+            std::io::Error::other(format!("engine '{}' is not supported", job.ioengine))
+        })?;
         let files: Vec<File> = if info.caps.diskless {
             Vec::new()
         } else {
@@ -250,7 +252,8 @@ impl<'a> Worker<'a> {
             sync_file: None,
             verify_reads: job.verify != Verify::None && job.rw.does(Dir::Read),
         };
-        let mut gen = OffsetGenerator::new(job, &w.regions, plan.budget, plan.seed);
+        let mut gen = OffsetGenerator::new(job, &w.regions, plan.budget, plan.seed)
+            .map_err(std::io::Error::other)?;
         let result = w.drive(engine.as_mut(), &mut gen, depth, live, stop, stats);
         drop(engine);
         result?;
