@@ -60,8 +60,9 @@ impl Halt {
 
     /// Time left before the deadline (`Duration::MAX` without one).
     pub fn time_left(&self) -> Duration {
-        self.deadline
-            .map_or(Duration::MAX, |d| d.saturating_duration_since(Instant::now()))
+        self.deadline.map_or(Duration::MAX, |d| {
+            d.saturating_duration_since(Instant::now())
+        })
     }
 
     /// Sleeps `for_` (any length), waking every few milliseconds to check;

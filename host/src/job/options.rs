@@ -6,8 +6,7 @@
 use super::spec::{BlockSize, Dir, JobSpec, Pattern, Verify};
 use super::values::{
     parse_block, parse_bool, parse_bsrange, parse_bssplit, parse_count, parse_count_in,
-    parse_distribution,
-    parse_percent, set_opt_per_dir, set_per_dir,
+    parse_distribution, parse_percent, set_opt_per_dir, set_per_dir,
 };
 use crate::engine;
 use crate::units::{format_bytes_binary, parse_duration, parse_size, parse_size_spec};

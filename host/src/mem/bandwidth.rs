@@ -204,7 +204,10 @@ impl BandwidthOptions {
                 self.threads
             ));
         }
-        super::check_size("the blocks (block_size × threads, × 2 for copy)", self.memory())
+        super::check_size(
+            "the blocks (block_size × threads, × 2 for copy)",
+            self.memory(),
+        )
     }
 }
 

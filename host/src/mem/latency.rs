@@ -3,9 +3,9 @@
 //! before repeating), timed per access. Each access depends on the previous
 //! one, so the time is the latency of whichever level holds the working set.
 
+use crate::halt::{Halt, Halted};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use crate::halt::{Halt, Halted};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -266,7 +266,10 @@ mod tests {
         let halt = Halt::after(Default::default(), Duration::from_millis(100));
         let t = Instant::now();
         let r = latency_curve(&o, &halt);
-        assert!(matches!(r, Err(LatencyError::Halted(Halted::Deadline))), "{r:?}");
+        assert!(
+            matches!(r, Err(LatencyError::Halted(Halted::Deadline))),
+            "{r:?}"
+        );
         assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
     }
 

@@ -549,9 +549,7 @@ pub fn connect_time(
             return Err(fail(format!("{why} after {i} connects")));
         }
         let t = Instant::now();
-        let wait = timeout
-            .min(halt.time_left())
-            .max(Duration::from_millis(1));
+        let wait = timeout.min(halt.time_left()).max(Duration::from_millis(1));
         match TcpStream::connect_timeout(&addr, wait) {
             Ok(s) => {
                 record(&mut h, t.elapsed());

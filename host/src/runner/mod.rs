@@ -413,7 +413,12 @@ fn buffers_beyond_memory(members: &[&Planned]) -> Option<String> {
         )
     });
     // SAFETY: sysconf only reads system configuration.
-    let (pages, page) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
     let memory = u64::try_from(pages)
         .ok()?
         .saturating_mul(u64::try_from(page).ok()?);
