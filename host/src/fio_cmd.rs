@@ -155,6 +155,7 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
     jobs.extend(
         jobfile::jobs_from_sections(&globals, &sections).map_err(|e| UsageError(e.to_string()))?,
     );
+    jobfile::check_total_threads(&jobs).map_err(|e| UsageError(e.to_string()))?;
     if jobs.is_empty() {
         return Err(UsageError(format!(
             "no jobs given (start one with --name=NAME)\n{USAGE}"

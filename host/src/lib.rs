@@ -13,6 +13,7 @@ pub mod document;
 pub mod engine;
 pub mod files;
 pub mod fio_cmd;
+pub mod halt;
 pub mod job;
 pub mod mem;
 pub mod net;

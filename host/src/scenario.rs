@@ -5,8 +5,6 @@ use crate::api::{Host, ScenarioReport};
 use crate::pack::ScenarioSource;
 use crate::script::rhai_engine::{self, ScriptLimits};
 use crate::wasm;
-use std::cell::RefCell;
-use std::rc::Rc;
 
 /// A scenario ready to run.
 pub enum Compiled {
@@ -36,20 +34,10 @@ pub fn run(
     wasm_limits: wasm::WasmLimits,
 ) -> (ScenarioReport, Result<(), String>) {
     match compiled {
-        Compiled::Rhai(ast) => {
-            let shared = Rc::new(RefCell::new(host));
-            let outcome = rhai_engine::run(
-                &s.file,
-                &s.source,
-                ast,
-                shared.clone(),
-                &ScriptLimits::default(),
-            )
-            .map_err(|e| e.to_string());
-            let report = Rc::try_unwrap(shared)
-                .map(|h| h.into_inner().report)
-                .unwrap_or_default();
-            (report, outcome)
+        Compiled::Rhai(_) => {
+            let (report, outcome) =
+                rhai_engine::run(&s.file, &s.source, host, &ScriptLimits::default());
+            (report, outcome.map_err(|e| e.to_string()))
         }
         Compiled::Wasm(c) => {
             let (host, outcome) = wasm::run(c, host, wasm_limits);

@@ -19,8 +19,10 @@ impl Host {
                 "cpu::run: duration {seconds} must be positive"
             )));
         }
-        let d = Duration::from_secs_f64(seconds).min(self.time_left());
-        let r = crate::cpu::run(kernel, threads, d, param, baseline, &self.stop)
+        let d = Duration::try_from_secs_f64(seconds)
+            .unwrap_or(Duration::MAX)
+            .min(self.time_left());
+        let r = crate::cpu::run(kernel, threads, d, param, baseline, &self.halt())
             .map_err(|e| ApiError::Invalid(format!("cpu::run: {e}")))?;
         self.check()?;
         Ok(r)
@@ -33,19 +35,24 @@ impl Host {
     ) -> Result<crate::mem::BandwidthResult, ApiError> {
         self.allow(Capability::Threads(o.threads))?;
         o.duration = o.duration.min(self.time_left());
-        let r = crate::mem::bandwidth(&o, &self.stop)
+        let r = crate::mem::bandwidth(&o, &self.halt())
             .map_err(|e| ApiError::Invalid(format!("mem::bandwidth: {e}")))?;
         self.check()?;
         Ok(r)
     }
 
-    /// Memory latency by working-set size (pointer chase).
+    /// Memory latency by working-set size (pointer chase); ends with
+    /// [`ApiError::Deadline`] or [`ApiError::Interrupted`] when the scenario
+    /// must stop mid-curve.
     pub fn mem_latency(
         &mut self,
         o: &crate::mem::LatencyOptions,
     ) -> Result<crate::mem::LatencyResult, ApiError> {
-        let r = crate::mem::latency_curve(o, &self.stop)
-            .map_err(|e| ApiError::Invalid(format!("mem::latency: {e}")))?;
+        use crate::mem::LatencyError;
+        let r = crate::mem::latency_curve(o, &self.halt()).map_err(|e| match e {
+            LatencyError::Halted(h) => self.halted(h),
+            LatencyError::Invalid(e) => ApiError::Invalid(format!("mem::latency: {e}")),
+        })?;
         self.check()?;
         Ok(r)
     }

@@ -185,30 +185,37 @@ impl Host {
         secs(ru.ru_utime) + secs(ru.ru_stime)
     }
 
-    /// Sleeps, waking early on a stop request or the deadline.
+    /// Sleeps, waking early on a stop request or the deadline (any finite
+    /// length: a sleep past the deadline ends there with [`ApiError::Deadline`]).
     pub fn sleep(&self, seconds: f64) -> Result<(), ApiError> {
         if !(seconds >= 0.0 && seconds.is_finite()) {
             return Err(ApiError::Invalid(format!(
                 "sleep: {seconds} is not a duration in seconds"
             )));
         }
-        let until = Instant::now() + Duration::from_secs_f64(seconds);
-        while Instant::now() < until {
-            self.check()?;
-            std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
-        }
-        self.check()
+        let wait = Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX);
+        self.halt().sleep(wait).map_err(|h| self.halted(h))
     }
 
     /// Fails when the scenario must stop (deadline or signal).
     pub fn check(&self) -> Result<(), ApiError> {
-        if self.stop.load(Ordering::Relaxed) {
-            return Err(ApiError::Interrupted);
+        self.halt().check().map_err(|h| self.halted(h))
+    }
+
+    /// The scenario's stop flag and deadline, for long primitives to poll.
+    pub fn halt(&self) -> crate::halt::Halt {
+        crate::halt::Halt::new(
+            self.stop.clone(),
+            self.started.checked_add(self.limits.timeout),
+        )
+    }
+
+    /// The error for an operation that stopped early.
+    pub fn halted(&self, why: crate::halt::Halted) -> ApiError {
+        match why {
+            crate::halt::Halted::Interrupted => ApiError::Interrupted,
+            crate::halt::Halted::Deadline => ApiError::Deadline(self.limits.timeout),
         }
-        if self.started.elapsed() > self.limits.timeout {
-            return Err(ApiError::Deadline(self.limits.timeout));
-        }
-        Ok(())
     }
 
     /// The stop flag shared with the runner.

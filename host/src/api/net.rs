@@ -81,9 +81,10 @@ impl Host {
     ) -> Result<net::RttResult, ApiError> {
         let a = self.granted_addr(addr)?;
         self.check()?;
-        let r = net::rtt(a, count, size, interval, &self.stop)?;
+        let r = net::rtt(a, count, size, interval, &self.halt());
+        // Stopped by the deadline or a signal: that is the error, not the peer.
         self.check()?;
-        Ok(r)
+        Ok(r?)
     }
 
     /// TCP connect times.
@@ -96,9 +97,9 @@ impl Host {
     ) -> Result<net::ConnectTime, ApiError> {
         let a = self.granted_addr(addr)?;
         self.check()?;
-        let r = net::connect_time(a, count, timeout, interval, &self.stop)?;
+        let r = net::connect_time(a, count, timeout, interval, &self.halt());
         self.check()?;
-        Ok(r)
+        Ok(r?)
     }
 
     /// Seconds until a port first accepts a connection (capped by the deadline).
@@ -109,8 +110,8 @@ impl Host {
         interval: Duration,
     ) -> Result<net::PortWait, ApiError> {
         let a = self.granted_addr(addr)?;
-        let r = net::wait_for_port(a, timeout.min(self.time_left()), interval, &self.stop)?;
+        let r = net::wait_for_port(a, timeout.min(self.time_left()), interval, &self.halt());
         self.check()?;
-        Ok(r)
+        Ok(r?)
     }
 }

@@ -41,7 +41,8 @@ pub const SHA256: Kernel = Kernel {
     scale: 1e6,
     param: "buffer",
     default_param: MIB,
-    param_range: (64, 1 << 30),
+    param_range: (64, 64 * MIB),
+    memory: |n| n,
     prepare: |n| {
         over(random_bytes(n), n as f64, |b| {
             use sha2::Digest;
@@ -59,7 +60,8 @@ pub const BLAKE3: Kernel = Kernel {
     scale: 1e6,
     param: "buffer",
     default_param: MIB,
-    param_range: (64, 1 << 30),
+    param_range: (64, 64 * MIB),
+    memory: |n| n,
     prepare: |n| {
         over(random_bytes(n), n as f64, |b| {
             u64::from(blake3::hash(b).as_bytes()[0])
@@ -75,7 +77,8 @@ pub const LZ4_COMPRESS: Kernel = Kernel {
     scale: 1e6,
     param: "buffer",
     default_param: MIB,
-    param_range: (1024, 1 << 30),
+    param_range: (1024, 64 * MIB),
+    memory: |n| n.saturating_mul(2),
     prepare: |n| {
         let text = corpus::text(n);
         let len = text.len() as f64;
@@ -91,7 +94,8 @@ pub const LZ4_DECOMPRESS: Kernel = Kernel {
     scale: 1e6,
     param: "buffer",
     default_param: MIB,
-    param_range: (1024, 1 << 30),
+    param_range: (1024, 64 * MIB),
+    memory: |n| n.saturating_mul(3),
     prepare: |n| {
         let text = corpus::text(n);
         let len = text.len();
@@ -110,7 +114,8 @@ pub const SORT_U64: Kernel = Kernel {
     scale: 1e6,
     param: "items",
     default_param: 1_000_000,
-    param_range: (16, 1 << 28),
+    param_range: (16, 1 << 22),
+    memory: |n| n.saturating_mul(16),
     prepare: |n| {
         let mut rng = SmallRng::seed_from_u64(n);
         let src: Vec<u64> = (0..n).map(|_| rng.random()).collect();
@@ -131,7 +136,8 @@ pub const SORT_STRING: Kernel = Kernel {
     scale: 1e6,
     param: "items",
     default_param: 100_000,
-    param_range: (16, 1 << 24),
+    param_range: (16, 1 << 19),
+    memory: |n| n.saturating_mul(112),
     prepare: |n| {
         let mut rng = SmallRng::seed_from_u64(n);
         let src: Vec<String> = (0..n)
@@ -159,7 +165,8 @@ pub const MATMUL: Kernel = Kernel {
     scale: 1e9,
     param: "n",
     default_param: 256,
-    param_range: (4, 8192),
+    param_range: (4, 1024),
+    memory: |n| n.saturating_mul(n).saturating_mul(24),
     prepare: |n| {
         let n = n as usize;
         let mut rng = SmallRng::seed_from_u64(n as u64);
@@ -204,7 +211,8 @@ pub const JSON_PARSE: Kernel = Kernel {
     scale: 1e6,
     param: "buffer",
     default_param: MIB,
-    param_range: (1024, 1 << 30),
+    param_range: (1024, 16 * MIB),
+    memory: |n| n.saturating_mul(12),
     prepare: |n| {
         let text = json_corpus(n);
         let len = text.len() as f64;
@@ -223,7 +231,8 @@ pub const JSON_SERIALIZE: Kernel = Kernel {
     scale: 1e6,
     param: "buffer",
     default_param: MIB,
-    param_range: (1024, 1 << 30),
+    param_range: (1024, 16 * MIB),
+    memory: |n| n.saturating_mul(14),
     prepare: |n| {
         let text = json_corpus(n);
         let len = text.len();

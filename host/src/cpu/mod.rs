@@ -5,12 +5,12 @@
 //! (sha2, blake3, lz4_flex, matrixmultiply, serde_json, std's sorts).
 
 mod corpus;
+pub(crate) mod gate;
 mod kernels;
 mod prime;
 
+use crate::halt::Halt;
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// One thread's prepared work: does one event and says how much work that was.
@@ -35,8 +35,12 @@ pub struct Kernel {
     pub param: &'static str,
     /// Default of that parameter.
     pub default_param: u64,
-    /// Smallest and largest accepted parameter.
+    /// Smallest and largest accepted parameter. The largest keeps one event
+    /// (the unit between two checks of the deadline and the stop flag) to a
+    /// fraction of a second on a modest core.
     pub param_range: (u64, u64),
+    /// Bytes of memory one thread's prepared work holds for a parameter value.
+    pub memory: fn(u64) -> u64,
     /// Prepares one thread's work for a parameter value.
     pub prepare: fn(u64) -> Box<dyn Work>,
 }
@@ -125,21 +129,29 @@ pub struct CpuResult {
     pub efficiency: f64,
 }
 
-/// Runs `kernel` on `threads` threads for `duration` (stopping early on
-/// `stop`). The scaling efficiency compares with `baseline`, a single-thread
-/// rate measured before; without it, and with more than one thread, a
-/// single-thread phase of a quarter of the duration runs first.
+/// Most threads a CPU run starts.
+pub const MAX_THREADS: u32 = 1024;
+
+/// Runs `kernel` on `threads` threads for `duration`, ending early when
+/// `halt` says so (each thread checks it between events, and events are
+/// bounded by the kernel's parameter range). The scaling efficiency compares
+/// with `baseline`, a single-thread rate measured before; without it, and
+/// with more than one thread, a single-thread phase of a quarter of the
+/// duration runs first. The threads' prepared data must fit in half the
+/// available memory.
 pub fn run(
     name: &str,
     threads: u32,
     duration: Duration,
     param: Option<u64>,
     baseline: Option<f64>,
-    stop: &Arc<AtomicBool>,
+    halt: &Halt,
 ) -> Result<CpuResult, String> {
     let k = kernel(name)?;
-    if threads == 0 || threads > 1024 {
-        return Err(format!("threads must be between 1 and 1024, not {threads}"));
+    if threads == 0 || threads > MAX_THREADS {
+        return Err(format!(
+            "threads must be between 1 and {MAX_THREADS}, not {threads}"
+        ));
     }
     let param = param.unwrap_or(k.default_param);
     let (lo, hi) = k.param_range;
@@ -152,15 +164,19 @@ pub fn run(
     if baseline.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
         return Err("baseline must be a positive single-thread rate".into());
     }
+    crate::mem::check_size(
+        &format!("{} threads × the {} kernel's data", threads, k.name),
+        (k.memory)(param).saturating_mul(threads as u64),
+    )?;
     let single = if baseline.is_some() {
         baseline
     } else if threads > 1 {
-        let (rates, _, _) = timed(k, 1, duration.mul_f64(0.25), param, stop);
+        let (rates, _, _) = timed(k, 1, duration / 4, param, halt)?;
         Some(rates[0])
     } else {
         None
     };
-    let (per_thread, events, seconds) = timed(k, threads, duration, param, stop);
+    let (per_thread, events, seconds) = timed(k, threads, duration, param, halt)?;
     let rate: f64 = per_thread.iter().sum();
     let single_thread_rate = single.unwrap_or(rate);
     Ok(CpuResult {
@@ -179,50 +195,37 @@ pub fn run(
 }
 
 /// Runs the timed phase: every thread prepares its work, all start together,
-/// and each counts events until the end. Returns per-thread rates, events and
-/// wall seconds.
+/// and each counts events until the end (or until `halt`). Returns per-thread
+/// rates, events and wall seconds; a thread that cannot start or that fails
+/// is an error.
 fn timed(
     k: &Kernel,
     threads: u32,
     duration: Duration,
     param: u64,
-    stop: &Arc<AtomicBool>,
-) -> (Vec<f64>, u64, f64) {
-    let barrier = std::sync::Barrier::new(threads as usize + 1);
-    let (counts, seconds) = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let barrier = &barrier;
-                s.spawn(move || {
-                    let mut work = (k.prepare)(param);
-                    // One untimed event warms caches and faults the buffers in.
-                    std::hint::black_box(work.event());
-                    barrier.wait();
-                    let t0 = Instant::now();
-                    let end = t0 + duration;
-                    let mut events = 0u64;
-                    let mut sink = 0u64;
-                    while Instant::now() < end && !stop.load(Ordering::Relaxed) {
-                        sink = sink.wrapping_add(work.event());
-                        events += 1;
-                    }
-                    std::hint::black_box(sink);
-                    let secs = t0.elapsed().as_secs_f64();
-                    (
-                        events,
-                        work.work_per_event() * events as f64 / secs.max(1e-9),
-                    )
-                })
-            })
-            .collect();
-        barrier.wait();
+    halt: &Halt,
+) -> Result<(Vec<f64>, u64, f64), String> {
+    let (counts, seconds) = gate::run_together(&format!("cpu-{}", k.name), threads, |_, start| {
+        let mut work = (k.prepare)(param);
+        // One untimed event warms caches and faults the buffers in.
+        std::hint::black_box(work.event());
+        if !start() {
+            return (0, 0.0);
+        }
         let t0 = Instant::now();
-        let counts: Vec<(u64, f64)> = handles
-            .into_iter()
-            .map(|h| h.join().expect("cpu thread"))
-            .collect();
-        (counts, t0.elapsed().as_secs_f64())
-    });
+        let mut events = 0u64;
+        let mut sink = 0u64;
+        while t0.elapsed() < duration && !halt.due() {
+            sink = sink.wrapping_add(work.event());
+            events += 1;
+        }
+        std::hint::black_box(sink);
+        let secs = t0.elapsed().as_secs_f64();
+        (
+            events,
+            work.work_per_event() * events as f64 / secs.max(1e-9),
+        )
+    })?;
     let rates = counts.iter().map(|(_, r)| r / k.scale).collect();
-    (rates, counts.iter().map(|(e, _)| e).sum(), seconds)
+    Ok((rates, counts.iter().map(|(e, _)| e).sum(), seconds))
 }

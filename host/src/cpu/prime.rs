@@ -11,7 +11,8 @@ pub const KERNEL: Kernel = Kernel {
     scale: 1.0,
     param: "cpu_max_prime",
     default_param: 10000,
-    param_range: (3, 100_000_000),
+    param_range: (3, 250_000),
+    memory: |_| 0,
     prepare: |max| Box::new(Primes(max)),
 };
 

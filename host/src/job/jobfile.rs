@@ -122,6 +122,25 @@ pub fn jobs_from_sections(
     Ok(jobs)
 }
 
+/// Refuses jobs whose clones add up to more threads than fio allows in one
+/// run ([`options::MAX_NUMJOBS`], fio's `REAL_MAX_JOBS`).
+pub fn check_total_threads(jobs: &[JobSpec]) -> Result<(), JobError> {
+    let total: u64 = jobs.iter().map(|j| u64::from(j.numjobs)).sum();
+    if total > options::MAX_NUMJOBS {
+        return Err(JobError {
+            place: "the jobs".into(),
+            error: OptionError {
+                option: "numjobs".into(),
+                message: format!(
+                    "the jobs add up to {total} threads, above the limit of {} per run",
+                    options::MAX_NUMJOBS
+                ),
+            },
+        });
+    }
+    Ok(())
+}
+
 /// Splits command-line job options into a global section and one section per `--name`.
 pub fn sections_from_args(opts: &[RawOption]) -> (Vec<RawOption>, Vec<Section>) {
     let mut global = Vec::new();

@@ -5,11 +5,11 @@
 
 use super::spec::{BlockSize, Dir, JobSpec, Pattern, Verify};
 use super::values::{
-    parse_block, parse_bool, parse_bsrange, parse_bssplit, parse_count, parse_distribution,
-    parse_percent, set_opt_per_dir, set_per_dir,
+    parse_block, parse_bool, parse_bsrange, parse_bssplit, parse_count, parse_count_in,
+    parse_distribution, parse_percent, set_opt_per_dir, set_per_dir,
 };
 use crate::engine;
-use crate::units::{parse_duration, parse_size, parse_size_spec};
+use crate::units::{format_bytes_binary, parse_duration, parse_size, parse_size_spec};
 
 /// A bad option or value, naming the option.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -20,6 +20,17 @@ pub struct OptionError {
     /// What is wrong.
     pub message: String,
 }
+
+/// Most clones of one job (`numjobs`): each is a thread with its own buffers
+/// and files, and thousands already exceed what a benchmark can schedule.
+pub const MAX_NUMJOBS: u64 = 4096;
+/// Deepest queue per clone (`iodepth`): libaio's default system-wide
+/// `aio-max-nr`; io_uring's own ring limit is lower and is the engine's to report.
+pub const MAX_IODEPTH: u64 = 65536;
+/// Most files per clone (`nrfiles`): each is an open descriptor.
+pub const MAX_NRFILES: u64 = 65536;
+/// Most I/O buffer memory one clone may ask for (`iodepth` × largest block).
+pub const MAX_BUFFER_BYTES_PER_CLONE: u64 = 4 << 30;
 
 type Setter = fn(&mut JobSpec, &str) -> Result<(), String>;
 
@@ -130,7 +141,7 @@ pub static OPTIONS: &[OptionDef] = &[
         }
     ),
     opt!("nrfiles", [], false, "number of files per job", |j, v| {
-        j.nrfiles = parse_count(v, 1)? as u32;
+        j.nrfiles = parse_count_in(v, 1, MAX_NRFILES)?;
         Ok(())
     }),
     opt!(
@@ -214,7 +225,7 @@ pub static OPTIONS: &[OptionDef] = &[
         false,
         "I/Os in flight (async engines)",
         |j, v| {
-            j.iodepth = parse_count(v, 1)? as u32;
+            j.iodepth = parse_count_in(v, 1, MAX_IODEPTH)?;
             Ok(())
         }
     ),
@@ -224,7 +235,7 @@ pub static OPTIONS: &[OptionDef] = &[
         false,
         "submit after this many queued I/Os",
         |j, v| {
-            j.iodepth_batch_submit = parse_count(v, 0)?.max(1) as u32;
+            j.iodepth_batch_submit = parse_count_in(v, 0, MAX_IODEPTH)?.max(1);
             Ok(())
         }
     ),
@@ -249,7 +260,7 @@ pub static OPTIONS: &[OptionDef] = &[
         }
     ),
     opt!("numjobs", [], false, "clones of this job", |j, v| {
-        j.numjobs = parse_count(v, 1)? as u32;
+        j.numjobs = parse_count_in(v, 1, MAX_NUMJOBS)?;
         Ok(())
     }),
     opt!(
@@ -299,12 +310,12 @@ pub static OPTIONS: &[OptionDef] = &[
         false,
         "repeat the job this many times",
         |j, v| {
-            j.loops = parse_count(v, 1)? as u32;
+            j.loops = parse_count_in(v, 1, u32::MAX as u64)?;
             Ok(())
         }
     ),
     opt!("fsync", [], false, "fsync after every N writes", |j, v| {
-        j.fsync = parse_count(v, 0)? as u32;
+        j.fsync = parse_count_in(v, 0, u32::MAX as u64)?;
         Ok(())
     }),
     opt!(
@@ -313,7 +324,7 @@ pub static OPTIONS: &[OptionDef] = &[
         false,
         "fdatasync after every N writes",
         |j, v| {
-            j.fdatasync = parse_count(v, 0)? as u32;
+            j.fdatasync = parse_count_in(v, 0, u32::MAX as u64)?;
             Ok(())
         }
     ),
@@ -583,6 +594,19 @@ pub fn validate(job: &JobSpec) -> Result<(), OptionError> {
     }
     if job.fsync > 0 && job.fdatasync > 0 {
         return Err(err("fdatasync", "give fsync or fdatasync, not both".into()));
+    }
+    let buffers = job.buffer_bytes_per_clone();
+    if buffers > MAX_BUFFER_BYTES_PER_CLONE {
+        return Err(err(
+            "iodepth",
+            format!(
+                "iodepth {} × block size {} needs {} of I/O buffers per job, above the {} limit",
+                job.iodepth,
+                format_bytes_binary(job.max_bs() as f64),
+                format_bytes_binary(buffers as f64),
+                format_bytes_binary(MAX_BUFFER_BYTES_PER_CLONE as f64)
+            ),
+        ));
     }
     Ok(())
 }

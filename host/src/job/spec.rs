@@ -304,6 +304,17 @@ impl JobSpec {
             .unwrap_or(4096)
     }
 
+    /// Bytes of one queue slot's buffer: the largest block, page-aligned.
+    pub fn slot_size(&self) -> u64 {
+        self.max_bs().next_multiple_of(4096)
+    }
+
+    /// The most I/O buffer memory one clone allocates: a slot per queued I/O
+    /// (an upper bound: synchronous engines use one slot).
+    pub fn buffer_bytes_per_clone(&self) -> u64 {
+        self.slot_size().saturating_mul(self.iodepth.max(1) as u64)
+    }
+
     /// Percent of I/Os that are reads.
     pub fn read_percent(&self) -> u32 {
         match self.rw {

@@ -23,6 +23,20 @@ pub(super) fn parse_count(v: &str, min: u64) -> Result<u64, String> {
     Ok(n)
 }
 
+/// Parses a count that must lie in `min..=max` (the option's documented
+/// bounds), so an out-of-range value is an error instead of wrapping when it is
+/// narrowed to the field's type.
+pub(super) fn parse_count_in(v: &str, min: u64, max: u64) -> Result<u32, String> {
+    let n = match v.parse::<u64>() {
+        Ok(n) => n,
+        Err(_) => parse_size(v).map_err(|_| format!("'{v}' is not a number"))?,
+    };
+    if n < min || n > max {
+        return Err(format!("{n} is out of range ({min}..={max})"));
+    }
+    u32::try_from(n).map_err(|_| format!("{n} is out of range ({min}..={max})"))
+}
+
 pub(super) fn parse_percent(v: &str) -> Result<u32, String> {
     let n = parse_count(v, 0)?;
     if n > 100 {
@@ -114,6 +128,10 @@ pub(super) fn parse_bssplit(s: &str) -> Result<BlockSize, String> {
     })
 }
 
+/// The largest zipf θ accepted: beyond it every I/O goes to the first block
+/// anyway, and non-finite values (nan, inf) are not distributions at all.
+const MAX_ZIPF_THETA: f64 = 100.0;
+
 pub(super) fn parse_distribution(v: &str) -> Result<Distribution, String> {
     let (kind, param) = v.split_once(':').unwrap_or((v, ""));
     let num = |what: &str| -> Result<f64, String> {
@@ -125,8 +143,10 @@ pub(super) fn parse_distribution(v: &str) -> Result<Distribution, String> {
         "random" => Ok(Distribution::Uniform),
         "zipf" => {
             let t = num("1.2")?;
-            if t <= 0.0 || t == 1.0 {
-                return Err(format!("'{v}': zipf θ must be above 0 and not 1"));
+            if !(t > 0.0 && t <= MAX_ZIPF_THETA) || t == 1.0 {
+                return Err(format!(
+                    "'{v}': zipf θ must be above 0, at most {MAX_ZIPF_THETA}, and not 1"
+                ));
             }
             Ok(Distribution::Zipf(t))
         }

@@ -3,9 +3,9 @@
 //! counts bytes moved. `global` scope shares one block between threads (as
 //! sysbench's default), `local` gives each thread its own.
 
+use crate::halt::Halt;
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// What each event does to its block.
@@ -164,71 +164,94 @@ impl Buffer<'_> {
 /// Events each thread claims at a time from the shared total.
 const CLAIM: u64 = 256;
 
-/// Runs the bandwidth test.
-pub fn bandwidth(o: &BandwidthOptions, stop: &Arc<AtomicBool>) -> Result<BandwidthResult, String> {
-    if o.block_size < 8 || o.block_size > 1 << 32 {
-        return Err(format!(
-            "block_size {} must be between 8 bytes and 4 GiB",
-            o.block_size
-        ));
+/// Largest block: one event (the unit between two checks of the deadline and
+/// the stop flag) stays around a tenth of a second.
+pub const MAX_BLOCK_SIZE: u64 = 1 << 30;
+
+/// Bytes moved between two checks of the clock, the deadline and the stop flag.
+const BYTES_PER_CHECK: u64 = 16 << 20;
+
+impl BandwidthOptions {
+    /// Bytes of memory the run holds: the blocks (one shared, or one per
+    /// thread) and, for `copy`, each thread's destination block.
+    pub fn memory(&self) -> u64 {
+        let sharing = self.scope == Scope::Global && self.threads > 1;
+        let sources = if sharing { 1 } else { self.threads as u64 };
+        let destinations = if self.oper == Oper::Copy {
+            self.threads as u64
+        } else {
+            0
+        };
+        self.block_size
+            .saturating_mul(sources.saturating_add(destinations))
     }
-    if o.threads == 0 || o.threads > 1024 {
-        return Err(format!(
-            "threads must be between 1 and 1024, not {}",
-            o.threads
-        ));
+
+    /// Checks the bounds: a block of 8 bytes to [`MAX_BLOCK_SIZE`], 1 to
+    /// [`crate::cpu::MAX_THREADS`] threads, and [`Self::memory`] within half
+    /// the available memory.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.block_size < 8 || self.block_size > MAX_BLOCK_SIZE {
+            return Err(format!(
+                "block_size {} must be between 8 bytes and {}",
+                self.block_size,
+                crate::units::format_bytes_binary(MAX_BLOCK_SIZE as f64)
+            ));
+        }
+        if self.threads == 0 || self.threads > crate::cpu::MAX_THREADS {
+            return Err(format!(
+                "threads must be between 1 and {}, not {}",
+                crate::cpu::MAX_THREADS,
+                self.threads
+            ));
+        }
+        super::check_size(
+            "the blocks (block_size × threads, × 2 for copy)",
+            self.memory(),
+        )
     }
+}
+
+/// Runs the bandwidth test until the total size, the duration, or `halt`.
+pub fn bandwidth(o: &BandwidthOptions, halt: &Halt) -> Result<BandwidthResult, String> {
+    o.validate()?;
     // One thread on a global block has it to itself.
     let sharing = o.scope == Scope::Global && o.threads > 1;
-    let blocks = if sharing { 1 } else { o.threads as u64 };
-    super::check_size("block_size × blocks", o.block_size * blocks * 2)?;
     let shared = sharing.then(|| Block::new(o.block_size));
     let words = o.block_size.div_ceil(8) as usize;
+    let copy_words = if o.oper == Oper::Copy { words } else { 0 };
+    let check_every = (BYTES_PER_CHECK / o.block_size).max(1);
     let total_events = (o.total_size / o.block_size).max(1);
     let claimed = AtomicU64::new(0);
-    let barrier = std::sync::Barrier::new(o.threads as usize + 1);
-    let (per_thread, seconds) = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..o.threads as usize)
-            .map(|t| {
-                let (claimed, barrier, shared) = (&claimed, &barrier, &shared);
-                s.spawn(move || {
-                    let mut block = match shared {
-                        Some(b) => Buffer::Shared(b, words * t / o.threads as usize),
-                        None => Buffer::Own(vec![1u64; words]),
-                    };
-                    let mut copy_to = vec![0u64; words];
-                    block.event(o.oper, &mut copy_to, 1);
-                    barrier.wait();
-                    let t0 = Instant::now();
-                    let end = t0 + o.duration;
-                    let mut events = 0u64;
-                    let mut sink = 0u64;
-                    'run: while Instant::now() < end && !stop.load(Ordering::Relaxed) {
-                        let first = claimed.fetch_add(CLAIM, Ordering::Relaxed);
-                        if first >= total_events {
-                            break;
-                        }
-                        for _ in first..(first + CLAIM).min(total_events) {
-                            sink = sink.wrapping_add(block.event(o.oper, &mut copy_to, events));
-                            events += 1;
-                            if events.is_multiple_of(64) && Instant::now() >= end {
-                                break 'run;
-                            }
-                        }
-                    }
-                    std::hint::black_box(sink);
-                    (events, t0.elapsed().as_secs_f64())
-                })
-            })
-            .collect();
-        barrier.wait();
+    let (per_thread, seconds) = crate::cpu::gate::run_together("mem", o.threads, |t, start| {
+        let mut block = match &shared {
+            Some(b) => Buffer::Shared(b, words * t / o.threads as usize),
+            None => Buffer::Own(vec![1u64; words]),
+        };
+        let mut copy_to = vec![0u64; copy_words];
+        block.event(o.oper, &mut copy_to, 1);
+        if !start() {
+            return (0, 0.0);
+        }
         let t0 = Instant::now();
-        let r: Vec<(u64, f64)> = handles
-            .into_iter()
-            .map(|h| h.join().expect("mem thread"))
-            .collect();
-        (r, t0.elapsed().as_secs_f64())
-    });
+        let ended = || t0.elapsed() >= o.duration || halt.due();
+        let mut events = 0u64;
+        let mut sink = 0u64;
+        'run: while !ended() {
+            let first = claimed.fetch_add(CLAIM, Ordering::Relaxed);
+            if first >= total_events {
+                break;
+            }
+            for _ in first..(first + CLAIM).min(total_events) {
+                sink = sink.wrapping_add(block.event(o.oper, &mut copy_to, events));
+                events += 1;
+                if events.is_multiple_of(check_every) && ended() {
+                    break 'run;
+                }
+            }
+        }
+        std::hint::black_box(sink);
+        (events, t0.elapsed().as_secs_f64())
+    })?;
     let mib = |events: u64, secs: f64| {
         (events * o.block_size) as f64 / (1u64 << 20) as f64 / secs.max(1e-9)
     };
@@ -259,7 +282,7 @@ mod tests {
             scope: Scope::Local,
             ..Default::default()
         };
-        let r = bandwidth(&o, &Arc::new(AtomicBool::new(false))).unwrap();
+        let r = bandwidth(&o, &Halt::after(Default::default(), Duration::MAX)).unwrap();
         assert_eq!(r.events, 1000);
         assert_eq!(r.bytes, 4096 * 1000);
         assert!(r.mib_per_sec > 0.0);

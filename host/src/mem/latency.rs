@@ -3,15 +3,35 @@
 //! before repeating), timed per access. Each access depends on the previous
 //! one, so the time is the latency of whichever level holds the working set.
 
+use crate::halt::{Halt, Halted};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Words (u64) per node: one 64-byte cache line.
 const NODE_WORDS: usize = 8;
+
+/// Longest time per size a curve may ask for.
+pub const MAX_TIME_PER_SIZE: Duration = Duration::from_secs(60);
+
+/// Longest stretch of work between two checks of the deadline and the stop
+/// flag while timing one size.
+const ROUND: Duration = Duration::from_millis(50);
+
+/// Nodes shuffled or touched between two checks of the deadline and the stop flag.
+const NODES_PER_CHECK: usize = 1 << 20;
+
+/// Why a latency curve was not measured.
+#[derive(Debug, thiserror::Error)]
+pub enum LatencyError {
+    /// The options are out of bounds.
+    #[error("{0}")]
+    Invalid(String),
+    /// The deadline passed or a stop was requested mid-curve.
+    #[error(transparent)]
+    Halted(#[from] Halted),
+}
 
 /// Sizes to walk and how long to time each.
 #[derive(Debug, Clone)]
@@ -73,23 +93,53 @@ fn sizes(o: &LatencyOptions) -> Vec<u64> {
     let mut base = o.min_size;
     while base <= o.max_size {
         for step in 0..o.steps_per_doubling {
-            let s = base + base * step as u64 / o.steps_per_doubling as u64;
+            let s = base.saturating_add(base / o.steps_per_doubling as u64 * step as u64);
             let s = s / 64 * 64;
             if s <= o.max_size && out.last() != Some(&s) {
                 out.push(s);
             }
         }
-        base *= 2;
+        match base.checked_mul(2) {
+            Some(next) => base = next,
+            None => break,
+        }
     }
     out
 }
 
+impl LatencyOptions {
+    /// Checks the bounds: sizes from 1 KiB up, the largest within half the
+    /// available memory, 1 to 8 steps per doubling, a time per size up to
+    /// [`MAX_TIME_PER_SIZE`].
+    pub fn validate(&self) -> Result<(), String> {
+        if self.min_size < 1024 || self.min_size > self.max_size {
+            return Err(format!(
+                "min_size {} must be at least 1 KiB and at most max_size {}",
+                self.min_size, self.max_size
+            ));
+        }
+        if self.steps_per_doubling == 0 || self.steps_per_doubling > 8 {
+            return Err("steps_per_doubling must be between 1 and 8".into());
+        }
+        if self.time_per_size.is_zero() || self.time_per_size > MAX_TIME_PER_SIZE {
+            return Err(format!(
+                "time per size {:?} must be above 0 and at most {:?}",
+                self.time_per_size, MAX_TIME_PER_SIZE
+            ));
+        }
+        super::check_size("max_size", self.max_size)
+    }
+}
+
 /// Builds a single random cycle through `nodes` nodes; each node's first word
 /// holds the word index of the next node.
-fn build_cycle(nodes: usize, rng: &mut SmallRng) -> Vec<u64> {
+fn build_cycle(nodes: usize, rng: &mut SmallRng, halt: &Halt) -> Result<Vec<u64>, Halted> {
     let mut order: Vec<usize> = (0..nodes).collect();
     // Sattolo's algorithm: a uniformly random single cycle.
     for i in (1..nodes).rev() {
+        if i % NODES_PER_CHECK == 0 {
+            halt.check()?;
+        }
         let j = rng.random_range(0..i);
         order.swap(i, j);
     }
@@ -98,12 +148,12 @@ fn build_cycle(nodes: usize, rng: &mut SmallRng) -> Vec<u64> {
         buf[w[0] * NODE_WORDS] = (w[1] * NODE_WORDS) as u64;
     }
     buf[order[nodes - 1] * NODE_WORDS] = (order[0] * NODE_WORDS) as u64;
-    buf
+    Ok(buf)
 }
 
-/// Follows the chain `steps` times from word 0; returns where it ended.
-fn chase(buf: &[u64], steps: u64) -> u64 {
-    let mut i = 0u64;
+/// Follows the chain `steps` times from word `from`; returns where it ended.
+fn chase(buf: &[u64], from: u64, steps: u64) -> u64 {
+    let mut i = from;
     for _ in 0..steps {
         i = buf[i as usize];
     }
@@ -111,18 +161,26 @@ fn chase(buf: &[u64], steps: u64) -> u64 {
 }
 
 /// Times the chase on one working set: grows the step count until one
-/// round takes a tenth of the time budget, then takes the best of the rounds
-/// that fit (the least disturbed by the noisy neighbours).
-fn time_size(size: u64, budget: Duration, rng: &mut SmallRng) -> f64 {
+/// round takes a tenth of the time budget (at most [`ROUND`]), then takes the
+/// best of the rounds that fit (the least disturbed by the noisy neighbours).
+/// Every stretch of work between two checks of `halt` is bounded.
+fn time_size(size: u64, budget: Duration, rng: &mut SmallRng, halt: &Halt) -> Result<f64, Halted> {
     let nodes = (size as usize / (NODE_WORDS * 8)).max(2);
-    let buf = build_cycle(nodes, rng);
+    let buf = build_cycle(nodes, rng, halt)?;
     // Touch every node once so page faults stay out of the timing.
-    let mut steps = nodes as u64;
-    std::hint::black_box(chase(&buf, steps));
-    let target = budget / 10;
+    let (mut at, mut left) = (0, nodes);
+    while left > 0 {
+        halt.check()?;
+        let n = left.min(NODES_PER_CHECK);
+        at = std::hint::black_box(chase(&buf, at, n as u64));
+        left -= n;
+    }
+    let target = (budget / 10).min(ROUND);
+    let mut steps = 1024u64;
     loop {
+        halt.check()?;
         let t = Instant::now();
-        std::hint::black_box(chase(&buf, steps));
+        std::hint::black_box(chase(&buf, 0, steps));
         if t.elapsed() >= target || steps > 1 << 34 {
             break;
         }
@@ -131,11 +189,12 @@ fn time_size(size: u64, budget: Duration, rng: &mut SmallRng) -> f64 {
     let start = Instant::now();
     let mut best = f64::MAX;
     while start.elapsed() < budget || best == f64::MAX {
+        halt.check()?;
         let t = Instant::now();
-        std::hint::black_box(chase(&buf, steps));
+        std::hint::black_box(chase(&buf, 0, steps));
         best = best.min(t.elapsed().as_nanos() as f64 / steps as f64);
     }
-    best
+    Ok(best)
 }
 
 /// Groups consecutive points into plateaus: a point joins the current one
@@ -161,27 +220,16 @@ fn plateaus(points: &[LatencyPoint]) -> Vec<Plateau> {
     out
 }
 
-/// Measures the latency curve from `min_size` to `max_size`.
-pub fn latency_curve(o: &LatencyOptions, stop: &Arc<AtomicBool>) -> Result<LatencyResult, String> {
-    if o.min_size < 1024 || o.min_size > o.max_size {
-        return Err(format!(
-            "min_size {} must be at least 1 KiB and at most max_size {}",
-            o.min_size, o.max_size
-        ));
-    }
-    if o.steps_per_doubling == 0 || o.steps_per_doubling > 8 {
-        return Err("steps_per_doubling must be between 1 and 8".into());
-    }
-    super::check_size("max_size", o.max_size)?;
+/// Measures the latency curve from `min_size` to `max_size`, ending with
+/// [`LatencyError::Halted`] as soon as `halt` says so.
+pub fn latency_curve(o: &LatencyOptions, halt: &Halt) -> Result<LatencyResult, LatencyError> {
+    o.validate().map_err(LatencyError::Invalid)?;
     let mut rng = SmallRng::seed_from_u64(42);
     let mut points = Vec::new();
     for size in sizes(o) {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
         points.push(LatencyPoint {
             size,
-            ns: time_size(size, o.time_per_size, &mut rng),
+            ns: time_size(size, o.time_per_size, &mut rng, halt)?,
         });
     }
     let plateaus = plateaus(&points);
@@ -195,7 +243,8 @@ mod tests {
     #[test]
     fn the_cycle_visits_every_node_once() {
         let mut rng = SmallRng::seed_from_u64(1);
-        let buf = build_cycle(1000, &mut rng);
+        let never = Halt::after(Default::default(), Duration::MAX);
+        let buf = build_cycle(1000, &mut rng, &never).unwrap();
         let mut seen = vec![false; 1000];
         let mut i = 0usize;
         for _ in 0..1000 {
@@ -204,6 +253,24 @@ mod tests {
             i = buf[i] as usize;
         }
         assert_eq!(i, 0);
+    }
+
+    #[test]
+    fn a_curve_ends_at_the_deadline() {
+        let o = LatencyOptions {
+            min_size: 64 << 20,
+            max_size: 64 << 20,
+            time_per_size: Duration::from_secs(30),
+            ..Default::default()
+        };
+        let halt = Halt::after(Default::default(), Duration::from_millis(100));
+        let t = Instant::now();
+        let r = latency_curve(&o, &halt);
+        assert!(
+            matches!(r, Err(LatencyError::Halted(Halted::Deadline))),
+            "{r:?}"
+        );
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
     }
 
     #[test]

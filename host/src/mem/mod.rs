@@ -6,7 +6,9 @@ mod bandwidth;
 mod latency;
 
 pub use bandwidth::{bandwidth, BandwidthOptions, BandwidthResult, Oper, Scope};
-pub use latency::{latency_curve, LatencyOptions, LatencyPoint, LatencyResult, Plateau};
+pub use latency::{
+    latency_curve, LatencyError, LatencyOptions, LatencyPoint, LatencyResult, Plateau,
+};
 
 /// Bytes of memory the system can still give without swapping (MemAvailable).
 pub fn available_bytes() -> Option<u64> {

@@ -2,6 +2,7 @@
 //! address that the caller has already checked against the grants.
 
 use super::protocol::{read_line, Opening, Request};
+use crate::halt::{Halt, Halted};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::io::{self, Read, Write};
@@ -405,13 +406,67 @@ pub struct RttResult {
     pub rtt: Latency,
 }
 
-/// TCP round trips of `size`-byte messages echoed by a `plumb serve` peer.
+/// How long a socket call blocks before the loop checks the deadline and
+/// the stop flag again.
+const POLL: Duration = Duration::from_millis(200);
+
+/// Sends `msg` and reads the echo back into it, waking every [`POLL`] to
+/// check `halt`; a peer silent for [`TIMEOUT`] is an error.
+fn echo(s: &mut TcpStream, msg: &mut [u8], halt: &Halt) -> Result<(), EchoError> {
+    let mut quiet = Duration::ZERO;
+    let mut waited = |e: io::Error| -> Result<(), EchoError> {
+        match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+                halt.check().map_err(EchoError::Halted)?;
+                quiet += POLL;
+                if quiet >= TIMEOUT {
+                    return Err(EchoError::Io(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the peer stopped answering",
+                    )));
+                }
+                Ok(())
+            }
+            io::ErrorKind::Interrupted => Ok(()),
+            _ => Err(EchoError::Io(e)),
+        }
+    };
+    let mut sent = 0;
+    while sent < msg.len() {
+        match s.write(&msg[sent..]) {
+            Ok(0) => return Err(EchoError::Io(io::ErrorKind::WriteZero.into())),
+            Ok(n) => sent += n,
+            Err(e) => waited(e)?,
+        }
+    }
+    let mut got = 0;
+    while got < msg.len() {
+        match s.read(&mut msg[got..]) {
+            Ok(0) => return Err(EchoError::Io(io::ErrorKind::UnexpectedEof.into())),
+            Ok(n) => got += n,
+            Err(e) => waited(e)?,
+        }
+    }
+    Ok(())
+}
+
+/// Why one echo did not complete.
+enum EchoError {
+    /// The deadline passed or a stop was requested.
+    Halted(Halted),
+    /// The connection failed.
+    Io(io::Error),
+}
+
+/// TCP round trips of `size`-byte messages echoed by a `plumb serve` peer,
+/// `count` of them `interval` apart, ending early (with the partial figures
+/// in the error) when `halt` says so.
 pub fn rtt(
     addr: SocketAddr,
     count: u64,
     size: u64,
     interval: Duration,
-    stop: &AtomicBool,
+    halt: &Halt,
 ) -> Result<RttResult, NetError> {
     if count == 0 || !(1..=super::protocol::MAX_ECHO).contains(&size) {
         return Err(fail(format!(
@@ -420,29 +475,38 @@ pub fn rtt(
         )));
     }
     let mut s = open(addr, new_session(), Request::Echo(size))?;
-    s.set_nodelay(true)
-        .map_err(|e| fail(format!("{addr}: {e}")))?;
+    let setup = |e: io::Error| fail(format!("{addr}: {e}"));
+    s.set_nodelay(true).map_err(setup)?;
+    s.set_read_timeout(Some(POLL)).map_err(setup)?;
+    s.set_write_timeout(Some(POLL)).map_err(setup)?;
     let mut msg = vec![0x42u8; size as usize];
     let mut h = histogram();
     for i in 0..=count {
-        if stop.load(Ordering::Relaxed) {
-            return Err(fail(format!("interrupted after {} round trips", h.len())));
-        }
-        let t = Instant::now();
-        let r = s.write_all(&msg).and_then(|_| s.read_exact(&mut msg));
-        if let Err(e) = r {
-            let l = latency(&h);
-            return Err(fail(format!(
-                "peer {addr} failed after {} of {count} round trips: {e}; partial figures: p50 {:.1} µs, p99 {:.1} µs",
+        let partial = |h: &Histogram<u64>| {
+            let l = latency(h);
+            format!(
+                "after {} of {count} round trips; partial figures: p50 {:.1} µs, p99 {:.1} µs",
                 l.count, l.p50_us, l.p99_us
-            )));
+            )
+        };
+        let t = Instant::now();
+        match echo(&mut s, &mut msg, halt) {
+            Ok(()) => {}
+            Err(EchoError::Halted(why)) => {
+                return Err(fail(format!("{why} {}", partial(&h))));
+            }
+            Err(EchoError::Io(e)) => {
+                return Err(fail(format!("peer {addr} failed {}: {e}", partial(&h))));
+            }
         }
         // The first exchange warms the path up and is not counted.
         if i > 0 {
             record(&mut h, t.elapsed());
         }
-        if !interval.is_zero() {
-            std::thread::sleep(interval);
+        if !interval.is_zero() && i < count {
+            if let Err(why) = halt.sleep(interval) {
+                return Err(fail(format!("{why} {}", partial(&h))));
+            }
         }
     }
     Ok(RttResult {
@@ -464,13 +528,15 @@ pub struct ConnectTime {
 }
 
 /// Times `count` TCP connects (what psping measures); each connection is
-/// closed at once without sending anything.
+/// closed at once without sending anything. Each connect waits at most
+/// `timeout` and never past the deadline; `halt` is checked between connects
+/// and during the `interval` sleeps.
 pub fn connect_time(
     addr: SocketAddr,
     count: u64,
     timeout: Duration,
     interval: Duration,
-    stop: &AtomicBool,
+    halt: &Halt,
 ) -> Result<ConnectTime, NetError> {
     if count == 0 {
         return Err(fail("count must be positive".into()));
@@ -479,11 +545,12 @@ pub fn connect_time(
     let mut failures = 0;
     let mut last_error = None;
     for i in 0..count {
-        if stop.load(Ordering::Relaxed) {
-            return Err(fail(format!("interrupted after {i} connects")));
+        if let Err(why) = halt.check() {
+            return Err(fail(format!("{why} after {i} connects")));
         }
         let t = Instant::now();
-        match TcpStream::connect_timeout(&addr, timeout) {
+        let wait = timeout.min(halt.time_left()).max(Duration::from_millis(1));
+        match TcpStream::connect_timeout(&addr, wait) {
             Ok(s) => {
                 record(&mut h, t.elapsed());
                 drop(s);
@@ -494,7 +561,9 @@ pub fn connect_time(
             }
         }
         if !interval.is_zero() && i + 1 < count {
-            std::thread::sleep(interval);
+            if let Err(why) = halt.sleep(interval) {
+                return Err(fail(format!("{why} after {} connects", i + 1)));
+            }
         }
     }
     if h.is_empty() {
@@ -521,12 +590,13 @@ pub struct PortWait {
     pub attempts: u64,
 }
 
-/// Tries to connect every `interval` until it works or `timeout` passes.
+/// Tries to connect every `interval` until it works, `timeout` passes or
+/// `halt` says to stop.
 pub fn wait_for_port(
     addr: SocketAddr,
     timeout: Duration,
     interval: Duration,
-    stop: &AtomicBool,
+    halt: &Halt,
 ) -> Result<PortWait, NetError> {
     let start = Instant::now();
     let mut attempts = 0;
@@ -546,12 +616,11 @@ pub fn wait_for_port(
             }
             Err(e) => e,
         };
-        if start.elapsed() + interval >= timeout || stop.load(Ordering::Relaxed) {
+        if start.elapsed().saturating_add(interval) >= timeout || halt.sleep(interval).is_err() {
             return Err(fail(format!(
                 "{addr} did not accept a connection within {:.1} s ({attempts} attempts; last: {error})",
                 timeout.as_secs_f64()
             )));
         }
-        std::thread::sleep(interval);
     }
 }

@@ -218,8 +218,8 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
             .iter()
             .filter(|p| p.run_set == set && !p.job.create_only)
             .collect();
-        let stats = run_set(&members, opts);
-        for (p, per_worker) in members.iter().zip(stats) {
+        let outcome = run_set(&members, opts);
+        for (p, per_worker) in members.iter().zip(outcome.stats) {
             add_to_group(&mut groups, p, per_worker);
         }
         for p in planned
@@ -231,6 +231,10 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
                     let _ = files::unlink(f);
                 }
             }
+        }
+        if !outcome.started {
+            // The failure is in the set's results; later sets do not run.
+            break;
         }
     }
     Ok(RunReport {
@@ -309,30 +313,67 @@ fn plan<'a>(jobs: &'a [JobSpec], space: &FileSpace) -> Result<Vec<Planned<'a>>, 
     Ok(out)
 }
 
-fn run_set(members: &[&Planned], opts: &RunOptions) -> Vec<Vec<JobStats>> {
+/// What one stonewalled set of jobs produced.
+struct SetOutcome {
+    /// Statistics per member, per clone (failed or unstarted clones carry their error).
+    stats: Vec<Vec<JobStats>>,
+    /// False when a thread could not be started: the run goes no further.
+    started: bool,
+}
+
+/// Runs one stonewalled set: a thread per clone, watched until every thread
+/// has ended.
+///
+/// Workers see a stop flag of the set's own, raised by the caller's stop
+/// flag (a signal) or when a thread cannot be started; then the threads
+/// already running stop early and are joined. A worker that panics ends as
+/// an error of its job rather than taking the run down.
+fn run_set(members: &[&Planned], opts: &RunOptions) -> SetOutcome {
+    if let Some(message) = buffers_beyond_memory(members) {
+        return SetOutcome {
+            stats: members
+                .iter()
+                .map(|p| p.workers.iter().map(|_| failed(message.clone())).collect())
+                .collect(),
+            started: false,
+        };
+    }
     let live: Vec<Vec<LiveCounters>> = members
         .iter()
         .map(|p| p.workers.iter().map(|_| LiveCounters::default()).collect())
         .collect();
+    let set_stop = AtomicBool::new(false);
+    let set_stop = &set_stop;
     std::thread::scope(|scope| {
-        let handles: Vec<Vec<_>> = members
-            .iter()
-            .zip(&live)
-            .map(|(p, counters)| {
-                p.workers
-                    .iter()
-                    .zip(counters)
-                    .map(|(w, c)| {
-                        let stop = &opts.stop;
-                        let job = p.job;
-                        std::thread::Builder::new()
-                            .name(format!("{}.{}", job.name, w.clone))
-                            .spawn_scoped(scope, move || worker::run_worker(job, w, c, stop))
-                            .expect("spawn job thread")
-                    })
-                    .collect()
-            })
-            .collect();
+        let mut spawn_error: Option<String> = None;
+        let mut handles: Vec<Vec<Result<_, String>>> = Vec::with_capacity(members.len());
+        for (p, counters) in members.iter().zip(&live) {
+            let job = p.job;
+            let mut started = Vec::with_capacity(p.workers.len());
+            for (w, c) in p.workers.iter().zip(counters) {
+                if let Some(first) = &spawn_error {
+                    started.push(Err(format!("not started: {first}")));
+                    continue;
+                }
+                let name = format!("{}.{}", job.name, w.clone);
+                match std::thread::Builder::new()
+                    .name(name.clone())
+                    .spawn_scoped(scope, move || worker::run_worker(job, w, c, set_stop))
+                {
+                    Ok(h) => started.push(Ok(h)),
+                    Err(e) => {
+                        set_stop.store(true, Ordering::Relaxed);
+                        let message = format!(
+                            "could not start thread {name}: {e} \
+                             (lower numjobs or raise the process limit)"
+                        );
+                        started.push(Err(message.clone()));
+                        spawn_error = Some(message);
+                    }
+                }
+            }
+            handles.push(started);
+        }
         let watched: Vec<progress::Watched> = members
             .iter()
             .map(|p| progress::Watched {
@@ -340,15 +381,80 @@ fn run_set(members: &[&Planned], opts: &RunOptions) -> Vec<Vec<JobStats>> {
                 budget: p.workers.iter().map(|w| w.budget).sum(),
             })
             .collect();
-        progress::watch(&watched, &live, opts);
-        handles
+        let all_ended = || {
+            handles
+                .iter()
+                .flatten()
+                .all(|h| h.as_ref().map_or(true, |h| h.is_finished()))
+        };
+        progress::watch(&watched, &live, opts, set_stop, all_ended);
+        let stats = handles
             .into_iter()
             .map(|hs| {
                 hs.into_iter()
-                    .map(|h| h.join().expect("job thread panicked"))
+                    .map(|h| match h {
+                        Ok(h) => h.join().unwrap_or_else(|panic| {
+                            failed(format!("worker failed: {}", panic_message(&*panic)))
+                        }),
+                        Err(message) => failed(message),
+                    })
                     .collect()
             })
-            .collect()
+            .collect();
+        SetOutcome {
+            stats,
+            started: spawn_error.is_none(),
+        }
+    })
+}
+
+/// The statistics of a clone that ended with `message` before measuring.
+fn failed(message: String) -> JobStats {
+    JobStats {
+        threads: 1,
+        errno: libc::EIO,
+        error: Some(message),
+        ..JobStats::default()
+    }
+}
+
+/// The text of a caught panic.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a worker thread panicked")
+}
+
+/// Refuses a set whose clones together would ask for more I/O buffer memory
+/// than the machine has (each clone is bounded by the options; many clones
+/// are bounded here, before any thread starts or allocates).
+fn buffers_beyond_memory(members: &[&Planned]) -> Option<String> {
+    let needed = members.iter().fold(0u64, |sum, p| {
+        sum.saturating_add(
+            p.job
+                .buffer_bytes_per_clone()
+                .saturating_mul(p.workers.len() as u64),
+        )
+    });
+    // SAFETY: sysconf only reads system configuration.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let memory = u64::try_from(pages)
+        .ok()?
+        .saturating_mul(u64::try_from(page).ok()?);
+    (needed > memory).then(|| {
+        format!(
+            "the jobs' I/O buffers (numjobs × iodepth × block size) need {}, \
+             more than this machine's {} of memory",
+            format_bytes_binary(needed as f64),
+            format_bytes_binary(memory as f64)
+        )
     })
 }
 

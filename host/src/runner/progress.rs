@@ -7,7 +7,7 @@ use crate::job::spec::JobSpec;
 use crate::units::{format_bytes_binary, format_count};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// A byte progress bar for laying out files (hidden when not wanted).
@@ -33,13 +33,19 @@ pub struct Watched<'a> {
     pub budget: Option<u64>,
 }
 
-/// Waits until every job thread is done, showing progress if asked.
-pub fn watch(jobs: &[Watched], live: &[Vec<LiveCounters>], opts: &RunOptions) {
-    let all_done = || {
-        live.iter()
-            .flatten()
-            .all(|c| c.phase.load(Ordering::Relaxed) == 4)
-    };
+/// Waits until `all_ended` says every job thread has ended, showing progress
+/// if asked, and passes a stop request (`opts.stop`, set by a signal) on to
+/// the workers' `set_stop` within one polling interval.
+///
+/// The end is the threads' own (not a phase they publish), so a worker that
+/// dies without publishing anything still ends the wait.
+pub fn watch(
+    jobs: &[Watched],
+    live: &[Vec<LiveCounters>],
+    opts: &RunOptions,
+    set_stop: &AtomicBool,
+    all_ended: impl Fn() -> bool,
+) {
     let tty = std::io::stderr().is_terminal();
     let bar = (opts.progress && tty).then(|| {
         let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
@@ -50,8 +56,11 @@ pub fn watch(jobs: &[Watched], live: &[Vec<LiveCounters>], opts: &RunOptions) {
     let names: Vec<&str> = jobs.iter().map(|w| w.job.name.as_str()).collect();
     let mut last = (Instant::now(), totals(live));
     let mut last_plain = Instant::now();
-    while !all_done() {
+    while !all_ended() {
         std::thread::sleep(Duration::from_millis(50));
+        if opts.stop.load(Ordering::Relaxed) {
+            set_stop.store(true, Ordering::Relaxed);
+        }
         if !opts.progress || last.0.elapsed() < Duration::from_millis(1000) {
             continue;
         }
@@ -128,9 +137,12 @@ fn eta(
             .runtime
             .map(|r| (r + w.job.ramp_time).saturating_sub(elapsed));
         let by_bytes = w.budget.and_then(|b| {
-            (bytes_per_sec > 0.0).then(|| {
-                Duration::from_secs_f64(b.saturating_sub(done_bytes) as f64 / bytes_per_sec)
-            })
+            (bytes_per_sec > 0.0)
+                .then(|| {
+                    Duration::try_from_secs_f64(b.saturating_sub(done_bytes) as f64 / bytes_per_sec)
+                        .ok()
+                })
+                .flatten()
         });
         let job_eta = match (by_time, by_bytes) {
             (Some(t), Some(b)) => t.min(b),

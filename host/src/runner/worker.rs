@@ -109,6 +109,18 @@ pub fn run_worker(
     stats
 }
 
+/// A zeroed bitmap of `blocks` bits, or an error when it would take more
+/// than half the available memory (a huge region with `verify`).
+fn block_map(blocks: u64) -> std::io::Result<Vec<u64>> {
+    let words = blocks.div_ceil(64);
+    crate::mem::check_size("the verify map of written blocks", words.saturating_mul(8))
+        .map_err(std::io::Error::other)?;
+    Ok(vec![
+        0u64;
+        usize::try_from(words).map_err(std::io::Error::other)?
+    ])
+}
+
 struct Worker<'a> {
     job: &'a JobSpec,
     fds: Vec<RawFd>,
@@ -175,7 +187,9 @@ impl<'a> Worker<'a> {
         stop: &AtomicBool,
         stats: &mut JobStats,
     ) -> std::io::Result<()> {
-        let info = engine::find(&job.ioengine).expect("engine validated with the options");
+        let info = engine::find(&job.ioengine).ok_or_else(|| {
+            std::io::Error::other(format!("engine '{}' is not supported", job.ioengine))
+        })?;
         let files: Vec<File> = if info.caps.diskless {
             Vec::new()
         } else {
@@ -207,8 +221,8 @@ impl<'a> Worker<'a> {
         let verify_bits = if job.verify != Verify::None && job.rw.does(Dir::Write) {
             regions
                 .iter()
-                .map(|r| vec![0u64; (r.len / job.min_bs()).div_ceil(64) as usize])
-                .collect()
+                .map(|r| block_map(r.len / job.min_bs()))
+                .collect::<std::io::Result<_>>()?
         } else {
             Vec::new()
         };
@@ -250,7 +264,8 @@ impl<'a> Worker<'a> {
             sync_file: None,
             verify_reads: job.verify != Verify::None && job.rw.does(Dir::Read),
         };
-        let mut gen = OffsetGenerator::new(job, &w.regions, plan.budget, plan.seed);
+        let mut gen = OffsetGenerator::new(job, &w.regions, plan.budget, plan.seed)
+            .map_err(std::io::Error::other)?;
         let result = w.drive(engine.as_mut(), &mut gen, depth, live, stop, stats);
         drop(engine);
         result?;
@@ -308,12 +323,18 @@ impl<'a> Worker<'a> {
         let mut exhausted = false;
 
         let begin = Instant::now();
-        let ramp_end = (!job.ramp_time.is_zero()).then(|| begin + job.ramp_time);
+        // A time beyond what the clock can hold never comes (no end, no ramp end).
+        let after = |t: Instant, d: Duration| t.checked_add(d);
+        let ramp_end = (!job.ramp_time.is_zero())
+            .then(|| after(begin, job.ramp_time))
+            .flatten();
         let mut measuring = ramp_end.is_none();
         live.phase
             .store(if measuring { 2 } else { 1 }, Ordering::Relaxed);
         let mut start = begin;
-        let mut deadline = job.runtime.map(|r| begin + job.ramp_time + r);
+        let mut deadline = job
+            .runtime
+            .and_then(|r| after(begin, job.ramp_time.saturating_add(r)));
         let mut timeline = Timeline::new(start);
         let mut last_completion = start;
         let mut inline_done = 0u64;
@@ -330,7 +351,7 @@ impl<'a> Worker<'a> {
                 start = now;
                 timeline = Timeline::new(now);
                 rate.restart(now);
-                deadline = job.runtime.map(|r| now + r);
+                deadline = job.runtime.and_then(|r| after(now, r));
                 live.phase.store(2, Ordering::Relaxed);
             }
             let stopping = exhausted

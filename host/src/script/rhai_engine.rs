@@ -4,13 +4,12 @@
 
 use super::rhai_modules::{self, HOST_FUNCTIONS};
 use super::ScriptError;
-use crate::api::Host;
+use crate::api::{Host, ScenarioReport};
+use crate::halt::Halted;
 use rhai::packages::{Package, StandardPackage};
 use rhai::{Engine, EvalAltResult, ParseError, Position, AST};
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 /// Limits of the script language itself (the host API has its own).
 #[derive(Debug, Clone, Copy)]
@@ -127,33 +126,103 @@ pub fn check(file: &str, source: &str) -> Result<AST, ScriptError> {
     }
 }
 
-/// Runs a compiled scenario against `host`; a limit or deadline ends it with an error.
+/// Stack of the thread a script runs on. Rhai walks nested arrays and maps
+/// recursively (size checks, dropping, printing), one frame per level, and a
+/// script can nest as deep as its array and map limits allow; this stack
+/// holds that many levels with room to spare (it is reserved, not committed:
+/// only the depth actually used is touched).
+pub fn script_stack_bytes(limits: &ScriptLimits) -> usize {
+    let levels = limits.max_array_size.saturating_add(limits.max_map_size);
+    levels
+        .saturating_mul(STACK_PER_LEVEL)
+        .saturating_add(64 << 20)
+}
+
+/// Stack bytes one level of nesting may take in Rhai's recursive walks
+/// (measured: about 250 in a debug build; doubled).
+const STACK_PER_LEVEL: usize = 512;
+
+/// Runs a checked scenario against `host` on a thread of its own with a
+/// stack deep enough for any nesting the limits allow; a limit or the
+/// deadline ends it with an error. Returns what the scenario reported.
+///
+/// The script is compiled again on that thread (Rhai's syntax trees are not
+/// `Send`); [`check`] has already accepted it.
 pub fn run(
     file: &str,
     source: &str,
-    ast: &AST,
-    host: Rc<RefCell<Host>>,
+    host: Host,
     limits: &ScriptLimits,
-) -> Result<(), ScriptError> {
-    let mut engine = base_engine(limits);
-    rhai_modules::register(&mut engine, &host);
-    let (stop, deadline) = {
-        let h = host.borrow();
-        (h.stop_flag().clone(), Instant::now() + h.time_left())
+) -> (ScenarioReport, Result<(), ScriptError>) {
+    let no_thread = |e: std::io::Error| {
+        place(
+            file,
+            source,
+            Position::NONE,
+            format!("could not start the script's thread: {e}"),
+            false,
+        )
     };
-    engine.on_progress(move |ops| {
-        if ops % 1024 != 0 {
-            return None;
+    std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new()
+            .name("rhai".into())
+            .stack_size(script_stack_bytes(limits))
+            .spawn_scoped(s, move || run_here(file, source, host, limits));
+        match spawned {
+            Ok(h) => h.join().unwrap_or_else(|_| {
+                (
+                    ScenarioReport::default(),
+                    Err(place(
+                        file,
+                        source,
+                        Position::NONE,
+                        "the script's thread failed".into(),
+                        false,
+                    )),
+                )
+            }),
+            Err(e) => (ScenarioReport::default(), Err(no_thread(e))),
         }
-        if stop.load(Ordering::Relaxed) {
-            return Some("interrupted".into());
-        }
-        (Instant::now() > deadline)
-            .then(|| "the scenario ran past its deadline (rule: --timeout)".into())
-    });
-    engine
-        .run_ast(ast)
-        .map_err(|e| runtime_error(file, source, *e))
+    })
+}
+
+/// Compiles and runs a script on the current thread.
+fn run_here(
+    file: &str,
+    source: &str,
+    host: Host,
+    limits: &ScriptLimits,
+) -> (ScenarioReport, Result<(), ScriptError>) {
+    let halt = host.halt();
+    let host = Rc::new(RefCell::new(host));
+    let outcome = {
+        let mut engine = base_engine(limits);
+        rhai_modules::register(&mut engine, &host);
+        engine.on_progress(move |ops| {
+            if ops % 1024 != 0 {
+                return None;
+            }
+            match halt.check() {
+                Ok(()) => None,
+                Err(Halted::Interrupted) => Some("interrupted".into()),
+                Err(Halted::Deadline) => {
+                    Some("the scenario ran past its deadline (rule: --timeout)".into())
+                }
+            }
+        });
+        engine
+            .compile(source)
+            .map_err(|e| parse_error(file, source, e))
+            .and_then(|ast| {
+                engine
+                    .run_ast(&ast)
+                    .map_err(|e| runtime_error(file, source, *e))
+            })
+    };
+    let report = Rc::try_unwrap(host)
+        .map(|h| h.into_inner().report)
+        .unwrap_or_default();
+    (report, outcome)
 }
 
 fn runtime_error(file: &str, source: &str, e: EvalAltResult) -> ScriptError {

@@ -7,7 +7,7 @@ mod permutation;
 mod rate;
 
 pub use blocksize::BlockSizePicker;
-pub use offsets::{NextIo, OffsetGenerator, Region};
+pub use offsets::{DistributionError, NextIo, OffsetGenerator, Region};
 pub use pattern::{fill_random, stamp_block, verify_block, VerifyError, HEADER_LEN};
 pub use permutation::Permutation;
 pub use rate::RateLimiter;

@@ -70,7 +70,15 @@ pub struct OffsetGenerator {
 
 impl OffsetGenerator {
     /// Builds the generator for `job` over `regions`, issuing at most `budget` bytes.
-    pub fn new(job: &JobSpec, regions: &[Region], budget: Option<u64>, seed: u64) -> Self {
+    ///
+    /// Fails when the job's distribution cannot be built over a region (a
+    /// parameter the option parser should already have refused).
+    pub fn new(
+        job: &JobSpec,
+        regions: &[Region],
+        budget: Option<u64>,
+        seed: u64,
+    ) -> Result<Self, DistributionError> {
         let mut rng = SmallRng::seed_from_u64(seed);
         let align = job.min_bs();
         let random = job.rw.is_random();
@@ -78,16 +86,18 @@ impl OffsetGenerator {
             .iter()
             .map(|r| {
                 let blocks = (r.len / align).max(1);
-                let chooser = random.then(|| make_chooser(job, blocks, &mut rng));
-                FileState {
+                let chooser = random
+                    .then(|| make_chooser(job, blocks, &mut rng))
+                    .transpose()?;
+                Ok(FileState {
                     region: *r,
                     blocks,
                     seq: [0; 2],
                     chooser,
-                }
+                })
             })
-            .collect();
-        OffsetGenerator {
+            .collect::<Result<_, DistributionError>>()?;
+        Ok(OffsetGenerator {
             files,
             random,
             read_pct: job.read_percent(),
@@ -105,7 +115,7 @@ impl OffsetGenerator {
             rng,
             next_file: 0,
             remaining: budget,
-        }
+        })
     }
 
     /// Bytes still to issue, or `None` when unbounded (time based).
@@ -170,16 +180,26 @@ impl OffsetGenerator {
     }
 }
 
-fn make_chooser(job: &JobSpec, blocks: u64, rng: &mut SmallRng) -> BlockChooser {
+/// A `random_distribution` whose parameters cannot describe a distribution.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("random_distribution {0:?} cannot be used over {1} blocks")]
+pub struct DistributionError(Distribution, u64);
+
+fn make_chooser(
+    job: &JobSpec,
+    blocks: u64,
+    rng: &mut SmallRng,
+) -> Result<BlockChooser, DistributionError> {
     let spread = Permutation::new(blocks, rng.next_u64());
-    match job.random_distribution {
+    let bad = || DistributionError(job.random_distribution, blocks);
+    Ok(match job.random_distribution {
         Distribution::Uniform if job.norandommap => BlockChooser::Uniform,
         Distribution::Uniform => BlockChooser::Map {
             perm: Permutation::new(blocks, rng.next_u64()),
             pos: 0,
         },
         Distribution::Zipf(theta) => BlockChooser::Zipf {
-            zipf: Zipf::new(blocks as f64, theta).expect("validated zipf parameters"),
+            zipf: Zipf::new(blocks as f64, theta).map_err(|_| bad())?,
             spread,
         },
         Distribution::Pareto(h) => BlockChooser::Pareto {
@@ -191,10 +211,10 @@ fn make_chooser(job: &JobSpec, blocks: u64, rng: &mut SmallRng) -> BlockChooser 
                 blocks as f64 / 2.0,
                 (blocks as f64 * sigma_pct / 100.0).max(1e-9),
             )
-            .expect("validated normal parameters"),
+            .map_err(|_| bad())?,
             spread,
         },
-    }
+    })
 }
 
 #[inline]
@@ -246,6 +266,17 @@ mod tests {
     }
 
     #[test]
+    fn a_zipf_theta_the_parser_would_refuse_is_an_error_not_a_panic() {
+        let mut j = job(&[("rw", "randread"), ("bs", "4k")]);
+        j.random_distribution = Distribution::Zipf(f64::NAN);
+        let region = Region {
+            start: 0,
+            len: 4096 * 10,
+        };
+        assert!(OffsetGenerator::new(&j, &[region], None, 1).is_err());
+    }
+
+    #[test]
     fn random_map_touches_each_block_once() {
         let j = job(&[("rw", "randread"), ("bs", "4k")]);
         let mut g = OffsetGenerator::new(
@@ -256,7 +287,8 @@ mod tests {
             }],
             Some(4096 * 1000),
             1,
-        );
+        )
+        .unwrap();
         let mut seen = std::collections::HashSet::new();
         while let Some(io) = g.next_io() {
             assert_eq!(io.offset % 4096, 0);
@@ -276,7 +308,8 @@ mod tests {
             }],
             Some(4096 * 8),
             1,
-        );
+        )
+        .unwrap();
         let mut next = [8192u64, 8192];
         while let Some(io) = g.next_io() {
             assert_eq!(io.offset, next[io.dir.index()]);
@@ -295,7 +328,8 @@ mod tests {
             }],
             Some(1 << 24),
             1,
-        );
+        )
+        .unwrap();
         let mut total = 0;
         while let Some(io) = g.next_io() {
             assert!(io.offset + io.len <= 1 << 24);

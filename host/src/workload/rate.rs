@@ -40,20 +40,28 @@ impl RateLimiter {
     /// How long to wait before the next I/O in `dir` may be issued.
     pub fn wait_before(&self, dir: Dir, now: Instant) -> Option<Duration> {
         let d = dir.index();
+        let secs = |done: u64, per_sec: u64| {
+            Duration::try_from_secs_f64(done as f64 / per_sec.max(1) as f64)
+                .unwrap_or(Duration::MAX)
+        };
         let mut due = Duration::ZERO;
         if let Some(iops) = self.iops[d] {
-            due = due.max(Duration::from_secs_f64(self.ios[d] as f64 / iops as f64));
+            due = due.max(secs(self.ios[d], iops));
         }
         if let Some(bps) = self.bytes_per_sec[d] {
-            due = due.max(Duration::from_secs_f64(self.bytes[d] as f64 / bps as f64));
+            due = due.max(secs(self.bytes[d], bps));
         }
-        let at = self.start + due;
+        // Beyond what the clock can hold is "not in this run": wait the longest
+        // (callers sleep in short slices and check their deadline).
+        let Some(at) = self.start.checked_add(due) else {
+            return Some(Duration::MAX);
+        };
         (at > now).then(|| at - now)
     }
 
     /// Records that an I/O of `len` bytes was issued in `dir`.
     pub fn issued(&mut self, dir: Dir, len: u64) {
-        self.ios[dir.index()] += 1;
-        self.bytes[dir.index()] += len;
+        self.ios[dir.index()] = self.ios[dir.index()].saturating_add(1);
+        self.bytes[dir.index()] = self.bytes[dir.index()].saturating_add(len);
     }
 }
