@@ -3,6 +3,7 @@
 
 use crate::document::{limits, RunDocument, SCHEMA};
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// Only the schema field, read before the rest is trusted.
@@ -45,7 +46,12 @@ pub fn load(path: &Path) -> Result<RunDocument, String> {
 /// The file's text, refusing what is not a regular file or is too large
 /// (checked while reading, so a growing file is caught too).
 fn read_bounded(path: &Path) -> Result<String, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    // Non-blocking, so that opening a FIFO does not wait for a writer.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| e.to_string())?;
     let meta = file.metadata().map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err("not a regular file".into());

@@ -285,7 +285,21 @@ impl Read for Deadline<'_> {
             ));
         }
         self.stream.set_read_timeout(Some(left))?;
-        self.stream.read(buf)
+        match self.stream.read(buf) {
+            // A socket read timeout shows as WouldBlock (EAGAIN) on Linux.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("request line not sent within {} s", OPENING.as_secs()),
+                ))
+            }
+            other => other,
+        }
     }
 }
 

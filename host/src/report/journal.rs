@@ -12,6 +12,7 @@ use crate::document::ScenarioResult;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Schema name on the journal's first line.
@@ -125,7 +126,12 @@ pub struct Journal {
 /// Reads `path`; errors name the file and line.
 pub fn read(path: &Path) -> Result<Journal, String> {
     let name = path.display();
-    let file = File::open(path).map_err(|e| format!("{name}: {e}"))?;
+    // Non-blocking, so that opening a FIFO does not wait for a writer.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("{name}: {e}"))?;
     let meta = file.metadata().map_err(|e| format!("{name}: {e}"))?;
     if !meta.is_file() {
         return Err(format!("{name}: not a regular file"));
