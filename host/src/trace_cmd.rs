@@ -141,8 +141,12 @@ fn absolute(p: &Path) -> Result<String, (ExitCode, String)> {
 /// converter let something past the bounds) is not written.
 fn save(trace: &Trace, output: &Path) -> Result<(), (ExitCode, String)> {
     let text = trace.to_text();
-    Trace::parse(&output.display().to_string(), &text)
-        .map_err(|e| (ExitCode::Failed, format!("the converted trace is not valid: {e}")))?;
+    Trace::parse(&output.display().to_string(), &text).map_err(|e| {
+        (
+            ExitCode::Failed,
+            format!("the converted trace is not valid: {e}"),
+        )
+    })?;
     if let Err(e) = std::fs::write(output, text) {
         let _ = std::fs::remove_file(output);
         return Err((ExitCode::Failed, format!("-o {}: {e}", output.display())));
@@ -196,7 +200,8 @@ pub fn load(path: &Path) -> Result<Trace, (ExitCode, String)> {
 fn show_cmd(path: &Path, json: bool) -> Outcome {
     let s = show::summarize(&load(path)?);
     if json {
-        let text = serde_json::to_string_pretty(&s).map_err(|e| (ExitCode::Failed, e.to_string()))?;
+        let text =
+            serde_json::to_string_pretty(&s).map_err(|e| (ExitCode::Failed, e.to_string()))?;
         println!("{text}");
     } else {
         print!("{}", show::render(&s));
@@ -287,7 +292,8 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
         Err(ReplayError::Layout(h)) => return Err((halt_code(&h), halt_message(&h))),
     };
     if let Some(j) = &a.json {
-        let text = serde_json::to_string_pretty(&r).map_err(|e| (ExitCode::Failed, e.to_string()))?;
+        let text =
+            serde_json::to_string_pretty(&r).map_err(|e| (ExitCode::Failed, e.to_string()))?;
         std::fs::write(j, text + "\n")
             .map_err(|e| (ExitCode::Failed, format!("--json {}: {e}", j.display())))?;
     }
@@ -302,8 +308,13 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
 fn halt_message(h: &Halt) -> String {
     match h {
         Halt::Interrupted => "interrupted; the figures above are what was measured".into(),
-        Halt::Deadline => "the replay ran past its deadline (--timeout); the figures above are what was measured".into(),
-        Halt::DiskFull(m) => format!("the disk filled up during the replay ({m}); the figures above are what was measured"),
+        Halt::Deadline => {
+            "the replay ran past its deadline (--timeout); the figures above are what was measured"
+                .into()
+        }
+        Halt::DiskFull(m) => format!(
+            "the disk filled up during the replay ({m}); the figures above are what was measured"
+        ),
         Halt::Budget(m) => format!("{m}; the replay stopped there"),
         Halt::Failed(m) => format!("the replay failed: {m}"),
     }

@@ -233,7 +233,9 @@ mod tests {
 
     #[test]
     fn the_allowance_refuses_what_passes_the_limit() {
-        let t = trace("op 0 0 1 open 0 1 w,creat\nop 0 1 1 pwrite 0 0 4096\nop 0 2 1 pwrite 0 4096 4096\n");
+        let t = trace(
+            "op 0 0 1 open 0 1 w,creat\nop 0 1 1 pwrite 0 0 4096\nop 0 2 1 pwrite 0 4096 4096\n",
+        );
         let a = Allowance::new(&t, 100 + 6000);
         assert!(a.charge(&t.ops[1].kind).is_ok());
         assert!(a.charge(&t.ops[1].kind).is_ok(), "same extent: nothing new");

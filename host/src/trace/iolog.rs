@@ -125,10 +125,15 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
             if len > MAX_IO_BYTES {
                 return Err(err(
                     n,
-                    format!("length {len} is more than the {MAX_IO_BYTES} bytes one operation may move"),
+                    format!(
+                        "length {len} is more than the {MAX_IO_BYTES} bytes one operation may move"
+                    ),
                 ));
             }
-            if offset.checked_add(len).is_none_or(|end| end > MAX_FILE_BYTES) {
+            if offset
+                .checked_add(len)
+                .is_none_or(|end| end > MAX_FILE_BYTES)
+            {
                 return Err(err(
                     n,
                     format!("offset {offset} + length {len} is past the largest file a trace may describe ({MAX_FILE_BYTES} bytes)"),
@@ -300,11 +305,31 @@ mod tests {
     #[test]
     fn hostile_numbers_and_lines_are_refused_by_line() {
         let cases = [
-            ("fio version 2 iolog\n/d/f read 18446744073709551615 4096\n", 2, "overflows"),
-            ("fio version 2 iolog\n/d/f read 0 1099511627776\n", 2, "one operation may move"),
-            ("fio version 2 iolog\n/d/f read -1 4096\n", 2, "not a number"),
-            ("fio version 2 iolog\n/d/f wait 18446744073709551615\n/d/f wait 1\n", 2, "latest time"),
-            ("fio version 3 iolog\n99999999999999999 /d/f open\n", 2, "latest"),
+            (
+                "fio version 2 iolog\n/d/f read 18446744073709551615 4096\n",
+                2,
+                "overflows",
+            ),
+            (
+                "fio version 2 iolog\n/d/f read 0 1099511627776\n",
+                2,
+                "one operation may move",
+            ),
+            (
+                "fio version 2 iolog\n/d/f read -1 4096\n",
+                2,
+                "not a number",
+            ),
+            (
+                "fio version 2 iolog\n/d/f wait 18446744073709551615\n/d/f wait 1\n",
+                2,
+                "latest time",
+            ),
+            (
+                "fio version 3 iolog\n99999999999999999 /d/f open\n",
+                2,
+                "latest",
+            ),
         ];
         for (text, line, what) in cases {
             let e = convert("h", text).unwrap_err();

@@ -131,7 +131,8 @@ pub fn lay_out(t: &Trace, dir: &RunDir, guard: &Guard) -> Result<(u64, u64), Hal
             }
             rng.fill_bytes(&mut chunk);
             let n = usize::try_from(size - off).map_or(chunk.len(), |left| left.min(chunk.len()));
-            pwrite_all(&fd, &chunk[..n], off).map_err(|e| failed(format!("{p}: {e}"), e.raw_os_error()))?;
+            pwrite_all(&fd, &chunk[..n], off)
+                .map_err(|e| failed(format!("{p}: {e}"), e.raw_os_error()))?;
             off += n as u64;
         }
         files += 1;

@@ -420,9 +420,10 @@ impl Player<'_> {
                 let fd = self.fd(lane, *handle)?;
                 let (at, n) = (off(*offset)?, off(*len)?);
                 // SAFETY: valid descriptor.
-                check(unsafe {
-                    libc::sync_file_range(fd, at, n, libc::SYNC_FILE_RANGE_WRITE)
-                } as isize)
+                check(
+                    unsafe { libc::sync_file_range(fd, at, n, libc::SYNC_FILE_RANGE_WRITE) }
+                        as isize,
+                )
             }
             OpKind::Ftruncate { handle, len } => {
                 let fd = self.fd(lane, *handle)?;
@@ -464,7 +465,9 @@ impl Player<'_> {
                 })
             }
             OpKind::Stat(f) => Ok(self.dir.stat(&self.path(*f)?).map(|_| 0)?),
-            OpKind::Unlink(f) | OpKind::Rmdir(f) => Ok(self.dir.remove(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Unlink(f) | OpKind::Rmdir(f) => {
+                Ok(self.dir.remove(&self.path(*f)?).map(|_| 0)?)
+            }
             OpKind::Mkdir(f) => Ok(self.dir.mkdir(&self.path(*f)?).map(|_| 0)?),
             OpKind::Rename { from, to } => Ok(self
                 .dir
@@ -546,7 +549,9 @@ impl Player<'_> {
             match result {
                 Ok(bytes) => {
                     s.bytes = s.bytes.saturating_add(bytes);
-                    s.lat.saturating_record(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX).max(1));
+                    s.lat.saturating_record(
+                        u64::try_from(took.as_nanos()).unwrap_or(u64::MAX).max(1),
+                    );
                 }
                 Err(e) => {
                     s.errors += 1;
