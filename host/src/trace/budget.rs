@@ -220,14 +220,16 @@ mod tests {
         let a = trace("op 0 0 1 open 0 1 w,append\nop 0 1 1 write 0 0 10\nop 0 2 1 write 0 0 10\n");
         assert_eq!(bytes_needed(&a), 120, "appends add up");
         let max = crate::trace::limits::MAX_FILE_BYTES;
-        let mut big = Trace::default();
-        big.files = vec![
-            crate::trace::format::FileEntry {
-                path: "x".into(),
-                size: Some(max),
-            };
-            50_000
-        ];
+        let big = Trace {
+            files: vec![
+                crate::trace::format::FileEntry {
+                    path: "x".into(),
+                    size: Some(max),
+                };
+                50_000
+            ],
+            ..Trace::default()
+        };
         assert_eq!(bytes_needed(&big), u64::MAX, "saturates");
     }
 

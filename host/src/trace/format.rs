@@ -880,4 +880,41 @@ mod tests {
             .message
             .contains("not a plumb trace"));
     }
+
+    #[test]
+    fn hostile_numbers_and_lines_are_refused_by_record() {
+        let head =
+            "plumb-trace 1\nduration_us 10\nfile 0 - a\nthread 0 1\nop 0 0 1 open 0 0 rw,creat\n";
+        let cases = [
+            ("op 0 1 1 pwrite 0 18446744073709551615 1\n", "largest file"),
+            (
+                "op 0 1 1 pwrite 0 0 1099511627776\n",
+                "one operation may move",
+            ),
+            ("op 0 1 1 pwrite 0 -1 1\n", "not a number"),
+            (
+                "op 0 18446744073709551615 1 fsync 0\n",
+                "latest a trace may name",
+            ),
+            ("op 0 1 1 open 4294967296 0 r\n", "not below"),
+            ("op 0 1 1 open 0 0 r\n", "opened a second time"),
+            ("op 0 1 1 close 4294967296\n", "used before it is opened"),
+        ];
+        for (op, what) in cases {
+            let e = Trace::parse("h.trace", &format!("{head}{op}end 2\n")).unwrap_err();
+            assert_eq!(e.line, 6, "{e}");
+            assert!(e.message.contains(what), "{op}: {e}");
+        }
+        let long = format!("{head}# {}\nend 1\n", "x".repeat(1 << 20));
+        assert!(Trace::parse("h", &long)
+            .unwrap_err()
+            .message
+            .contains("at most"));
+        let mut threads = String::from("plumb-trace 1\n");
+        for i in 0..=crate::trace::limits::MAX_THREADS {
+            threads.push_str(&format!("thread {i} {i}\n"));
+        }
+        let e = Trace::parse("h", &threads).unwrap_err();
+        assert!(e.message.contains("threads"), "{e}");
+    }
 }
