@@ -886,7 +886,7 @@ mod tests {
         let head =
             "plumb-trace 1\nduration_us 10\nfile 0 - a\nthread 0 1\nop 0 0 1 open 0 0 rw,creat\n";
         let cases = [
-            ("op 0 1 1 pwrite 0 18446744073709551615 1\n", "largest file"),
+            ("op 0 1 1 pwrite 0 1125899906842624 1\n", "largest file"),
             (
                 "op 0 1 1 pwrite 0 0 1099511627776\n",
                 "one operation may move",
