@@ -641,9 +641,13 @@ fn threaded_trace(n: usize) -> String {
         t.push_str(&format!("thread {i} {}\n", 1000 + i));
     }
     for i in 0..n {
-        t.push_str(&format!(
-            "op {i} 0 1 open {i} {i} w,creat\nop {i} 1 1 pwrite {i} 0 100\nop {i} 2 1 close {i}\n"
-        ));
+        t.push_str(&format!("op {i} 0 1 open {i} {i} w,creat\n"));
+    }
+    for i in 0..n {
+        t.push_str(&format!("op {i} 1 1 pwrite {i} 0 100\n"));
+    }
+    for i in 0..n {
+        t.push_str(&format!("op {i} 2 1 close {i}\n"));
     }
     t.push_str(&format!("end {}\n", n * 3));
     t
