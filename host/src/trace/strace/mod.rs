@@ -103,7 +103,7 @@ pub fn convert(name: &str, log: &str, root: &str, cwd: &str) -> Result<Trace, St
         };
         let dur = sys.dur.unwrap_or(0.0);
         if !(dur.is_finite() && (0.0..=MAX_TIME_US as f64 / 1e6).contains(&dur)) {
-            return Err(err(format!("duration <{dur}> is not a time")));
+            return Err(err(format!("duration <{dur:e}> s is not a time")));
         }
         // Both within [0, MAX_TIME_US]: the casts cannot saturate.
         c.apply(
