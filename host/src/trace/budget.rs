@@ -174,11 +174,6 @@ impl Allowance {
         }
     }
 
-    /// Bytes of the laid-out files (the account's starting point).
-    pub fn used(&self) -> u64 {
-        self.extents.lock().map_or(u64::MAX, |x| x.total)
-    }
-
     /// Charges what `kind` may add, or refuses it.
     pub fn charge(&self, kind: &OpKind) -> Result<(), OverBudget> {
         let Some(g) = self.targets.growth(kind) else {
