@@ -924,11 +924,14 @@ fn record_of_a_failing_or_missing_command_says_so_and_claims_nothing() {
     assert!(r.stderr.contains("exited with status 3"), "{}", r.stderr);
     let show = plumb(dir.path(), &["trace", "show", "f.trace", "--json"]);
     assert_eq!(show.json()["by_op"]["write"][0], 1, "{}", show.stdout);
+    // Nothing under the root (python reads quiet.py itself, so the root is
+    // an empty directory): no trace is written.
     std::fs::write(dir.path().join("quiet.py"), "import sys\nsys.exit(4)\n").unwrap();
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
     let r = plumb(
         dir.path(),
         &[
-            "trace", "record", "-o", "q.trace", "--", "python3", "quiet.py",
+            "trace", "record", "-o", "q.trace", "--root", "empty", "--", "python3", "quiet.py",
         ],
     );
     assert_eq!(r.code, 1, "{}", r.stderr);
