@@ -545,3 +545,513 @@ fn the_replay_pack_replays_its_bundled_trace_within_the_budget() {
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("missing.trace"), "{}", r.stderr);
 }
+
+// ---- Hostile traces, logs and signals (issue 11) ----
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Fails (does not skip) when a tool the test needs is missing.
+fn require(tool: &str) {
+    let ok = Command::new(tool)
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(ok, "{tool} is not installed: apt-get install {tool}");
+}
+
+/// Starts `plumb ARGS` in `dir`, waits for `marker` on its stderr, and
+/// returns the child and a channel that yields its whole stderr at the end.
+fn start_until(dir: &Path, args: &[&str], marker: &str) -> (Child, mpsc::Receiver<String>) {
+    let mut child = Command::new(plumb_bin())
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start plumb");
+    let stderr = child.stderr.take().unwrap();
+    let (seen_tx, seen_rx) = mpsc::channel();
+    let (all_tx, all_rx) = mpsc::channel();
+    let marker = marker.to_string();
+    std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains(&marker) {
+                let _ = seen_tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        let _ = all_tx.send(all);
+    });
+    assert!(
+        seen_rx.recv_timeout(Duration::from_secs(60)).is_ok(),
+        "no '{}' on stderr",
+        args.join(" ")
+    );
+    (child, all_rx)
+}
+
+/// Sends `signal` (`-INT`, `-TERM`) and returns (exit code, seconds to exit, stderr).
+fn signal_and_wait(
+    mut child: Child,
+    stderr: mpsc::Receiver<String>,
+    signal: &str,
+) -> (i32, f64, String) {
+    let sent = Instant::now();
+    let ok = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let status = child.wait().unwrap();
+    let took = sent.elapsed().as_secs_f64();
+    let text = stderr
+        .recv_timeout(Duration::from_secs(10))
+        .unwrap_or_default();
+    (status.code().unwrap_or(-1), took, text)
+}
+
+fn write_trace(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+#[test]
+fn hostile_sizes_and_speeds_are_refused_before_anything_is_written() {
+    let dir = workdir();
+    std::fs::create_dir(dir.path().join("target")).unwrap();
+    let head = "plumb-trace 1\nduration_us 10\nfile 0 - a\nfile 1 - b\nthread 0 1\n";
+    // Past any file size: refused by the parser, naming the record.
+    write_trace(
+        dir.path(),
+        "huge.trace",
+        &format!(
+            "{head}op 0 0 1 open 0 0 w,creat\nop 0 1 1 ftruncate 0 9223372036854775807\nend 2\n"
+        ),
+    );
+    // Each within bounds, together more than any disk here: the estimate
+    // adds without overflowing and the free-space check refuses it.
+    let two = format!("{head}op 0 0 1 open 0 0 w,creat\nop 0 1 1 ftruncate 0 1125899906842624\nop 0 2 1 open 1 1 w,creat\nop 0 3 1 ftruncate 1 1125899906842624\nend 4\n");
+    write_trace(dir.path(), "two.trace", &two);
+    let cases: [(&[&str], &str); 5] = [
+        (&["huge.trace"], "huge.trace:7:"),
+        (&["two.trace"], "may write"),
+        (&["two.trace", "--speed", "1e-300"], "--speed"),
+        (&["two.trace", "--speed", "NaN"], "--speed"),
+        (&["two.trace", "--threads", "7"], "--threads"),
+    ];
+    for (args, what) in cases {
+        let mut all = vec!["trace", "replay", "--target", "target"];
+        all.extend_from_slice(args);
+        let t = Instant::now();
+        let r = plumb(dir.path(), &all);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(what), "{args:?}: {}", r.stderr);
+        assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+        assert!(t.elapsed() < Duration::from_secs(5));
+    }
+    assert!(entries(&dir.path().join("target")).is_empty());
+    // As pack data under max_bytes = "1M": refused by the budget, nothing written.
+    let pack = dir.path().join("big");
+    std::fs::create_dir(&pack).unwrap();
+    std::fs::write(
+        pack.join("pack.toml"),
+        "name = \"big\"\nscenarios = [\"s.rhai\"]\ndata = [\"two.trace\"]\n\n[capabilities]\nmax_bytes = \"1M\"\n",
+    )
+    .unwrap();
+    std::fs::write(pack.join("two.trace"), &two).unwrap();
+    std::fs::write(
+        pack.join("s.rhai"),
+        "trace::replay(\"two.trace\", #{ speed: \"max\" });\n",
+    )
+    .unwrap();
+    let (r, target) = crate::util::run_scripts(dir.path(), &["big"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("byte budget"), "{}", r.stderr);
+    assert!(entries(&target).is_empty(), "{:?}", entries(&target));
+}
+
+/// A trace of `n` threads, each opening, writing and closing its own file.
+fn threaded_trace(n: usize) -> String {
+    let mut t = String::from("plumb-trace 1\nduration_us 100\n");
+    for i in 0..n {
+        t.push_str(&format!("file {i} - f{i}\n"));
+    }
+    for i in 0..n {
+        t.push_str(&format!("thread {i} {}\n", 1000 + i));
+    }
+    for i in 0..n {
+        t.push_str(&format!("op {i} 0 1 open {i} {i} w,creat\n"));
+    }
+    for i in 0..n {
+        t.push_str(&format!("op {i} 1 1 pwrite {i} 0 100\n"));
+    }
+    for i in 0..n {
+        t.push_str(&format!("op {i} 2 1 close {i}\n"));
+    }
+    t.push_str(&format!("end {}\n", n * 3));
+    t
+}
+
+#[test]
+fn thread_counts_are_bounded_and_the_packs_threads_are_checked() {
+    let dir = workdir();
+    std::fs::create_dir(dir.path().join("target")).unwrap();
+    write_trace(dir.path(), "many.trace", &threaded_trace(2000));
+    let t = Instant::now();
+    let r = plumb(
+        dir.path(),
+        &["trace", "replay", "many.trace", "--target", "target"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("more than 512 threads"), "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"));
+    assert!(t.elapsed() < Duration::from_secs(10));
+    // Within the bound, the replay runs them all.
+    write_trace(dir.path(), "ok.trace", &threaded_trace(64));
+    let r = plumb(
+        dir.path(),
+        &[
+            "trace", "replay", "ok.trace", "--target", "target", "--speed", "max",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // A pack that declares one thread may not replay 64.
+    let pack = dir.path().join("one");
+    std::fs::create_dir(&pack).unwrap();
+    std::fs::write(
+        pack.join("pack.toml"),
+        "name = \"one\"\nscenarios = [\"s.rhai\"]\ndata = [\"ok.trace\"]\n\n[capabilities]\nthreads = 1\n",
+    )
+    .unwrap();
+    std::fs::write(pack.join("ok.trace"), threaded_trace(64)).unwrap();
+    std::fs::write(
+        pack.join("s.rhai"),
+        "let r = trace::replay(\"ok.trace\", #{ speed: \"max\", threads: 1 });\n\
+         report::metric(\"ops\", r.total_ops, \"\", \"higher\");\n\
+         trace::replay(\"ok.trace\", #{ speed: \"max\" });\n",
+    )
+    .unwrap();
+    let (r, target) = crate::util::run_scripts(dir.path(), &["one"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("64 threads"), "{}", r.stderr);
+    assert!(entries(&target).is_empty());
+}
+
+#[test]
+fn think_time_and_lay_out_stop_at_the_deadline_and_on_signals() {
+    let dir = workdir();
+    std::fs::create_dir(dir.path().join("target")).unwrap();
+    // An hour of think time between two writes.
+    write_trace(
+        dir.path(),
+        "sleepy.trace",
+        "plumb-trace 1\nduration_us 3600000010\nfile 0 - a\nthread 0 1\nop 0 0 1 open 0 0 w,creat\nop 0 1 1 pwrite 0 0 4096\nop 0 3600000000 1 pwrite 0 4096 4096\nop 0 3600000005 1 close 0\nend 4\n",
+    );
+    let t = Instant::now();
+    let r = plumb(
+        dir.path(),
+        &[
+            "trace",
+            "replay",
+            "sleepy.trace",
+            "--target",
+            "target",
+            "--timeout",
+            "1s",
+            "--json",
+            "s.json",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("deadline"), "{}", r.stderr);
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("s.json")).unwrap()).unwrap();
+    assert_eq!(doc["halted"]["reason"], "deadline", "{doc}");
+    assert!(
+        doc["total_ops"].as_u64().unwrap() >= 2,
+        "what was measured is kept: {doc}"
+    );
+    for (signal, code) in [("-INT", 130), ("-TERM", 143)] {
+        let (child, err) = start_until(
+            dir.path(),
+            &["trace", "replay", "sleepy.trace", "--target", "target"],
+            "replaying",
+        );
+        let (got, took, text) = signal_and_wait(child, err, signal);
+        assert_eq!(got, code, "{signal}: {text}");
+        assert!(took < 2.0, "{signal} took {took} s");
+        assert!(!text.contains("panicked"), "{text}");
+    }
+    // Laying out a large file stops on a signal too.
+    write_trace(
+        dir.path(),
+        "large.trace",
+        "plumb-trace 1\nduration_us 10\nfile 0 17179869184 big.dat\nthread 0 1\nop 0 0 1 stat 0\nend 1\n",
+    );
+    let (child, err) = start_until(
+        dir.path(),
+        &["trace", "replay", "large.trace", "--target", "target"],
+        "replaying",
+    );
+    let (got, took, text) = signal_and_wait(child, err, "-TERM");
+    assert_eq!(got, 143, "{text}");
+    assert!(took < 2.0, "took {took} s");
+    assert!(entries(&dir.path().join("target")).is_empty());
+}
+
+/// A small ext4 file system mounted on a loop device, unmounted when dropped.
+struct LoopFs {
+    mount: std::path::PathBuf,
+}
+
+impl LoopFs {
+    fn new(dir: &Path) -> LoopFs {
+        let img = dir.join("fs.img");
+        let mount = dir.join("mnt");
+        std::fs::create_dir(&mount).unwrap();
+        succeed(Command::new("truncate").args(["-s", "64M"]).arg(&img));
+        succeed(Command::new("mkfs.ext4").arg("-q").arg(&img));
+        succeed(
+            Command::new("mount")
+                .args(["-o", "loop"])
+                .arg(&img)
+                .arg(&mount),
+        );
+        LoopFs { mount }
+    }
+}
+
+impl Drop for LoopFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mount).status();
+    }
+}
+
+#[test]
+fn a_replay_that_fills_the_disk_exits_1_saying_so() {
+    let dir = workdir();
+    let fs = LoopFs::new(dir.path());
+    // 20,000 new files: more than the 64 MiB file system has inodes for
+    // (no data, so the estimate passes; creating them runs out of space).
+    let n = 20_000;
+    let mut t = String::from("plumb-trace 1\nduration_us 100\n");
+    for i in 0..n {
+        t.push_str(&format!("file {i} - d/f{i}\n"));
+    }
+    t.push_str("thread 0 1\n");
+    for i in 0..n {
+        t.push_str(&format!(
+            "op 0 {i} 1 open {i} {i} w,creat\nop 0 {i} 1 close {i}\n"
+        ));
+    }
+    t.push_str(&format!("end {}\n", 2 * n));
+    write_trace(dir.path(), "full.trace", &t);
+    let target = fs.mount.display().to_string();
+    let r = plumb(
+        dir.path(),
+        &[
+            "trace",
+            "replay",
+            "full.trace",
+            "--speed",
+            "max",
+            "--target",
+            &target,
+            "--json",
+            "f.json",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("disk filled up"), "{}", r.stderr);
+    assert!(
+        r.stdout.contains("open"),
+        "the figures are printed: {}",
+        r.stdout
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("f.json")).unwrap()).unwrap();
+    assert_eq!(doc["halted"]["reason"], "disk_full", "{doc}");
+    let left: Vec<String> = entries(&fs.mount)
+        .into_iter()
+        .filter(|e| e != "lost+found")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// Writes a little, says so on stderr, then waits a minute.
+const WAITER: &str = r#"
+import os, sys, time
+fd = os.open("w.dat", os.O_RDWR | os.O_CREAT, 0o644)
+os.pwrite(fd, b"x" * 4096, 0)
+os.fsync(fd)
+print("ready", file=sys.stderr, flush=True)
+time.sleep(60)
+"#;
+
+#[test]
+fn record_stops_the_command_on_signals_and_keeps_the_trace() {
+    require("strace");
+    for (signal, code) in [("-INT", 130), ("-TERM", 143)] {
+        let dir = workdir();
+        std::fs::write(dir.path().join("prog.py"), WAITER).unwrap();
+        let (child, err) = start_until(
+            dir.path(),
+            &[
+                "trace", "record", "-o", "w.trace", "--", "python3", "prog.py",
+            ],
+            "ready",
+        );
+        let (got, took, text) = signal_and_wait(child, err, signal);
+        assert_eq!(got, code, "{signal}: {text}");
+        assert!(took < 5.0, "{signal}: took {took} s");
+        assert!(!text.contains("panicked"), "{text}");
+        let left = entries(dir.path());
+        assert!(
+            !left.iter().any(|e| e.contains(".strace-")),
+            "the strace log is removed: {left:?}"
+        );
+        let show = plumb(dir.path(), &["trace", "show", "w.trace", "--json"]);
+        assert_eq!(show.code, 0, "{}", show.stderr);
+        assert_eq!(show.json()["by_op"]["pwrite"][0], 1, "{}", show.stdout);
+        // The traced command is gone.
+        let ps = Command::new("pgrep")
+            .args(["-f", "prog.py"])
+            .output()
+            .unwrap();
+        let alive = String::from_utf8_lossy(&ps.stdout).into_owned();
+        for pid in alive.split_whitespace() {
+            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
+            assert!(
+                cwd.as_deref() != Some(dir.path()),
+                "prog.py {pid} still runs"
+            );
+        }
+    }
+}
+
+#[test]
+fn record_of_a_failing_or_missing_command_says_so_and_claims_nothing() {
+    require("strace");
+    let dir = workdir();
+    let r = plumb(
+        dir.path(),
+        &[
+            "trace",
+            "record",
+            "-o",
+            "n.trace",
+            "--",
+            "plumb-no-such-command",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("plumb-no-such-command"), "{}", r.stderr);
+    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+    std::fs::write(
+        dir.path().join("fail.py"),
+        "import os, sys\nfd = os.open('x.dat', os.O_WRONLY | os.O_CREAT, 0o644)\nos.write(fd, b'abc')\nos.close(fd)\nsys.exit(3)\n",
+    )
+    .unwrap();
+    let r = plumb(
+        dir.path(),
+        &[
+            "trace", "record", "-o", "f.trace", "--", "python3", "fail.py",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("exited with status 3"), "{}", r.stderr);
+    let show = plumb(dir.path(), &["trace", "show", "f.trace", "--json"]);
+    assert_eq!(show.json()["by_op"]["write"][0], 1, "{}", show.stdout);
+    // Nothing under the root (python reads quiet.py itself, so the root is
+    // an empty directory): no trace is written.
+    std::fs::write(dir.path().join("quiet.py"), "import sys\nsys.exit(4)\n").unwrap();
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    let r = plumb(
+        dir.path(),
+        &[
+            "trace", "record", "-o", "q.trace", "--root", "empty", "--", "python3", "quiet.py",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        !dir.path().join("q.trace").exists(),
+        "an empty trace is not written"
+    );
+    assert!(!entries(dir.path()).iter().any(|e| e.contains(".strace-")));
+}
+
+#[test]
+fn hostile_strace_logs_and_iologs_are_refused_by_line() {
+    let dir = workdir();
+    let ok = "100 1.000000 openat(AT_FDCWD</tmp>, \"a\", O_RDONLY) = 3</tmp/a> <0.000010>\n";
+    let cases = [
+        (
+            "nan.log",
+            format!("{ok}100 NaN read(3</tmp/a>, \"\"..., 10) = 10 <0.000001>\n"),
+            "nan.log:2:",
+        ),
+        (
+            "long.log",
+            format!("{ok}100 1.1 {}\n", "x".repeat(1 << 20)),
+            "long.log:2:",
+        ),
+        (
+            "quote.log",
+            format!("{ok}100 1.2 openat(AT_FDCWD</tmp>, \"a, O_RDONLY) = 3 <0.1>\n"),
+            "quote.log:2:",
+        ),
+        (
+            "deep.log",
+            format!("{ok}100 1.3 clone3({}) = 5 <0.1>\n", "{".repeat(60_000)),
+            "deep.log:2:",
+        ),
+        (
+            "huge.log",
+            format!(
+                "{ok}100 1.4 pread64(3</tmp/a>, \"\"..., 10, 9223372036854775000) = 10 <0.1>\n"
+            ),
+            "huge.log:2:",
+        ),
+        (
+            "dur.log",
+            format!("{ok}100 1.5 read(3</tmp/a>, \"\"..., 10) = 10 <1e300>\n"),
+            "dur.log:2:",
+        ),
+    ];
+    for (name, text, place) in cases {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        let r = plumb(
+            dir.path(),
+            &[
+                "trace", "import", name, "-o", "x.trace", "--root", "/tmp", "--cwd", "/tmp",
+            ],
+        );
+        assert_eq!(r.code, 2, "{name}: {}", r.stderr);
+        assert!(r.stderr.contains(place), "{name}: {}", r.stderr);
+        assert!(!r.stderr.contains("panicked"), "{name}: {}", r.stderr);
+        assert!(!dir.path().join("x.trace").exists(), "{name}");
+    }
+    std::fs::write(
+        dir.path().join("bad.iolog"),
+        "fio version 2 iolog\n/d/f add\n/d/f read 18446744073709551615 4096\n",
+    )
+    .unwrap();
+    let r = plumb(
+        dir.path(),
+        &[
+            "trace",
+            "import",
+            "--fio-iolog",
+            "bad.iolog",
+            "-o",
+            "x.trace",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("bad.iolog:3:"), "{}", r.stderr);
+}

@@ -2,12 +2,18 @@
 //! fio iologs, show a summary, and replay a trace in a sandboxed run directory.
 
 use crate::sandbox::RunDir;
-use crate::trace::{iolog, replay, show, strace, ReplayOptions, ReplayResult, Speed, Trace};
+use crate::trace::limits::{read_bounded, MAX_LOG_BYTES, MAX_TRACE_BYTES};
+use crate::trace::{
+    budget, iolog, replay, show, strace, Bounds, Halt, ReplayError, ReplayOptions, ReplayResult,
+    Speed, Trace,
+};
 use crate::ExitCode;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
+
+mod record;
 
 /// The `plumb trace` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -68,6 +74,9 @@ pub enum TraceCommand {
         /// Keep the run directory.
         #[arg(long)]
         keep: bool,
+        /// Stop the replay after this long (`30s`, `2m`); the figures so far are kept.
+        #[arg(long)]
+        timeout: Option<String>,
     },
 }
 
@@ -78,7 +87,7 @@ pub fn main(cmd: TraceCommand) -> ExitCode {
             output,
             root,
             command,
-        } => record(&output, root, &command),
+        } => record::record(&output, root, &command),
         TraceCommand::Import {
             log,
             output,
@@ -94,7 +103,18 @@ pub fn main(cmd: TraceCommand) -> ExitCode {
             threads,
             json,
             keep,
-        } => replay_cmd(&trace, &target, &speed, &threads, json.as_deref(), keep),
+            timeout,
+        } => replay_cmd(
+            &trace,
+            &target,
+            &ReplayArgs {
+                speed,
+                threads,
+                json,
+                keep,
+                timeout,
+            },
+        ),
     };
     match r {
         Ok(code) => code,
@@ -117,8 +137,17 @@ fn absolute(p: &Path) -> Result<String, (ExitCode, String)> {
         .map_err(|e| bad(format!("{}: {e}", p.display())))
 }
 
+/// Writes a converted trace; a trace the parser would not read back (a
+/// converter let something past the bounds) is not written.
 fn save(trace: &Trace, output: &Path) -> Result<(), (ExitCode, String)> {
-    crate::report::save::write_atomic(output, trace.to_text().as_bytes())
+    let text = trace.to_text();
+    Trace::parse(&output.display().to_string(), &text).map_err(|e| {
+        (
+            ExitCode::Failed,
+            format!("the converted trace is not valid: {e}"),
+        )
+    })?;
+    crate::report::save::write_atomic(output, text.as_bytes())
         .map_err(|e| (ExitCode::Failed, format!("-o {e}")))?;
     let s = show::summarize(trace);
     eprintln!(
@@ -132,49 +161,6 @@ fn save(trace: &Trace, output: &Path) -> Result<(), (ExitCode, String)> {
     Ok(())
 }
 
-fn record(output: &Path, root: Option<PathBuf>, command: &[String]) -> Outcome {
-    if Command::new("strace").arg("-V").output().is_err() {
-        return Err(bad(
-            "strace is not installed: install it (Debian/Ubuntu: apt-get install strace)".into(),
-        ));
-    }
-    let cwd = absolute(Path::new("."))?;
-    let root = match root {
-        Some(r) => absolute(&r)?,
-        None => cwd.clone(),
-    };
-    let log = tempfile_path(output);
-    let status = Command::new("strace")
-        .args(strace::STRACE_OPTIONS)
-        .args(["-e", &format!("trace={}", strace::SYSCALLS), "-o"])
-        .arg(&log)
-        .arg("--")
-        .args(command)
-        .status()
-        .map_err(|e| (ExitCode::Failed, format!("running strace: {e}")))?;
-    let text = std::fs::read_to_string(&log);
-    let _ = std::fs::remove_file(&log);
-    let text = text.map_err(|e| (ExitCode::Failed, format!("reading the strace log: {e}")))?;
-    let trace = strace::convert(&log.display().to_string(), &text, &root, &cwd)
-        .map_err(|e| (ExitCode::Failed, e.to_string()))?;
-    save(&trace, output)?;
-    if !status.success() {
-        eprintln!("note: {} exited with {status}", command[0]);
-    }
-    Ok(ExitCode::Ok)
-}
-
-fn tempfile_path(output: &Path) -> PathBuf {
-    let name = format!(
-        ".{}.strace-{}",
-        output
-            .file_name()
-            .map_or("trace".into(), |n| n.to_string_lossy().into_owned()),
-        std::process::id()
-    );
-    output.with_file_name(name)
-}
-
 fn import(
     log: &Path,
     output: &Path,
@@ -182,7 +168,8 @@ fn import(
     root: Option<PathBuf>,
     cwd: Option<PathBuf>,
 ) -> Outcome {
-    let text = std::fs::read_to_string(log).map_err(|e| bad(format!("{}: {e}", log.display())))?;
+    let text =
+        read_bounded(log, MAX_LOG_BYTES).map_err(|e| bad(format!("{}: {e}", log.display())))?;
     let name = log.display().to_string();
     let trace = if fio_iolog {
         iolog::convert(&name, &text).map_err(|e| bad(e.to_string()))?
@@ -204,39 +191,51 @@ fn import(
 /// Reads and checks a trace file.
 pub fn load(path: &Path) -> Result<Trace, (ExitCode, String)> {
     let text =
-        std::fs::read_to_string(path).map_err(|e| bad(format!("{}: {e}", path.display())))?;
+        read_bounded(path, MAX_TRACE_BYTES).map_err(|e| bad(format!("{}: {e}", path.display())))?;
     Trace::parse(&path.display().to_string(), &text).map_err(|e| bad(e.to_string()))
 }
 
 fn show_cmd(path: &Path, json: bool) -> Outcome {
     let s = show::summarize(&load(path)?);
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&s).expect("serialisable")
-        );
+        let text =
+            serde_json::to_string_pretty(&s).map_err(|e| (ExitCode::Failed, e.to_string()))?;
+        println!("{text}");
     } else {
         print!("{}", show::render(&s));
     }
     Ok(ExitCode::Ok)
 }
 
-fn replay_cmd(
-    path: &Path,
-    target: &Path,
-    speed: &str,
-    threads: &str,
-    json: Option<&Path>,
+/// The options of `plumb trace replay` besides the trace and the target.
+struct ReplayArgs {
+    speed: String,
+    threads: String,
+    json: Option<PathBuf>,
     keep: bool,
-) -> Outcome {
-    let speed: Speed = speed.parse().map_err(|e| bad(format!("--speed: {e}")))?;
-    let keep_threads = match threads {
+    timeout: Option<String>,
+}
+
+fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
+    let speed: Speed = a.speed.parse().map_err(|e| bad(format!("--speed: {e}")))?;
+    let keep_threads = match a.threads.as_str() {
         "keep" => true,
         "1" => false,
         other => return Err(bad(format!("--threads: '{other}' is not 'keep' or '1'"))),
     };
+    let deadline = match &a.timeout {
+        None => None,
+        Some(t) => {
+            let d = crate::units::parse_duration(t).map_err(|e| bad(format!("--timeout: {e}")))?;
+            Some(
+                Instant::now()
+                    .checked_add(d)
+                    .ok_or_else(|| bad(format!("--timeout: {t} is too long")))?,
+            )
+        }
+    };
     let trace = load(path)?;
-    let need = replay::bytes_needed(&trace);
+    let need = budget::bytes_needed(&trace);
     let free = crate::files::free_bytes(target)
         .map_err(|e| bad(format!("--target {}: {e}", target.display())))?;
     if need > free {
@@ -248,39 +247,75 @@ fn replay_cmd(
         )));
     }
     let stop = Arc::new(AtomicBool::new(false));
+    let term = Arc::new(AtomicBool::new(false));
     let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone());
     let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone());
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, term.clone());
     let dir = RunDir::create(target).map_err(|e| {
         (
             ExitCode::Failed,
             format!("--target {}: {e}", target.display()),
         )
     })?;
-    let result = replay::lay_out_and_replay(
-        &trace,
-        &dir,
-        ReplayOptions {
-            speed,
-            keep_threads,
-        },
-        &stop,
+    let o = ReplayOptions {
+        speed,
+        keep_threads,
+    };
+    eprintln!(
+        "replaying {}: {} operation(s) on {} thread(s), after laying out {} file(s)",
+        path.display(),
+        trace.ops.len(),
+        replay::threads_needed(&trace, o),
+        trace.files.iter().filter(|f| f.size.is_some()).count()
     );
-    if keep {
+    let bounds = Bounds {
+        stop: &stop,
+        deadline,
+        max_bytes: free,
+    };
+    let result = replay::lay_out_and_replay(&trace, &dir, o, bounds);
+    if a.keep {
         eprintln!("kept {}", dir.path().display());
     } else {
         let _ = dir.delete();
     }
-    let r = result.map_err(|e| (ExitCode::Failed, e))?;
-    if let Some(j) = json {
-        let text = serde_json::to_string_pretty(&r).unwrap_or_default() + "\n";
-        crate::report::save::write_atomic(j, text.as_bytes())
+    let halt_code = |h: &Halt| match h {
+        Halt::Interrupted if term.load(Ordering::Relaxed) => ExitCode::Terminated,
+        Halt::Interrupted => ExitCode::Interrupted,
+        _ => ExitCode::Failed,
+    };
+    let r = match result {
+        Ok(r) => r,
+        Err(ReplayError::Refused(m)) => return Err(bad(m)),
+        Err(ReplayError::Layout(h)) => return Err((halt_code(&h), halt_message(&h))),
+    };
+    if let Some(j) = &a.json {
+        let text =
+            serde_json::to_string_pretty(&r).map_err(|e| (ExitCode::Failed, e.to_string()))?;
+        crate::report::save::write_atomic(j, (text + "\n").as_bytes())
             .map_err(|e| (ExitCode::Failed, format!("--json {e}")))?;
     }
     print!("{}", render(&r));
-    if stop.load(std::sync::atomic::Ordering::Relaxed) {
-        return Ok(ExitCode::Interrupted);
+    match &r.halted {
+        None => Ok(ExitCode::Ok),
+        Some(h) => Err((halt_code(h), halt_message(h))),
     }
-    Ok(ExitCode::Ok)
+}
+
+/// What to tell the user when a replay stopped early.
+fn halt_message(h: &Halt) -> String {
+    match h {
+        Halt::Interrupted => "interrupted; the figures above are what was measured".into(),
+        Halt::Deadline => {
+            "the replay ran past its deadline (--timeout); the figures above are what was measured"
+                .into()
+        }
+        Halt::DiskFull(m) => format!(
+            "the disk filled up during the replay ({m}); the figures above are what was measured"
+        ),
+        Halt::Budget(m) => format!("{m}; the replay stopped there"),
+        Halt::Failed(m) => format!("the replay failed: {m}"),
+    }
 }
 
 /// A replay's result as a table and a summary line.
@@ -320,6 +355,9 @@ pub fn render(r: &ReplayResult) -> String {
         crate::units::format_bytes_binary(r.bytes_laid_out as f64),
         r.skipped
     ));
+    if let Some(h) = &r.halted {
+        out.push_str(&format!("stopped early: {h}\n"));
+    }
     if let Some(e) = &r.first_error {
         out.push_str(&format!("first error: {e}\n"));
     }

@@ -1,9 +1,11 @@
 //! Trace replay in the host API: a trace from the pack's data files (or the
-//! run directory) replayed inside the run directory, within the byte budget.
+//! run directory) replayed inside the run directory, within the byte budget,
+//! the pack's thread count, the deadline and the stop flag.
 
-use super::{ApiError, Host};
-use crate::trace::{replay, ReplayOptions, ReplayResult, Trace};
-use std::io::Read;
+use super::{ApiError, Capability, Host};
+use crate::trace::limits::{read_bounded_from, MAX_TRACE_BYTES};
+use crate::trace::{replay, Bounds, Halt, ReplayError, ReplayOptions, ReplayResult, Trace};
+use std::time::Instant;
 
 impl Host {
     /// Replays the trace `name` (a data file of the pack, else a file in the
@@ -13,22 +15,53 @@ impl Host {
             Some(t) => t.clone(),
             None => {
                 let fd = self.run_dir().open(name, libc::O_RDONLY, 0)?;
-                let mut text = String::new();
-                std::fs::File::from(fd)
-                    .read_to_string(&mut text)
-                    .map_err(|e| ApiError::Os {
+                read_bounded_from(std::fs::File::from(fd), MAX_TRACE_BYTES).map_err(|e| {
+                    ApiError::Os {
                         op: format!("reading trace {name}"),
                         source: e,
-                    })?;
-                text
+                    }
+                })?
             }
         };
         let trace = Trace::parse(name, &text).map_err(|e| ApiError::Invalid(e.to_string()))?;
-        self.charge("trace::replay", replay::bytes_needed(&trace))?;
+        let threads = u32::try_from(replay::threads_needed(&trace, o)).unwrap_or(u32::MAX);
+        self.allow(Capability::Threads(threads))?;
+        let need = crate::trace::budget::bytes_needed(&trace);
+        self.charge("trace::replay", need)?;
         self.check()?;
-        let r = replay::lay_out_and_replay(&trace, self.run_dir(), o, &self.stop)
-            .map_err(|e| ApiError::Invalid(format!("trace::replay {name}: {e}")))?;
+        let bounds = Bounds {
+            stop: &self.stop,
+            deadline: Instant::now().checked_add(self.time_left()),
+            max_bytes: need,
+        };
+        let r = match replay::lay_out_and_replay(&trace, self.run_dir(), o, bounds) {
+            Ok(r) => r,
+            Err(ReplayError::Refused(m)) => {
+                return Err(ApiError::Invalid(format!("trace::replay {name}: {m}")))
+            }
+            Err(ReplayError::Layout(h)) => return Err(self.halted(name, h)),
+        };
+        if let Some(h) = r.halted.clone() {
+            return Err(self.halted(name, h));
+        }
         self.check()?;
         Ok(r)
+    }
+
+    /// The error for a replay that stopped early.
+    fn halted(&self, name: &str, h: Halt) -> ApiError {
+        match h {
+            Halt::Interrupted | Halt::Deadline => match self.check() {
+                Err(e) => e,
+                Ok(()) => ApiError::Interrupted,
+            },
+            Halt::DiskFull(m) => ApiError::Os {
+                op: format!("trace::replay {name}: {m}"),
+                source: std::io::Error::from_raw_os_error(libc::ENOSPC),
+            },
+            Halt::Budget(m) | Halt::Failed(m) => {
+                ApiError::Invalid(format!("trace::replay {name}: {m}"))
+            }
+        }
     }
 }

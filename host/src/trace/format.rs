@@ -22,6 +22,11 @@
 //! `stat f`, `unlink f`, `mkdir f`, `rmdir f`, `rename f_from f_to`.
 //! Paths are percent-encoded where they hold spaces, `%` or control bytes.
 
+use super::limits::{
+    MAX_FILES, MAX_FILE_BYTES, MAX_HANDLE, MAX_IO_BYTES, MAX_OPS, MAX_THREADS, MAX_TIME_US,
+    MAX_TRACE_BYTES, MAX_TRACE_LINE,
+};
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 /// The first line of every trace.
@@ -393,18 +398,28 @@ impl Trace {
     }
 
     /// Parses a trace; `name` is used in errors. Every reference is checked
-    /// (handles opened before use, file and thread ids in range), and a
-    /// trace without its `end` record is reported as truncated.
+    /// (handles opened before use and never reused, file and thread ids in
+    /// range), every number is within the bounds of [`super::limits`], and
+    /// a trace without its `end` record is reported as truncated.
     pub fn parse(name: &str, text: &str) -> Result<Trace, TraceError> {
         let err = |line: usize, message: String| TraceError {
             file: name.to_string(),
             line,
             message,
         };
+        if text.len() as u64 > MAX_TRACE_BYTES {
+            return Err(err(
+                1,
+                format!(
+                    "the trace is {} bytes; a trace may have at most {MAX_TRACE_BYTES}",
+                    text.len()
+                ),
+            ));
+        }
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
         match lines.next() {
             Some((_, l)) if l.trim_end() == MAGIC => {}
-            Some((_, l)) if l.starts_with("plumb-trace ") => {
+            Some((_, l)) if l.starts_with("plumb-trace ") && l.len() < 64 => {
                 return Err(err(
                     1,
                     format!("unsupported trace version '{l}' (this plumb reads '{MAGIC}')"),
@@ -419,8 +434,17 @@ impl Trace {
         }
         let mut t = Trace::default();
         let mut ended = None;
-        let mut open_handles = std::collections::HashSet::new();
+        let mut handles = Handles::default();
         for (n, line) in lines {
+            if line.len() > MAX_TRACE_LINE {
+                return Err(err(
+                    n,
+                    format!(
+                        "the line is {} bytes long; a trace line may have at most {MAX_TRACE_LINE}",
+                        line.len()
+                    ),
+                ));
+            }
             if line.trim().is_empty() || line.starts_with('#') {
                 continue;
             }
@@ -428,16 +452,22 @@ impl Trace {
                 return Err(err(n, format!("a record after 'end {count}'")));
             }
             let words: Vec<&str> = line.split(' ').collect();
+            let record = words.first().copied().unwrap_or_default();
             let num = |i: usize| -> Result<u64, TraceError> {
                 let w = words
                     .get(i)
-                    .ok_or_else(|| err(n, format!("'{}' record is cut short", words[0])))?;
-                w.parse()
-                    .map_err(|_| err(n, format!("'{w}' is not a number")))
+                    .ok_or_else(|| err(n, format!("'{record}' record is cut short")))?;
+                number(w).map_err(|m| err(n, m))
             };
-            match words[0] {
-                "duration_us" => t.duration_us = num(1)?,
+            match record {
+                "duration_us" => t.duration_us = time(num(1)?).map_err(|m| err(n, m))?,
                 "file" => {
+                    if t.files.len() >= MAX_FILES {
+                        return Err(err(
+                            n,
+                            format!("more than {MAX_FILES} files (the most a trace may name)"),
+                        ));
+                    }
                     if num(1)? != t.files.len() as u64 {
                         return Err(err(
                             n,
@@ -446,7 +476,7 @@ impl Trace {
                     }
                     let size = match words.get(2) {
                         Some(&"-") => None,
-                        _ => Some(num(2)?),
+                        _ => Some(file_size(num(2)?).map_err(|m| err(n, m))?),
                     };
                     let path = words
                         .get(3)
@@ -458,6 +488,14 @@ impl Trace {
                     t.files.push(FileEntry { path, size });
                 }
                 "thread" => {
+                    if t.threads.len() >= MAX_THREADS {
+                        return Err(err(
+                            n,
+                            format!(
+                                "more than {MAX_THREADS} threads (the most plumb replays at once)"
+                            ),
+                        ));
+                    }
                     if num(1)? != t.threads.len() as u64 {
                         return Err(err(
                             n,
@@ -470,7 +508,13 @@ impl Trace {
                     t.threads.push(num(2)?);
                 }
                 "op" => {
-                    let op = parse_op(&words, &t, &mut open_handles).map_err(|m| err(n, m))?;
+                    if t.ops.len() >= MAX_OPS {
+                        return Err(err(
+                            n,
+                            format!("more than {MAX_OPS} operations (the most a trace may hold)"),
+                        ));
+                    }
+                    let op = parse_op(&words, &t, &mut handles).map_err(|m| err(n, m))?;
                     if let Some(prev) = t.ops.last() {
                         if op.start_us < prev.start_us {
                             return Err(err(n, "operations must be in start order".into()));
@@ -491,7 +535,10 @@ impl Trace {
                     }
                     ended = Some(count);
                 }
-                other => return Err(err(n, format!("unknown record '{other}'"))),
+                other => {
+                    let shown: String = other.chars().take(40).collect();
+                    return Err(err(n, format!("unknown record '{shown}'")));
+                }
             }
         }
         if ended.is_none() {
@@ -508,107 +555,183 @@ impl Trace {
     }
 }
 
-fn parse_op(
-    w: &[&str],
-    t: &Trace,
-    open: &mut std::collections::HashSet<u32>,
-) -> Result<Op, String> {
+/// A decimal number of the trace (no sign, no more than u64 holds).
+fn number(w: &str) -> Result<u64, String> {
+    w.parse().map_err(|_| {
+        let shown: String = w.chars().take(40).collect();
+        format!("'{shown}' is not a number")
+    })
+}
+
+/// A time in µs, within [`MAX_TIME_US`].
+fn time(us: u64) -> Result<u64, String> {
+    if us > MAX_TIME_US {
+        return Err(format!(
+            "time {us} µs is past the latest a trace may name ({MAX_TIME_US} µs)"
+        ));
+    }
+    Ok(us)
+}
+
+/// A file size or offset, within [`MAX_FILE_BYTES`].
+fn file_size(bytes: u64) -> Result<u64, String> {
+    if bytes > MAX_FILE_BYTES {
+        return Err(format!(
+            "{bytes} bytes is past the largest file a trace may describe ({MAX_FILE_BYTES} bytes)"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// An offset and a length whose end is within [`MAX_FILE_BYTES`], the
+/// length at most `max_len`.
+fn extent(offset: u64, len: u64, max_len: u64) -> Result<(u64, u64), String> {
+    if len > max_len {
+        return Err(format!(
+            "length {len} is more than the {max_len} bytes one operation may move"
+        ));
+    }
+    let end = offset
+        .checked_add(len)
+        .ok_or_else(|| format!("offset {offset} + length {len} overflows"))?;
+    file_size(end)?;
+    Ok((offset, len))
+}
+
+/// Handles while parsing: those open now, and every one ever opened (a
+/// handle id is never reused, so the replay's threads can cache them).
+#[derive(Default)]
+struct Handles {
+    open: HashSet<u32>,
+    seen: HashSet<u32>,
+}
+
+fn parse_op(w: &[&str], t: &Trace, open: &mut Handles) -> Result<Op, String> {
     let num = |i: usize| -> Result<u64, String> {
         let s = w
             .get(i)
             .ok_or_else(|| format!("'{}' operation is cut short", w.get(4).unwrap_or(&"op")))?;
-        s.parse().map_err(|_| format!("'{s}' is not a number"))
+        number(s)
     };
     let thread = num(1)?;
     if thread >= t.threads.len() as u64 {
         return Err(format!("thread {thread} is not declared"));
     }
+    let start_us = time(num(2)?)?;
+    let dur_us = time(num(3)?)?;
     let file = |i: usize| -> Result<u32, String> {
         let f = num(i)?;
         if f >= t.files.len() as u64 {
             return Err(format!("file {f} is not declared"));
         }
-        Ok(f as u32)
+        u32::try_from(f).map_err(|_| format!("file {f} is not declared"))
     };
     let handle = |i: usize| -> Result<u32, String> {
-        let h = num(i)? as u32;
-        if !open.contains(&h) {
-            return Err(format!("handle {h} is used before it is opened"));
+        let h = num(i)?;
+        match u32::try_from(h) {
+            Ok(h) if open.open.contains(&h) => Ok(h),
+            _ => Err(format!("handle {h} is used before it is opened")),
         }
-        Ok(h)
+    };
+    let io = |o: usize, l: usize, max: u64| -> Result<(u64, u64), String> {
+        extent(num(o)?, num(l)?, max)
     };
     let name = *w.get(4).ok_or("operation without a name")?;
     let (kind, arity) = match name {
         "open" => {
-            let h = num(5)? as u32;
+            let h = num(5)?;
+            if h >= MAX_HANDLE {
+                return Err(format!("handle {h} is not below {MAX_HANDLE}"));
+            }
+            let h = h as u32;
+            if open.seen.contains(&h) {
+                return Err(format!("handle {h} is opened a second time"));
+            }
             let kind = OpKind::Open {
                 handle: h,
                 file: file(6)?,
                 flags: OpenFlags::parse(w.get(7).ok_or("open without flags")?)?,
             };
-            open.insert(h);
+            open.open.insert(h);
+            open.seen.insert(h);
             (kind, 3)
         }
-        n if READ_CALLS.contains(&n) => (
-            OpKind::Read {
-                call: READ_CALLS[READ_CALLS.iter().position(|c| *c == n).unwrap_or(0)],
-                handle: handle(5)?,
-                offset: num(6)?,
-                len: num(7)?,
-            },
-            3,
-        ),
-        n if WRITE_CALLS.contains(&n) => (
-            OpKind::Write {
-                call: WRITE_CALLS[WRITE_CALLS.iter().position(|c| *c == n).unwrap_or(0)],
-                handle: handle(5)?,
-                offset: num(6)?,
-                len: num(7)?,
-            },
-            3,
-        ),
+        n if READ_CALLS.contains(&n) => {
+            let handle = handle(5)?;
+            let (offset, len) = io(6, 7, MAX_IO_BYTES)?;
+            (
+                OpKind::Read {
+                    call: READ_CALLS[READ_CALLS.iter().position(|c| *c == n).unwrap_or(0)],
+                    handle,
+                    offset,
+                    len,
+                },
+                3,
+            )
+        }
+        n if WRITE_CALLS.contains(&n) => {
+            let handle = handle(5)?;
+            let (offset, len) = io(6, 7, MAX_IO_BYTES)?;
+            (
+                OpKind::Write {
+                    call: WRITE_CALLS[WRITE_CALLS.iter().position(|c| *c == n).unwrap_or(0)],
+                    handle,
+                    offset,
+                    len,
+                },
+                3,
+            )
+        }
         "lseek" => (
             OpKind::Lseek {
                 handle: handle(5)?,
-                offset: num(6)?,
+                offset: file_size(num(6)?)?,
             },
             2,
         ),
         "fsync" => (OpKind::Fsync(handle(5)?), 1),
         "fdatasync" => (OpKind::Fdatasync(handle(5)?), 1),
-        "sync_file_range" => (
-            OpKind::SyncFileRange {
-                handle: handle(5)?,
-                offset: num(6)?,
-                len: num(7)?,
-            },
-            3,
-        ),
+        "sync_file_range" => {
+            let handle = handle(5)?;
+            let (offset, len) = io(6, 7, MAX_FILE_BYTES)?;
+            (
+                OpKind::SyncFileRange {
+                    handle,
+                    offset,
+                    len,
+                },
+                3,
+            )
+        }
         "ftruncate" => (
             OpKind::Ftruncate {
                 handle: handle(5)?,
-                len: num(6)?,
+                len: file_size(num(6)?)?,
             },
             2,
         ),
-        "fallocate" => (
-            OpKind::Fallocate {
-                handle: handle(5)?,
-                offset: num(6)?,
-                len: num(7)?,
-            },
-            3,
-        ),
+        "fallocate" => {
+            let handle = handle(5)?;
+            let (offset, len) = io(6, 7, MAX_FILE_BYTES)?;
+            (
+                OpKind::Fallocate {
+                    handle,
+                    offset,
+                    len,
+                },
+                3,
+            )
+        }
         "close" => {
             let h = handle(5)?;
-            open.remove(&h);
+            open.open.remove(&h);
             (OpKind::Close(h), 1)
         }
         "fstat" => (OpKind::Fstat(handle(5)?), 1),
         "mmap" => (
             OpKind::Mmap {
                 handle: handle(5)?,
-                len: num(6)?,
+                len: file_size(num(6)?)?,
             },
             2,
         ),
@@ -616,7 +739,7 @@ fn parse_op(
             OpKind::Copy {
                 from: handle(5)?,
                 to: handle(6)?,
-                len: num(7)?,
+                len: file_size(num(7)?)?,
             },
             3,
         ),
@@ -631,7 +754,10 @@ fn parse_op(
             },
             2,
         ),
-        other => return Err(format!("unknown operation '{other}'")),
+        other => {
+            let shown: String = other.chars().take(40).collect();
+            return Err(format!("unknown operation '{shown}'"));
+        }
     };
     if w.len() != 5 + arity {
         return Err(format!(
@@ -641,8 +767,8 @@ fn parse_op(
     }
     Ok(Op {
         thread: thread as u32,
-        start_us: num(2)?,
-        dur_us: num(3)?,
+        start_us,
+        dur_us,
         kind,
     })
 }
@@ -753,5 +879,42 @@ mod tests {
             .unwrap_err()
             .message
             .contains("not a plumb trace"));
+    }
+
+    #[test]
+    fn hostile_numbers_and_lines_are_refused_by_record() {
+        let head =
+            "plumb-trace 1\nduration_us 10\nfile 0 - a\nthread 0 1\nop 0 0 1 open 0 0 rw,creat\n";
+        let cases = [
+            ("op 0 1 1 pwrite 0 1125899906842624 1\n", "largest file"),
+            (
+                "op 0 1 1 pwrite 0 0 1099511627776\n",
+                "one operation may move",
+            ),
+            ("op 0 1 1 pwrite 0 -1 1\n", "not a number"),
+            (
+                "op 0 18446744073709551615 1 fsync 0\n",
+                "latest a trace may name",
+            ),
+            ("op 0 1 1 open 4294967296 0 r\n", "not below"),
+            ("op 0 1 1 open 0 0 r\n", "opened a second time"),
+            ("op 0 1 1 close 4294967296\n", "used before it is opened"),
+        ];
+        for (op, what) in cases {
+            let e = Trace::parse("h.trace", &format!("{head}{op}end 2\n")).unwrap_err();
+            assert_eq!(e.line, 6, "{e}");
+            assert!(e.message.contains(what), "{op}: {e}");
+        }
+        let long = format!("{head}# {}\nend 1\n", "x".repeat(1 << 20));
+        assert!(Trace::parse("h", &long)
+            .unwrap_err()
+            .message
+            .contains("at most"));
+        let mut threads = String::from("plumb-trace 1\n");
+        for i in 0..=crate::trace::limits::MAX_THREADS {
+            threads.push_str(&format!("thread {i} {i}\n"));
+        }
+        let e = Trace::parse("h", &threads).unwrap_err();
+        assert!(e.message.contains("threads"), "{e}");
     }
 }

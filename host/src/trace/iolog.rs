@@ -3,6 +3,7 @@
 //! file as large as the furthest I/O in it (fio lays files out before it runs).
 
 use super::format::{FileEntry, Op, OpKind, OpenFlags, Trace};
+use super::limits::{MAX_FILES, MAX_FILE_BYTES, MAX_IO_BYTES, MAX_LOG_LINE, MAX_OPS, MAX_TIME_US};
 use std::collections::HashMap;
 
 /// A line of the iolog that could not be read.
@@ -21,8 +22,9 @@ fn common_dir(paths: &[&str]) -> String {
     let split: Vec<Vec<&str>> = paths
         .iter()
         .map(|p| {
-            let parts: Vec<&str> = p.split('/').collect();
-            parts[..parts.len() - 1].to_vec()
+            let mut parts: Vec<&str> = p.split('/').collect();
+            parts.pop();
+            parts
         })
         .collect();
     let Some(first) = split.first() else {
@@ -62,8 +64,23 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
     }
     let mut entries = Vec::new();
     for (n, l) in lines {
+        if l.len() > MAX_LOG_LINE {
+            return Err(err(
+                n,
+                format!(
+                    "the line is {} bytes long; an iolog line may have at most {MAX_LOG_LINE}",
+                    l.len()
+                ),
+            ));
+        }
         if l.is_empty() {
             continue;
+        }
+        if entries.len() >= MAX_OPS {
+            return Err(err(
+                n,
+                format!("more than {MAX_OPS} entries (the most a trace may hold)"),
+            ));
         }
         let mut w = l.split_whitespace();
         let ts =
@@ -77,19 +94,51 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
         let path = w.next().ok_or_else(|| err(n, "missing file name".into()))?;
         let action = w.next().ok_or_else(|| err(n, "missing action".into()))?;
         let args = w
+            .take(4)
             .map(|a| {
-                a.parse::<u64>()
-                    .map_err(|_| err(n, format!("'{a}' is not a number")))
+                a.parse::<u64>().map_err(|_| {
+                    let shown: String = a.chars().take(40).collect();
+                    err(n, format!("'{shown}' is not a number"))
+                })
             })
             .collect::<Result<Vec<_>, _>>()?;
         let need = match action {
             "read" | "write" | "trim" => 2,
             "wait" => 1,
             "add" | "open" | "close" | "sync" | "datasync" => 0,
-            other => return Err(err(n, format!("unknown iolog action '{other}'"))),
+            other => {
+                let shown: String = other.chars().take(40).collect();
+                return Err(err(n, format!("unknown iolog action '{shown}'")));
+            }
         };
         if args.len() < need {
             return Err(err(n, format!("'{action}' needs {need} numbers")));
+        }
+        if let Some(ts) = ts.filter(|t| *t > MAX_TIME_US) {
+            return Err(err(
+                n,
+                format!("timestamp {ts} µs is past the latest a trace may name ({MAX_TIME_US} µs)"),
+            ));
+        }
+        if matches!(action, "read" | "write") {
+            let (offset, len) = (args[0], args[1]);
+            if len > MAX_IO_BYTES {
+                return Err(err(
+                    n,
+                    format!(
+                        "length {len} is more than the {MAX_IO_BYTES} bytes one operation may move"
+                    ),
+                ));
+            }
+            if offset
+                .checked_add(len)
+                .is_none_or(|end| end > MAX_FILE_BYTES)
+            {
+                return Err(err(
+                    n,
+                    format!("offset {offset} + length {len} is past the largest file a trace may describe ({MAX_FILE_BYTES} bytes)"),
+                ));
+            }
         }
         entries.push(Entry {
             line: n,
@@ -105,6 +154,15 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
         v.dedup();
         v
     };
+    if paths.len() > MAX_FILES {
+        return Err(err(
+            1,
+            format!(
+                "{} files; a trace may name at most {MAX_FILES}",
+                paths.len()
+            ),
+        ));
+    }
     let root = common_dir(&paths);
     let mut t = Trace {
         threads: vec![0],
@@ -127,7 +185,9 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
     let mut next_handle = 0;
     let mut clock = 0u64;
     for e in &entries {
-        let file = ids[e.path];
+        let Some(&file) = ids.get(e.path) else {
+            continue;
+        };
         if let Some(ts) = e.ts {
             if ts < clock {
                 return Err(err(
@@ -164,7 +224,18 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
         let kind = match e.action {
             "add" | "trim" => continue,
             "wait" => {
-                clock += e.args[0];
+                clock = clock
+                    .checked_add(e.args[0])
+                    .filter(|c| *c <= MAX_TIME_US)
+                    .ok_or_else(|| {
+                        err(
+                            e.line,
+                            format!(
+                                "waiting {} µs goes past the latest time a trace may name ({MAX_TIME_US} µs)",
+                                e.args[0]
+                            ),
+                        )
+                    })?;
                 continue;
             }
             "open" => {
@@ -179,7 +250,7 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
                 let h = handle(&mut t, true);
                 let (offset, len) = (e.args[0], e.args[1]);
                 let f = &mut t.files[file as usize];
-                f.size = Some(f.size.unwrap_or(0).max(offset + len));
+                f.size = Some(f.size.unwrap_or(0).max(offset.saturating_add(len)));
                 if e.action == "read" {
                     OpKind::Read {
                         call: "pread",
@@ -229,5 +300,47 @@ mod tests {
         assert_eq!(t.duration_us, 350);
         let e = convert("c", "fio version 3 iolog\n10 /d/f open\nx /d/f read 0 1\n").unwrap_err();
         assert_eq!(e.line, 3);
+    }
+
+    #[test]
+    fn hostile_numbers_and_lines_are_refused_by_line() {
+        let cases = [
+            (
+                "fio version 2 iolog\n/d/f read 18446744073709551615 4096\n",
+                2,
+                "overflows",
+            ),
+            (
+                "fio version 2 iolog\n/d/f read 0 1099511627776\n",
+                2,
+                "one operation may move",
+            ),
+            (
+                "fio version 2 iolog\n/d/f read -1 4096\n",
+                2,
+                "not a number",
+            ),
+            (
+                "fio version 2 iolog\n/d/f wait 18446744073709551615\n/d/f wait 1\n",
+                2,
+                "latest time",
+            ),
+            (
+                "fio version 3 iolog\n99999999999999999 /d/f open\n",
+                2,
+                "latest",
+            ),
+        ];
+        for (text, line, what) in cases {
+            let e = convert("h", text).unwrap_err();
+            assert_eq!(e.line, line, "{e}");
+            let m = e.to_string();
+            assert!(
+                m.contains(what) || (what == "overflows" && m.contains("largest file")),
+                "{m}"
+            );
+        }
+        let long = format!("fio version 2 iolog\n{} add\n", "x".repeat(1 << 20));
+        assert!(convert("h", &long).unwrap_err().message.contains("at most"));
     }
 }

@@ -2,11 +2,16 @@
 //! import strace logs and fio iologs, summarise them, and replay them inside
 //! the sandbox.
 
+pub mod budget;
 pub mod format;
+pub mod halt;
 pub mod iolog;
+pub mod layout;
+pub mod limits;
 pub mod replay;
 pub mod show;
 pub mod strace;
 
 pub use format::{Op, OpKind, Trace, TraceError};
-pub use replay::{ReplayOptions, ReplayResult, Speed};
+pub use halt::{Bounds, Halt};
+pub use replay::{ReplayError, ReplayOptions, ReplayResult, Speed};

@@ -5,15 +5,16 @@
 //! for whatever other threads had finished before it began). Every path goes through the sandbox: whatever the trace says,
 //! nothing outside the run directory is touched.
 
+use super::budget::Allowance;
 use super::format::{OpKind, OpenFlags, Trace};
-use crate::sandbox::RunDir;
+use super::halt::{Bounds, Guard, Halt};
+use super::layout::{contained, is_disk_full, lay_out};
+use super::limits::{MAX_REPLAY_BUFFERS, SPEED_RANGE};
+use crate::sandbox::{RunDir, SandboxError};
 use hdrhistogram::Histogram;
-use rand::rngs::SmallRng;
-use rand::{RngCore, SeedableRng};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -32,9 +33,15 @@ impl std::str::FromStr for Speed {
         if s == "max" {
             return Ok(Speed::Max);
         }
+        let (slow, fast) = SPEED_RANGE;
         match s.parse::<f64>() {
-            Ok(f) if f > 0.0 && f.is_finite() => Ok(Speed::Factor(f)),
-            _ => Err(format!("speed '{s}' is not a positive factor or 'max'")),
+            Ok(f) if (slow..=fast).contains(&f) => Ok(Speed::Factor(f)),
+            _ => {
+                let shown: String = s.chars().take(40).collect();
+                Err(format!(
+                    "speed '{shown}' is not a factor from {slow} to {fast} or 'max'"
+                ))
+            }
         }
     }
 }
@@ -80,6 +87,9 @@ pub struct ReplayResult {
     pub skipped: u64,
     /// The first failure, if any.
     pub first_error: Option<String>,
+    /// Why the replay stopped before its end, if it did (the figures are
+    /// what was measured until then).
+    pub halted: Option<Halt>,
     /// Replay wall time in seconds.
     pub seconds: f64,
     /// The recording's length in seconds.
@@ -90,150 +100,6 @@ pub struct ReplayResult {
     pub files_created: u64,
     /// Bytes written to recreate them.
     pub bytes_laid_out: u64,
-}
-
-/// A path from a trace made safe: relative, `.` and `..` resolved lexically
-/// and never above the root. Empty for the root itself.
-pub fn contained(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for c in path.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            c => parts.push(c),
-        }
-    }
-    parts.join("/")
-}
-
-/// Bytes the replay may write at most: each file's largest extent.
-pub fn bytes_needed(t: &Trace) -> u64 {
-    let mut extent: Vec<u64> = t.files.iter().map(|f| f.size.unwrap_or(0)).collect();
-    let mut file_of: HashMap<u32, u32> = HashMap::new();
-    for op in &t.ops {
-        match &op.kind {
-            OpKind::Open { handle, file, .. } => {
-                file_of.insert(*handle, *file);
-            }
-            OpKind::Write {
-                handle,
-                offset,
-                len,
-                ..
-            }
-            | OpKind::Fallocate {
-                handle,
-                offset,
-                len,
-            } => {
-                if let Some(f) = file_of.get(handle) {
-                    let e = &mut extent[*f as usize];
-                    *e = (*e).max(offset + len);
-                }
-            }
-            OpKind::Ftruncate { handle, len } => {
-                if let Some(f) = file_of.get(handle) {
-                    let e = &mut extent[*f as usize];
-                    *e = (*e).max(*len);
-                }
-            }
-            OpKind::Copy { to, len, .. } => {
-                if let Some(f) = file_of.get(to) {
-                    extent[*f as usize] += len;
-                }
-            }
-            _ => {}
-        }
-    }
-    extent.iter().sum()
-}
-
-/// Directories: parents of every path, and whatever the trace mkdirs or rmdirs.
-fn directories(t: &Trace) -> (HashSet<String>, HashSet<String>) {
-    let mut dirs = HashSet::new();
-    let mut made = HashSet::new();
-    for f in &t.files {
-        let p = contained(&f.path);
-        let mut acc = String::new();
-        let parts: Vec<&str> = p.split('/').collect();
-        for part in &parts[..parts.len().saturating_sub(1)] {
-            if !acc.is_empty() {
-                acc.push('/');
-            }
-            acc.push_str(part);
-            dirs.insert(acc.clone());
-        }
-    }
-    for op in &t.ops {
-        match op.kind {
-            OpKind::Mkdir(f) => {
-                let p = contained(&t.files[f as usize].path);
-                dirs.insert(p.clone());
-                made.insert(p);
-            }
-            OpKind::Rmdir(f) => {
-                dirs.insert(contained(&t.files[f as usize].path));
-            }
-            _ => {}
-        }
-    }
-    (dirs, made)
-}
-
-/// Recreates the tree as first seen: directories (except those the trace
-/// makes itself), and files that existed, at their size, with
-/// incompressible data. Returns (files, bytes).
-pub fn lay_out(t: &Trace, dir: &RunDir) -> Result<(u64, u64), String> {
-    let (dirs, made) = directories(t);
-    let under_made = |p: &str| {
-        made.iter()
-            .any(|m| p == m || p.starts_with(&format!("{m}/")))
-    };
-    let mut sorted: Vec<&String> = dirs.iter().filter(|d| !under_made(d)).collect();
-    sorted.sort();
-    for d in sorted {
-        if !dir.exists(d).map_err(|e| e.to_string())? {
-            dir.mkdir(d).map_err(|e| e.to_string())?;
-        }
-    }
-    let mut rng = SmallRng::seed_from_u64(0x7ace);
-    let mut chunk = vec![0u8; 1 << 20];
-    let (mut files, mut bytes) = (0, 0);
-    for f in &t.files {
-        let p = contained(&f.path);
-        let Some(size) = f.size else { continue };
-        if p.is_empty() || dirs.contains(&p) || under_made(&p) {
-            continue;
-        }
-        let fd = dir
-            .open(&p, libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, 0o644)
-            .map_err(|e| e.to_string())?;
-        let mut off = 0u64;
-        while off < size {
-            rng.fill_bytes(&mut chunk);
-            let n = chunk.len().min((size - off) as usize);
-            pwrite_all(&fd, &chunk[..n], off).map_err(|e| format!("laying out {p}: {e}"))?;
-            off += n as u64;
-        }
-        files += 1;
-        bytes += size;
-    }
-    Ok((files, bytes))
-}
-
-fn pwrite_all(fd: &OwnedFd, mut buf: &[u8], mut off: u64) -> std::io::Result<()> {
-    while !buf.is_empty() {
-        // SAFETY: valid descriptor and buffer.
-        let n = unsafe { libc::pwrite(fd.as_raw_fd(), buf.as_ptr().cast(), buf.len(), off as i64) };
-        if n < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        buf = &buf[n as usize..];
-        off += n as u64;
-    }
-    Ok(())
 }
 
 struct Stat {
@@ -258,7 +124,7 @@ impl Stat {
 /// has looked up (handle ids are never reused, so a cached one stays right).
 struct Lane {
     buf: Aligned,
-    cache: Vec<Option<Arc<OwnedFd>>>,
+    cache: HashMap<u32, Arc<OwnedFd>>,
 }
 
 impl Lane {
@@ -324,12 +190,54 @@ fn open_flags(f: &OpenFlags) -> i32 {
     fl
 }
 
-fn check(r: isize) -> Result<u64, String> {
+/// Why one operation failed on replay.
+#[derive(Debug, thiserror::Error)]
+enum OpError {
+    /// The system call failed.
+    #[error("{0}")]
+    Os(std::io::Error),
+    /// The sandbox refused or the OS failed a path operation.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// The handle was not open when the operation came.
+    #[error("handle {0} is not open")]
+    NotOpen(u32),
+    /// The operation names the run directory itself.
+    #[error("the operation names the run directory itself")]
+    RunDir,
+    /// An offset does not fit the system call.
+    #[error("offset {0} does not fit a file offset")]
+    Offset(u64),
+    /// The operation would pass the byte grant.
+    #[error(transparent)]
+    Budget(#[from] super::budget::OverBudget),
+}
+
+impl OpError {
+    /// The halt this failure forces on the whole replay, if any: a full
+    /// disk or the byte grant (later operations would only fail too).
+    fn halt(&self, what: &str) -> Option<Halt> {
+        let errno = match self {
+            OpError::Os(e) => e.raw_os_error(),
+            OpError::Sandbox(e) => e.errno(),
+            OpError::Budget(b) => return Some(Halt::Budget(format!("{what}: {b}"))),
+            _ => None,
+        };
+        is_disk_full(errno).then(|| Halt::DiskFull(format!("{what}: {self}")))
+    }
+}
+
+fn check(r: isize) -> Result<u64, OpError> {
     if r < 0 {
-        Err(std::io::Error::last_os_error().to_string())
+        Err(OpError::Os(std::io::Error::last_os_error()))
     } else {
         Ok(r as u64)
     }
+}
+
+/// An offset or length as the system calls take it.
+fn off(v: u64) -> Result<i64, OpError> {
+    i64::try_from(v).map_err(|_| OpError::Offset(v))
 }
 
 /// Cross-thread order as recorded: an operation waits for every operation
@@ -347,12 +255,10 @@ struct Order {
 
 impl Order {
     fn new(t: &Trace) -> Order {
+        let end = |i: usize| t.ops[i].start_us.saturating_add(t.ops[i].dur_us);
         let mut by_end: Vec<usize> = (0..t.ops.len()).collect();
-        by_end.sort_by_key(|&i| (t.ops[i].start_us + t.ops[i].dur_us, i));
-        let ends: Vec<u64> = by_end
-            .iter()
-            .map(|&i| t.ops[i].start_us + t.ops[i].dur_us)
-            .collect();
+        by_end.sort_by_key(|&i| (end(i), i));
+        let ends: Vec<u64> = by_end.iter().map(|&i| end(i)).collect();
         let mut rank = vec![0; t.ops.len()];
         for (r, &i) in by_end.iter().enumerate() {
             rank[i] = r;
@@ -370,21 +276,20 @@ impl Order {
         }
     }
 
-    /// Waits until operation `i` may start (or a stop is asked).
-    fn wait(&self, i: usize, stop: &AtomicBool) {
-        let mut st = self.state.lock().expect("order");
-        while st.1 < self.need[i] && !stop.load(Ordering::Relaxed) {
-            st = self
-                .wake
-                .wait_timeout(st, Duration::from_millis(50))
-                .expect("order")
-                .0;
+    /// Waits until operation `i` may start (or the replay halts).
+    fn wait(&self, i: usize, guard: &Guard) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while st.1 < self.need[i] && !guard.halted() {
+            st = match self.wake.wait_timeout(st, super::halt::POLL) {
+                Ok((st, _)) => st,
+                Err(p) => p.into_inner().0,
+            };
         }
     }
 
     /// Marks operation `i` done.
     fn done(&self, i: usize) {
-        let mut st = self.state.lock().expect("order");
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         st.0[self.rank[i]] = true;
         let before = st.1;
         while st.1 < st.0.len() && st.0[st.1] {
@@ -401,43 +306,57 @@ struct Player<'a> {
     trace: &'a Trace,
     dir: &'a RunDir,
     handles: &'a Handles,
-    stop: &'a AtomicBool,
+    guard: &'a Guard<'a>,
+    allowance: &'a Allowance,
 }
+
+/// What one replay thread measured.
+type LaneResult = (Vec<(&'static str, Stat)>, u64, Option<String>);
 
 impl Player<'_> {
     /// The descriptor of a handle: from this thread's cache, else from the
     /// shared table (waiting a little for another thread to open it).
-    fn fd(&self, lane: &mut Lane, h: u32) -> Result<RawFd, String> {
-        if let Some(Some(fd)) = lane.cache.get(h as usize) {
+    fn fd(&self, lane: &mut Lane, h: u32) -> Result<RawFd, OpError> {
+        if let Some(fd) = lane.cache.get(&h) {
             return Ok(fd.as_raw_fd());
         }
         let until = Instant::now() + Duration::from_secs(1);
         loop {
-            if let Some(fd) = self.handles.lock().expect("handles").get(&h) {
-                if lane.cache.len() <= h as usize {
-                    lane.cache.resize(h as usize + 1, None);
-                }
+            let shared = self
+                .handles
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&h)
+                .cloned();
+            if let Some(fd) = shared {
                 let raw = fd.as_raw_fd();
-                lane.cache[h as usize] = Some(fd.clone());
+                lane.cache.insert(h, fd);
                 return Ok(raw);
             }
-            if Instant::now() > until || self.stop.load(Ordering::Relaxed) {
-                return Err(format!("handle {h} is not open"));
+            if Instant::now() > until || self.guard.halted() {
+                return Err(OpError::NotOpen(h));
             }
             std::thread::sleep(Duration::from_millis(1));
         }
     }
 
-    fn path(&self, f: u32) -> Result<String, String> {
-        let p = contained(&self.trace.files[f as usize].path);
+    fn path(&self, f: u32) -> Result<String, OpError> {
+        let p = self
+            .trace
+            .files
+            .get(f as usize)
+            .map(|e| contained(&e.path))
+            .unwrap_or_default();
         if p.is_empty() {
-            return Err("the operation names the run directory itself".into());
+            return Err(OpError::RunDir);
         }
         Ok(p)
     }
 
-    /// Carries out one operation; returns the bytes moved.
-    fn execute(&self, kind: &OpKind, lane: &mut Lane) -> Result<u64, String> {
+    /// Carries out one operation; returns the bytes moved. What may grow a
+    /// file is charged to the allowance first.
+    fn execute(&self, kind: &OpKind, lane: &mut Lane) -> Result<u64, OpError> {
+        self.allowance.charge(kind)?;
         match kind {
             OpKind::Open {
                 handle,
@@ -446,11 +365,10 @@ impl Player<'_> {
             } => {
                 let fd = self
                     .dir
-                    .open(&self.path(*file)?, open_flags(flags), 0o644)
-                    .map_err(|e| e.to_string())?;
+                    .open(&self.path(*file)?, open_flags(flags), 0o644)?;
                 self.handles
                     .lock()
-                    .expect("handles")
+                    .unwrap_or_else(|p| p.into_inner())
                     .insert(*handle, Arc::new(fd));
                 Ok(0)
             }
@@ -461,9 +379,10 @@ impl Player<'_> {
                 ..
             } => {
                 let fd = self.fd(lane, *handle)?;
+                let at = off(*offset)?;
                 let buf = lane.buffer(*len as usize);
                 // SAFETY: the buffer holds at least len bytes.
-                check(unsafe { libc::pread(fd, buf.cast(), *len as usize, *offset as i64) })
+                check(unsafe { libc::pread(fd, buf.cast(), *len as usize, at) })
             }
             OpKind::Write {
                 handle,
@@ -472,15 +391,16 @@ impl Player<'_> {
                 ..
             } => {
                 let fd = self.fd(lane, *handle)?;
+                let at = off(*offset)?;
                 let buf = lane.buffer(*len as usize);
                 // SAFETY: the buffer holds at least len bytes.
-                check(unsafe { libc::pwrite(fd, buf.cast(), *len as usize, *offset as i64) })
+                check(unsafe { libc::pwrite(fd, buf.cast(), *len as usize, at) })
             }
             OpKind::Lseek { handle, offset } => {
                 let fd = self.fd(lane, *handle)?;
+                let at = off(*offset)?;
                 // SAFETY: valid descriptor.
-                check(unsafe { libc::lseek(fd, *offset as i64, libc::SEEK_SET) } as isize)
-                    .map(|_| 0)
+                check(unsafe { libc::lseek(fd, at, libc::SEEK_SET) } as isize).map(|_| 0)
             }
             OpKind::Fsync(h) => {
                 let fd = self.fd(lane, *h)?;
@@ -498,20 +418,18 @@ impl Player<'_> {
                 len,
             } => {
                 let fd = self.fd(lane, *handle)?;
+                let (at, n) = (off(*offset)?, off(*len)?);
                 // SAFETY: valid descriptor.
-                check(unsafe {
-                    libc::sync_file_range(
-                        fd,
-                        *offset as i64,
-                        *len as i64,
-                        libc::SYNC_FILE_RANGE_WRITE,
-                    )
-                } as isize)
+                check(
+                    unsafe { libc::sync_file_range(fd, at, n, libc::SYNC_FILE_RANGE_WRITE) }
+                        as isize,
+                )
             }
             OpKind::Ftruncate { handle, len } => {
                 let fd = self.fd(lane, *handle)?;
+                let n = off(*len)?;
                 // SAFETY: valid descriptor.
-                check(unsafe { libc::ftruncate(fd, *len as i64) } as isize)
+                check(unsafe { libc::ftruncate(fd, n) } as isize)
             }
             OpKind::Fallocate {
                 handle,
@@ -519,13 +437,17 @@ impl Player<'_> {
                 len,
             } => {
                 let fd = self.fd(lane, *handle)?;
+                let (at, n) = (off(*offset)?, off(*len)?);
                 // SAFETY: valid descriptor.
-                check(unsafe { libc::fallocate(fd, 0, *offset as i64, *len as i64) } as isize)
+                check(unsafe { libc::fallocate(fd, 0, at, n) } as isize)
             }
             OpKind::Close(h) => {
                 self.fd(lane, *h)?;
-                self.handles.lock().expect("handles").remove(h);
-                lane.cache[*h as usize] = None;
+                self.handles
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(h);
+                lane.cache.remove(h);
                 Ok(0)
             }
             OpKind::Fstat(h) => {
@@ -536,61 +458,39 @@ impl Player<'_> {
             }
             OpKind::Copy { from, to, len } => {
                 let (a, b) = (self.fd(lane, *from)?, self.fd(lane, *to)?);
+                let n = usize::try_from(*len).map_err(|_| OpError::Offset(*len))?;
                 // SAFETY: valid descriptors; null offsets use the file positions.
                 check(unsafe {
-                    libc::copy_file_range(
-                        a,
-                        std::ptr::null_mut(),
-                        b,
-                        std::ptr::null_mut(),
-                        *len as usize,
-                        0,
-                    )
+                    libc::copy_file_range(a, std::ptr::null_mut(), b, std::ptr::null_mut(), n, 0)
                 })
             }
-            OpKind::Stat(f) => self
-                .dir
-                .stat(&self.path(*f)?)
-                .map(|_| 0)
-                .map_err(|e| e.to_string()),
-            OpKind::Unlink(f) | OpKind::Rmdir(f) => self
-                .dir
-                .remove(&self.path(*f)?)
-                .map(|_| 0)
-                .map_err(|e| e.to_string()),
-            OpKind::Mkdir(f) => self
-                .dir
-                .mkdir(&self.path(*f)?)
-                .map(|_| 0)
-                .map_err(|e| e.to_string()),
-            OpKind::Rename { from, to } => self
+            OpKind::Stat(f) => Ok(self.dir.stat(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Unlink(f) | OpKind::Rmdir(f) => {
+                Ok(self.dir.remove(&self.path(*f)?).map(|_| 0)?)
+            }
+            OpKind::Mkdir(f) => Ok(self.dir.mkdir(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Rename { from, to } => Ok(self
                 .dir
                 .rename(&self.path(*from)?, &self.path(*to)?)
-                .map(|_| 0)
-                .map_err(|e| e.to_string()),
+                .map(|_| 0)?),
             OpKind::Mmap { .. } => Ok(0),
         }
     }
 
     /// Plays `ops` (indices into the trace) in order on this thread.
-    fn play(
-        &self,
-        ops: &[usize],
-        speed: Speed,
-        t0: Instant,
-    ) -> (Vec<(&'static str, Stat)>, u64, Option<String>) {
+    fn play(&self, ops: &[usize], speed: Speed, t0: Instant) -> LaneResult {
         let mut stats: Vec<(&'static str, Stat)> = Vec::new();
         let mut skipped = 0;
         let mut first_error = None;
         let mut lane = Lane {
             buf: Aligned::new(1 << 20),
-            cache: Vec::new(),
+            cache: HashMap::new(),
         };
         // The virtual clock: where this thread should be, in seconds.
         let mut due = 0.0f64;
         let mut prev_end_us: Option<u64> = None;
         for &i in ops {
-            if self.stop.load(Ordering::Relaxed) {
+            if self.guard.halted() {
                 break;
             }
             let op = &self.trace.ops[i];
@@ -600,12 +500,11 @@ impl Player<'_> {
                     None => op.start_us,
                 };
                 due += gap_us as f64 / 1e6 / f;
-                let now = t0.elapsed().as_secs_f64();
-                if due > now + 50e-6 {
-                    std::thread::sleep(Duration::from_secs_f64(due - now));
+                if !self.guard.sleep_until(t0, due) {
+                    break;
                 }
             }
-            prev_end_us = Some(op.start_us + op.dur_us);
+            prev_end_us = Some(op.start_us.saturating_add(op.dur_us));
             let counted = match &op.kind {
                 OpKind::Mmap { .. } => {
                     skipped += 1;
@@ -615,7 +514,10 @@ impl Player<'_> {
                 _ => true,
             };
             if let Some(order) = &self.order {
-                order.wait(i, self.stop);
+                order.wait(i, self.guard);
+                if self.guard.halted() {
+                    break;
+                }
             }
             let started = Instant::now();
             let result = self.execute(&op.kind, &mut lane);
@@ -626,6 +528,11 @@ impl Player<'_> {
             // The virtual clock moves by the op's own time, so oversleeping
             // once is absorbed by the next gap instead of adding up.
             due += took.as_secs_f64();
+            if let Err(e) = &result {
+                if let Some(h) = e.halt(&format!("{} (record {})", op.kind.name(), i + 1)) {
+                    self.guard.halt(h);
+                }
+            }
             if !counted {
                 continue;
             }
@@ -641,8 +548,10 @@ impl Player<'_> {
             s.count += 1;
             match result {
                 Ok(bytes) => {
-                    s.bytes += bytes;
-                    s.lat.saturating_record((took.as_nanos() as u64).max(1));
+                    s.bytes = s.bytes.saturating_add(bytes);
+                    s.lat.saturating_record(
+                        u64::try_from(took.as_nanos()).unwrap_or(u64::MAX).max(1),
+                    );
                 }
                 Err(e) => {
                     s.errors += 1;
@@ -656,51 +565,122 @@ impl Player<'_> {
     }
 }
 
-/// Replays a trace in `dir` (lay out first with [`lay_out`]).
-pub fn replay(t: &Trace, dir: &RunDir, o: ReplayOptions, stop: &AtomicBool) -> ReplayResult {
+/// The replay's threads: the operations of each (one lane for everything
+/// with `keep_threads` off).
+fn lanes(t: &Trace, keep_threads: bool) -> Vec<Vec<usize>> {
+    if !keep_threads {
+        return vec![(0..t.ops.len()).collect()];
+    }
+    let mut lanes = vec![Vec::new(); t.threads.len()];
+    for (i, op) in t.ops.iter().enumerate() {
+        if let Some(l) = lanes.get_mut(op.thread as usize) {
+            l.push(i);
+        }
+    }
+    lanes
+}
+
+/// Threads the replay starts for `t` under `o`.
+pub fn threads_needed(t: &Trace, o: ReplayOptions) -> usize {
+    if o.keep_threads {
+        t.threads.len().max(1)
+    } else {
+        1
+    }
+}
+
+/// Memory the replay threads' I/O buffers may take together: each as large
+/// as its largest transfer, at least 1 MiB; more than
+/// [`MAX_REPLAY_BUFFERS`] is refused before anything starts.
+fn check_buffers(t: &Trace, lanes: &[Vec<usize>]) -> Result<(), String> {
+    let total = lanes.iter().fold(0u64, |sum, lane| {
+        let largest = lane
+            .iter()
+            .map(|&i| match t.ops[i].kind {
+                OpKind::Read { len, .. } | OpKind::Write { len, .. } => len,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+            .max(1 << 20);
+        sum.saturating_add(largest)
+    });
+    if total > MAX_REPLAY_BUFFERS {
+        return Err(format!(
+            "the replay's {} thread(s) would need {} MiB of I/O buffers; at most {} MiB are allowed (replay with --threads 1, or fewer large transfers)",
+            lanes.len(),
+            total >> 20,
+            MAX_REPLAY_BUFFERS >> 20
+        ));
+    }
+    Ok(())
+}
+
+/// Stack of each replay thread: it only loops over operations.
+const STACK_BYTES: usize = 256 << 10;
+
+fn replay(
+    t: &Trace,
+    dir: &RunDir,
+    o: ReplayOptions,
+    lanes: &[Vec<usize>],
+    guard: &Guard,
+    allowance: &Allowance,
+) -> ReplayResult {
     let handles: Handles = Mutex::new(HashMap::new());
     let player = Player {
-        order: (o.keep_threads && t.threads.len() > 1).then(|| Order::new(t)),
+        order: (lanes.len() > 1).then(|| Order::new(t)),
         trace: t,
         dir,
         handles: &handles,
-        stop,
-    };
-    let lanes: Vec<Vec<usize>> = if o.keep_threads {
-        let mut lanes = vec![Vec::new(); t.threads.len()];
-        for (i, op) in t.ops.iter().enumerate() {
-            lanes[op.thread as usize].push(i);
-        }
-        lanes
-    } else {
-        vec![(0..t.ops.len()).collect()]
+        guard,
+        allowance,
     };
     let t0 = Instant::now();
-    let results: Vec<_> = std::thread::scope(|s| {
-        let hs: Vec<_> = lanes
-            .iter()
-            .map(|lane| {
-                let player = &player;
-                s.spawn(move || player.play(lane, o.speed, t0))
+    let results: Vec<LaneResult> = std::thread::scope(|s| {
+        let mut running = Vec::with_capacity(lanes.len());
+        for (n, lane) in lanes.iter().enumerate() {
+            let player = &player;
+            let spawned = std::thread::Builder::new()
+                .name(format!("replay-{n}"))
+                .stack_size(STACK_BYTES)
+                .spawn_scoped(s, move || player.play(lane, o.speed, t0));
+            match spawned {
+                Ok(h) => running.push(h),
+                Err(e) => {
+                    guard.halt(Halt::Failed(format!(
+                        "could not start replay thread {} of {}: {e}",
+                        n + 1,
+                        lanes.len()
+                    )));
+                    break;
+                }
+            }
+        }
+        running
+            .into_iter()
+            .filter_map(|h| match h.join() {
+                Ok(r) => Some(r),
+                Err(_) => {
+                    guard.halt(Halt::Failed("a replay thread died".into()));
+                    None
+                }
             })
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().expect("replay thread"))
             .collect()
     });
     let seconds = t0.elapsed().as_secs_f64();
     let mut merged: BTreeMap<&'static str, Stat> = BTreeMap::new();
-    let mut skipped = 0;
+    let mut skipped = 0u64;
     let mut first_error = None;
     for (stats, sk, err) in results {
-        skipped += sk;
+        skipped = skipped.saturating_add(sk);
         if first_error.is_none() {
             first_error = err;
         }
         for (name, s) in stats {
             let m = merged.entry(name).or_insert_with(Stat::new);
             m.count += s.count;
-            m.bytes += s.bytes;
+            m.bytes = m.bytes.saturating_add(s.bytes);
             m.errors += s.errors;
             let _ = m.lat.add(&s.lat);
         }
@@ -725,6 +705,7 @@ pub fn replay(t: &Trace, dir: &RunDir, o: ReplayOptions, stop: &AtomicBool) -> R
         ops,
         skipped,
         first_error,
+        halted: guard.reason(),
         seconds,
         original_seconds,
         time_ratio: seconds / original_seconds.max(1e-9),
@@ -733,29 +714,41 @@ pub fn replay(t: &Trace, dir: &RunDir, o: ReplayOptions, stop: &AtomicBool) -> R
     }
 }
 
-/// Recreates the files, then replays; the result says how much was laid out.
+/// Why a replay could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The trace asks for more than a replay may use (bad input).
+    #[error("{0}")]
+    Refused(String),
+    /// Laying out the files stopped (signal, deadline, full disk, failure).
+    #[error("{0}")]
+    Layout(Halt),
+}
+
+/// Recreates the files, then replays within `bounds`; the result says how
+/// much was laid out, and why it stopped early if it did. Refuses, before
+/// writing anything, a trace whose threads' buffers pass
+/// [`MAX_REPLAY_BUFFERS`] or whose estimate passes `bounds.max_bytes`.
 pub fn lay_out_and_replay(
     t: &Trace,
     dir: &RunDir,
     o: ReplayOptions,
-    stop: &AtomicBool,
-) -> Result<ReplayResult, String> {
-    let (files, bytes) = lay_out(t, dir)?;
-    let mut r = replay(t, dir, o, stop);
+    bounds: Bounds,
+) -> Result<ReplayResult, ReplayError> {
+    let lanes = lanes(t, o.keep_threads);
+    check_buffers(t, &lanes).map_err(ReplayError::Refused)?;
+    let need = super::budget::bytes_needed(t);
+    if need > bounds.max_bytes {
+        return Err(ReplayError::Refused(format!(
+            "the replay may write {need} bytes but only {} are granted",
+            bounds.max_bytes
+        )));
+    }
+    let guard = Guard::new(bounds);
+    let allowance = Allowance::new(t, guard.max_bytes());
+    let (files, bytes) = lay_out(t, dir, &guard).map_err(ReplayError::Layout)?;
+    let mut r = replay(t, dir, o, &lanes, &guard, &allowance);
     r.files_created = files;
     r.bytes_laid_out = bytes;
     Ok(r)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_never_climb_out() {
-        assert_eq!(contained("/etc/passwd"), "etc/passwd");
-        assert_eq!(contained("../../x/../y"), "y");
-        assert_eq!(contained("a/./b/../c"), "a/c");
-        assert_eq!(contained("/.."), "");
-    }
 }

@@ -4,6 +4,7 @@
 
 use super::syntax::{decorated, normalise, num, stat_field, unquote, Call};
 use crate::trace::format::{FileEntry, Op, OpKind, OpenFlags, Trace};
+use crate::trace::limits::{MAX_FILES, MAX_FILE_BYTES, MAX_IO_BYTES, MAX_OPS, MAX_THREADS};
 use std::collections::HashMap;
 
 #[derive(Clone, Copy)]
@@ -36,6 +37,8 @@ pub(super) struct Converter {
     threads: Vec<u64>,
     thread_ids: HashMap<u64, u32>,
     ops: Vec<Op>,
+    /// The first bound the log broke (see [`Converter::take_error`]).
+    error: Option<String>,
 }
 
 impl Converter {
@@ -48,6 +51,38 @@ impl Converter {
         }
     }
 
+    /// The bound the last call broke, if any: the log cannot become a trace.
+    pub(super) fn take_error(&mut self) -> Option<String> {
+        self.error.take()
+    }
+
+    fn fail(&mut self, message: String) {
+        self.error.get_or_insert(message);
+    }
+
+    /// `v` if it is within the largest file a trace may describe; else
+    /// records the error and gives 0.
+    fn bounded(&mut self, v: u64, what: &str) -> u64 {
+        if v > MAX_FILE_BYTES {
+            self.fail(format!(
+                "{what} {v} is past the largest file a trace may describe ({MAX_FILE_BYTES} bytes)"
+            ));
+            return 0;
+        }
+        v
+    }
+
+    /// The end of `offset + len`, within bounds (else the error is recorded).
+    fn end(&mut self, offset: u64, len: u64) -> u64 {
+        match offset.checked_add(len) {
+            Some(e) => self.bounded(e, "offset + length"),
+            None => {
+                self.fail(format!("offset {offset} + length {len} overflows"));
+                0
+            }
+        }
+    }
+
     /// The trace: spanning the program's file activity, from its first kept
     /// operation to the end of its last.
     pub(super) fn finish(self) -> Trace {
@@ -57,7 +92,11 @@ impl Converter {
         for o in &mut ops {
             o.start_us -= base;
         }
-        let duration_us = ops.iter().map(|o| o.start_us + o.dur_us).max().unwrap_or(0);
+        let duration_us = ops
+            .iter()
+            .map(|o| o.start_us.saturating_add(o.dur_us))
+            .max()
+            .unwrap_or(0);
         Trace {
             files: self.files,
             threads: self.threads,
@@ -78,6 +117,12 @@ impl Converter {
     fn thread(&mut self, tid: u64) -> u32 {
         if let Some(t) = self.thread_ids.get(&tid) {
             return *t;
+        }
+        if self.threads.len() >= MAX_THREADS {
+            self.fail(format!(
+                "more than {MAX_THREADS} threads (the most plumb replays at once)"
+            ));
+            return 0;
         }
         self.threads.push(tid);
         let i = self.threads.len() as u32 - 1;
@@ -117,6 +162,13 @@ impl Converter {
         if let Some(f) = self.file_ids.get(rel) {
             return *f;
         }
+        if self.files.len() >= MAX_FILES {
+            self.fail(format!(
+                "more than {MAX_FILES} files (the most a trace may name)"
+            ));
+            return 0;
+        }
+        let size = size.map(|s| self.bounded(s, "file size"));
         self.files.push(FileEntry {
             path: rel.to_string(),
             size,
@@ -132,6 +184,7 @@ impl Converter {
 
     /// The file grew to at least `size` before it was modified: it was that big.
     fn seen_size(&mut self, f: u32, size: u64) {
+        let size = self.bounded(size, "file size");
         let st = &mut self.state[f as usize];
         if !st.modified && size > st.size {
             st.size = size;
@@ -157,12 +210,11 @@ impl Converter {
         let rel = self.relative(path.as_deref()?)?;
         let file = self.file(&rel, Some(0));
         let h = self.open_handle(table, fd, file, false);
-        let thread = self.thread(tid);
-        self.ops.push(Op {
-            thread,
-            start_us: start,
-            dur_us: 0,
-            kind: OpKind::Open {
+        self.push(
+            tid,
+            start,
+            0,
+            OpKind::Open {
                 handle: h,
                 file,
                 flags: OpenFlags {
@@ -172,7 +224,7 @@ impl Converter {
                     ..Default::default()
                 },
             },
-        });
+        );
         Some(h)
     }
 
@@ -188,6 +240,12 @@ impl Converter {
     }
 
     fn push(&mut self, tid: u64, start: u64, dur: u64, kind: OpKind) {
+        if self.ops.len() >= MAX_OPS {
+            self.fail(format!(
+                "more than {MAX_OPS} operations (the most a trace may hold)"
+            ));
+            return;
+        }
         let thread = self.thread(tid);
         self.ops.push(Op {
             thread,
@@ -252,12 +310,13 @@ impl Converter {
             }
             "lseek" => {
                 if let Some(h) = self.handle(tid, a.first(), start) {
-                    self.handles[h as usize].pos = ret as u64;
+                    let pos = self.bounded(ret as u64, "lseek offset");
+                    self.handles[h as usize].pos = pos;
                     let file = self.handles[h as usize].file;
                     if a.get(2).is_some_and(|w| w == "SEEK_END")
                         && a.get(1).is_some_and(|o| o == "0")
                     {
-                        self.seen_size(file, ret as u64);
+                        self.seen_size(file, pos);
                     }
                     self.push(
                         tid,
@@ -265,7 +324,7 @@ impl Converter {
                         dur,
                         OpKind::Lseek {
                             handle: h,
-                            offset: ret as u64,
+                            offset: pos,
                         },
                     );
                 }
@@ -295,6 +354,7 @@ impl Converter {
             "sync_file_range" => {
                 if let Some(h) = self.handle(tid, a.first(), start) {
                     let (offset, len) = (num(a.get(1)).unwrap_or(0), num(a.get(2)).unwrap_or(0));
+                    self.end(offset, len);
                     self.push(
                         tid,
                         start,
@@ -310,6 +370,7 @@ impl Converter {
             "ftruncate" => {
                 if let Some(h) = self.handle(tid, a.first(), start) {
                     let len = num(a.get(1)).unwrap_or(0);
+                    let len = self.bounded(len, "ftruncate length");
                     self.modified(self.handles[h as usize].file, len);
                     self.push(tid, start, dur, OpKind::Ftruncate { handle: h, len });
                 }
@@ -318,7 +379,7 @@ impl Converter {
                 if let Some(h) = self.handle(tid, a.first(), start) {
                     let (offset, len) = (num(a.get(2)).unwrap_or(0), num(a.get(3)).unwrap_or(0));
                     let file = self.handles[h as usize].file;
-                    let size = self.state[file as usize].size.max(offset + len);
+                    let size = self.state[file as usize].size.max(self.end(offset, len));
                     self.modified(file, size);
                     self.push(
                         tid,
@@ -335,6 +396,7 @@ impl Converter {
             "mmap" if a.get(4).is_some_and(|fd| !fd.starts_with('-')) => {
                 if let Some(h) = self.handle(tid, a.get(4), start) {
                     let len = num(a.get(1)).unwrap_or(0);
+                    let len = self.bounded(len, "mmap length");
                     self.push(tid, start, dur, OpKind::Mmap { handle: h, len });
                 }
             }
@@ -347,16 +409,8 @@ impl Converter {
                 if let (Some(from), Some(to)) =
                     (self.handle(tid, from, start), self.handle(tid, to, start))
                 {
-                    self.push(
-                        tid,
-                        start,
-                        dur,
-                        OpKind::Copy {
-                            from,
-                            to,
-                            len: ret as u64,
-                        },
-                    );
+                    let len = self.bounded(ret as u64, "copy length");
+                    self.push(tid, start, dur, OpKind::Copy { from, to, len });
                 }
             }
             "newfstatat" | "statx" | "stat" | "lstat" => {
@@ -522,8 +576,9 @@ impl Converter {
             None if is_write && hs.append => self.state[file as usize].size,
             None => hs.pos,
         };
+        let end = self.end(offset, done);
         if explicit.is_none() {
-            self.handles[h as usize].pos = offset + done;
+            self.handles[h as usize].pos = end;
         }
         let call = match name {
             "read" => "read",
@@ -535,27 +590,40 @@ impl Converter {
             "writev" => "writev",
             _ => "pwritev",
         };
-        let kind = if is_write {
-            let size = self.state[file as usize].size.max(offset + done);
+        if is_write {
+            let size = self.state[file as usize].size.max(end);
             self.modified(file, size);
-            OpKind::Write {
-                call,
-                handle: h,
-                offset,
-                len: done,
-            }
-        } else {
+        } else if done > 0 {
             // A short or empty read only says the file ends somewhere after `offset`.
-            if done > 0 {
-                self.seen_size(file, offset + done);
+            self.seen_size(file, end);
+        }
+        // A transfer larger than one replayed operation may move becomes
+        // several, back to back.
+        let mut at = offset;
+        let mut left = done;
+        loop {
+            let len = left.min(MAX_IO_BYTES);
+            let kind = if is_write {
+                OpKind::Write {
+                    call,
+                    handle: h,
+                    offset: at,
+                    len,
+                }
+            } else {
+                OpKind::Read {
+                    call,
+                    handle: h,
+                    offset: at,
+                    len,
+                }
+            };
+            self.push(tid, start, dur, kind);
+            left -= len;
+            at = at.saturating_add(len);
+            if left == 0 || self.error.is_some() {
+                break;
             }
-            OpKind::Read {
-                call,
-                handle: h,
-                offset,
-                len: done,
-            }
-        };
-        self.push(tid, start, dur, kind);
+        }
     }
 }

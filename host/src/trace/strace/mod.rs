@@ -8,6 +8,7 @@ mod converter;
 mod syntax;
 
 use super::format::Trace;
+use super::limits::{MAX_LOG_LINE, MAX_TIME_US};
 use converter::Converter;
 use std::collections::HashMap;
 use syntax::{parse_call, split_pid};
@@ -46,6 +47,12 @@ pub fn convert(name: &str, log: &str, root: &str, cwd: &str) -> Result<Trace, St
             line: n,
             message,
         };
+        if raw.len() > MAX_LOG_LINE {
+            return Err(err(format!(
+                "the line is {} bytes long; an strace line may have at most {MAX_LOG_LINE}",
+                raw.len()
+            )));
+        }
         let line = raw.trim_end();
         if line.is_empty() {
             continue;
@@ -57,7 +64,16 @@ pub fn convert(name: &str, log: &str, root: &str, cwd: &str) -> Result<Trace, St
             .ok_or_else(|| {
                 err("expected a timestamp: capture with strace -f -ttt -T -y -s 0".into())
             })?;
+        if !(ts.is_finite() && ts >= 0.0) {
+            return Err(err(format!("timestamp {ts} is not a time")));
+        }
         let t0 = *t0.get_or_insert(ts);
+        if ts - t0 > MAX_TIME_US as f64 / 1e6 {
+            return Err(err(format!(
+                "timestamp {ts} is more than {} s after the log's first",
+                MAX_TIME_US / 1_000_000
+            )));
+        }
         if rest.starts_with("+++") || rest.starts_with("---") {
             continue;
         }
@@ -86,12 +102,19 @@ pub fn convert(name: &str, log: &str, root: &str, cwd: &str) -> Result<Trace, St
             )));
         };
         let dur = sys.dur.unwrap_or(0.0);
+        if !(dur.is_finite() && (0.0..=MAX_TIME_US as f64 / 1e6).contains(&dur)) {
+            return Err(err(format!("duration <{dur:e}> s is not a time")));
+        }
+        // Both within [0, MAX_TIME_US]: the casts cannot saturate.
         c.apply(
             tid,
             ((start - t0) * 1e6).round().max(0.0) as u64,
             (dur * 1e6).round() as u64,
             &sys,
         );
+        if let Some(message) = c.take_error() {
+            return Err(err(message));
+        }
     }
     Ok(c.finish())
 }

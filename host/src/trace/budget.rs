@@ -1,0 +1,242 @@
+//! How many bytes a replay may write, worked out once from the trace (an
+//! upper bound the byte budget and the free-space check use) and enforced
+//! again as the replay runs, so no mistake in the estimate can write past
+//! what was granted.
+//!
+//! The model: each file of the trace occupies at most the largest extent
+//! anything gave it — its size when first seen, the end of every write,
+//! `fallocate` and `ftruncate` — and appending writes and copies add their
+//! length (their offset is wherever the file ends). Handle ids are never
+//! reused (the parser checks it), so each handle belongs to one file.
+
+use super::format::{OpKind, Trace};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// How an operation can grow the files on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Growth {
+    /// The file reaches at least this extent.
+    To {
+        /// File id.
+        file: u32,
+        /// End of the extent.
+        end: u64,
+    },
+    /// The file grows by up to this many bytes.
+    By {
+        /// File id.
+        file: u32,
+        /// Bytes added.
+        len: u64,
+    },
+}
+
+/// The file (and whether it was opened to append) behind every handle.
+pub struct Targets(HashMap<u32, (u32, bool)>);
+
+impl Targets {
+    /// Reads the handles' files off the trace's opens.
+    pub fn new(t: &Trace) -> Targets {
+        let mut m = HashMap::new();
+        for op in &t.ops {
+            if let OpKind::Open {
+                handle,
+                file,
+                flags,
+            } = &op.kind
+            {
+                m.insert(*handle, (*file, flags.append));
+            }
+        }
+        Targets(m)
+    }
+
+    /// How `kind` can grow a file, if it can.
+    pub fn growth(&self, kind: &OpKind) -> Option<Growth> {
+        let target = |h: &u32| self.0.get(h).copied();
+        match kind {
+            OpKind::Write {
+                handle,
+                offset,
+                len,
+                ..
+            } => {
+                let (file, append) = target(handle)?;
+                Some(if append {
+                    Growth::By { file, len: *len }
+                } else {
+                    Growth::To {
+                        file,
+                        end: offset.saturating_add(*len),
+                    }
+                })
+            }
+            OpKind::Fallocate {
+                handle,
+                offset,
+                len,
+            } => Some(Growth::To {
+                file: target(handle)?.0,
+                end: offset.saturating_add(*len),
+            }),
+            OpKind::Ftruncate { handle, len } => Some(Growth::To {
+                file: target(handle)?.0,
+                end: *len,
+            }),
+            OpKind::Copy { to, len, .. } => Some(Growth::By {
+                file: target(to)?.0,
+                len: *len,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Extents per file and their sum; every addition saturates, so the sum
+/// stays an upper bound however large the trace's numbers are.
+struct Extents {
+    per_file: Vec<u64>,
+    total: u64,
+}
+
+impl Extents {
+    /// The files as laid out: each at its size when first seen.
+    fn initial(t: &Trace) -> Extents {
+        let per_file: Vec<u64> = t.files.iter().map(|f| f.size.unwrap_or(0)).collect();
+        let total = per_file.iter().fold(0u64, |a, b| a.saturating_add(*b));
+        Extents { per_file, total }
+    }
+
+    /// Bytes `g` adds to the total.
+    fn delta(&self, g: Growth) -> u64 {
+        match g {
+            Growth::To { file, end } => self
+                .per_file
+                .get(file as usize)
+                .map_or(end, |e| end.saturating_sub(*e)),
+            Growth::By { len, .. } => len,
+        }
+    }
+
+    fn apply(&mut self, g: Growth) {
+        let delta = self.delta(g);
+        let file = match g {
+            Growth::To { file, .. } | Growth::By { file, .. } => file as usize,
+        };
+        if let Some(e) = self.per_file.get_mut(file) {
+            *e = e.saturating_add(delta);
+        }
+        self.total = self.total.saturating_add(delta);
+    }
+}
+
+/// Bytes the replay may write at most (lay-out included); saturates at
+/// `u64::MAX`, which no budget or disk admits.
+pub fn bytes_needed(t: &Trace) -> u64 {
+    let targets = Targets::new(t);
+    let mut x = Extents::initial(t);
+    for op in &t.ops {
+        if let Some(g) = targets.growth(&op.kind) {
+            x.apply(g);
+        }
+    }
+    x.total
+}
+
+/// The replay's running account: refuses an operation that would take the
+/// files past `limit` bytes, before it runs.
+pub struct Allowance {
+    targets: Targets,
+    limit: u64,
+    extents: Mutex<Extents>,
+}
+
+/// An operation the allowance refused.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("the replay would write more than the {limit} bytes it was granted ({used} used, this operation adds {adds})")]
+pub struct OverBudget {
+    /// The grant.
+    pub limit: u64,
+    /// Bytes accounted so far.
+    pub used: u64,
+    /// What the operation would add.
+    pub adds: u64,
+}
+
+impl Allowance {
+    /// An account starting from the laid-out files, granted `limit` bytes.
+    pub fn new(t: &Trace, limit: u64) -> Allowance {
+        Allowance {
+            targets: Targets::new(t),
+            limit,
+            extents: Mutex::new(Extents::initial(t)),
+        }
+    }
+
+    /// Charges what `kind` may add, or refuses it.
+    pub fn charge(&self, kind: &OpKind) -> Result<(), OverBudget> {
+        let Some(g) = self.targets.growth(kind) else {
+            return Ok(());
+        };
+        let mut x = self.extents.lock().unwrap_or_else(|p| p.into_inner());
+        let adds = x.delta(g);
+        if x.total.saturating_add(adds) > self.limit {
+            return Err(OverBudget {
+                limit: self.limit,
+                used: x.total,
+                adds,
+            });
+        }
+        x.apply(g);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace(ops: &str) -> Trace {
+        Trace::parse(
+            "t",
+            &format!(
+                "plumb-trace 1\nduration_us 10\nfile 0 100 a\nfile 1 - b\nthread 0 1\n{ops}end {}\n",
+                ops.lines().count()
+            ),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_estimate_is_an_upper_bound_that_never_overflows() {
+        let t = trace("op 0 0 1 open 0 1 w,creat\nop 0 1 1 pwrite 0 0 4096\nop 0 2 1 pwrite 0 0 4096\nop 0 3 1 ftruncate 0 8192\n");
+        assert_eq!(bytes_needed(&t), 100 + 8192);
+        let a = trace("op 0 0 1 open 0 1 w,append\nop 0 1 1 write 0 0 10\nop 0 2 1 write 0 0 10\n");
+        assert_eq!(bytes_needed(&a), 120, "appends add up");
+        let max = crate::trace::limits::MAX_FILE_BYTES;
+        let big = Trace {
+            files: vec![
+                crate::trace::format::FileEntry {
+                    path: "x".into(),
+                    size: Some(max),
+                };
+                50_000
+            ],
+            ..Trace::default()
+        };
+        assert_eq!(bytes_needed(&big), u64::MAX, "saturates");
+    }
+
+    #[test]
+    fn the_allowance_refuses_what_passes_the_limit() {
+        let t = trace(
+            "op 0 0 1 open 0 1 w,creat\nop 0 1 1 pwrite 0 0 4096\nop 0 2 1 pwrite 0 4096 4096\n",
+        );
+        let a = Allowance::new(&t, 100 + 6000);
+        assert!(a.charge(&t.ops[1].kind).is_ok());
+        assert!(a.charge(&t.ops[1].kind).is_ok(), "same extent: nothing new");
+        let e = a.charge(&t.ops[2].kind).unwrap_err();
+        assert_eq!((e.used, e.adds), (4196, 4096));
+    }
+}

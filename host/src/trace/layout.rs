@@ -1,0 +1,173 @@
+//! Lays out the tree a trace starts from, inside the run directory:
+//! directories, and the files that existed when first touched, at their
+//! size, with incompressible data. Every path goes through the sandbox
+//! (lexically contained first, then resolved beneath the run directory);
+//! the writing polls the stop flag and the deadline between chunks.
+
+use super::format::{OpKind, Trace};
+use super::halt::{Guard, Halt};
+use crate::sandbox::{RunDir, SandboxError};
+use rand::rngs::SmallRng;
+use rand::{RngCore, SeedableRng};
+use std::collections::HashSet;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+/// A path from a trace made safe: relative, `.` and `..` resolved lexically
+/// and never above the root. Empty for the root itself.
+pub fn contained(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in path.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    parts.join("/")
+}
+
+/// True for ENOSPC and EDQUOT: the file system has no room left.
+pub fn is_disk_full(errno: Option<i32>) -> bool {
+    matches!(errno, Some(libc::ENOSPC) | Some(libc::EDQUOT))
+}
+
+/// The halt for a failed step of the lay-out.
+fn failed(what: String, errno: Option<i32>) -> Halt {
+    if is_disk_full(errno) {
+        Halt::DiskFull(format!("laying out {what}"))
+    } else {
+        Halt::Failed(format!("laying out {what}"))
+    }
+}
+
+fn sandbox(e: SandboxError) -> Halt {
+    let errno = e.errno();
+    failed(e.to_string(), errno)
+}
+
+/// Directories: parents of every path, and whatever the trace mkdirs or rmdirs.
+fn directories(t: &Trace) -> (HashSet<String>, HashSet<String>) {
+    let mut dirs = HashSet::new();
+    let mut made = HashSet::new();
+    for f in &t.files {
+        let p = contained(&f.path);
+        let mut acc = String::new();
+        let parts: Vec<&str> = p.split('/').collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            if !acc.is_empty() {
+                acc.push('/');
+            }
+            acc.push_str(part);
+            dirs.insert(acc.clone());
+        }
+    }
+    let path = |f: u32| t.files.get(f as usize).map(|e| contained(&e.path));
+    for op in &t.ops {
+        match op.kind {
+            OpKind::Mkdir(f) => {
+                if let Some(p) = path(f) {
+                    dirs.insert(p.clone());
+                    made.insert(p);
+                }
+            }
+            OpKind::Rmdir(f) => {
+                if let Some(p) = path(f) {
+                    dirs.insert(p);
+                }
+            }
+            _ => {}
+        }
+    }
+    (dirs, made)
+}
+
+/// Recreates the tree as first seen: directories (except those the trace
+/// makes itself), and files that existed, at their size, with
+/// incompressible data. Returns (files, bytes); stops with the reason when
+/// the guard halts or a step fails.
+pub fn lay_out(t: &Trace, dir: &RunDir, guard: &Guard) -> Result<(u64, u64), Halt> {
+    let (dirs, made) = directories(t);
+    // A directory is under a made one when one of its ancestors (or itself) was made.
+    let under_made = |p: &str| {
+        let mut at = p;
+        loop {
+            if made.contains(at) {
+                return true;
+            }
+            match at.rfind('/') {
+                Some(i) => at = &at[..i],
+                None => return false,
+            }
+        }
+    };
+    let mut sorted: Vec<&String> = dirs.iter().filter(|d| !under_made(d)).collect();
+    sorted.sort();
+    for d in sorted {
+        if guard.halted() {
+            return Err(guard.reason().unwrap_or(Halt::Interrupted));
+        }
+        if !dir.exists(d).map_err(sandbox)? {
+            dir.mkdir(d).map_err(sandbox)?;
+        }
+    }
+    let mut rng = SmallRng::seed_from_u64(0x7ace);
+    let mut chunk = vec![0u8; 1 << 20];
+    let (mut files, mut bytes) = (0u64, 0u64);
+    for f in &t.files {
+        let p = contained(&f.path);
+        let Some(size) = f.size else { continue };
+        if p.is_empty() || dirs.contains(&p) || under_made(&p) {
+            continue;
+        }
+        let fd = dir
+            .open(&p, libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, 0o644)
+            .map_err(sandbox)?;
+        let mut off = 0u64;
+        while off < size {
+            if guard.halted() {
+                return Err(guard.reason().unwrap_or(Halt::Interrupted));
+            }
+            rng.fill_bytes(&mut chunk);
+            let n = usize::try_from(size - off).map_or(chunk.len(), |left| left.min(chunk.len()));
+            pwrite_all(&fd, &chunk[..n], off)
+                .map_err(|e| failed(format!("{p}: {e}"), e.raw_os_error()))?;
+            off += n as u64;
+        }
+        files += 1;
+        bytes = bytes.saturating_add(size);
+    }
+    Ok((files, bytes))
+}
+
+fn pwrite_all(fd: &OwnedFd, mut buf: &[u8], mut off: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        let at = i64::try_from(off).map_err(|_| std::io::Error::from_raw_os_error(libc::EFBIG))?;
+        // SAFETY: valid descriptor; the length is the slice's own.
+        let n = unsafe { libc::pwrite(fd.as_raw_fd(), buf.as_ptr().cast(), buf.len(), at) };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if n == 0 {
+            return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
+        }
+        let n = n as usize;
+        buf = buf.get(n..).unwrap_or_default();
+        off += n as u64;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_never_climb_out() {
+        assert_eq!(contained("/etc/passwd"), "etc/passwd");
+        assert_eq!(contained("../../x/../y"), "y");
+        assert_eq!(contained("a/./b/../c"), "a/c");
+        assert_eq!(contained("/.."), "");
+    }
+}
