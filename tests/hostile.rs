@@ -146,7 +146,7 @@ fn generate(kind: &str) -> Vec<u8> {
     match kind {
         "json-deep-arrays" => format!("{}{}", "[".repeat(200_000), "]".repeat(200_000)).into_bytes(),
         "json-deep-in-doc" => {
-            let deep = format!("{}{}", "{\"a\":".repeat(100_000), "1".to_string() + &"}".repeat(100_000));
+            let deep = format!("{}1{}", "{\"a\":".repeat(100_000), "}".repeat(100_000));
             doc("deep", "1.0").replace("\"target\":null", &format!("\"target\":{deep}")).into_bytes()
         }
         "json-million-samples-a" | "json-million-samples-b" => {
@@ -382,7 +382,8 @@ pub fn run_limited(
         std::thread::sleep(Duration::from_millis(20));
     };
     let secs = started.elapsed().as_secs_f64();
-    let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
+    let read =
+        |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
     Limited {
         status,
         secs,
@@ -449,7 +450,10 @@ fn run_case(c: &Case) -> Outcome {
     }
     let mut early = Vec::new();
     for b in &c.before {
-        let args: Vec<String> = b.iter().map(|a| fill(a, &work, &target, &outside)).collect();
+        let args: Vec<String> = b
+            .iter()
+            .map(|a| fill(a, &work, &target, &outside))
+            .collect();
         let out = Command::new(plumb_bin())
             .args(&args)
             .current_dir(&work)
@@ -457,8 +461,11 @@ fn run_case(c: &Case) -> Outcome {
             .stdin(Stdio::null())
             .output()
             .expect("run a before command");
-        let text = String::from_utf8_lossy(&out.stderr).into_owned()
-            + &String::from_utf8_lossy(&out.stdout);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
         if out.status.signal().is_some() || CRASH_TEXT.iter().any(|t| text.contains(t)) {
             early.push(format!(
                 "before-command {args:?} crashed ({:?}): {}",
@@ -508,7 +515,10 @@ fn run_case(c: &Case) -> Outcome {
                     if stderr.trim().is_empty() {
                         problems.push("failed with nothing on stderr".into());
                     } else if !c.stderr_any.is_empty()
-                        && !c.stderr_any.iter().any(|w| lower.contains(&w.to_lowercase()))
+                        && !c
+                            .stderr_any
+                            .iter()
+                            .any(|w| lower.contains(&w.to_lowercase()))
                     {
                         problems.push(format!(
                             "stderr names none of {:?}: {}",
@@ -544,7 +554,11 @@ fn run_case(c: &Case) -> Outcome {
         }
     }
     if let Some(dir) = &c.svg_xml {
-        for e in std::fs::read_dir(work.join(dir)).into_iter().flatten().flatten() {
+        for e in std::fs::read_dir(work.join(dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let text = std::fs::read_to_string(e.path()).unwrap_or_default();
             if let Err(err) = roxmltree::Document::parse(&text) {
                 problems.push(format!(
@@ -557,7 +571,10 @@ fn run_case(c: &Case) -> Outcome {
     // What the case left in the target.
     let left: Vec<String> = crate::util::entries(&target);
     if let Some(max) = c.keep_scan_max_file {
-        let runs: Vec<_> = left.iter().filter(|n| n.starts_with("plumb-run-")).collect();
+        let runs: Vec<_> = left
+            .iter()
+            .filter(|n| n.starts_with("plumb-run-"))
+            .collect();
         if runs.is_empty() {
             problems.push("--keep kept no run directory to scan".into());
         }
@@ -565,11 +582,16 @@ fn run_case(c: &Case) -> Outcome {
             problems.extend(scan_for_heap(&target.join(r), max));
         }
     } else {
-        let runs: Vec<_> = left.iter().filter(|n| n.starts_with("plumb-run-")).collect();
+        let runs: Vec<_> = left
+            .iter()
+            .filter(|n| n.starts_with("plumb-run-"))
+            .collect();
         if !runs.is_empty() {
             problems.push(format!("run directory left behind: {runs:?}"));
         } else if c.target_empty && !left.is_empty() {
-            problems.push(format!("files left in the target (outside the run dir): {left:?}"));
+            problems.push(format!(
+                "files left in the target (outside the run dir): {left:?}"
+            ));
         }
     }
     let work_runs: Vec<String> = crate::util::entries(&work)
@@ -668,7 +690,10 @@ fn hostile_corpus() {
         .map(|s| s.split(',').map(str::to_string).collect());
     let cases: Vec<Case> = load_cases()
         .into_iter()
-        .filter(|c| only.as_ref().is_none_or(|o| o.iter().any(|n| c.name.contains(n.as_str()))))
+        .filter(|c| {
+            only.as_ref()
+                .is_none_or(|o| o.iter().any(|n| c.name.contains(n.as_str())))
+        })
         .collect();
     assert!(!cases.is_empty(), "no case selected");
     let queue = std::sync::Mutex::new(cases.clone().into_iter().enumerate());
@@ -692,7 +717,11 @@ fn hostile_corpus() {
         .collect();
     let mut table = String::new();
     for (_, o) in &results {
-        let status = if o.problems.is_empty() { "pass" } else { "FAIL" };
+        let status = if o.problems.is_empty() {
+            "pass"
+        } else {
+            "FAIL"
+        };
         table.push_str(&format!(
             "{status} {:<34} exit {:<7} {:>5.1}s  {}\n",
             o.name,

@@ -12,6 +12,7 @@
 //! binary run costs time) so a failing case prints the input as generated.
 
 use proptest::prelude::*;
+use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngSeed, TestCaseError};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -99,7 +100,13 @@ fn hostile_number() -> impl Strategy<Value = String> {
         any::<u64>().prop_map(|n| n.to_string()),
         any::<i64>().prop_map(|n| n.to_string()),
         any::<f64>().prop_map(|f| f.to_string()),
-        (any::<u64>(), prop::sample::select(vec!["k", "K", "m", "M", "g", "G", "t", "T", "p", "P", "e", "E", "KiB", "s", "ms", "us", "m", "h", "%"]))
+        (
+            any::<u64>(),
+            prop::sample::select(vec![
+                "k", "K", "m", "M", "g", "G", "t", "T", "p", "P", "e", "E", "KiB", "s", "ms", "us",
+                "m", "h", "%"
+            ])
+        )
             .prop_map(|(n, s)| format!("{n}{s}")),
         "[ -~]{0,12}",
         ".{0,6}",
@@ -423,20 +430,93 @@ proptest! {
 
 /// One strace line from a grammar of the traced calls with hostile arguments.
 fn strace_line() -> impl Strategy<Value = String> {
-    let fd = prop_oneof![Just("3</r/a>".to_string()), Just("4</r/b>".to_string()), Just("99999999999</r/c>".to_string()), Just("-1".to_string()), "[0-9]{1,3}".prop_map(|s| s)];
+    let fd = prop_oneof![
+        Just("3</r/a>".to_string()),
+        Just("4</r/b>".to_string()),
+        Just("99999999999</r/c>".to_string()),
+        Just("-1".to_string()),
+        "[0-9]{1,3}".prop_map(|s| s)
+    ];
     let num = prop_oneof![hostile_number(), big().prop_map(|n| n.to_string())];
     (
         prop_oneof![Just(1234u64), Just(1235), any::<u64>()],
-        prop_oneof![Just("1700000000.000100".to_string()), Just("-1.5".to_string()), Just("1e308".to_string()), Just("nan".to_string()), "[0-9]{1,12}\\.[0-9]{6}"],
-        prop::sample::select(vec!["openat", "open", "creat", "read", "pread64", "write", "pwrite64", "readv", "writev", "lseek", "fsync", "fdatasync", "ftruncate", "fallocate", "close", "newfstatat", "mmap", "copy_file_range", "sendfile", "rename", "renameat2", "unlinkat", "mkdirat", "rmdir", "chdir", "fchdir", "clone", "clone3", "vfork", "sync_file_range", "statx"]),
-        prop::collection::vec(prop_oneof![fd.clone(), num.clone(), Just("\"a.dat\"".to_string()), Just("\"../../x\"".to_string()), Just("\"\\x1b[2J\"".to_string()), Just("O_RDWR|O_CREAT|O_DIRECT".to_string()), Just("AT_FDCWD</r>".to_string()), Just("\"\"...".to_string()), Just("{flags=CLONE_VM}".to_string())], 0..6),
-        prop_oneof![fd, num, Just("-1 ENOENT (No such file or directory)".to_string()), Just("?".to_string())],
-        prop_oneof![Just(" <0.000010>".to_string()), Just(" <nan>".to_string()), Just(" <1e308>".to_string()), Just("".to_string()), Just(" <-1>".to_string())],
+        prop_oneof![
+            Just("1700000000.000100".to_string()),
+            Just("-1.5".to_string()),
+            Just("1e308".to_string()),
+            Just("nan".to_string()),
+            "[0-9]{1,12}\\.[0-9]{6}"
+        ],
+        prop::sample::select(vec![
+            "openat",
+            "open",
+            "creat",
+            "read",
+            "pread64",
+            "write",
+            "pwrite64",
+            "readv",
+            "writev",
+            "lseek",
+            "fsync",
+            "fdatasync",
+            "ftruncate",
+            "fallocate",
+            "close",
+            "newfstatat",
+            "mmap",
+            "copy_file_range",
+            "sendfile",
+            "rename",
+            "renameat2",
+            "unlinkat",
+            "mkdirat",
+            "rmdir",
+            "chdir",
+            "fchdir",
+            "clone",
+            "clone3",
+            "vfork",
+            "sync_file_range",
+            "statx",
+        ]),
+        prop::collection::vec(
+            prop_oneof![
+                fd.clone(),
+                num.clone(),
+                Just("\"a.dat\"".to_string()),
+                Just("\"../../x\"".to_string()),
+                Just("\"\\x1b[2J\"".to_string()),
+                Just("O_RDWR|O_CREAT|O_DIRECT".to_string()),
+                Just("AT_FDCWD</r>".to_string()),
+                Just("\"\"...".to_string()),
+                Just("{flags=CLONE_VM}".to_string())
+            ],
+            0..6,
+        ),
+        prop_oneof![
+            fd,
+            num,
+            Just("-1 ENOENT (No such file or directory)".to_string()),
+            Just("?".to_string())
+        ],
+        prop_oneof![
+            Just(" <0.000010>".to_string()),
+            Just(" <nan>".to_string()),
+            Just(" <1e308>".to_string()),
+            Just("".to_string()),
+            Just(" <-1>".to_string())
+        ],
         prop::sample::select(vec!["", " <unfinished ...>", "resumed"]),
     )
         .prop_map(|(pid, ts, call, args, ret, dur, tail)| match tail {
-            " <unfinished ...>" => format!("{pid} {ts} {call}({} <unfinished ...>", args.join(", ")),
-            "resumed" => format!("{pid} {ts} <... {call} resumed>{}) = {ret}{dur}", args.join(", ")),
+            " <unfinished ...>" => {
+                format!("{pid} {ts} {call}({} <unfinished ...>", args.join(", "))
+            }
+            "resumed" => format!(
+                "{pid} {ts} <... {call} resumed>{}) = {ret}{dur}",
+                args.join(", ")
+            ),
             _ => format!("{pid} {ts} {call}({}) = {ret}{dur}", args.join(", ")),
         })
 }
@@ -498,7 +578,9 @@ fn json_value(depth: u32) -> BoxedStrategy<serde_json::Value> {
         any::<bool>().prop_map(serde_json::Value::Bool),
         any::<i64>().prop_map(|n| n.into()),
         any::<u64>().prop_map(|n| n.into()),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| f.into()),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| f.into()),
         Just(serde_json::json!(1.7e308)),
         Just(serde_json::json!(-1.7e308)),
         Just(serde_json::json!(5e-324)),
@@ -628,7 +710,7 @@ proptest! {
         let r = no_panic("Opening::parse", &line, || plumb::net::protocol::Opening::parse(&line))?;
         if let Err(e) = r { named("Opening::parse", &line, &e)?; }
         let mut bytes: &[u8] = line.as_bytes();
-        no_panic("read_line", &line, || plumb::net::protocol::read_line(&mut bytes))?;
+        let _ = no_panic("read_line", &line, || plumb::net::protocol::read_line(&mut bytes))?;
     }
 
     /// Every request a client sends parses back to itself, also with the
@@ -691,10 +773,12 @@ fn rhai_value() -> impl Strategy<Value = String> {
 
 /// A call of a host function with a map of its options (and some unknown keys).
 fn host_call(func: &'static str, keys: &'static [&'static str]) -> impl Strategy<Value = String> {
-    prop::collection::vec((prop::sample::select(keys.to_vec()), rhai_value()), 0..5).prop_map(move |kv| {
-        let body: Vec<String> = kv.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-        format!("{func}(#{{ {} }});", body.join(", "))
-    })
+    prop::collection::vec((prop::sample::select(keys.to_vec()), rhai_value()), 0..5).prop_map(
+        move |kv| {
+            let body: Vec<String> = kv.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            format!("{func}(#{{ {} }});", body.join(", "))
+        },
+    )
 }
 
 /// Runs `script` through `plumb run` with a 2 s deadline and a 4 MiB byte
@@ -718,8 +802,16 @@ fn run_script(script: &str) -> Result<(), TestCaseError> {
     let script = script.replace("{outside}", &outside.display().to_string());
     std::fs::write(root.join("s.rhai"), &script).unwrap();
     let args: Vec<String> = [
-        "run", "s.rhai", "--target", target.to_str().unwrap(), "--timeout", "2s", "--max-bytes", "4M",
-        "--allow-net", "127.0.0.1:1",
+        "run",
+        "s.rhai",
+        "--target",
+        target.to_str().unwrap(),
+        "--timeout",
+        "2s",
+        "--max-bytes",
+        "4M",
+        "--allow-net",
+        "127.0.0.1:1",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -727,25 +819,40 @@ fn run_script(script: &str) -> Result<(), TestCaseError> {
     let r = crate::hostile::run_limited(&args, &root, &root.join("cache"), &logs, 6.0, 4, 64);
     let mut problems = Vec::new();
     match r.status {
-        None => problems.push(format!("hung past the 2 s deadline (killed after {:.1} s)", r.secs)),
+        None => problems.push(format!(
+            "hung past the 2 s deadline (killed after {:.1} s)",
+            r.secs
+        )),
         Some(s) => {
             use std::os::unix::process::ExitStatusExt;
             match (s.code(), s.signal()) {
                 (Some(c), _) if ![0, 1, 2].contains(&c) => problems.push(format!("exit {c}")),
-                (Some(c), _) if c != 0 && r.stderr.trim().is_empty() => problems.push("failed silently".into()),
+                (Some(c), _) if c != 0 && r.stderr.trim().is_empty() => {
+                    problems.push("failed silently".into())
+                }
                 (None, Some(sig)) => problems.push(format!("killed by signal {sig}")),
                 _ => {}
             }
         }
     }
-    for t in ["panicked", "RUST_BACKTRACE", "overflowed its stack", "memory allocation of"] {
+    for t in [
+        "panicked",
+        "RUST_BACKTRACE",
+        "overflowed its stack",
+        "memory allocation of",
+    ] {
         if r.stderr.contains(t) || r.stdout.contains(t) {
             let line = r.stderr.lines().find(|l| l.contains(t)).unwrap_or("");
             problems.push(format!("output contains {t:?}: {line}"));
         }
     }
     let outside_now = crate::util::entries(&outside);
-    if outside_now != ["canary", "p.0.0"] || std::fs::read_to_string(outside.join("canary")).ok().as_deref() != Some("canary") {
+    if outside_now != ["canary", "p.0.0"]
+        || std::fs::read_to_string(outside.join("canary"))
+            .ok()
+            .as_deref()
+            != Some("canary")
+    {
         problems.push(format!("outside changed: {outside_now:?}"));
     }
     let left = crate::util::entries(&target);
@@ -771,10 +878,35 @@ fn run_script(script: &str) -> Result<(), TestCaseError> {
 }
 
 const JOB_KEYS: &[&str] = &[
-    "name", "filename", "rw", "bs", "bsrange", "bssplit", "size", "filesize", "io_size", "offset",
-    "nrfiles", "iodepth", "numjobs", "ioengine", "direct", "runtime", "time_based", "ramp_time",
-    "loops", "fsync", "rate_iops", "rate", "random_distribution", "rwmixread", "unlink", "verify",
-    "write_iolog", "directory", "zonk",
+    "name",
+    "filename",
+    "rw",
+    "bs",
+    "bsrange",
+    "bssplit",
+    "size",
+    "filesize",
+    "io_size",
+    "offset",
+    "nrfiles",
+    "iodepth",
+    "numjobs",
+    "ioengine",
+    "direct",
+    "runtime",
+    "time_based",
+    "ramp_time",
+    "loops",
+    "fsync",
+    "rate_iops",
+    "rate",
+    "random_distribution",
+    "rwmixread",
+    "unlink",
+    "verify",
+    "write_iolog",
+    "directory",
+    "zonk",
 ];
 
 proptest! {
@@ -854,8 +986,14 @@ fn generators_reach_valid_inputs() {
             ok += 1;
         }
     }
-    assert!(ok >= 10, "only {ok} of 300 generated traces parse: the trace property would test errors only");
-    let good = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/hostile/traces/small.trace"));
+    assert!(
+        ok >= 10,
+        "only {ok} of 300 generated traces parse: the trace property would test errors only"
+    );
+    let good = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/hostile/traces/small.trace"
+    ));
     let text = std::fs::read_to_string(good).unwrap();
     assert!(plumb::trace::Trace::parse("small", &text).is_ok());
 }
