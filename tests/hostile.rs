@@ -1,0 +1,745 @@
+//! The hostile corpus (`tests/hostile/cases.toml`): scripts, packs, traces,
+//! logs, job files and result documents a stranger could hand plumb, each run
+//! by the real binary in a fresh temp directory laid out as
+//!
+//! ```text
+//! TMP/work/     a copy of tests/hostile/ (placeholders filled in); the cwd
+//! TMP/target/   the --target (must be left empty: no run directory, nothing else)
+//! TMP/outside/  canary.txt, secret.txt, victim.0.0: must not change
+//! TMP/logs/     stdout and stderr of the case
+//! ```
+//!
+//! Each case must: exit with one of its codes (default 1 or 2), never by a
+//! signal; say what went wrong on stderr when it fails; print no panic or abort
+//! text; leave TMP/outside and TMP itself as they were and TMP/target empty;
+//! and finish within its deadline plus 2 s (it is killed otherwise). Every
+//! case runs and one table lists all the failures.
+//!
+//! The child runs under resource limits (address space, file size) so a case
+//! that would eat the machine's memory or disk dies instead: a death by signal
+//! is reported as the failure it is.
+//!
+//! Placeholders, in `args` and in every corpus file: `{work}`, `{target}`,
+//! `{outside}` (absolute paths).
+
+use crate::util::plumb_bin;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/hostile");
+
+/// Text that must never appear in any output: a panic, an abort, a stack overflow.
+const CRASH_TEXT: &[&str] = &[
+    "panicked",
+    "RUST_BACKTRACE",
+    "overflowed its stack",
+    "memory allocation of",
+    "fatal runtime error",
+    "core dumped",
+];
+
+/// Bytes that betray process memory in a file that should hold only pattern data.
+const HEAP_MARKERS: &[&[u8]] = &[
+    b"GLIBC_",
+    b"libc.so",
+    b"__libc_",
+    b"RUST_",
+    b"/rustc/",
+    b"panicked",
+    b"plumb",
+    b"LD_LIBRARY",
+    b"PATH=",
+];
+
+#[derive(Deserialize)]
+struct Corpus {
+    case: Vec<Case>,
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    /// Unique name, shown in the table.
+    name: String,
+    /// What the case attacks (one line), shown when it fails.
+    attack: String,
+    /// plumb's arguments; placeholders allowed.
+    args: Vec<String>,
+    /// Accepted exit codes.
+    #[serde(default = "default_exit")]
+    exit: Vec<i32>,
+    /// Seconds the case may take; it is killed at deadline + 2 s.
+    #[serde(default = "default_deadline")]
+    deadline: f64,
+    /// `work` (default) or `target`: where plumb runs.
+    #[serde(default)]
+    cwd: Option<String>,
+    /// On a failing exit, stderr must contain one of these (case-insensitive).
+    #[serde(default)]
+    stderr_any: Vec<String>,
+    /// Text that must appear in no output (a secret read through a symlink).
+    #[serde(default)]
+    lacks: Vec<String>,
+    /// Neither stdout nor stderr may hold an ESC byte (terminal injection).
+    #[serde(default)]
+    no_esc: bool,
+    /// Whether the target must be empty afterwards (false for `plumb fio`, whose
+    /// files stay where fio puts them).
+    #[serde(default = "yes")]
+    target_empty: bool,
+    /// The case runs with `--keep`: scan the kept run directory for process
+    /// memory and files larger than this many bytes, then remove it.
+    #[serde(default)]
+    keep_scan_max_file: Option<u64>,
+    /// Symlinks made in `work` before the run: [link, points-to].
+    #[serde(default)]
+    symlinks: Vec<[String; 2]>,
+    /// FIFOs made in `work` before the run (a reader of one blocks forever).
+    #[serde(default)]
+    fifos: Vec<String>,
+    /// Commands run before the case (e.g. an import whose output it replays);
+    /// they must not crash either, whatever their exit code.
+    #[serde(default)]
+    before: Vec<Vec<String>>,
+    /// Files generated in `work` before the run: [path, generator].
+    #[serde(default)]
+    generate: Vec<[String; 2]>,
+    /// A directory (relative to work) whose `.svg` files must be well-formed XML.
+    #[serde(default)]
+    svg_xml: Option<String>,
+    /// RLIMIT_AS for the child, in GiB.
+    #[serde(default = "default_mem_gib")]
+    mem_gib: u64,
+    /// RLIMIT_FSIZE for the child, in MiB.
+    #[serde(default = "default_fsize_mib")]
+    fsize_mib: u64,
+}
+
+fn default_exit() -> Vec<i32> {
+    vec![1, 2]
+}
+fn default_deadline() -> f64 {
+    5.0
+}
+fn yes() -> bool {
+    true
+}
+fn default_mem_gib() -> u64 {
+    8
+}
+fn default_fsize_mib() -> u64 {
+    512
+}
+
+/// A generated input too big or too regular to keep in git.
+fn generate(kind: &str) -> Vec<u8> {
+    let doc = |label: &str, samples: &str| {
+        format!(
+            r#"{{"schema":"plumb.result.v1","plumb_version":"0.1.0","label":"{label}","started":"2026-11-30T10:00:00+00:00","finished":"2026-11-30T10:01:00+00:00","host":{{"hostname":"h","os":"Linux","kernel":"6","arch":"x86_64","cpu_model":"c","cpus":1,"memory_bytes":1}},"target":null,"scenarios":[{{"name":"s","pack":"p","source_sha256":null,"params":{{}},"repeat":1,"metrics":[{{"name":"m","unit":"u","better":"higher","value":1.0,"samples":[{samples}]}}],"jobs":[],"tables":[],"error":null}}]}}"#
+        )
+    };
+    match kind {
+        "json-deep-arrays" => format!("{}{}", "[".repeat(200_000), "]".repeat(200_000)).into_bytes(),
+        "json-deep-in-doc" => {
+            let deep = format!("{}1{}", "{\"a\":".repeat(100_000), "}".repeat(100_000));
+            doc("deep", "1.0").replace("\"target\":null", &format!("\"target\":{deep}")).into_bytes()
+        }
+        "json-million-samples-a" | "json-million-samples-b" => {
+            let base = if kind.ends_with('a') { 100.0 } else { 110.0 };
+            let samples: Vec<String> = (0..1_000_000)
+                .map(|i| format!("{}", base + (i % 97) as f64 * 0.01))
+                .collect();
+            doc(kind, &samples.join(",")).into_bytes()
+        }
+        "json-64mib-string" => doc(&"A".repeat(64 << 20), "1.0").into_bytes(),
+        "strace-long-line" => {
+            let mut s = String::from("1234 1700000000.000001 openat(AT_FDCWD, \"");
+            s.push_str(&"a".repeat(8 << 20));
+            s.push_str("\", O_RDONLY) = 3</x> <0.000010>\n");
+            s.into_bytes()
+        }
+        "rhai-nested-array-source" => {
+            // A literal nested 50,000 deep in the source, not built by a loop.
+            format!("let a = {}1{};\n", "[".repeat(50_000), "]".repeat(50_000)).into_bytes()
+        }
+        "trace-2000-threads" => {
+            let mut s = String::from("plumb-trace 1\nduration_us 1000\nfile 0 4096 a\n");
+            for t in 0..2000 {
+                s.push_str(&format!("thread {t} {}\n", 1000 + t));
+            }
+            let mut ops = 0;
+            for t in 0..2000 {
+                s.push_str(&format!("op {t} {t} 1 stat 0\n"));
+                ops += 1;
+            }
+            s.push_str(&format!("end {ops}\n"));
+            s.into_bytes()
+        }
+        "trace-open-5000" => {
+            let mut s = String::from("plumb-trace 1\nduration_us 100000\nfile 0 4096 a\nthread 0 1\n");
+            for h in 0..5000 {
+                s.push_str(&format!("op 0 {h} 1 open {h} 0 r\n"));
+            }
+            s.push_str("end 5000\n");
+            s.into_bytes()
+        }
+        "toml-deep-arrays" => format!(
+            "name = \"deep\"\nversion = \"1\"\ndescription = \"d\"\nscenarios = [\"a.rhai\"]\nx = {}1{}\n",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        )
+        .into_bytes(),
+        other => panic!("unknown generator {other}"),
+    }
+}
+
+/// Size and content hash of every file under `dir`, by relative path.
+fn snapshot(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().display().to_string();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                out.insert(rel, "dir".into());
+                walk(root, &p, out);
+            } else if meta.file_type().is_symlink() {
+                out.insert(
+                    rel,
+                    format!("link {}", std::fs::read_link(&p).unwrap().display()),
+                );
+            } else {
+                let data = std::fs::read(&p).unwrap_or_default();
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                std::hash::Hash::hash(&data, &mut h);
+                out.insert(
+                    rel,
+                    format!(
+                        "{} bytes, hash {:x}, mode {:o}",
+                        data.len(),
+                        std::hash::Hasher::finish(&h),
+                        std::os::unix::fs::PermissionsExt::mode(&meta.permissions())
+                    ),
+                );
+            }
+        }
+    }
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn fill(text: &str, work: &Path, target: &Path, outside: &Path) -> String {
+    text.replace("{work}", &work.display().to_string())
+        .replace("{target}", &target.display().to_string())
+        .replace("{outside}", &outside.display().to_string())
+}
+
+/// Copies the corpus into `work`, filling placeholders in text files.
+fn copy_corpus(from: &Path, to: &Path, work: &Path, target: &Path, outside: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let p = e.path();
+        let dst = to.join(e.file_name());
+        if p.is_dir() {
+            copy_corpus(&p, &dst, work, target, outside);
+        } else {
+            let data = std::fs::read(&p).unwrap();
+            match String::from_utf8(data) {
+                Ok(text) => std::fs::write(&dst, fill(&text, work, target, outside)).unwrap(),
+                Err(e) => std::fs::write(&dst, e.into_bytes()).unwrap(),
+            }
+        }
+    }
+}
+
+/// Every file under `dir` larger than `max`, or holding process memory.
+fn scan_for_heap(dir: &Path, max: u64) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let len = e.metadata().map(|m| m.len()).unwrap_or(0);
+            if len > max {
+                problems.push(format!("{} is {len} bytes (> {max} asked)", p.display()));
+            }
+            let mut f = std::fs::File::open(&p).unwrap();
+            let mut buf = vec![0u8; 1 << 20];
+            let mut zeros = 0usize;
+            let mut carry: Vec<u8> = Vec::new();
+            let mut at = 0u64;
+            loop {
+                let n = f.read(&mut buf).unwrap_or(0);
+                if n == 0 {
+                    break;
+                }
+                let mut window = std::mem::take(&mut carry);
+                window.extend_from_slice(&buf[..n]);
+                for m in HEAP_MARKERS {
+                    if let Some(i) = window.windows(m.len()).position(|w| w == *m) {
+                        problems.push(format!(
+                            "{} holds {:?} near byte {} (process memory written to disk)",
+                            p.display(),
+                            String::from_utf8_lossy(m),
+                            at + i as u64
+                        ));
+                        return problems;
+                    }
+                }
+                for &b in &buf[..n] {
+                    zeros = if b == 0 { zeros + 1 } else { 0 };
+                    if zeros == 4096 {
+                        problems.push(format!(
+                            "{} has 4 KiB of zeros (not pattern data; heap?)",
+                            p.display()
+                        ));
+                        return problems;
+                    }
+                }
+                carry = window[window.len().saturating_sub(16)..].to_vec();
+                at += n as u64;
+            }
+        }
+    }
+    problems
+}
+
+/// What a limited run of plumb did: `status` is None when it was killed for
+/// running past its time.
+pub struct Limited {
+    pub status: Option<std::process::ExitStatus>,
+    pub secs: f64,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs plumb with `args` in `cwd` under an address-space limit of `mem_gib`
+/// GiB and a file-size limit of `fsize_mib` MiB, in its own process group,
+/// killing the group after `kill_after` seconds. Output goes through files in
+/// `logs` (no pipe to fill).
+pub fn run_limited(
+    args: &[String],
+    cwd: &Path,
+    cache: &Path,
+    logs: &Path,
+    kill_after: f64,
+    mem_gib: u64,
+    fsize_mib: u64,
+) -> Limited {
+    let stdout_path = logs.join("stdout");
+    let stderr_path = logs.join("stderr");
+    let (mem, fsize) = (mem_gib << 30, fsize_mib << 20);
+    let mut cmd = Command::new(plumb_bin());
+    cmd.args(args)
+        .current_dir(cwd)
+        .env("PLUMB_CACHE_DIR", cache)
+        .env_remove("RUST_BACKTRACE")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&stdout_path).unwrap())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .process_group(0);
+    // SAFETY: only async-signal-safe setrlimit calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            for (res, v) in [(libc::RLIMIT_AS, mem), (libc::RLIMIT_FSIZE, fsize)] {
+                let l = libc::rlimit {
+                    rlim_cur: v,
+                    rlim_max: v,
+                };
+                if libc::setrlimit(res, &l) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("start plumb");
+    let limit = Duration::from_secs_f64(kill_after);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if started.elapsed() > limit {
+            // SAFETY: kills the process group this run started.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let secs = started.elapsed().as_secs_f64();
+    let read =
+        |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
+    Limited {
+        status,
+        secs,
+        stdout: read(&stdout_path),
+        stderr: read(&stderr_path),
+    }
+}
+
+struct Outcome {
+    name: String,
+    attack: String,
+    code: String,
+    secs: f64,
+    problems: Vec<String>,
+}
+
+/// Runs one case; returns what went wrong (nothing when it passed).
+fn run_case(c: &Case) -> Outcome {
+    let tmp = tempfile::Builder::new()
+        .prefix("plumb-hostile-")
+        .tempdir_in(
+            std::env::var_os("PLUMB_TEST_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(std::env::temp_dir),
+        )
+        .unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let (work, target, outside, logs, cache) = (
+        root.join("work"),
+        root.join("target"),
+        root.join("outside"),
+        root.join("logs"),
+        root.join("cache"),
+    );
+    for d in [&target, &outside, &logs, &cache] {
+        std::fs::create_dir(d).unwrap();
+    }
+    copy_corpus(Path::new(CORPUS), &work, &work, &target, &outside);
+    std::fs::write(outside.join("canary.txt"), "canary: must never change\n").unwrap();
+    std::fs::write(
+        outside.join("secret.txt"),
+        "TOPSECRET-0xC0FFEE let x = ;\nTOPSECRET line two\n",
+    )
+    .unwrap();
+    std::fs::write(outside.join("victim.0.0"), vec![7u8; 8192]).unwrap();
+    std::fs::write(
+        outside.join("secret.trace"),
+        "plumb-trace 1\nduration_us 10\nfile 0 4096 TOPSECRET-file\nthread 0 1\nop 0 0 1 stat 0\nend 1\n",
+    )
+    .unwrap();
+    for [link, to] in &c.symlinks {
+        let link = work.join(link);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(fill(to, &work, &target, &outside), link).unwrap();
+    }
+    for [path, kind] in &c.generate {
+        std::fs::write(work.join(path), generate(kind)).unwrap();
+    }
+    for f in &c.fifos {
+        let p = std::ffi::CString::new(work.join(f).into_os_string().into_encoded_bytes()).unwrap();
+        let _ = std::fs::remove_file(work.join(f));
+        // SAFETY: mkfifo with a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(p.as_ptr(), 0o644) }, 0, "mkfifo {f}");
+    }
+    let mut early = Vec::new();
+    for b in &c.before {
+        let args: Vec<String> = b
+            .iter()
+            .map(|a| fill(a, &work, &target, &outside))
+            .collect();
+        let out = Command::new(plumb_bin())
+            .args(&args)
+            .current_dir(&work)
+            .env("PLUMB_CACHE_DIR", &cache)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run a before command");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        if out.status.signal().is_some() || CRASH_TEXT.iter().any(|t| text.contains(t)) {
+            early.push(format!(
+                "before-command {args:?} crashed ({:?}): {}",
+                out.status,
+                last_line(&text)
+            ));
+        }
+    }
+    let before_outside = snapshot(&outside);
+    let before_root: Vec<String> = crate::util::entries(&root);
+
+    let args: Vec<String> = c
+        .args
+        .iter()
+        .map(|a| fill(a, &work, &target, &outside))
+        .collect();
+    let cwd = match c.cwd.as_deref() {
+        Some("target") => target.clone(),
+        _ => work.clone(),
+    };
+    let ran = run_limited(
+        &args,
+        &cwd,
+        &cache,
+        &logs,
+        c.deadline + 2.0,
+        c.mem_gib,
+        c.fsize_mib,
+    );
+    let mut problems = early;
+    let (status, secs, stdout, stderr) = (ran.status, ran.secs, ran.stdout, ran.stderr);
+    let code = match status {
+        None => {
+            problems.push(format!(
+                "hung: killed after {:.1} s (deadline {} s + 2 s)",
+                secs, c.deadline
+            ));
+            "killed".to_string()
+        }
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => {
+                if !c.exit.contains(&code) {
+                    problems.push(format!("exit {code}, expected one of {:?}", c.exit));
+                }
+                if code != 0 {
+                    let lower = stderr.to_lowercase();
+                    if stderr.trim().is_empty() {
+                        problems.push("failed with nothing on stderr".into());
+                    } else if !c.stderr_any.is_empty()
+                        && !c
+                            .stderr_any
+                            .iter()
+                            .any(|w| lower.contains(&w.to_lowercase()))
+                    {
+                        problems.push(format!(
+                            "stderr names none of {:?}: {}",
+                            c.stderr_any,
+                            last_line(&stderr)
+                        ));
+                    }
+                }
+                code.to_string()
+            }
+            (None, Some(sig)) => {
+                problems.push(format!("killed by signal {sig} ({})", signal_name(sig)));
+                format!("sig{sig}")
+            }
+            _ => "?".into(),
+        },
+    };
+    for t in CRASH_TEXT {
+        if stdout.contains(t) || stderr.contains(t) {
+            problems.push(format!("output contains {t:?}: {}", crash_line(&stderr, t)));
+        }
+    }
+    for t in &c.lacks {
+        if stdout.contains(t.as_str()) || stderr.contains(t.as_str()) {
+            problems.push(format!("output shows {t:?} (read from outside)"));
+        }
+    }
+    if c.no_esc {
+        for (what, text) in [("stdout", &stdout), ("stderr", &stderr)] {
+            if text.contains('\x1b') || text.contains('\u{9b}') {
+                problems.push(format!("{what} carries a raw ESC/CSI (terminal injection)"));
+            }
+        }
+    }
+    if let Some(dir) = &c.svg_xml {
+        for e in std::fs::read_dir(work.join(dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            if let Err(err) = roxmltree::Document::parse(&text) {
+                problems.push(format!(
+                    "{} is not well-formed XML (markup injection): {err}",
+                    e.file_name().to_string_lossy()
+                ));
+            }
+        }
+    }
+    // What the case left in the target.
+    let left: Vec<String> = crate::util::entries(&target);
+    if let Some(max) = c.keep_scan_max_file {
+        let runs: Vec<_> = left
+            .iter()
+            .filter(|n| n.starts_with("plumb-run-"))
+            .collect();
+        if runs.is_empty() {
+            problems.push("--keep kept no run directory to scan".into());
+        }
+        for r in runs {
+            problems.extend(scan_for_heap(&target.join(r), max));
+        }
+    } else {
+        let runs: Vec<_> = left
+            .iter()
+            .filter(|n| n.starts_with("plumb-run-"))
+            .collect();
+        if !runs.is_empty() {
+            problems.push(format!("run directory left behind: {runs:?}"));
+        } else if c.target_empty && !left.is_empty() {
+            problems.push(format!(
+                "files left in the target (outside the run dir): {left:?}"
+            ));
+        }
+    }
+    let work_runs: Vec<String> = crate::util::entries(&work)
+        .into_iter()
+        .filter(|n| n.starts_with("plumb-run-"))
+        .collect();
+    if !work_runs.is_empty() && cwd == work {
+        problems.push(format!("run directory left in the cwd: {work_runs:?}"));
+    }
+    let after_outside = snapshot(&outside);
+    if after_outside != before_outside {
+        let mut diff = Vec::new();
+        for (k, v) in &before_outside {
+            match after_outside.get(k) {
+                None => diff.push(format!("deleted {k}")),
+                Some(w) if w != v => diff.push(format!("changed {k}")),
+                _ => {}
+            }
+        }
+        for k in after_outside.keys() {
+            if !before_outside.contains_key(k) {
+                diff.push(format!("created {k}"));
+            }
+        }
+        problems.push(format!("outside dir touched: {}", diff.join(", ")));
+    }
+    let after_root = crate::util::entries(&root);
+    if after_root != before_root {
+        problems.push(format!(
+            "created beside the target: {:?}",
+            after_root
+                .iter()
+                .filter(|n| !before_root.contains(n))
+                .collect::<Vec<_>>()
+        ));
+    }
+    if std::env::var_os("HOSTILE_VERBOSE").is_some() {
+        eprintln!(
+            "--- {} ({code}, {secs:.1}s)\nstdout: {}\nstderr: {}",
+            c.name,
+            stdout.chars().take(2000).collect::<String>(),
+            stderr.chars().take(2000).collect::<String>()
+        );
+    }
+    Outcome {
+        name: c.name.clone(),
+        attack: c.attack.clone(),
+        code,
+        secs,
+        problems,
+    }
+}
+
+fn last_line(s: &str) -> String {
+    let l = s.trim().lines().last().unwrap_or("").to_string();
+    l.chars().take(160).collect()
+}
+
+fn crash_line(s: &str, t: &str) -> String {
+    s.lines()
+        .find(|l| l.contains(t))
+        .unwrap_or("(in stdout)")
+        .chars()
+        .take(160)
+        .collect()
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGABRT => "SIGABRT: abort, e.g. stack overflow or failed allocation",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGILL => "SIGILL",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGKILL => "SIGKILL (OOM?)",
+        libc::SIGXFSZ => "SIGXFSZ: wrote a file past the test's size limit",
+        _ => "signal",
+    }
+}
+
+fn load_cases() -> Vec<Case> {
+    let text = std::fs::read_to_string(Path::new(CORPUS).join("cases.toml")).unwrap();
+    let corpus: Corpus = toml::from_str(&text).expect("tests/hostile/cases.toml");
+    let mut seen = std::collections::HashSet::new();
+    for c in &corpus.case {
+        assert!(seen.insert(c.name.clone()), "duplicate case {}", c.name);
+    }
+    corpus.case
+}
+
+/// Runs every corpus case (two at a time; `HOSTILE_ONLY=a,b` picks some) and
+/// fails with a table of every failing case.
+#[test]
+fn hostile_corpus() {
+    let only: Option<Vec<String>> = std::env::var("HOSTILE_ONLY")
+        .ok()
+        .map(|s| s.split(',').map(str::to_string).collect());
+    let cases: Vec<Case> = load_cases()
+        .into_iter()
+        .filter(|c| {
+            only.as_ref()
+                .is_none_or(|o| o.iter().any(|n| c.name.contains(n.as_str())))
+        })
+        .collect();
+    assert!(!cases.is_empty(), "no case selected");
+    let queue = std::sync::Mutex::new(cases.clone().into_iter().enumerate());
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let next = queue.lock().unwrap().next();
+                let Some((i, c)) = next else { break };
+                let o = run_case(&c);
+                results.lock().unwrap().push((i, o));
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|(i, _)| *i);
+    let failed: Vec<&Outcome> = results
+        .iter()
+        .map(|(_, o)| o)
+        .filter(|o| !o.problems.is_empty())
+        .collect();
+    let mut table = String::new();
+    for (_, o) in &results {
+        let status = if o.problems.is_empty() {
+            "pass"
+        } else {
+            "FAIL"
+        };
+        table.push_str(&format!(
+            "{status} {:<34} exit {:<7} {:>5.1}s  {}\n",
+            o.name,
+            o.code,
+            o.secs,
+            o.problems.join("; ")
+        ));
+    }
+    eprintln!("hostile corpus: {} cases\n{table}", results.len());
+    assert!(
+        failed.is_empty(),
+        "{} of {} hostile cases failed:\n{}",
+        failed.len(),
+        results.len(),
+        failed
+            .iter()
+            .map(|o| format!("  {} ({}): {}", o.name, o.attack, o.problems.join("; ")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}

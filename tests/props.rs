@@ -1,0 +1,999 @@
+//! Property tests over every parser and every host function's arguments.
+//!
+//! The property everywhere: no panic, no abort, an error that names the
+//! input, and (for scenario operations) nothing written outside the run
+//! directory. Parsers are called in-process through the library under
+//! `catch_unwind` (the dev profile has overflow checks, so an unchecked
+//! `u64` sum panics here); host functions run in scripts through the real
+//! binary under memory and time limits (a hostile size must not be able to
+//! take the test process or the machine down with it).
+//!
+//! Seeds are fixed and case counts bounded; failures are not shrunk (each
+//! binary run costs time) so a failing case prints the input as generated.
+
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, RngSeed, TestCaseError};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+fn config(cases: u32, seed: u64) -> Config {
+    Config {
+        cases,
+        rng_seed: RngSeed::Fixed(seed),
+        failure_persistence: None,
+        max_shrink_iters: 0,
+        ..Config::default()
+    }
+}
+
+/// Calls `f`, turning a panic into a test failure that shows the input.
+fn no_panic<T>(what: &str, input: &str, f: impl FnOnce() -> T) -> Result<T, TestCaseError> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        TestCaseError::fail(format!("{what} panicked ({msg}) on input:\n{input:?}"))
+    })
+}
+
+/// An error message must say something.
+fn named(what: &str, input: &str, msg: &str) -> Result<(), TestCaseError> {
+    prop_assert!(
+        !msg.trim().is_empty(),
+        "{what}: empty error message for {input:?}"
+    );
+    Ok(())
+}
+
+/// Numbers and words that break naive parsers and arithmetic.
+fn hostile_number() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("0".to_string()),
+        Just("-1".to_string()),
+        Just("-0".to_string()),
+        Just("nan".to_string()),
+        Just("NaN".to_string()),
+        Just("inf".to_string()),
+        Just("-inf".to_string()),
+        Just("1e308".to_string()),
+        Just("1e-300".to_string()),
+        Just("1e19".to_string()),
+        Just("4294967295".to_string()),
+        Just("4294967296".to_string()),
+        Just("4294967297".to_string()),
+        Just("9223372036854775807".to_string()),
+        Just("9223372036854775808".to_string()),
+        Just("18446744073709551615".to_string()),
+        Just("18446744073709551616".to_string()),
+        Just("99999999999999999999999".to_string()),
+        Just("16E".to_string()),
+        Just("17E".to_string()),
+        Just("1P".to_string()),
+        Just("8191P".to_string()),
+        Just("0x10".to_string()),
+        Just("".to_string()),
+        Just(" ".to_string()),
+        Just("%".to_string()),
+        Just("100%".to_string()),
+        Just("1e308%".to_string()),
+        Just("-5%".to_string()),
+        Just("4k".to_string()),
+        Just("1kib".to_string()),
+        Just("4k-1G".to_string()),
+        Just("1G-0".to_string()),
+        Just("4k/50:64k/50".to_string()),
+        Just("4k/200:0/0".to_string()),
+        Just("zipf:nan".to_string()),
+        Just("zipf:0".to_string()),
+        Just("zipf:1e308".to_string()),
+        Just("pareto:-1".to_string()),
+        Just("normal:inf".to_string()),
+        Just("99999999999999999999h".to_string()),
+        Just("1e300s".to_string()),
+        Just("-1ms".to_string()),
+        Just("../../x".to_string()),
+        Just("/etc/passwd".to_string()),
+        Just("a:b:../c".to_string()),
+        any::<u64>().prop_map(|n| n.to_string()),
+        any::<i64>().prop_map(|n| n.to_string()),
+        any::<f64>().prop_map(|f| f.to_string()),
+        (
+            any::<u64>(),
+            prop::sample::select(vec![
+                "k", "K", "m", "M", "g", "G", "t", "T", "p", "P", "e", "E", "KiB", "s", "ms", "us",
+                "m", "h", "%"
+            ])
+        )
+            .prop_map(|(n, s)| format!("{n}{s}")),
+        "[ -~]{0,12}",
+        ".{0,6}",
+    ]
+}
+
+// ---------------------------------------------------------------- units
+
+proptest! {
+    #![proptest_config(config(2000, 0x1157_0001))]
+
+    /// Sizes and durations: no panic; a suffixed size is exact or an error, never wrapped.
+    #[test]
+    fn sizes_and_durations_parse_without_panic(text in hostile_number()) {
+        let size = no_panic("parse_size", &text, || plumb::units::parse_size(&text))?;
+        if let Err(e) = &size { named("parse_size", &text, e)?; }
+        let spec = no_panic("parse_size_spec", &text, || plumb::units::parse_size_spec(&text))?;
+        if let Err(e) = &spec { named("parse_size_spec", &text, e)?; }
+        let d = no_panic("parse_duration", &text, || plumb::units::parse_duration(&text))?;
+        if let Err(e) = &d { named("parse_duration", &text, e)?; }
+    }
+
+    #[test]
+    fn suffixed_sizes_never_wrap(n in any::<u64>(), shift in prop::sample::select(vec![("k", 10u32), ("m", 20), ("g", 30), ("t", 40), ("p", 50), ("e", 60)])) {
+        let text = format!("{n}{}", shift.0);
+        let got = no_panic("parse_size", &text, || plumb::units::parse_size(&text))?;
+        match n.checked_mul(1u64 << shift.1) {
+            Some(v) => prop_assert_eq!(got.ok(), Some(v), "{}", text),
+            None => prop_assert!(got.is_err(), "{text} wrapped to {got:?}"),
+        }
+    }
+
+    /// `--assert` expressions: no panic; NaN is never a threshold.
+    #[test]
+    fn assertions_parse_without_panic(metric in "[a-z./_-]{0,10}", op in prop::sample::select(vec![">=", ">", "<=", "<", "==", "=", ""]), value in hostile_number()) {
+        let text = format!("{metric} {op} {value}");
+        let r = no_panic("assertions::parse", &text, || plumb::assertions::parse(&text))?;
+        match r {
+            Err(e) => named("assertions::parse", &text, &e)?,
+            Ok(a) => prop_assert!(!format!("{a:?}").to_lowercase().contains("nan"), "{text} accepted as {a:?}"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- fio options and job files
+
+fn option_name() -> impl Strategy<Value = String> {
+    let names: Vec<String> = plumb::job::options::OPTIONS
+        .iter()
+        .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
+        .map(str::to_string)
+        .collect();
+    prop_oneof![
+        9 => prop::sample::select(names),
+        1 => "[a-z_]{0,12}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(config(3000, 0x1157_0002))]
+
+    /// Any option with any value: no panic in apply or validate; errors name the option.
+    #[test]
+    fn fio_options_never_panic(opts in prop::collection::vec((option_name(), prop::option::of(hostile_number())), 1..6)) {
+        let input = format!("{opts:?}");
+        let mut job = plumb::job::JobSpec::default();
+        for (name, value) in &opts {
+            let r = no_panic("options::apply", &input, || plumb::job::options::apply(&mut job, name, value.as_deref()))?;
+            if let Err(e) = r {
+                let msg = e.to_string();
+                named("options::apply", &input, &msg)?;
+                prop_assert!(msg.contains(name.as_str()) || e.option == *name, "error does not name '{name}': {msg}");
+            }
+        }
+        let v = no_panic("options::validate", &input, || plumb::job::options::validate(&job))?;
+        if let Err(e) = v { named("options::validate", &input, &e.to_string())?; }
+    }
+
+    /// numjobs, iodepth, nrfiles, loops: a value that does not fit is an error, never truncated.
+    #[test]
+    fn counts_are_exact_or_refused(which in prop::sample::select(vec!["numjobs", "iodepth", "nrfiles", "loops", "iodepth_batch_submit", "rwmixread", "fsync", "fdatasync"]), n in prop_oneof![any::<u64>(), 0u64..=5, (u32::MAX as u64 - 2)..=(u32::MAX as u64 + 2)]) {
+        let text = n.to_string();
+        let mut job = plumb::job::JobSpec::default();
+        let r = no_panic("options::apply", &text, || plumb::job::options::apply(&mut job, which, Some(&text)))?;
+        if r.is_ok() {
+            let got: u64 = match which {
+                "numjobs" => job.numjobs.into(),
+                "iodepth" => job.iodepth.into(),
+                "nrfiles" => job.nrfiles.into(),
+                "loops" => job.loops.into(),
+                "iodepth_batch_submit" => job.iodepth_batch_submit.into(),
+                "rwmixread" => job.rwmixread.into(),
+                "fsync" => job.fsync.into(),
+                _ => job.fdatasync.into(),
+            };
+            prop_assert_eq!(got, n, "{}={} was accepted as {}", which, n, got);
+        }
+    }
+
+    /// Job files: any text; no panic; errors name `file:line`.
+    #[test]
+    fn job_files_never_panic(lines in prop::collection::vec(prop_oneof![
+        Just("[global]".to_string()),
+        "\\[[ -~]{0,10}\\]?",
+        (option_name(), hostile_number()).prop_map(|(k, v)| format!("{k}={v}")),
+        option_name(),
+        "[ -~]{0,20}",
+        Just("include /etc/passwd".to_string()),
+    ], 0..12)) {
+        let text = lines.join("\n");
+        let r = no_panic("parse_job_file", &text, || plumb::job::jobfile::parse_job_file(&text, "j.fio"))?;
+        match r {
+            Err(e) => {
+                let msg = e.to_string();
+                prop_assert!(msg.contains("j.fio:"), "job file error without its place: {msg}");
+            }
+            Ok(sections) => {
+                let jobs = no_panic("jobs_from_sections", &text, || plumb::job::jobfile::jobs_from_sections(&[], &sections))?;
+                if let Err(e) = jobs { named("jobs_from_sections", &text, &e.to_string())?; }
+            }
+        }
+    }
+
+    /// `plumb fio` command lines: no panic; errors say something.
+    #[test]
+    fn fio_command_lines_never_panic(args in prop::collection::vec(prop_oneof![
+        (option_name(), hostile_number()).prop_map(|(k, v)| format!("--{k}={v}")),
+        option_name().prop_map(|k| format!("--{k}")),
+        hostile_number(),
+        Just("--name=x".to_string()),
+        Just("--output-format=json".to_string()),
+        Just("--json".to_string()),
+        Just("--".to_string()),
+    ], 0..8)) {
+        let input = format!("{args:?}");
+        let r = no_panic("fio_cmd::parse_args", &input, || plumb::fio_cmd::parse_args(&args))?;
+        if let Err(e) = r { named("fio_cmd::parse_args", &input, &e.to_string())?; }
+    }
+}
+
+// ---------------------------------------------------------------- pack.toml
+
+fn toml_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        hostile_number().prop_map(|s| format!("{s:?}")),
+        any::<i64>().prop_map(|n| n.to_string()),
+        Just("-1".to_string()),
+        Just("nan".to_string()),
+        Just("inf".to_string()),
+        Just("true".to_string()),
+        Just("[]".to_string()),
+        Just("[\"ok.rhai\", \"../x.rhai\", \"/etc/passwd\", \".hidden\", \"\"]".to_string()),
+        Just("{ a = 1 }".to_string()),
+        Just("\"\\u001b[2J\"".to_string()),
+        Just("[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]".to_string()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(config(400, 0x1157_0003))]
+
+    /// pack.toml with hostile values for every key: load_dir never panics
+    /// and its errors say something.
+    #[test]
+    fn pack_manifests_never_panic(fields in prop::collection::vec((prop::sample::select(vec![
+        "name", "version", "description", "scenarios", "data", "assert",
+        "capabilities.max_bytes", "capabilities.net", "capabilities.direct_io",
+        "capabilities.threads", "capabilities.root", "params.size.default",
+        "params.size.unit", "params.n.default", "nonsense",
+    ]), toml_value()), 0..10)) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut top = String::from("name = \"p\"\nversion = \"1\"\ndescription = \"d\"\nscenarios = [\"ok.rhai\"]\n");
+        let mut tables: std::collections::BTreeMap<String, String> = Default::default();
+        for (k, v) in &fields {
+            match k.rsplit_once('.') {
+                None => top.push_str(&format!("{k} = {v}\n")),
+                Some((t, key)) => tables.entry(t.to_string()).or_default().push_str(&format!("{key} = {v}\n")),
+            }
+        }
+        for (t, body) in &tables {
+            top.push_str(&format!("[{t}]\n{body}"));
+        }
+        std::fs::write(dir.path().join("pack.toml"), &top).unwrap();
+        std::fs::write(dir.path().join("ok.rhai"), "report::metric(\"ok\", 1.0, \"\", \"higher\");").unwrap();
+        let r = no_panic("pack::load_dir", &top, || plumb::pack::load_dir(dir.path()))?;
+        match r {
+            Err(e) => named("pack::load_dir", &top, &e.to_string())?,
+            Ok(p) => {
+                let m = no_panic("Capabilities::max_bytes", &top, || p.capabilities.max_bytes())?;
+                if let Err(e) = m { named("Capabilities::max_bytes", &top, &e)?; }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- traces, strace logs, fio iologs
+
+fn big() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        0u64..8192,
+        Just(u64::MAX),
+        Just(u64::MAX - 4095),
+        Just(1u64 << 63),
+        Just(i64::MAX as u64),
+        Just(1u64 << 62),
+        any::<u64>(),
+    ]
+}
+
+fn trace_path() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z]{1,6}",
+        Just("..".to_string()),
+        Just(".".to_string()),
+        Just("../../outside/x".to_string()),
+        Just("/etc/passwd".to_string()),
+        Just("%2e%2e/%2e%2e/y".to_string()),
+        Just("a%00b".to_string()),
+        Just("%zz".to_string()),
+        Just("d/e/f".to_string()),
+    ]
+}
+
+/// A trace text from the format's grammar with hostile numbers (may be invalid).
+fn trace_text() -> impl Strategy<Value = String> {
+    let op = (0u32..3, big(), big(), 0usize..22, 0u32..4, big(), big()).prop_map(
+        |(thread, start, dur, kind, h, a, b)| {
+            let f = h % 3;
+            let args = match kind {
+                0 => format!("open {h} {f} rw,creat"),
+                1 => format!("open {h} {f} r"),
+                2 => format!("pread {h} {a} {b}"),
+                3 => format!("pwrite {h} {a} {b}"),
+                4 => format!("read {h} {a} {b}"),
+                5 => format!("write {h} {a} {b}"),
+                6 => format!("lseek {h} {a}"),
+                7 => format!("fsync {h}"),
+                8 => format!("ftruncate {h} {a}"),
+                9 => format!("fallocate {h} {a} {b}"),
+                10 => format!("close {h}"),
+                11 => format!("copy {h} {} {b}", (h + 1) % 4),
+                12 => format!("stat {f}"),
+                13 => format!("unlink {f}"),
+                14 => format!("mkdir {f}"),
+                15 => format!("rename {f} {}", (f + 1) % 3),
+                16 => format!("mmap {h} {a}"),
+                17 => format!("sync_file_range {h} {a} {b}"),
+                18 => format!("readv {h} {a} {b}"),
+                19 => format!("rmdir {f}"),
+                20 => format!("fstat {h}"),
+                _ => format!("open {h} {f} rw,creat,trunc,direct,sync"),
+            };
+            (start, format!("op {thread} {start} {dur} {args}"))
+        },
+    );
+    (
+        big(),
+        prop::collection::vec((prop::option::of(big()), trace_path()), 1..4),
+        1usize..4,
+        prop::collection::vec(op, 0..14),
+        any::<bool>(),
+    )
+        .prop_map(|(duration, files, threads, mut ops, end_ok)| {
+            ops.sort_by_key(|(s, _)| *s);
+            let mut t = format!("plumb-trace 1\nduration_us {duration}\n");
+            for (i, (size, path)) in files.iter().enumerate() {
+                let size = size.map_or("-".to_string(), |s| s.to_string());
+                t.push_str(&format!("file {i} {size} {path}\n"));
+            }
+            for i in 0..threads {
+                t.push_str(&format!("thread {i} {}\n", 100 + i));
+            }
+            for (_, o) in &ops {
+                t.push_str(o);
+                t.push('\n');
+            }
+            let n = if end_ok { ops.len() } else { ops.len() + 1 };
+            t.push_str(&format!("end {n}\n"));
+            t
+        })
+}
+
+proptest! {
+    #![proptest_config(config(1500, 0x1157_0004))]
+
+    /// Traces: parse never panics; a parsed trace summarises, estimates its
+    /// bytes without overflow and round-trips through its text form.
+    #[test]
+    fn traces_parse_summarise_and_round_trip(text in trace_text()) {
+        let r = no_panic("Trace::parse", &text, || plumb::trace::Trace::parse("t.trace", &text))?;
+        match r {
+            Err(e) => {
+                let msg = e.to_string();
+                prop_assert!(msg.contains("t.trace"), "trace error without the file: {msg}");
+            }
+            Ok(t) => {
+                no_panic("show::summarize", &text, || plumb::trace::show::render(&plumb::trace::show::summarize(&t)))?;
+                no_panic("replay::bytes_needed", &text, || plumb::trace::replay::bytes_needed(&t))?;
+                let again = no_panic("Trace::to_text", &text, || t.to_text())?;
+                let back = plumb::trace::Trace::parse("t.trace", &again);
+                prop_assert!(back.is_ok(), "to_text of a parsed trace does not parse: {:?}\n{again}", back.err());
+                prop_assert_eq!(back.unwrap().to_text(), again);
+            }
+        }
+    }
+
+    /// Garbage lines in a trace: parse never panics and names the file.
+    #[test]
+    fn trace_garbage_never_panics(lines in prop::collection::vec(prop_oneof![
+        "[ -~]{0,30}",
+        ".{0,10}",
+        (prop::sample::select(vec!["op", "file", "thread", "end", "duration_us"]), prop::collection::vec(hostile_number(), 0..7)).prop_map(|(k, v)| format!("{k} {}", v.join(" "))),
+    ], 0..10)) {
+        let text = format!("plumb-trace 1\n{}", lines.join("\n"));
+        let r = no_panic("Trace::parse", &text, || plumb::trace::Trace::parse("g.trace", &text))?;
+        if let Err(e) = r {
+            prop_assert!(e.to_string().contains("g.trace"), "{}", e);
+        }
+    }
+}
+
+/// One strace line from a grammar of the traced calls with hostile arguments.
+fn strace_line() -> impl Strategy<Value = String> {
+    let fd = prop_oneof![
+        Just("3</r/a>".to_string()),
+        Just("4</r/b>".to_string()),
+        Just("99999999999</r/c>".to_string()),
+        Just("-1".to_string()),
+        "[0-9]{1,3}".prop_map(|s| s)
+    ];
+    let num = prop_oneof![hostile_number(), big().prop_map(|n| n.to_string())];
+    (
+        prop_oneof![Just(1234u64), Just(1235), any::<u64>()],
+        prop_oneof![
+            Just("1700000000.000100".to_string()),
+            Just("-1.5".to_string()),
+            Just("1e308".to_string()),
+            Just("nan".to_string()),
+            "[0-9]{1,12}\\.[0-9]{6}"
+        ],
+        prop::sample::select(vec![
+            "openat",
+            "open",
+            "creat",
+            "read",
+            "pread64",
+            "write",
+            "pwrite64",
+            "readv",
+            "writev",
+            "lseek",
+            "fsync",
+            "fdatasync",
+            "ftruncate",
+            "fallocate",
+            "close",
+            "newfstatat",
+            "mmap",
+            "copy_file_range",
+            "sendfile",
+            "rename",
+            "renameat2",
+            "unlinkat",
+            "mkdirat",
+            "rmdir",
+            "chdir",
+            "fchdir",
+            "clone",
+            "clone3",
+            "vfork",
+            "sync_file_range",
+            "statx",
+        ]),
+        prop::collection::vec(
+            prop_oneof![
+                fd.clone(),
+                num.clone(),
+                Just("\"a.dat\"".to_string()),
+                Just("\"../../x\"".to_string()),
+                Just("\"\\x1b[2J\"".to_string()),
+                Just("O_RDWR|O_CREAT|O_DIRECT".to_string()),
+                Just("AT_FDCWD</r>".to_string()),
+                Just("\"\"...".to_string()),
+                Just("{flags=CLONE_VM}".to_string())
+            ],
+            0..6,
+        ),
+        prop_oneof![
+            fd,
+            num,
+            Just("-1 ENOENT (No such file or directory)".to_string()),
+            Just("?".to_string())
+        ],
+        prop_oneof![
+            Just(" <0.000010>".to_string()),
+            Just(" <nan>".to_string()),
+            Just(" <1e308>".to_string()),
+            Just("".to_string()),
+            Just(" <-1>".to_string())
+        ],
+        prop::sample::select(vec!["", " <unfinished ...>", "resumed"]),
+    )
+        .prop_map(|(pid, ts, call, args, ret, dur, tail)| match tail {
+            " <unfinished ...>" => {
+                format!("{pid} {ts} {call}({} <unfinished ...>", args.join(", "))
+            }
+            "resumed" => format!(
+                "{pid} {ts} <... {call} resumed>{}) = {ret}{dur}",
+                args.join(", ")
+            ),
+            _ => format!("{pid} {ts} {call}({}) = {ret}{dur}", args.join(", ")),
+        })
+}
+
+proptest! {
+    #![proptest_config(config(1500, 0x1157_0005))]
+
+    /// strace logs: conversion never panics; a converted trace parses back
+    /// and summarises.
+    #[test]
+    fn strace_logs_never_panic(lines in prop::collection::vec(prop_oneof![8 => strace_line(), 1 => "[ -~]{0,40}", 1 => ".{0,8}"], 0..16),
+                               root in prop::sample::select(vec!["/r", "/", "", "../.."]), cwd in prop::sample::select(vec!["/r", "/", "", "rel"])) {
+        let log = lines.join("\n");
+        let r = no_panic("strace::convert", &log, || plumb::trace::strace::convert("a.strace", &log, root, cwd))?;
+        match r {
+            Err(e) => prop_assert!(e.to_string().contains("a.strace"), "{}", e),
+            Ok(t) => {
+                no_panic("show::summarize", &log, || plumb::trace::show::render(&plumb::trace::show::summarize(&t)))?;
+                no_panic("replay::bytes_needed", &log, || plumb::trace::replay::bytes_needed(&t))?;
+                let text = t.to_text();
+                let back = plumb::trace::Trace::parse("conv.trace", &text);
+                prop_assert!(back.is_ok(), "an imported strace log gives an unreadable trace: {:?}\n{text}", back.err());
+            }
+        }
+    }
+
+    /// fio iologs (v2 and v3): conversion never panics; a converted trace parses back.
+    #[test]
+    fn fio_iologs_never_panic(v3 in any::<bool>(), lines in prop::collection::vec((
+        big(),
+        prop::sample::select(vec!["/d/a", "/d/b", "/", "a", "../../x", "/d/a b"]),
+        prop::sample::select(vec!["add", "open", "close", "read", "write", "trim", "sync", "datasync", "wait", "bogus"]),
+        prop::collection::vec(prop_oneof![big().prop_map(|n| n.to_string()), hostile_number()], 0..3),
+    ), 0..14)) {
+        let mut log = if v3 { "fio version 3 iolog\n" } else { "fio version 2 iolog\n" }.to_string();
+        for (ts, path, action, args) in &lines {
+            if v3 { log.push_str(&format!("{ts} ")); }
+            log.push_str(&format!("{path} {action} {}\n", args.join(" ")));
+        }
+        let r = no_panic("iolog::convert", &log, || plumb::trace::iolog::convert("j.iolog", &log))?;
+        match r {
+            Err(e) => prop_assert!(e.to_string().contains("j.iolog"), "{}", e),
+            Ok(t) => {
+                no_panic("show::summarize", &log, || plumb::trace::show::render(&plumb::trace::show::summarize(&t)))?;
+                no_panic("replay::bytes_needed", &log, || plumb::trace::replay::bytes_needed(&t))?;
+                let text = t.to_text();
+                let back = plumb::trace::Trace::parse("conv.trace", &text);
+                prop_assert!(back.is_ok(), "an imported iolog gives an unreadable trace: {:?}\n{text}", back.err());
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- result documents for compare
+
+fn json_value(depth: u32) -> BoxedStrategy<serde_json::Value> {
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::Bool),
+        any::<i64>().prop_map(|n| n.into()),
+        any::<u64>().prop_map(|n| n.into()),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| f.into()),
+        Just(serde_json::json!(1.7e308)),
+        Just(serde_json::json!(-1.7e308)),
+        Just(serde_json::json!(5e-324)),
+        "[ -~]{0,8}".prop_map(serde_json::Value::String),
+        Just(serde_json::Value::String("\u{1b}[2J\u{9b}31m".into())),
+    ];
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    prop_oneof![
+        3 => leaf,
+        1 => prop::collection::vec(json_value(depth - 1), 0..4).prop_map(serde_json::Value::Array),
+        1 => prop::collection::vec(json_value(depth - 1), 0..4).prop_map(|v| serde_json::Value::Array(v)),
+    ]
+    .boxed()
+}
+
+fn valid_doc(label: &str, samples: &[f64]) -> serde_json::Value {
+    serde_json::json!({
+        "schema": "plumb.result.v1", "plumb_version": "0.1.0", "label": label,
+        "started": "2026-11-30T10:00:00+00:00", "finished": "2026-11-30T10:01:00+00:00",
+        "host": { "hostname": "h", "os": "Linux", "kernel": "6", "arch": "x86_64",
+                  "cpu_model": "c", "cpus": 4, "memory_bytes": 1u64 << 33 },
+        "target": null,
+        "scenarios": [{ "name": "s", "pack": "p", "source_sha256": null, "params": {}, "repeat": samples.len(),
+                        "metrics": [{ "name": "m", "unit": "ns", "better": "lower",
+                                      "value": samples.first().copied().unwrap_or(0.0), "samples": samples }],
+                        "jobs": [], "tables": [], "error": null }]
+    })
+}
+
+/// Every JSON pointer to a value in `v`.
+fn pointers(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
+    out.push(at.clone());
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                pointers(x, format!("{at}/{k}"), out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                pointers(x, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn finite_sample() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        0.0f64..1e6,
+        Just(0.0),
+        Just(-1.0),
+        Just(1.7e308),
+        Just(-1.7e308),
+        Just(5e-324),
+        any::<f64>().prop_filter("finite", |f| f.is_finite()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(config(600, 0x1157_0006))]
+
+    /// A valid document with one field replaced by hostile JSON: load never
+    /// panics and names the file; what loads compares and renders in every
+    /// format without panic, and the terminal table carries no ESC.
+    #[test]
+    fn result_documents_never_panic(pick in any::<prop::sample::Index>(), value in json_value(3),
+                                    a in prop::collection::vec(finite_sample(), 0..6),
+                                    b in prop::collection::vec(finite_sample(), 0..6)) {
+        let mut doc = valid_doc("a", &a);
+        let mut ptrs = Vec::new();
+        pointers(&doc, String::new(), &mut ptrs);
+        let ptr = pick.get(&ptrs).clone();
+        if ptr.is_empty() { doc = value.clone(); } else if let Some(slot) = doc.pointer_mut(&ptr) { *slot = value.clone(); }
+        let dir = tempfile::tempdir().unwrap();
+        let pa = dir.path().join("a.json");
+        let pb = dir.path().join("b.json");
+        let text = serde_json::to_string(&doc).unwrap();
+        std::fs::write(&pa, &text).unwrap();
+        std::fs::write(&pb, serde_json::to_string(&valid_doc("b", &b)).unwrap()).unwrap();
+        let input = format!("{ptr} = {value}");
+        let da = no_panic("compare::load::load", &input, || plumb::compare::load::load(&pa))?;
+        let db = plumb::compare::load::load(&pb).map_err(TestCaseError::fail)?;
+        match da {
+            Err(e) => prop_assert!(e.contains("a.json"), "load error does not name the file: {e}"),
+            Ok(da) => {
+                let docs = vec![da, db];
+                let c = no_panic("compare::compare", &input, || plumb::compare::compare(&docs))?;
+                for f in [plumb::report::run_table::Format::Table, plumb::report::run_table::Format::Markdown, plumb::report::run_table::Format::Csv, plumb::report::run_table::Format::Json] {
+                    let out = no_panic("compare::render::render", &input, || plumb::compare::render::render(&c, &docs, f))?;
+                    if f == plumb::report::run_table::Format::Table {
+                        prop_assert!(!out.contains('\u{1b}') && !out.contains('\u{9b}'), "raw ESC/CSI in the terminal table for {input}");
+                    }
+                }
+                no_panic("compare::regressions", &input, || plumb::compare::regressions(&c, 10.0))?;
+            }
+        }
+    }
+
+    /// The bootstrap on any finite samples: no panic, and an interval that is
+    /// ordered when there is one.
+    #[test]
+    fn bootstrap_never_panics(a in prop::collection::vec(finite_sample(), 0..40), b in prop::collection::vec(finite_sample(), 0..40)) {
+        let input = format!("{a:?} vs {b:?}");
+        let ci = no_panic("bootstrap_ratio_ci", &input, || plumb::compare::stats::bootstrap_ratio_ci(&a, &b))?;
+        if let Some((lo, hi)) = ci {
+            prop_assert!(!(lo > hi), "interval ({lo}, {hi}) is reversed for {input}");
+        }
+        no_panic("median", &input, || plumb::compare::stats::median(&a))?;
+    }
+}
+
+// ---------------------------------------------------------------- plumb serve's request line
+
+proptest! {
+    #![proptest_config(config(3000, 0x1157_0007))]
+
+    /// Any request line: no panic, and errors say something.
+    #[test]
+    fn request_lines_never_panic(line in prop_oneof![
+        ".{0,40}",
+        (prop::sample::select(vec!["PLUMB/1", "PLUMB/2", "plumb/1", ""]), "[0-9a-fA-FxX-]{0,20}", prop::sample::select(vec!["sink", "source", "echo", "ECHO", ""]), hostile_number(), prop::sample::select(vec!["", "\r", " ", "\t", "\0", " extra"]))
+            .prop_map(|(m, s, v, n, tail)| format!("{m} {s} {v} {n}{tail}")),
+    ]) {
+        let r = no_panic("Opening::parse", &line, || plumb::net::protocol::Opening::parse(&line))?;
+        if let Err(e) = r { named("Opening::parse", &line, &e)?; }
+        let mut bytes: &[u8] = line.as_bytes();
+        let _ = no_panic("read_line", &line, || plumb::net::protocol::read_line(&mut bytes))?;
+    }
+
+    /// Every request a client sends parses back to itself, also with the
+    /// CRLF line ending a telnet-style client sends.
+    #[test]
+    fn request_lines_round_trip(session in any::<u64>(), kind in 0u8..3, n in 1u64..=plumb::net::protocol::MAX_ECHO, crlf in any::<bool>()) {
+        use plumb::net::protocol::{Opening, Request};
+        let request = match kind { 0 => Request::Sink, 1 => Request::Source, _ => Request::Echo(n) };
+        let o = Opening { session, request };
+        let line = o.line();
+        let mut wire = line.trim_end_matches('\n').to_string();
+        if crlf { wire.push('\r'); }
+        wire.push('\n');
+        let mut bytes: &[u8] = wire.as_bytes();
+        let read = plumb::net::protocol::read_line(&mut bytes).map_err(|e| TestCaseError::fail(e.to_string()))?.unwrap();
+        let back = Opening::parse(&read);
+        prop_assert_eq!(back, Ok(o), "the request line {:?} does not parse back", wire);
+    }
+}
+
+// ---------------------------------------------------------------- host functions, through the binary
+
+/// Values a script could pass for any option: boundary integers, NaN and
+/// infinities, sizes with suffixes, paths that climb out, wrong types.
+fn rhai_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("0".to_string()),
+        Just("-1".to_string()),
+        Just("1".to_string()),
+        Just("64".to_string()),
+        Just("4294967295".to_string()),
+        Just("4294967296".to_string()),
+        Just("9223372036854775807".to_string()),
+        Just("-9223372036854775808".to_string()),
+        Just("(0.0/0.0)".to_string()),
+        Just("(1.0/0.0)".to_string()),
+        Just("(-1.0/0.0)".to_string()),
+        Just("1e19".to_string()),
+        Just("1e-300".to_string()),
+        Just("0.5".to_string()),
+        Just("\"4k\"".to_string()),
+        Just("\"1G\"".to_string()),
+        Just("\"16E\"".to_string()),
+        Just("\"1P\"".to_string()),
+        Just("\"nan\"".to_string()),
+        Just("\"-5\"".to_string()),
+        Just("\"99999999999999999999h\"".to_string()),
+        Just("\"10s\"".to_string()),
+        Just("\"../../outside/p\"".to_string()),
+        Just("\"{outside}/p\"".to_string()),
+        Just("\"\"".to_string()),
+        Just("\"zipf:nan\"".to_string()),
+        Just("\"127.0.0.1:1\"".to_string()),
+        Just("true".to_string()),
+        Just("()".to_string()),
+        Just("[1, [2, [3]]]".to_string()),
+        Just("#{ a: #{ b: 1 } }".to_string()),
+    ]
+}
+
+/// A call of a host function with a map of its options (and some unknown keys).
+fn host_call(func: &'static str, keys: &'static [&'static str]) -> impl Strategy<Value = String> {
+    prop::collection::vec((prop::sample::select(keys.to_vec()), rhai_value()), 0..5).prop_map(
+        move |kv| {
+            let body: Vec<String> = kv.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            format!("{func}(#{{ {} }});", body.join(", "))
+        },
+    )
+}
+
+/// Runs `script` through `plumb run` with a 2 s deadline and a 4 MiB byte
+/// budget, under memory and file-size limits; checks the property.
+fn run_script(script: &str) -> Result<(), TestCaseError> {
+    let tmp = tempfile::Builder::new()
+        .prefix("plumb-props-")
+        .tempdir_in(
+            std::env::var_os("PLUMB_TEST_DIR")
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(std::env::temp_dir),
+        )
+        .unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let (target, outside, logs) = (root.join("target"), root.join("outside"), root.join("logs"));
+    for d in [&target, &outside, &logs] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::write(outside.join("canary"), "canary").unwrap();
+    std::fs::write(outside.join("p.0.0"), "victim").unwrap();
+    let script = script.replace("{outside}", &outside.display().to_string());
+    std::fs::write(root.join("s.rhai"), &script).unwrap();
+    let args: Vec<String> = [
+        "run",
+        "s.rhai",
+        "--target",
+        target.to_str().unwrap(),
+        "--timeout",
+        "2s",
+        "--max-bytes",
+        "4M",
+        "--allow-net",
+        "127.0.0.1:1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let r = crate::hostile::run_limited(&args, &root, &root.join("cache"), &logs, 6.0, 4, 64);
+    let mut problems = Vec::new();
+    match r.status {
+        None => problems.push(format!(
+            "hung past the 2 s deadline (killed after {:.1} s)",
+            r.secs
+        )),
+        Some(s) => {
+            use std::os::unix::process::ExitStatusExt;
+            match (s.code(), s.signal()) {
+                (Some(c), _) if ![0, 1, 2].contains(&c) => problems.push(format!("exit {c}")),
+                (Some(c), _) if c != 0 && r.stderr.trim().is_empty() => {
+                    problems.push("failed silently".into())
+                }
+                (None, Some(sig)) => problems.push(format!("killed by signal {sig}")),
+                _ => {}
+            }
+        }
+    }
+    for t in [
+        "panicked",
+        "RUST_BACKTRACE",
+        "overflowed its stack",
+        "memory allocation of",
+    ] {
+        if r.stderr.contains(t) || r.stdout.contains(t) {
+            let line = r.stderr.lines().find(|l| l.contains(t)).unwrap_or("");
+            problems.push(format!("output contains {t:?}: {line}"));
+        }
+    }
+    let outside_now = crate::util::entries(&outside);
+    if outside_now != ["canary", "p.0.0"]
+        || std::fs::read_to_string(outside.join("canary"))
+            .ok()
+            .as_deref()
+            != Some("canary")
+    {
+        problems.push(format!("outside changed: {outside_now:?}"));
+    }
+    let left = crate::util::entries(&target);
+    if !left.is_empty() {
+        problems.push(format!("left in the target: {left:?}"));
+    }
+    let beside: Vec<String> = crate::util::entries(&root)
+        .into_iter()
+        .filter(|n| !["target", "outside", "logs", "cache", "s.rhai"].contains(&n.as_str()))
+        .collect();
+    if !beside.is_empty() {
+        problems.push(format!("created beside the target: {beside:?}"));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(TestCaseError::fail(format!(
+            "{}\nscript: {script}\nstderr: {}",
+            problems.join("; "),
+            r.stderr.chars().take(600).collect::<String>()
+        )))
+    }
+}
+
+const JOB_KEYS: &[&str] = &[
+    "name",
+    "filename",
+    "rw",
+    "bs",
+    "bsrange",
+    "bssplit",
+    "size",
+    "filesize",
+    "io_size",
+    "offset",
+    "nrfiles",
+    "iodepth",
+    "numjobs",
+    "ioengine",
+    "direct",
+    "runtime",
+    "time_based",
+    "ramp_time",
+    "loops",
+    "fsync",
+    "rate_iops",
+    "rate",
+    "random_distribution",
+    "rwmixread",
+    "unlink",
+    "verify",
+    "write_iolog",
+    "directory",
+    "zonk",
+];
+
+proptest! {
+    #![proptest_config(config(14, 0x1157_0008))]
+
+    #[test]
+    fn io_job_arguments(call in host_call("io::job", JOB_KEYS)) {
+        // A null-engine job so a valid one finishes at once.
+        run_script(&call.replacen("#{ ", "#{ ioengine: \"null\", ", 1).replace("#{  }", "#{ ioengine: \"null\" }"))?;
+    }
+
+    #[test]
+    fn io_job_file_arguments(call in host_call("io::job", JOB_KEYS)) {
+        run_script(&call)?;
+    }
+
+    #[test]
+    fn cpu_run_arguments(call in prop_oneof![
+        host_call("cpu::run", &["kernel", "threads", "duration", "baseline", "n", "items", "buffer", "cpu_max_prime"]),
+        (prop::sample::select(vec!["prime", "sha256", "blake3", "lz4-compress", "lz4-decompress", "sort-u64", "sort-string", "matmul", "json-parse", "json-serialize"]),
+         prop::sample::select(vec!["n", "items", "buffer", "cpu_max_prime"]), rhai_value(), rhai_value())
+            .prop_map(|(k, p, v, t)| format!("cpu::run(#{{ kernel: \"{k}\", duration: 0.2, {p}: {v}, threads: {t} }});")),
+    ]) {
+        run_script(&call)?;
+    }
+
+    #[test]
+    fn mem_arguments(call in prop_oneof![
+        host_call("mem::bandwidth", &["oper", "block_size", "total_size", "scope", "threads", "duration"]),
+        host_call("mem::latency", &["min_size", "max_size", "steps_per_doubling", "time_per_size"]),
+    ]) {
+        run_script(&call)?;
+    }
+
+    #[test]
+    fn net_arguments(call in prop_oneof![
+        host_call("net::throughput", &["addr", "streams", "duration", "direction", "buffer"]),
+        host_call("net::rtt", &["addr", "count", "size", "interval"]),
+        host_call("net::connect_time", &["addr", "count", "timeout", "interval"]),
+        host_call("net::wait_for_port", &["addr", "timeout", "interval"]),
+    ].prop_map(|c| c.replace("addr: \"127.0.0.1:1\"", "addr: net::local_peer()"))) {
+        run_script(&call)?;
+    }
+
+    #[test]
+    fn fs_arguments(a in rhai_value(), b in rhai_value(), c in rhai_value(), which in 0usize..14) {
+        let call = match which {
+            0 => format!("fs::write_file({a}, {b}, #{{ bs: {c} }});"),
+            1 => format!("fs::write_file(\"f\", 4096); fs::read_file(\"f\", #{{ bs: {a}, direct: {b} }});"),
+            2 => format!("fs::write_file(\"f\", 4096); fs::copy(\"f\", {a}, #{{ bs: {b}, method: {c} }});"),
+            3 => format!("fs::create_files({a}, {b}, {c});"),
+            4 => format!("let f = fs::open(\"f\", #{{ write: true, create: true, read: true }}); f.write_at({a}, {b}); f.read_at({b}, {c});"),
+            5 => format!("let f = fs::open(\"f\", #{{ write: true, create: true }}); f.truncate({a}); f.fallocate({b}); f.append({c});"),
+            6 => format!("fs::open({a}, #{{ write: {b}, create: true, truncate: {c}, pattern: {a} }});"),
+            7 => format!("fs::write_file(\"f\", 4096); fs::rename({a}, {b});"),
+            8 => format!("fs::mkdir({a}); fs::remove_all({b}); fs::remove({c});"),
+            9 => format!("fs::list({a}); fs::stat({b}); fs::exists({c});"),
+            10 => format!("fs::evict({a}); fs::stat_files({b}); fs::remove_files({c});"),
+            11 => format!("time::sleep({a});"),
+            12 => format!("report::metric({a}, {b}, {c}, {a}); report::note({b}); report::table({a}, {b}, {c});"),
+            _ => format!("trace::replay({a}, #{{ speed: {b}, threads: {c} }});"),
+        };
+        run_script(&call)?;
+    }
+}
+
+/// The corpus files parse as what they claim to be only where they should:
+/// a sanity check that the property generators reach the parsers' happy
+/// paths too (otherwise a property could pass by always erroring early).
+#[test]
+fn generators_reach_valid_inputs() {
+    let mut runner = proptest::test_runner::TestRunner::new(config(1, 0x1157_0009));
+    let mut ok = 0;
+    for _ in 0..300 {
+        let t = trace_text().new_tree(&mut runner).unwrap().current();
+        if plumb::trace::Trace::parse("t", &t).is_ok() {
+            ok += 1;
+        }
+    }
+    assert!(
+        ok >= 10,
+        "only {ok} of 300 generated traces parse: the trace property would test errors only"
+    );
+    let good = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/hostile/traces/small.trace"
+    ));
+    let text = std::fs::read_to_string(good).unwrap();
+    assert!(plumb::trace::Trace::parse("small", &text).is_ok());
+}
