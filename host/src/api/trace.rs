@@ -39,17 +39,17 @@ impl Host {
             Err(ReplayError::Refused(m)) => {
                 return Err(ApiError::Invalid(format!("trace::replay {name}: {m}")))
             }
-            Err(ReplayError::Layout(h)) => return Err(self.halted(name, h)),
+            Err(ReplayError::Layout(h)) => return Err(self.replay_halted(name, h)),
         };
         if let Some(h) = r.halted.clone() {
-            return Err(self.halted(name, h));
+            return Err(self.replay_halted(name, h));
         }
         self.check()?;
         Ok(r)
     }
 
     /// The error for a replay that stopped early.
-    fn halted(&self, name: &str, h: Halt) -> ApiError {
+    fn replay_halted(&self, name: &str, h: Halt) -> ApiError {
         match h {
             Halt::Interrupted | Halt::Deadline => match self.check() {
                 Err(e) => e,
