@@ -5,6 +5,7 @@ mod util;
 mod accuracy;
 mod compare;
 mod engines;
+mod file_api;
 mod jobs_and_output;
 mod net;
 mod options;
