@@ -86,12 +86,15 @@ fn closed_handles_give_their_memory_back() {
     // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
     unsafe {
         cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: 1 << 30,
-                rlim_max: 1 << 30,
-            };
-            if libc::setrlimit(libc::RLIMIT_DATA, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
+            // Room for the 1024 files plumb allows, whatever the default.
+            for (what, n) in [(libc::RLIMIT_DATA, 1 << 30), (libc::RLIMIT_NOFILE, 4096)] {
+                let lim = libc::rlimit {
+                    rlim_cur: n,
+                    rlim_max: n,
+                };
+                if libc::setrlimit(what, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             Ok(())
         });

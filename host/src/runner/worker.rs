@@ -180,7 +180,7 @@ impl<'a> Worker<'a> {
         // Within the buffer's bound, hence a usize.
         let slot_size = slot_size as usize;
         let slots: Vec<SlotBuffer> = (0..depth as usize)
-            .map(|i| {
+            .map(|i| -> std::io::Result<SlotBuffer> {
                 let (ptr, len) = buffer.raw_range(i * slot_size..(i + 1) * slot_size)?;
                 Ok(SlotBuffer { ptr, len })
             })

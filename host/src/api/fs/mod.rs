@@ -175,12 +175,12 @@ pub(crate) fn buf_err(op: &str) -> impl FnOnce(crate::buffer::BufError) -> ApiEr
 /// zeros.
 pub(crate) fn data_buffer(op: &str, len: u64, zero: bool) -> Result<AlignedBuf, ApiError> {
     let len = len.min(MAX_IO) as usize;
-    if zero {
+    let buf = if zero {
         AlignedBuf::zeroed(len)
     } else {
         AlignedBuf::random(len, 0x9e37)
-    }
-    .map_err(buf_err(op))
+    };
+    buf.map_err(buf_err(op))
 }
 
 #[cfg(test)]

@@ -19,7 +19,9 @@ impl Host {
     ) -> Result<Transfer, ApiError> {
         let bs = bs.clamp(512, MAX_IO);
         let t = Instant::now();
-        let mut f = self.open(
+        // Charge first: a refused write leaves the file as it was.
+        self.charge("write_file", size)?;
+        let opened = self.open(
             path,
             OpenOptions {
                 write: true,
@@ -28,8 +30,15 @@ impl Host {
                 direct,
                 ..Default::default()
             },
-        )?;
-        self.charge("write_file", size)?;
+        );
+        let mut f = match opened {
+            Ok(f) => f,
+            Err(e) => {
+                // Nothing was written: the reservation goes back.
+                self.refund(size);
+                return Err(e);
+            }
+        };
         let fd = f.fd("write_file")?;
         let mut done = 0;
         while done < size {
