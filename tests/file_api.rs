@@ -7,15 +7,20 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The one run directory `plumb run --keep` left in `target`.
-fn kept_run_dir(target: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(target)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    assert_eq!(dirs.len(), 1, "one kept run directory: {dirs:?}");
-    dirs[0].clone()
+/// The directory under `target` (searched depth-first) that holds `name`:
+/// where `plumb run --keep` left a scenario's files.
+fn kept_run_dir(target: &Path, name: &str) -> PathBuf {
+    fn find(dir: &Path, name: &str) -> Option<PathBuf> {
+        if dir.join(name).exists() {
+            return Some(dir.to_path_buf());
+        }
+        std::fs::read_dir(dir)
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .find_map(|p| find(&p, name))
+    }
+    find(target, name).unwrap_or_else(|| panic!("no kept directory holds {name} in {target:?}"))
 }
 
 #[test]
@@ -34,7 +39,7 @@ fn create_files_beyond_the_buffer_writes_only_the_pattern() {
         metric(&doc(&dir.path().join("c.json")), "c", "ops"),
         Some(2.0)
     );
-    let run = kept_run_dir(&target);
+    let run = kept_run_dir(&target, "d");
     let first = std::fs::read(run.join("d/f00000000")).unwrap();
     assert_eq!(first.len(), 65 << 20, "exactly the size asked");
     let chunk = &first[..1 << 20];
@@ -144,7 +149,7 @@ fn a_failed_truncating_open_refunds_nothing() {
     let d = doc(&dir.path().join("b.json"));
     assert_eq!(metric(&d, "b", "failed"), Some(50.0));
     assert_eq!(metric(&d, "b", "refused"), Some(1.0), "the budget held");
-    let run = kept_run_dir(&target);
+    let run = kept_run_dir(&target, "again");
     assert_eq!(std::fs::metadata(run.join("big")).unwrap().len(), 0);
     assert_eq!(
         std::fs::metadata(run.join("again")).unwrap().len(),
