@@ -404,7 +404,7 @@ proptest! {
             }
             Ok(t) => {
                 no_panic("show::summarize", &text, || plumb::trace::show::render(&plumb::trace::show::summarize(&t)))?;
-                no_panic("replay::bytes_needed", &text, || plumb::trace::replay::bytes_needed(&t))?;
+                no_panic("replay::bytes_needed", &text, || plumb::trace::budget::bytes_needed(&t))?;
                 let again = no_panic("Trace::to_text", &text, || t.to_text())?;
                 let back = plumb::trace::Trace::parse("t.trace", &again);
                 prop_assert!(back.is_ok(), "to_text of a parsed trace does not parse: {:?}\n{again}", back.err());
@@ -535,7 +535,7 @@ proptest! {
             Err(e) => prop_assert!(e.to_string().contains("a.strace"), "{}", e),
             Ok(t) => {
                 no_panic("show::summarize", &log, || plumb::trace::show::render(&plumb::trace::show::summarize(&t)))?;
-                no_panic("replay::bytes_needed", &log, || plumb::trace::replay::bytes_needed(&t))?;
+                no_panic("replay::bytes_needed", &log, || plumb::trace::budget::bytes_needed(&t))?;
                 let text = t.to_text();
                 let back = plumb::trace::Trace::parse("conv.trace", &text);
                 prop_assert!(back.is_ok(), "an imported strace log gives an unreadable trace: {:?}\n{text}", back.err());
@@ -561,7 +561,7 @@ proptest! {
             Err(e) => prop_assert!(e.to_string().contains("j.iolog"), "{}", e),
             Ok(t) => {
                 no_panic("show::summarize", &log, || plumb::trace::show::render(&plumb::trace::show::summarize(&t)))?;
-                no_panic("replay::bytes_needed", &log, || plumb::trace::replay::bytes_needed(&t))?;
+                no_panic("replay::bytes_needed", &log, || plumb::trace::budget::bytes_needed(&t))?;
                 let text = t.to_text();
                 let back = plumb::trace::Trace::parse("conv.trace", &text);
                 prop_assert!(back.is_ok(), "an imported iolog gives an unreadable trace: {:?}\n{text}", back.err());
@@ -687,7 +687,7 @@ proptest! {
     #[test]
     fn bootstrap_never_panics(a in prop::collection::vec(finite_sample(), 0..40), b in prop::collection::vec(finite_sample(), 0..40)) {
         let input = format!("{a:?} vs {b:?}");
-        let ci = no_panic("bootstrap_ratio_ci", &input, || plumb::compare::stats::bootstrap_ratio_ci(&a, &b))?;
+        let ci = no_panic("ratio_ci", &input, || plumb::compare::stats::ratio_ci(&a, &b))?;
         if let Some((lo, hi)) = ci {
             prop_assert!(!(lo > hi), "interval ({lo}, {hi}) is reversed for {input}");
         }

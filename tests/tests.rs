@@ -5,6 +5,7 @@ mod util;
 mod accuracy;
 mod compare;
 mod engines;
+mod file_api;
 mod hangs;
 mod hostile;
 mod jobs_and_output;

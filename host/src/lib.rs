@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod assertions;
+pub mod buffer;
 pub mod compare;
 pub mod cpu;
 pub mod document;

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use fs::{FileHandle, OpenOptions};
+pub use fs::{FileHandle, HandleBudget, OpenOptions};
 pub use report::ScenarioReport;
 
 /// Why an operation was refused or failed; scripts can catch it.
@@ -139,6 +139,8 @@ pub struct Host {
     limits: Limits,
     started: Instant,
     stop: Arc<AtomicBool>,
+    /// Open files and their buffer memory, bounded per scenario.
+    handles: Arc<HandleBudget>,
     /// What the scenario reported so far.
     pub report: ScenarioReport,
 }
@@ -157,8 +159,14 @@ impl Host {
             limits,
             started: Instant::now(),
             stop,
+            handles: Arc::default(),
             report: ScenarioReport::default(),
         }
+    }
+
+    /// The scenario's count of open files and their buffer memory.
+    pub fn handle_budget(&self) -> &Arc<HandleBudget> {
+        &self.handles
     }
 
     /// The sandboxed run directory.
@@ -253,25 +261,27 @@ impl Host {
         }
     }
 
-    /// Reserves `bytes` of the write budget, or refuses.
+    /// Reserves `bytes` of the write budget, or refuses. Call it before
+    /// the write; the check and the reservation are one atomic step, so
+    /// scenarios sharing the workspace cannot both take the last bytes.
     pub fn charge(&mut self, op: &'static str, bytes: u64) -> Result<(), ApiError> {
         let s = &self.space;
-        let left = s
-            .max_bytes
-            .saturating_sub(s.written.load(Ordering::Relaxed));
-        if bytes > left {
-            return Err(ApiError::Budget {
+        s.written
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                w.checked_add(bytes).filter(|t| *t <= s.max_bytes)
+            })
+            .map(|_| ())
+            .map_err(|w| ApiError::Budget {
                 op,
                 need: bytes,
-                left,
+                left: s.max_bytes.saturating_sub(w),
                 limit: s.max_bytes,
-            });
-        }
-        s.written.fetch_add(bytes, Ordering::Relaxed);
-        Ok(())
+            })
     }
 
-    /// Gives back budget for bytes freed (files removed or truncated).
+    /// Gives back budget for bytes really freed (files removed or
+    /// truncated). Call it only after the operation that freed them
+    /// succeeded, with what it freed.
     pub fn refund(&mut self, bytes: u64) {
         let s = &self.space;
         let _ = s

@@ -4,6 +4,42 @@ use super::{ApiError, Host};
 use crate::document::{Better, Metric, Table};
 use crate::result::JobResult;
 
+/// Most metrics one scenario run may report.
+pub const MAX_METRICS: usize = 10_000;
+/// Most tables one scenario run may report.
+pub const MAX_TABLES: usize = 100;
+/// Most rows in one table.
+pub const MAX_ROWS: usize = 10_000;
+/// Most columns in one table.
+pub const MAX_COLUMNS: usize = 64;
+/// Most notes one scenario run may report.
+pub const MAX_NOTES: usize = 1_000;
+/// Longest note, in bytes.
+pub const MAX_NOTE_LEN: usize = 4_096;
+/// Longest name, unit, title or table cell, in bytes.
+pub const MAX_TEXT_LEN: usize = 1_024;
+
+/// Refuses `text` longer than `max` bytes, naming the call and the field.
+fn bounded(call: &str, field: &str, text: &str, max: usize) -> Result<(), ApiError> {
+    if text.len() > max {
+        return Err(ApiError::Invalid(format!(
+            "{call}: the {field} is {} bytes long, more than the {max} allowed",
+            text.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses one more entry when `have` already reached `max`.
+fn room(call: &str, what: &str, have: usize, max: usize) -> Result<(), ApiError> {
+    if have >= max {
+        return Err(ApiError::Invalid(format!(
+            "{call}: a scenario may report at most {max} {what}"
+        )));
+    }
+    Ok(())
+}
+
 /// Everything reported by one run of a scenario.
 #[derive(Debug, Clone, Default)]
 pub struct ScenarioReport {
@@ -35,6 +71,14 @@ impl Host {
                 )))
             }
         };
+        bounded("report::metric", "name", name, MAX_TEXT_LEN)?;
+        bounded("report::metric", "unit", unit, MAX_TEXT_LEN)?;
+        room(
+            "report::metric",
+            "metrics",
+            self.report.metrics.len(),
+            MAX_METRICS,
+        )?;
         if name.is_empty() || !value.is_finite() {
             return Err(ApiError::Invalid(format!(
                 "report::metric: '{name}' = {value} needs a name and a finite value"
@@ -57,6 +101,19 @@ impl Host {
         header: Vec<String>,
         rows: Vec<Vec<String>>,
     ) -> Result<(), ApiError> {
+        let call = "report::table";
+        bounded(call, "title", title, MAX_TEXT_LEN)?;
+        room(call, "tables", self.report.tables.len(), MAX_TABLES)?;
+        if header.len() > MAX_COLUMNS || rows.len() > MAX_ROWS {
+            return Err(ApiError::Invalid(format!(
+                "{call} '{title}': {} columns and {} rows, more than the {MAX_COLUMNS} columns or {MAX_ROWS} rows allowed",
+                header.len(),
+                rows.len()
+            )));
+        }
+        for cell in header.iter().chain(rows.iter().flatten()) {
+            bounded(call, "cell", cell, MAX_TEXT_LEN)?;
+        }
         if let Some(bad) = rows.iter().position(|r| r.len() != header.len()) {
             return Err(ApiError::Invalid(format!(
                 "report::table '{title}': row {bad} has {} cells, the header has {}",
@@ -72,8 +129,11 @@ impl Host {
         Ok(())
     }
 
-    /// Records a note.
-    pub fn note(&mut self, text: &str) {
+    /// Records a note (at most [`MAX_NOTES`] of [`MAX_NOTE_LEN`] bytes).
+    pub fn note(&mut self, text: &str) -> Result<(), ApiError> {
+        bounded("report::note", "note", text, MAX_NOTE_LEN)?;
+        room("report::note", "notes", self.report.notes.len(), MAX_NOTES)?;
         self.report.notes.push(text.to_string());
+        Ok(())
     }
 }

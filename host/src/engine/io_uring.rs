@@ -26,12 +26,45 @@ struct Uring {
     unsubmitted: u32,
 }
 
+/// The kernel's largest submission queue (`IORING_MAX_ENTRIES`).
+const KERNEL_MAX_ENTRIES: u32 = 32768;
+
+/// Says what failed when a ring cannot be made, and the likely why.
+fn ring_error(depth: u32, entries: u32, e: io::Error) -> io::Error {
+    let why = match e.raw_os_error() {
+        Some(libc::EINVAL) if entries > KERNEL_MAX_ENTRIES => {
+            format!(" (the kernel's limit is {KERNEL_MAX_ENTRIES} entries; use a smaller iodepth)")
+        }
+        Some(libc::ENOMEM) => {
+            " (not enough locked memory for the ring: raise `ulimit -l` or lower iodepth)".into()
+        }
+        Some(libc::EPERM) => {
+            " (io_uring is disabled: see /proc/sys/kernel/io_uring_disabled)".into()
+        }
+        Some(libc::ENOSYS) => " (this kernel has no io_uring; use ioengine=libaio or psync)".into(),
+        _ => String::new(),
+    };
+    let rounded = if entries != depth {
+        format!(" ({entries} entries)")
+    } else {
+        String::new()
+    };
+    io::Error::new(
+        e.kind(),
+        format!("io_uring: cannot create a ring of depth {depth}{rounded}: {e}{why}"),
+    )
+}
+
 fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
-    let entries = setup.depth.max(1).next_power_of_two();
+    let depth = setup.depth.max(1);
+    let entries = depth
+        .checked_next_power_of_two()
+        .ok_or_else(|| ring_error(depth, u32::MAX, io::Error::from_raw_os_error(libc::EINVAL)))?;
     let ring = IoUring::builder()
         .setup_single_issuer()
         .build(entries)
-        .or_else(|_| IoUring::new(entries))?;
+        .or_else(|_| IoUring::new(entries))
+        .map_err(|e| ring_error(depth, entries, e))?;
     let fixed_files = ring.submitter().register_files(setup.files).is_ok();
     let iovecs: Vec<libc::iovec> = setup
         .buffers
@@ -130,6 +163,7 @@ impl Uring {
 
 impl IoEngine for Uring {
     fn queue(&mut self, req: &IoRequest) -> io::Result<Option<i64>> {
+        super::check_request(req, &self.buffers, self.files.len())?;
         let entry = self.entry(req);
         loop {
             // SAFETY: the buffer and file stay valid until the completion is reaped.

@@ -68,7 +68,7 @@ fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
         )
     };
     if r < 0 {
-        return Err(io::Error::last_os_error());
+        return Err(setup_error(setup.depth.max(1), io::Error::last_os_error()));
     }
     Ok(Box::new(Libaio {
         ctx,
@@ -80,6 +80,34 @@ fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
     }))
 }
 
+/// Reads a number from a /proc file, for error messages.
+fn proc_number(path: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Says what failed when io_setup refuses, and the likely why.
+fn setup_error(depth: u32, e: io::Error) -> io::Error {
+    let why = match e.raw_os_error() {
+        Some(libc::EAGAIN) | Some(libc::EINVAL) => {
+            match (
+                proc_number("/proc/sys/fs/aio-max-nr"),
+                proc_number("/proc/sys/fs/aio-nr"),
+            ) {
+                (Some(max), Some(used)) => format!(
+                    " (the system allows {max} AIO events in all (/proc/sys/fs/aio-max-nr) and {used} are in use (/proc/sys/fs/aio-nr); lower iodepth or numjobs, or raise aio-max-nr)"
+                ),
+                _ => " (the system-wide AIO limit /proc/sys/fs/aio-max-nr is reached)".into(),
+            }
+        }
+        Some(libc::ENOSYS) => " (this kernel has no native AIO; use ioengine=psync)".into(),
+        _ => String::new(),
+    };
+    io::Error::new(
+        e.kind(),
+        format!("libaio: io_setup for depth {depth} failed: {e}{why}"),
+    )
+}
+
 impl Drop for Libaio {
     fn drop(&mut self) {
         // SAFETY: destroys the context created in `create`; waits for in-flight I/O.
@@ -89,6 +117,16 @@ impl Drop for Libaio {
 
 impl IoEngine for Libaio {
     fn queue(&mut self, req: &IoRequest) -> io::Result<Option<i64>> {
+        super::check_request(req, &self.buffers, self.files.len())?;
+        let offset = i64::try_from(req.offset).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "libaio: offset {} is beyond the largest file offset",
+                    req.offset
+                ),
+            )
+        })?;
         let iocb = &mut self.iocbs[req.slot as usize];
         *iocb = Iocb {
             aio_data: req.slot as u64,
@@ -99,7 +137,7 @@ impl IoEngine for Libaio {
             aio_fildes: self.files[req.file as usize] as u32,
             aio_buf: self.buffers[req.slot as usize].ptr as u64,
             aio_nbytes: req.len as u64,
-            aio_offset: req.offset as i64,
+            aio_offset: offset,
             ..Iocb::default()
         };
         self.pending.push(iocb as *mut Iocb);

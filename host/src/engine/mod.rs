@@ -117,6 +117,32 @@ pub fn names() -> Vec<&'static str> {
     ENGINES.iter().map(|e| e.name).collect()
 }
 
+/// Refuses a request whose slot, file or length is outside what the engine
+/// was given, before any pointer from it reaches the kernel.
+pub(crate) fn check_request(
+    req: &IoRequest,
+    buffers: &[SlotBuffer],
+    files: usize,
+) -> io::Result<()> {
+    let fits = buffers
+        .get(req.slot as usize)
+        .is_some_and(|b| req.len as usize <= b.len);
+    if !fits || req.file as usize >= files {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "I/O request out of bounds: slot {} ({} slots), file {} ({} files), length {}",
+                req.slot,
+                buffers.len(),
+                req.file,
+                files,
+                req.len
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Turns a libc return value into a completion result (`-errno` on failure).
 pub(crate) fn syscall_result(ret: isize) -> i64 {
     if ret < 0 {

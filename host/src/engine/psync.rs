@@ -30,10 +30,13 @@ fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
 
 impl IoEngine for Psync {
     fn queue(&mut self, req: &IoRequest) -> io::Result<Option<i64>> {
+        super::check_request(req, &self.buffers, self.files.len())?;
         let fd = self.files[req.file as usize];
         let buf = self.buffers[req.slot as usize].ptr;
         let len = req.len as usize;
-        let off = req.offset as libc::off_t;
+        let Ok(off) = libc::off_t::try_from(req.offset) else {
+            return Ok(Some(-(libc::EINVAL as i64)));
+        };
         // SAFETY: the runner guarantees the slot buffer is at least `len` bytes and idle.
         let ret = unsafe {
             match req.op {

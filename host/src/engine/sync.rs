@@ -33,11 +33,16 @@ fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
 
 impl IoEngine for Sync {
     fn queue(&mut self, req: &IoRequest) -> io::Result<Option<i64>> {
+        super::check_request(req, &self.buffers, self.files.len())?;
         let fd = self.files[req.file as usize];
         let pos = &mut self.positions[req.file as usize];
         if *pos != Some(req.offset) {
+            let Ok(off) = libc::off_t::try_from(req.offset) else {
+                *pos = None;
+                return Ok(Some(-(libc::EINVAL as i64)));
+            };
             // SAFETY: plain syscall on an open descriptor.
-            let r = unsafe { libc::lseek(fd, req.offset as libc::off_t, libc::SEEK_SET) };
+            let r = unsafe { libc::lseek(fd, off, libc::SEEK_SET) };
             if r < 0 {
                 *pos = None;
                 return Ok(Some(syscall_result(-1)));

@@ -2,14 +2,12 @@
 //! records what completes. This is the hot loop.
 
 use super::jobstats::{depth_bucket, JobStats};
+use crate::buffer::AlignedBuf;
 use crate::engine::{self, Completion, EngineSetup, IoEngine, IoRequest, Op, SlotBuffer};
 use crate::files::{open_for_job, FilePlan};
 use crate::job::spec::{Dir, JobSpec, Verify};
 use crate::stats::{CpuUsage, LatencyRecorder, Timeline};
-use crate::workload::{
-    fill_random, stamp_block, verify_block, OffsetGenerator, RateLimiter, Region,
-};
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use crate::workload::{stamp_block, verify_block, OffsetGenerator, RateLimiter, Region};
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsRawFd, RawFd};
@@ -46,34 +44,6 @@ pub struct WorkerPlan {
     pub budget: Option<u64>,
     /// Seed of its random generators.
     pub seed: u64,
-}
-
-/// Page-aligned memory for the slot buffers, pre-faulted with random data.
-struct AlignedBuffer {
-    ptr: *mut u8,
-    layout: Layout,
-}
-
-impl AlignedBuffer {
-    fn new(len: usize, seed: u64) -> Self {
-        let layout = Layout::from_size_align(len.max(4096), 4096).expect("buffer layout");
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
-        assert!(!ptr.is_null(), "out of memory for I/O buffers");
-        // SAFETY: `ptr` is valid for `layout.size()` bytes.
-        fill_random(
-            unsafe { std::slice::from_raw_parts_mut(ptr, layout.size()) },
-            seed,
-        );
-        AlignedBuffer { ptr, layout }
-    }
-}
-
-impl Drop for AlignedBuffer {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { dealloc(self.ptr, self.layout) };
-    }
 }
 
 #[derive(Clone, Copy)]
@@ -126,7 +96,7 @@ struct Worker<'a> {
     fds: Vec<RawFd>,
     paths: Vec<String>,
     slot_size: usize,
-    buffer: AlignedBuffer,
+    buffer: AlignedBuf,
     inflight: Vec<InFlight>,
     /// Blocks written per file (verify only), one bit per block of `bs`.
     written: Vec<Vec<u64>>,
@@ -205,14 +175,30 @@ impl<'a> Worker<'a> {
         } else {
             1
         };
-        let slot_size = (job.max_bs() as usize).next_multiple_of(4096);
-        let buffer = AlignedBuffer::new(slot_size * depth as usize, plan.seed);
+        // Sizes in u128: block size × depth from the options never wraps
+        // before AlignedBuf checks it against its bound.
+        let slot_size = u128::from(job.max_bs()).next_multiple_of(4096);
+        let buffer = crate::buffer::checked_len(slot_size * u128::from(depth))
+            .and_then(|_| AlignedBuf::random((slot_size * u128::from(depth)) as usize, plan.seed))
+            .map_err(|e| {
+                let e = std::io::Error::from(e);
+                std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "job '{}': buffers for block size {} at depth {depth}: {e}",
+                        job.name,
+                        job.max_bs()
+                    ),
+                )
+            })?;
+        // Within the buffer's bound, hence a usize.
+        let slot_size = slot_size as usize;
         let slots: Vec<SlotBuffer> = (0..depth as usize)
-            .map(|i| SlotBuffer {
-                ptr: buffer.ptr.wrapping_add(i * slot_size),
-                len: slot_size,
+            .map(|i| -> std::io::Result<SlotBuffer> {
+                let (ptr, len) = buffer.raw_range(i * slot_size..(i + 1) * slot_size)?;
+                Ok(SlotBuffer { ptr, len })
             })
-            .collect();
+            .collect::<std::io::Result<_>>()?;
         let mut engine = (info.create)(&EngineSetup {
             files: &fds,
             buffers: &slots,
@@ -290,11 +276,14 @@ impl<'a> Worker<'a> {
     /// No request on `slot` may be in flight, and no other reference to the
     /// slot may be alive.
     unsafe fn slot<'b>(&self, slot: u32, len: usize) -> &'b mut [u8] {
-        // SAFETY: each slot is a disjoint `slot_size` range of the buffer,
-        // which outlives the worker's use of it.
-        unsafe {
-            std::slice::from_raw_parts_mut(self.buffer.ptr.add(slot as usize * self.slot_size), len)
-        }
+        let start = slot as usize * self.slot_size;
+        let (ptr, len) = self
+            .buffer
+            .raw_range(start..start + len.min(self.slot_size))
+            .expect("a slot lies inside the buffer allocated for depth × slot size");
+        // SAFETY: a bounds-checked range of one slot (disjoint from the
+        // others), in a buffer that outlives the worker's use of it.
+        unsafe { std::slice::from_raw_parts_mut(ptr, len) }
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -718,8 +718,7 @@ fn report_module(host: &Shared) -> Module {
     });
     let h = host.clone();
     native!(m, "note", |text: &str| -> () {
-        h.borrow_mut().note(text);
-        Ok(())
+        h.borrow_mut().note(text).map_err(api)
     });
     m
 }

@@ -11,6 +11,7 @@ use super::halt::{Bounds, Guard, Halt};
 use super::layout::{contained, is_disk_full, lay_out};
 use super::limits::{MAX_REPLAY_BUFFERS, SPEED_RANGE};
 use crate::sandbox::{RunDir, SandboxError};
+use crate::buffer::AlignedBuf;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -123,47 +124,63 @@ impl Stat {
 /// One replay thread's own state: its I/O buffer and the descriptors it
 /// has looked up (handle ids are never reused, so a cached one stays right).
 struct Lane {
-    buf: Aligned,
+    /// Made on the first read or write, grown up to [`LANE_BUF_MAX`].
+    buf: Option<AlignedBuf>,
     cache: HashMap<u32, Arc<OwnedFd>>,
 }
 
+/// The most buffer memory one replay thread holds: longer reads and writes
+/// are replayed in chunks of this size.
+const LANE_BUF_MAX: u64 = 64 << 20;
+
 impl Lane {
-    /// The I/O buffer, grown to at least `len` bytes.
-    fn buffer(&mut self, len: usize) -> *mut u8 {
-        if len > self.buf.len {
-            self.buf = Aligned::new(len);
-        }
-        self.buf.ptr
+    /// The I/O buffer for a transfer of `len` bytes: at least `len` bytes
+    /// or [`LANE_BUF_MAX`], whichever is smaller.
+    fn buffer(&mut self, len: u64) -> Result<&mut AlignedBuf, OpError> {
+        // At most LANE_BUF_MAX, hence a usize.
+        let want = len.min(LANE_BUF_MAX) as usize;
+        let buf = match self.buf.take() {
+            Some(b) if b.len() >= want => b,
+            _ => AlignedBuf::zeroed(want).map_err(|e| OpError::Os(e.into()))?,
+        };
+        Ok(self.buf.insert(buf))
     }
+}
+
+/// Reads (or writes) `len` bytes at `offset` through `buf`, in chunks of the
+/// buffer's size; stops early at a short transfer, as the recorded program
+/// would have seen one. Returns the bytes moved.
+fn transfer(
+    fd: i32,
+    buf: &mut AlignedBuf,
+    offset: u64,
+    len: u64,
+    write: bool,
+) -> Result<u64, OpError> {
+    let mut done = 0u64;
+    while done < len {
+        let n = (len - done).min(buf.len() as u64) as usize;
+        let chunk = buf.prefix_mut(n).map_err(|e| OpError::Os(e.into()))?;
+        let end = offset.checked_add(done).ok_or(OpError::Offset(offset))?;
+        let at = off(end)?;
+        // SAFETY: pointer and length come from the same slice; valid descriptor.
+        let r = check(unsafe {
+            if write {
+                libc::pwrite(fd, chunk.as_ptr().cast(), chunk.len(), at)
+            } else {
+                libc::pread(fd, chunk.as_mut_ptr().cast(), chunk.len(), at)
+            }
+        })?;
+        done += r;
+        if r < n as u64 {
+            break;
+        }
+    }
+    Ok(done)
 }
 
 /// Handles shared by the replay threads.
 type Handles = Mutex<HashMap<u32, Arc<OwnedFd>>>;
-
-/// A buffer aligned for O_DIRECT.
-struct Aligned {
-    ptr: *mut u8,
-    len: usize,
-}
-
-impl Aligned {
-    fn new(len: usize) -> Aligned {
-        let len = len.max(4096).next_multiple_of(4096);
-        let layout = std::alloc::Layout::from_size_align(len, 4096).expect("valid layout");
-        // SAFETY: non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        assert!(!ptr.is_null(), "out of memory");
-        Aligned { ptr, len }
-    }
-}
-
-impl Drop for Aligned {
-    fn drop(&mut self) {
-        let layout = std::alloc::Layout::from_size_align(self.len, 4096).expect("valid layout");
-        // SAFETY: allocated with this layout.
-        unsafe { std::alloc::dealloc(self.ptr, layout) }
-    }
-}
 
 fn open_flags(f: &OpenFlags) -> i32 {
     let mut fl = match (f.read, f.write) {
@@ -379,10 +396,7 @@ impl Player<'_> {
                 ..
             } => {
                 let fd = self.fd(lane, *handle)?;
-                let at = off(*offset)?;
-                let buf = lane.buffer(*len as usize);
-                // SAFETY: the buffer holds at least len bytes.
-                check(unsafe { libc::pread(fd, buf.cast(), *len as usize, at) })
+                transfer(fd, lane.buffer(*len)?, *offset, *len, false)
             }
             OpKind::Write {
                 handle,
@@ -391,10 +405,7 @@ impl Player<'_> {
                 ..
             } => {
                 let fd = self.fd(lane, *handle)?;
-                let at = off(*offset)?;
-                let buf = lane.buffer(*len as usize);
-                // SAFETY: the buffer holds at least len bytes.
-                check(unsafe { libc::pwrite(fd, buf.cast(), *len as usize, at) })
+                transfer(fd, lane.buffer(*len)?, *offset, *len, true)
             }
             OpKind::Lseek { handle, offset } => {
                 let fd = self.fd(lane, *handle)?;
@@ -483,7 +494,7 @@ impl Player<'_> {
         let mut skipped = 0;
         let mut first_error = None;
         let mut lane = Lane {
-            buf: Aligned::new(1 << 20),
+            buf: None,
             cache: HashMap::new(),
         };
         // The virtual clock: where this thread should be, in seconds.

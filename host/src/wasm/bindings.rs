@@ -113,15 +113,15 @@ impl plumb::bench::io::Host for State {
 impl plumb::bench::fs::HostFile for State {
     fn read_at(&mut self, f: Resource<FileHandle>, offset: u64, len: u64) -> Out<u64> {
         let f = self.table.get_mut(&f)?;
-        done(f.read_at(offset as i64, len as i64))
+        done(f.read_at(offset, len))
     }
     fn write_at(&mut self, f: Resource<FileHandle>, offset: u64, len: u64) -> Out<u64> {
         let f = self.table.get_mut(&f)?;
-        done(f.write_at(&mut self.host, offset as i64, len as i64))
+        done(f.write_at(&mut self.host, offset, len))
     }
     fn append(&mut self, f: Resource<FileHandle>, len: u64) -> Out<u64> {
         let f = self.table.get_mut(&f)?;
-        done(f.append(&mut self.host, len as i64))
+        done(f.append(&mut self.host, len))
     }
     fn fsync(&mut self, f: Resource<FileHandle>) -> Out<()> {
         done(self.table.get_mut(&f)?.fsync())
@@ -131,11 +131,11 @@ impl plumb::bench::fs::HostFile for State {
     }
     fn truncate(&mut self, f: Resource<FileHandle>, len: u64) -> Out<()> {
         let f = self.table.get_mut(&f)?;
-        done(f.truncate(&mut self.host, len as i64))
+        done(f.truncate(&mut self.host, len))
     }
     fn fallocate(&mut self, f: Resource<FileHandle>, len: u64) -> Out<()> {
         let f = self.table.get_mut(&f)?;
-        done(f.fallocate(&mut self.host, len as i64))
+        done(f.fallocate(&mut self.host, len))
     }
     fn size(&mut self, f: Resource<FileHandle>) -> Out<u64> {
         done(self.table.get(&f)?.size())
@@ -254,7 +254,9 @@ impl plumb::bench::report::Host for State {
         done(self.host.table(&title, header, rows))
     }
     fn note(&mut self, text: String) -> wasmtime::Result<()> {
-        self.host.note(&text);
+        // The WIT `note` returns nothing: a refused note stops the guest
+        // with the error.
+        self.host.note(&text)?;
         Ok(())
     }
 }

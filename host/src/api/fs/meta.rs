@@ -1,0 +1,171 @@
+//! Names and metadata: rename, list, stat, remove, mkdir, cache control,
+//! and the metadata storms (create/stat/remove many files).
+
+use super::{data_buffer, write_all, Storm};
+use crate::api::{os_err, ApiError, Capability, Host};
+use std::os::fd::AsRawFd;
+use std::time::Instant;
+
+/// Files made by `create_files` are written in chunks of at most this many
+/// bytes (the same pattern repeated).
+pub const CREATE_CHUNK: u64 = 1 << 20;
+
+/// The smallest amount `create_files` charges per file: a filesystem block.
+const MIN_FILE_CHARGE: u64 = 4096;
+
+impl Host {
+    /// Renames a file or directory.
+    pub fn rename(&mut self, from: &str, to: &str) -> Result<(), ApiError> {
+        Ok(self.run_dir().rename(from, to)?)
+    }
+
+    /// Names in a directory, sorted.
+    pub fn list(&self, path: &str) -> Result<Vec<String>, ApiError> {
+        Ok(self.run_dir().list(path)?)
+    }
+
+    /// Metadata of a path (a final symlink is not followed).
+    pub fn stat(&self, path: &str) -> Result<crate::sandbox::Stat, ApiError> {
+        Ok(self.run_dir().stat(path)?)
+    }
+
+    /// True when the path exists in the run directory.
+    pub fn exists(&self, path: &str) -> Result<bool, ApiError> {
+        Ok(self.run_dir().exists(path)?)
+    }
+
+    /// Removes a file or empty directory; a file's bytes go back to the
+    /// budget once it is gone (a directory's or a symlink's size was never
+    /// charged, so it is not refunded).
+    pub fn remove(&mut self, path: &str) -> Result<(), ApiError> {
+        let st = self.run_dir().stat(path)?;
+        self.run_dir().remove(path)?;
+        if !st.is_dir && !st.is_symlink {
+            self.refund(st.size);
+        }
+        Ok(())
+    }
+
+    /// Removes a directory tree.
+    pub fn remove_all(&mut self, path: &str) -> Result<(), ApiError> {
+        Ok(self.run_dir().remove_all(path)?)
+    }
+
+    /// Creates a directory.
+    pub fn mkdir(&mut self, path: &str) -> Result<(), ApiError> {
+        Ok(self.run_dir().mkdir(path)?)
+    }
+
+    /// Syncs every filesystem (sync(2)).
+    pub fn sync_all(&mut self) {
+        // SAFETY: plain syscall.
+        unsafe { libc::sync() };
+    }
+
+    /// Drops the page cache (root only).
+    pub fn drop_caches(&mut self) -> Result<(), ApiError> {
+        self.allow(Capability::Root)?;
+        self.sync_all();
+        std::fs::write("/proc/sys/vm/drop_caches", "3\n").map_err(|e| {
+            ApiError::Invalid(format!(
+                "drop_caches needs root (writing /proc/sys/vm/drop_caches failed: {e})"
+            ))
+        })
+    }
+
+    /// Evicts one file from the page cache (flushing it first), without root.
+    pub fn evict(&mut self, path: &str) -> Result<(), ApiError> {
+        let fd = self.run_dir().open(path, libc::O_RDONLY, 0)?;
+        // SAFETY: plain syscalls on a descriptor owned here.
+        unsafe {
+            if libc::fdatasync(fd.as_raw_fd()) != 0 {
+                return Err(os_err(format!("evict '{path}'"))(
+                    std::io::Error::last_os_error(),
+                ));
+            }
+            libc::posix_fadvise(fd.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+        }
+        Ok(())
+    }
+
+    /// Creates `count` files of `size` bytes in `dir` (created if missing).
+    /// Each file is the same incompressible pattern of [`CREATE_CHUNK`]
+    /// bytes, repeated and cut to `size`.
+    pub fn create_files(&mut self, dir: &str, count: u64, size: u64) -> Result<Storm, ApiError> {
+        let charge = count
+            .checked_mul(size.max(MIN_FILE_CHARGE))
+            .ok_or_else(|| {
+                ApiError::Invalid(format!(
+                    "create_files '{dir}': {count} files of {size} bytes is more bytes than can be counted"
+                ))
+            })?;
+        self.charge("create_files", charge)?;
+        if !self.run_dir().exists(dir)? {
+            self.mkdir(dir)?;
+        }
+        let t = Instant::now();
+        let buf = data_buffer("create_files", size.clamp(1, CREATE_CHUNK), false)?;
+        // At most CREATE_CHUNK bytes, inside the buffer.
+        let chunk = &buf.as_slice()[..size.clamp(1, CREATE_CHUNK) as usize];
+        for i in 0..count {
+            if i % 256 == 0 {
+                self.check()?;
+            }
+            let name = format!("{dir}/f{i:08}");
+            let fd = self.run_dir().open(
+                &name,
+                libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC,
+                0o644,
+            )?;
+            let mut done = 0u64;
+            while done < size {
+                if done > 0 {
+                    self.check()?;
+                }
+                let n = (size - done).min(chunk.len() as u64) as usize;
+                done += write_all(
+                    fd.as_raw_fd(),
+                    &chunk[..n],
+                    None,
+                    &format!("create_files '{name}'"),
+                )?;
+            }
+        }
+        Ok(Storm {
+            ops: count,
+            seconds: t.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Stats every entry of `dir`.
+    pub fn stat_files(&mut self, dir: &str) -> Result<Storm, ApiError> {
+        let names = self.run_dir().list(dir)?;
+        let t = Instant::now();
+        for (i, n) in names.iter().enumerate() {
+            if i % 256 == 0 {
+                self.check()?;
+            }
+            self.run_dir().stat(&format!("{dir}/{n}"))?;
+        }
+        Ok(Storm {
+            ops: names.len() as u64,
+            seconds: t.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Removes every file of `dir` (the directory stays).
+    pub fn remove_files(&mut self, dir: &str) -> Result<Storm, ApiError> {
+        let names = self.run_dir().list(dir)?;
+        let t = Instant::now();
+        for (i, n) in names.iter().enumerate() {
+            if i % 256 == 0 {
+                self.check()?;
+            }
+            self.remove(&format!("{dir}/{n}"))?;
+        }
+        Ok(Storm {
+            ops: names.len() as u64,
+            seconds: t.elapsed().as_secs_f64(),
+        })
+    }
+}

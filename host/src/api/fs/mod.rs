@@ -1,0 +1,233 @@
+//! File and metadata operations, split along their seams:
+//! [`handle`] (open files whose data stays in the host), [`whole`]
+//! (whole-file writes, reads and copies) and [`meta`] (names, directories,
+//! metadata storms).
+//!
+//! Shared rules: sizes and offsets from a script are validated here, in the
+//! operation (the Rhai and WIT adapters pass them through unchanged); data
+//! moves through [`AlignedBuf`] slices, and every `read`/`write` is given the
+//! pointer and length of one slice.
+
+pub mod handle;
+pub mod meta;
+pub mod whole;
+
+pub use handle::{FileHandle, HandleBudget, OpenOptions};
+
+use super::{os_err, ApiError};
+use crate::buffer::AlignedBuf;
+use std::os::fd::RawFd;
+
+/// The largest single I/O (and per-handle buffer): 64 MiB.
+pub const MAX_IO: u64 = 64 << 20;
+
+/// The largest file offset Linux accepts (`off_t`).
+const MAX_OFFSET: u64 = i64::MAX as u64;
+
+/// The result of a whole-file operation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Transfer {
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Seconds it took.
+    pub seconds: f64,
+}
+
+impl Transfer {
+    /// Bytes per second.
+    pub fn bw_bytes(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.bytes as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The result of a metadata storm.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Storm {
+    /// Operations done.
+    pub ops: u64,
+    /// Seconds it took.
+    pub seconds: f64,
+}
+
+impl Storm {
+    /// Operations per second.
+    pub fn ops_per_sec(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.ops as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// A script's integer argument (Rhai gives `i64`, WIT `u64`) checked to lie
+/// in `min..=max`; the error names the operation and the argument.
+pub(crate) fn arg(op: &str, name: &str, value: i128, min: u64, max: u64) -> Result<u64, ApiError> {
+    if value < i128::from(min) || value > i128::from(max) {
+        let why = if value < 0 {
+            "is negative".to_string()
+        } else {
+            format!("must be between {min} and {max}")
+        };
+        return Err(ApiError::Invalid(format!("{op}: {name} {value} {why}")));
+    }
+    // In min..=max, hence a u64.
+    Ok(value as u64)
+}
+
+/// A file offset: `0..=i64::MAX`.
+pub(crate) fn offset_arg(op: &str, value: i128) -> Result<u64, ApiError> {
+    arg(op, "offset", value, 0, MAX_OFFSET)
+}
+
+/// A length for one I/O: `0..=MAX_IO`.
+pub(crate) fn io_len_arg(op: &str, value: i128) -> Result<u64, ApiError> {
+    arg(op, "length", value, 0, MAX_IO)
+}
+
+/// `offset` as an `off_t`, or an error naming the operation.
+fn off_t(op: &str, offset: u64) -> Result<i64, ApiError> {
+    i64::try_from(offset).map_err(|_| {
+        ApiError::Invalid(format!(
+            "{op}: offset {offset} is beyond the largest file offset {MAX_OFFSET}"
+        ))
+    })
+}
+
+/// Writes all of `data` at `offset` (or at the file position when `None`),
+/// looping on short writes. A write that accepts nothing is an error (the
+/// disk or a limit is full) rather than a silent stop.
+pub(crate) fn write_all(
+    fd: RawFd,
+    mut data: &[u8],
+    mut offset: Option<u64>,
+    what: &str,
+) -> Result<u64, ApiError> {
+    let mut done = 0u64;
+    while !data.is_empty() {
+        // SAFETY: pointer and length come from the same slice.
+        let r = unsafe {
+            match offset {
+                Some(at) => libc::pwrite(fd, data.as_ptr().cast(), data.len(), off_t(what, at)?),
+                None => libc::write(fd, data.as_ptr().cast(), data.len()),
+            }
+        };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(os_err(what.to_string())(e));
+        }
+        if r == 0 {
+            return Err(ApiError::Invalid(format!(
+                "{what}: the disk accepted no more bytes after {done}"
+            )));
+        }
+        // 0 < r <= data.len().
+        let n = r as usize;
+        data = &data[n..];
+        done += n as u64;
+        if let Some(at) = &mut offset {
+            *at += n as u64;
+        }
+    }
+    Ok(done)
+}
+
+/// Reads up to `buf.len()` bytes at `offset` (or the file position when
+/// `None`) with one call; returns the bytes read (0 at the end of the file).
+pub(crate) fn read_some(
+    fd: RawFd,
+    buf: &mut [u8],
+    offset: Option<u64>,
+    what: &str,
+) -> Result<u64, ApiError> {
+    loop {
+        // SAFETY: pointer and length come from the same slice.
+        let r = unsafe {
+            match offset {
+                Some(at) => libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), off_t(what, at)?),
+                None => libc::read(fd, buf.as_mut_ptr().cast(), buf.len()),
+            }
+        };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(os_err(what.to_string())(e));
+        }
+        return Ok(r as u64);
+    }
+}
+
+/// A buffer error as an [`ApiError`] naming the operation.
+pub(crate) fn buf_err(op: &str) -> impl FnOnce(crate::buffer::BufError) -> ApiError + '_ {
+    move |e| ApiError::Invalid(format!("{op}: {e}"))
+}
+
+/// A buffer of `len` bytes (at most [`MAX_IO`]) of incompressible data, or
+/// zeros.
+pub(crate) fn data_buffer(op: &str, len: u64, zero: bool) -> Result<AlignedBuf, ApiError> {
+    let len = len.min(MAX_IO) as usize;
+    let buf = if zero {
+        AlignedBuf::zeroed(len)
+    } else {
+        AlignedBuf::random(len, 0x9e37)
+    };
+    buf.map_err(buf_err(op))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_outside_their_range_name_themselves() {
+        let e = offset_arg("write_at", -1).unwrap_err().to_string();
+        assert_eq!(e, "write_at: offset -1 is negative");
+        let e = offset_arg("read_at", u64::MAX as i128)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(
+                "read_at: offset 18446744073709551615 must be between 0 and 9223372036854775807"
+            ),
+            "{e}"
+        );
+        assert_eq!(offset_arg("x", i64::MAX as i128).unwrap(), i64::MAX as u64);
+        let e = io_len_arg("append", (MAX_IO + 1) as i128)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("append: length 67108865 must be between"),
+            "{e}"
+        );
+        assert_eq!(io_len_arg("append", 0).unwrap(), 0);
+    }
+
+    #[test]
+    fn write_all_writes_everything_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = std::fs::File::create(dir.path().join("f")).unwrap();
+        use std::os::fd::AsRawFd;
+        let data: Vec<u8> = (0..10_000u32).map(|i| i as u8).collect();
+        assert_eq!(
+            write_all(f.as_raw_fd(), &data, Some(5), "t").unwrap(),
+            10_000
+        );
+        let back = std::fs::read(dir.path().join("f")).unwrap();
+        assert_eq!(back.len(), 10_005);
+        assert_eq!(&back[5..], &data[..]);
+        let e = write_all(f.as_raw_fd(), &data, Some(u64::MAX), "t").unwrap_err();
+        assert!(
+            e.to_string().contains("beyond the largest file offset"),
+            "{e}"
+        );
+    }
+}

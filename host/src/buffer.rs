@@ -1,0 +1,277 @@
+//! [`AlignedBuf`]: the one page-aligned I/O buffer every data path uses
+//! (job workers, the file API, trace replay).
+//!
+//! Allocation is fallible and bounded: a size beyond [`max_len`] or one the
+//! allocator refuses comes back as a [`BufError`], never as an abort. Every
+//! view of the memory is a bounds-checked slice, so a syscall is always given
+//! a pointer and a length taken from the same slice.
+
+use crate::workload::fill_random;
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::ops::Range;
+use std::ptr::NonNull;
+
+/// Alignment (and size granularity) of every buffer: a page, enough for O_DIRECT.
+pub const ALIGN: usize = 4096;
+
+/// Hard ceiling on one buffer whatever the machine: 4 GiB.
+const HARD_MAX: usize = 4 << 30;
+
+/// Why a buffer could not be made or viewed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BufError {
+    /// Bigger than the bound for one buffer.
+    #[error("an I/O buffer of {requested} bytes is larger than the {limit}-byte limit (half the machine's memory, at most 4 GiB); use a smaller block size or depth")]
+    TooLarge {
+        /// Bytes asked for.
+        requested: u128,
+        /// The bound.
+        limit: usize,
+    },
+    /// The allocator refused.
+    #[error("cannot allocate an I/O buffer of {0} bytes: out of memory")]
+    OutOfMemory(usize),
+    /// A range outside the buffer.
+    #[error("range {start}..{end} is outside the {len}-byte buffer")]
+    OutOfBounds {
+        /// First byte asked for.
+        start: usize,
+        /// One past the last byte asked for.
+        end: usize,
+        /// The buffer's length.
+        len: usize,
+    },
+}
+
+impl From<BufError> for std::io::Error {
+    fn from(e: BufError) -> std::io::Error {
+        let kind = match e {
+            BufError::OutOfMemory(_) => std::io::ErrorKind::OutOfMemory,
+            _ => std::io::ErrorKind::InvalidInput,
+        };
+        std::io::Error::new(kind, e)
+    }
+}
+
+/// The largest buffer [`AlignedBuf`] allocates: half the machine's physical
+/// memory, at most 4 GiB (beyond that a benchmark's buffers would push the
+/// machine into swap or the OOM killer instead of measuring anything).
+pub fn max_len() -> usize {
+    // SAFETY: plain sysconf queries.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let phys = usize::try_from(pages)
+        .ok()
+        .zip(usize::try_from(page).ok())
+        .and_then(|(n, p)| n.checked_mul(p))
+        .unwrap_or(HARD_MAX);
+    (phys / 2).clamp(ALIGN, HARD_MAX)
+}
+
+/// `requested` as a `usize` when one buffer may be that big, else the error
+/// saying so. Compute sizes from input (block size × depth) in `u128` and
+/// check them here, so nothing wraps before the bound is applied. Returns
+/// the bound on success.
+pub fn checked_len(requested: u128) -> Result<usize, BufError> {
+    let limit = max_len();
+    if requested > limit as u128 {
+        return Err(BufError::TooLarge { requested, limit });
+    }
+    Ok(limit)
+}
+
+/// A zeroed, page-aligned heap buffer of a whole number of pages.
+///
+/// It owns its memory like a `Vec<u8>`; views are slices whose bounds are
+/// checked against the allocation.
+#[derive(Debug)]
+pub struct AlignedBuf {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+// SAFETY: the buffer owns its allocation and hands out access only through
+// `&self`/`&mut self` (or raw parts whose use the caller vouches for).
+unsafe impl Send for AlignedBuf {}
+// SAFETY: shared access gives only `&[u8]`.
+unsafe impl Sync for AlignedBuf {}
+
+impl AlignedBuf {
+    /// At least `len` zeroed bytes (rounded up to whole pages, at least one).
+    /// The pages are not touched: the kernel maps them on first use.
+    pub fn zeroed(len: usize) -> Result<AlignedBuf, BufError> {
+        let limit = checked_len(len as u128)?;
+        // `len <= limit <= HARD_MAX`, so the rounding does not overflow.
+        let size = len.max(ALIGN).next_multiple_of(ALIGN);
+        let layout = Layout::from_size_align(size, ALIGN).map_err(|_| BufError::TooLarge {
+            requested: len as u128,
+            limit,
+        })?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr =
+            NonNull::new(unsafe { alloc_zeroed(layout) }).ok_or(BufError::OutOfMemory(size))?;
+        Ok(AlignedBuf { ptr, layout })
+    }
+
+    /// At least `len` bytes of incompressible data from `seed`; every page is
+    /// written, so it is faulted in before any measurement.
+    pub fn random(len: usize, seed: u64) -> Result<AlignedBuf, BufError> {
+        let mut b = Self::zeroed(len)?;
+        fill_random(b.as_mut_slice(), seed);
+        Ok(b)
+    }
+
+    /// Its length in bytes (a multiple of [`ALIGN`]).
+    pub fn len(&self) -> usize {
+        self.layout.size()
+    }
+
+    /// Always false: a buffer holds at least one page.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The whole buffer.
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: the allocation is `len()` bytes, initialised (zeroed), owned here.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len()) }
+    }
+
+    /// The whole buffer, writable.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as in `as_slice`, and `&mut self` makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len()) }
+    }
+
+    /// Checks that `range` lies inside the buffer.
+    fn check(&self, range: &Range<usize>) -> Result<(), BufError> {
+        if range.start > range.end || range.end > self.len() {
+            return Err(BufError::OutOfBounds {
+                start: range.start,
+                end: range.end,
+                len: self.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The bytes in `range`, or an error when it is not inside the buffer.
+    pub fn get(&self, range: Range<usize>) -> Result<&[u8], BufError> {
+        self.check(&range)?;
+        Ok(&self.as_slice()[range])
+    }
+
+    /// The bytes in `range`, writable, or an error when it is not inside the buffer.
+    pub fn get_mut(&mut self, range: Range<usize>) -> Result<&mut [u8], BufError> {
+        self.check(&range)?;
+        Ok(&mut self.as_mut_slice()[range])
+    }
+
+    /// The first `len` bytes (an error when the buffer is shorter).
+    pub fn prefix_mut(&mut self, len: usize) -> Result<&mut [u8], BufError> {
+        self.get_mut(0..len)
+    }
+
+    /// A raw pointer to `range` and its length, for memory the kernel fills
+    /// or reads asynchronously (io_uring, libaio), where no Rust reference
+    /// may stay alive. The range is bounds-checked; using the pointer is the
+    /// caller's `unsafe` business.
+    pub fn raw_range(&self, range: Range<usize>) -> Result<(*mut u8, usize), BufError> {
+        self.check(&range)?;
+        // In bounds by the check above.
+        Ok((self.ptr.as_ptr().wrapping_add(range.start), range.len()))
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `zeroed` with this layout.
+        unsafe { dealloc(self.ptr.as_ptr(), self.layout) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_up_to_aligned_pages() {
+        let b = AlignedBuf::zeroed(1).unwrap();
+        assert_eq!(b.len(), ALIGN);
+        assert_eq!(b.as_slice().as_ptr() as usize % ALIGN, 0);
+        assert!(b.as_slice().iter().all(|&x| x == 0));
+        let b = AlignedBuf::zeroed(ALIGN + 1).unwrap();
+        assert_eq!(b.len(), 2 * ALIGN);
+        let b = AlignedBuf::zeroed(0).unwrap();
+        assert_eq!(b.len(), ALIGN);
+    }
+
+    #[test]
+    fn random_fills_every_page_reproducibly() {
+        let a = AlignedBuf::random(3 * ALIGN, 7).unwrap();
+        let b = AlignedBuf::random(3 * ALIGN, 7).unwrap();
+        assert_eq!(a.as_slice(), b.as_slice());
+        for page in a.as_slice().chunks(ALIGN) {
+            assert!(page.iter().any(|&x| x != 0), "a page was left zeroed");
+        }
+    }
+
+    #[test]
+    fn absurd_sizes_are_errors_not_aborts() {
+        for len in [usize::MAX, usize::MAX - 1, max_len() + 1, HARD_MAX + 1] {
+            match AlignedBuf::zeroed(len) {
+                Err(BufError::TooLarge { requested, limit }) => {
+                    assert_eq!(requested, len as u128);
+                    assert_eq!(limit, max_len());
+                }
+                other => panic!("{len}: {other:?}"),
+            }
+        }
+        let huge = (1u128 << 30) * 100_000_000;
+        assert!(matches!(checked_len(huge), Err(BufError::TooLarge { .. })));
+        assert!(checked_len(4096).is_ok());
+        assert!(matches!(
+            AlignedBuf::random(usize::MAX, 1),
+            Err(BufError::TooLarge { .. })
+        ));
+        let e: std::io::Error = AlignedBuf::zeroed(usize::MAX).unwrap_err().into();
+        assert!(e.to_string().contains("larger than"), "{e}");
+    }
+
+    #[test]
+    fn the_limit_is_sane() {
+        let m = max_len();
+        assert!((ALIGN..=HARD_MAX).contains(&m), "{m}");
+        assert!(AlignedBuf::zeroed(m.min(1 << 20)).is_ok());
+    }
+
+    #[test]
+    fn views_are_bounds_checked() {
+        let mut b = AlignedBuf::zeroed(ALIGN).unwrap();
+        assert_eq!(b.get(0..ALIGN).unwrap().len(), ALIGN);
+        assert_eq!(b.get(10..20).unwrap().len(), 10);
+        assert_eq!(
+            b.get(0..ALIGN + 1),
+            Err(BufError::OutOfBounds {
+                start: 0,
+                end: ALIGN + 1,
+                len: ALIGN
+            })
+        );
+        #[allow(clippy::reversed_empty_ranges)]
+        let backwards = 20..10;
+        assert!(b.get(backwards).is_err());
+        assert!(b.get_mut(ALIGN..ALIGN + 1).is_err());
+        assert!(b.prefix_mut(ALIGN + 1).is_err());
+        b.prefix_mut(3).unwrap().copy_from_slice(b"abc");
+        assert_eq!(&b.as_slice()[..3], b"abc");
+        assert!(b.raw_range(ALIGN - 1..ALIGN + 1).is_err());
+        let (p, n) = b.raw_range(ALIGN - 8..ALIGN).unwrap();
+        assert_eq!(n, 8);
+        assert_eq!(p as usize, b.as_slice().as_ptr() as usize + ALIGN - 8);
+    }
+}

@@ -1,0 +1,300 @@
+//! The file API against hostile sizes: no heap in files, bounded handle
+//! memory, an honest byte budget, offsets checked, reports bounded, and
+//! engines that say why they cannot start.
+
+use crate::util::{doc, metric, plumb, plumb_bin, run_scripts, script, to_run, workdir};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The directory under `target` (searched depth-first) that holds `name`:
+/// where `plumb run --keep` left a scenario's files.
+fn kept_run_dir(target: &Path, name: &str) -> PathBuf {
+    fn find(dir: &Path, name: &str) -> Option<PathBuf> {
+        if dir.join(name).exists() {
+            return Some(dir.to_path_buf());
+        }
+        std::fs::read_dir(dir)
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .find_map(|p| find(&p, name))
+    }
+    find(target, name).unwrap_or_else(|| panic!("no kept directory holds {name} in {target:?}"))
+}
+
+#[test]
+fn create_files_beyond_the_buffer_writes_only_the_pattern() {
+    // 65 MiB is past the 64 MiB the buffer used to be clamped to: the file
+    // got the buffer plus whatever heap followed it.
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "c.rhai",
+        "let s = fs::create_files(\"d\", 2, \"65M\");\nreport::metric(\"ops\", s.ops, \"\", \"higher\");\n",
+    );
+    let (r, target) = run_scripts(dir.path(), &[&s, "--keep", "--json", "c.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        metric(&doc(&dir.path().join("c.json")), "c", "ops"),
+        Some(2.0)
+    );
+    let run = kept_run_dir(&target, "d");
+    let first = std::fs::read(run.join("d/f00000000")).unwrap();
+    assert_eq!(first.len(), 65 << 20, "exactly the size asked");
+    let chunk = &first[..1 << 20];
+    assert!(
+        chunk.iter().filter(|&&b| b == 0).count() < chunk.len() / 64,
+        "the pattern is incompressible data, not zeros"
+    );
+    for (i, c) in first.chunks(1 << 20).enumerate() {
+        assert!(c == chunk, "MiB {i} is not the pattern (heap or garbage)");
+    }
+    let second = std::fs::read(run.join("d/f00000001")).unwrap();
+    assert!(second == first, "every file is the same pattern");
+}
+
+#[test]
+fn closed_handles_give_their_memory_back() {
+    // Under a 1 GiB data limit, 300 closed handles that kept their 8 MiB
+    // buffers (2.4 GiB) could not exist; freed on close, one at a time fits.
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "h.rhai",
+        "fs::write_file(\"s\", \"4k\");\n\
+         let closed = [];\n\
+         for i in 0..300 { let f = fs::open(\"s\", #{ read: true }); f.read_at(0, 8388608); f.close(); closed.push(f); }\n\
+         let kept = [];\n\
+         let refused = \"\";\n\
+         try { for i in 0..100 { let f = fs::open(\"s\", #{ read: true }); f.read_at(0, 8388608); kept.push(f); } } catch (e) { refused = e; }\n\
+         report::metric(\"closed\", closed.len(), \"\", \"higher\");\n\
+         report::metric(\"kept\", kept.len(), \"\", \"higher\");\n\
+         report::note(refused);\n\
+         for f in kept { f.close(); }\n\
+         let open = 0;\n\
+         try { let all = []; for i in 0..1100 { all.push(fs::open(\"s\", #{ read: true })); open += 1; } } catch (e) { report::note(e); }\n\
+         report::metric(\"open\", open, \"\", \"higher\");\n",
+    );
+    let target = dir.path().join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    let mut cmd = Command::new(plumb_bin());
+    cmd.args([
+        "run",
+        "--target",
+        target.to_str().unwrap(),
+        &s,
+        "--json",
+        "h.json",
+    ])
+    .current_dir(dir.path());
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            // Room for the 1024 files plumb allows, whatever the default.
+            for (what, n) in [(libc::RLIMIT_DATA, 1 << 30), (libc::RLIMIT_NOFILE, 4096)] {
+                let lim = libc::rlimit {
+                    rlim_cur: n,
+                    rlim_max: n,
+                };
+                if libc::setrlimit(what, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let r = to_run(cmd.output().expect("run plumb"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    let d = doc(&dir.path().join("h.json"));
+    assert_eq!(metric(&d, "h", "closed"), Some(300.0));
+    // 256 MiB of buffers per scenario: 32 open handles of 8 MiB.
+    assert_eq!(metric(&d, "h", "kept"), Some(32.0));
+    assert_eq!(metric(&d, "h", "open"), Some(1024.0));
+    let notes = d["scenarios"][0]["notes"].to_string();
+    assert!(
+        notes.contains("268435456 bytes a scenario may hold"),
+        "{notes}"
+    );
+    assert!(notes.contains("1024 files are already open"), "{notes}");
+}
+
+#[test]
+fn a_failed_truncating_open_refunds_nothing() {
+    let dir = workdir();
+    let pack = dir.path().join("budget");
+    std::fs::create_dir(&pack).unwrap();
+    std::fs::write(
+        pack.join("pack.toml"),
+        "name = \"budget\"\nscenarios = [\"b.rhai\"]\n\n[capabilities]\nmax_bytes = \"1M\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pack.join("b.rhai"),
+        "fs::write_file(\"big\", \"900k\");\n\
+         let failed = 0;\n\
+         for i in 0..50 { try { fs::open(\"big\", #{ write: true, truncate: true, direct: true }); } catch (e) { failed += 1; } }\n\
+         let refused = 0;\n\
+         try { fs::write_file(\"more\", \"900k\"); } catch (e) { if e.contains(\"byte budget exceeded\") { refused = 1; } }\n\
+         let f = fs::open(\"big\", #{ write: true, truncate: true });\n\
+         f.close();\n\
+         fs::write_file(\"again\", \"900k\");\n\
+         report::metric(\"failed\", failed, \"\", \"higher\");\n\
+         report::metric(\"refused\", refused, \"\", \"higher\");\n",
+    )
+    .unwrap();
+    let (r, target) = run_scripts(dir.path(), &["budget", "--keep", "--json", "b.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = doc(&dir.path().join("b.json"));
+    assert_eq!(metric(&d, "b", "failed"), Some(50.0));
+    assert_eq!(metric(&d, "b", "refused"), Some(1.0), "the budget held");
+    let run = kept_run_dir(&target, "again");
+    assert_eq!(std::fs::metadata(run.join("big")).unwrap().len(), 0);
+    assert_eq!(
+        std::fs::metadata(run.join("again")).unwrap().len(),
+        900 << 10
+    );
+    assert!(!run.join("more").exists());
+}
+
+#[test]
+fn negative_and_huge_offsets_are_errors_naming_the_argument() {
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "o.rhai",
+        "let f = fs::open(\"x\", #{ read: true, write: true, create: true });\n\
+         let msgs = [];\n\
+         try { f.write_at(-1, 4096); } catch (e) { msgs.push(e); }\n\
+         try { f.read_at(-5, 4096); } catch (e) { msgs.push(e); }\n\
+         try { f.write_at(0, -1); } catch (e) { msgs.push(e); }\n\
+         try { f.truncate(-1); } catch (e) { msgs.push(e); }\n\
+         try { f.fallocate(-4096); } catch (e) { msgs.push(e); }\n\
+         try { f.append(134217728); } catch (e) { msgs.push(e); }\n\
+         for m in msgs { report::note(m); }\n\
+         report::metric(\"errors\", msgs.len(), \"\", \"higher\");\n\
+         report::metric(\"size\", f.size(), \"B\", \"lower\");\n",
+    );
+    let (r, _) = run_scripts(dir.path(), &[&s, "--json", "o.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = doc(&dir.path().join("o.json"));
+    assert_eq!(metric(&d, "o", "errors"), Some(6.0));
+    assert_eq!(
+        metric(&d, "o", "size"),
+        Some(0.0),
+        "nothing was written at 0"
+    );
+    let notes: Vec<String> = d["scenarios"][0]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_string())
+        .collect();
+    let want = [
+        "write_at: offset -1 is negative",
+        "read_at: offset -5 is negative",
+        "write_at: length -1 is negative",
+        "truncate: length -1 is negative",
+        "fallocate: length -4096 is negative",
+        "append: length 134217728 must be between 0 and 67108864",
+    ];
+    for (n, w) in notes.iter().zip(want) {
+        assert!(n.contains(w), "{n:?} should say {w:?}");
+    }
+}
+
+#[test]
+fn report_data_is_bounded() {
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "n.rhai",
+        "let long = \"x\"; for i in 0..13 { long += long; }\n\
+         let errors = [];\n\
+         try { report::note(long); } catch (e) { errors.push(e); }\n\
+         try { for i in 0..2000 { report::note(\"n\"); } } catch (e) { errors.push(e); }\n\
+         try { report::table(\"t\", [long], []); } catch (e) { errors.push(e); }\n\
+         report::metric(\"errors\", errors.len(), \"\", \"higher\");\n\
+         if !errors[0].contains(\"report::note: the note is 8192 bytes long, more than the 4096 allowed\") { throw errors[0]; }\n\
+         if !errors[1].contains(\"at most 1000 notes\") { throw errors[1]; }\n\
+         if !errors[2].contains(\"report::table: the cell is 8192 bytes long\") { throw errors[2]; }\n",
+    );
+    let (r, _) = run_scripts(dir.path(), &[&s, "--json", "n.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = doc(&dir.path().join("n.json"));
+    assert_eq!(metric(&d, "n", "errors"), Some(3.0));
+    assert_eq!(d["scenarios"][0]["notes"].as_array().unwrap().len(), 1000);
+}
+
+#[test]
+fn absurd_buffer_sizes_are_job_errors_not_crashes() {
+    let dir = workdir();
+    let r = plumb(
+        dir.path(),
+        &[
+            "fio",
+            "--name=x",
+            "--filename=f",
+            "--ioengine=null",
+            "--rw=read",
+            "--bs=4k",
+            "--size=64k",
+            "--iodepth=100000000",
+        ],
+    );
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    let out = format!("{}{}", r.stdout, r.stderr);
+    assert!(!out.contains("panicked"), "{out}");
+    assert!(
+        out.contains("larger than the") && out.contains("depth 100000000"),
+        "{out}"
+    );
+}
+
+#[test]
+fn engines_say_why_a_deep_queue_cannot_start() {
+    let dir = workdir();
+    std::fs::write(dir.path().join("f"), vec![0u8; 64 << 10]).unwrap();
+    let aio_max: u64 = std::fs::read_to_string("/proc/sys/fs/aio-max-nr")
+        .expect("this test needs /proc/sys/fs/aio-max-nr")
+        .trim()
+        .parse()
+        .unwrap();
+    let cases = [
+        (
+            "io_uring",
+            65536u64,
+            vec![
+                "io_uring: cannot create a ring of depth 65536",
+                "the kernel's limit is 32768 entries",
+            ],
+        ),
+        (
+            "libaio",
+            aio_max + 1,
+            vec!["libaio: io_setup for depth", "/proc/sys/fs/aio-max-nr"],
+        ),
+    ];
+    for (engine, depth, needles) in cases {
+        let r = plumb(
+            dir.path(),
+            &[
+                "fio",
+                "--name=x",
+                "--filename=f",
+                &format!("--ioengine={engine}"),
+                "--rw=read",
+                "--bs=4k",
+                "--size=64k",
+                &format!("--iodepth={depth}"),
+            ],
+        );
+        assert_ne!(r.code, 0, "{engine}: {}", r.stdout);
+        let out = format!("{}{}", r.stdout, r.stderr);
+        assert!(!out.contains("panicked"), "{out}");
+        for n in needles {
+            assert!(out.contains(n), "{engine}: {n:?} in {out}");
+        }
+    }
+}
