@@ -603,6 +603,23 @@ impl Saved {
             });
         };
         check_json_path(json)?;
+        // A device or pipe (`/dev/stdout`) gets the document, but no journal beside it.
+        if matches!(std::fs::metadata(json), Ok(m) if !m.is_file()) {
+            if args.resume {
+                return Err(bad(format!(
+                    "--resume: {} is not a regular file, so no run journalled beside it",
+                    json.display()
+                )));
+            }
+            return Ok(Saved {
+                json: Some(json.clone()),
+                started,
+                earlier: Vec::new(),
+                journal: None,
+                journal_failed: false,
+                label: args.label.clone(),
+            });
+        }
         let path = journal::path_for(json);
         let exists = path.symlink_metadata().is_ok();
         if !args.resume {
