@@ -6,7 +6,7 @@
 use super::{data_buffer, io_len_arg, offset_arg, read_some, write_all, MAX_IO};
 use crate::api::{os_err, ApiError, Capability, Host};
 use crate::buffer::AlignedBuf;
-use crate::workload::stamp_block;
+use crate::workload::{fill_random, stamp_block};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -79,6 +79,10 @@ pub struct FileHandle {
     opts: OpenOptions,
     /// Made on the first I/O; grown to the largest I/O asked; freed on close.
     buf: Option<AlignedBuf>,
+    /// Whether `buf` holds written-over content (generated data or what a
+    /// read brought in) rather than the untouched zero pages a read grows it
+    /// with: a read never pays for generating data it overwrites.
+    filled: bool,
     seq: u64,
     budget: Arc<HandleBudget>,
 }
@@ -93,8 +97,11 @@ impl FileHandle {
     }
 
     /// The first `len` bytes of the handle's buffer, growing it if needed
-    /// (within the scenario's [`MAX_BUFFER_BYTES`]).
-    fn buffer(&mut self, op: &str, len: u64) -> Result<&mut [u8], ApiError> {
+    /// (within the scenario's [`MAX_BUFFER_BYTES`]). A buffer grown for a
+    /// read (`for_write` false) is left as zero pages, which the read
+    /// overwrites; one a write uses holds generated data (or zeros with
+    /// `zero`) first.
+    fn buffer(&mut self, op: &str, len: u64, for_write: bool) -> Result<&mut [u8], ApiError> {
         let have = self.buf.as_ref().map_or(0, |b| b.len() as u64);
         if have < len {
             let want = len
@@ -107,18 +114,38 @@ impl FileHandle {
                     self.path
                 ))
             })?;
-            match data_buffer(op, want, self.opts.zero) {
-                Ok(b) => self.buf = Some(b),
+            // The old buffer goes first: it is never held twice.
+            self.buf = None;
+            let made = if for_write {
+                data_buffer(op, want, self.opts.zero)
+            } else {
+                AlignedBuf::zeroed(want as usize).map_err(super::buf_err(op))
+            };
+            match made {
+                Ok(b) => {
+                    self.buf = Some(b);
+                    self.filled = for_write;
+                }
                 Err(e) => {
-                    HandleBudget::give(&self.budget.bytes, more);
+                    HandleBudget::give(&self.budget.bytes, have + more);
                     return Err(e);
                 }
             }
         }
+        let zero = self.opts.zero;
         let buf = self
             .buf
             .as_mut()
             .ok_or_else(|| ApiError::Invalid(format!("{op}: no buffer")))?;
+        if for_write && !self.filled {
+            if !zero {
+                fill_random(buf.as_mut_slice(), 0x9e37);
+            }
+            self.filled = true;
+        }
+        if !for_write {
+            self.filled = true;
+        }
         buf.prefix_mut(len as usize).map_err(super::buf_err(op))
     }
 
@@ -137,7 +164,7 @@ impl FileHandle {
         let len = io_len_arg("read_at", len.into())?;
         let fd = self.fd("read_at")?;
         let what = format!("read_at '{}' offset {offset}", self.path);
-        let buf = self.buffer("read_at", len)?;
+        let buf = self.buffer("read_at", len, false)?;
         read_some(fd, buf, Some(offset), &what)
     }
 
@@ -179,7 +206,7 @@ impl FileHandle {
         self.seq += 1;
         let (seq, zero) = (self.seq, self.opts.zero);
         let what = format!("write '{}' offset {stamp_at}", self.path);
-        let buf = self.buffer("write", len)?;
+        let buf = self.buffer("write", len, true)?;
         if !zero {
             stamp_block(buf, stamp_at, seq, false);
         }
@@ -311,6 +338,7 @@ impl Host {
             path: path.to_string(),
             opts,
             buf: None,
+            filled: false,
             seq: 0,
             budget,
         };

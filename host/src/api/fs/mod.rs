@@ -89,6 +89,12 @@ pub(crate) fn io_len_arg(op: &str, value: i128) -> Result<u64, ApiError> {
     arg(op, "length", value, 0, MAX_IO)
 }
 
+/// A block size for a whole-file operation: `1..=MAX_IO` (0 would never
+/// make progress; smaller sizes are rounded up by the operation).
+pub(crate) fn bs_arg(op: &str, value: u64) -> Result<u64, ApiError> {
+    arg(op, "bs", i128::from(value), 1, MAX_IO)
+}
+
 /// `offset` as an `off_t`, or an error naming the operation.
 fn off_t(op: &str, offset: u64) -> Result<i64, ApiError> {
     i64::try_from(offset).map_err(|_| {

@@ -1,7 +1,7 @@
 //! Whole-file operations: write a file of a given size, read one to its
 //! end, copy one (read/write or copy_file_range).
 
-use super::{buf_err, read_some, write_all, OpenOptions, Transfer, MAX_IO};
+use super::{bs_arg, buf_err, read_some, write_all, OpenOptions, Transfer, MAX_IO};
 use crate::api::{os_err, ApiError, Host};
 use crate::buffer::AlignedBuf;
 use std::os::fd::AsRawFd;
@@ -17,7 +17,7 @@ impl Host {
         direct: bool,
         fsync: bool,
     ) -> Result<Transfer, ApiError> {
-        let bs = bs.clamp(512, MAX_IO);
+        let bs = bs_arg("write_file", bs)?.max(512);
         let t = Instant::now();
         // Charge first: a refused write leaves the file as it was.
         self.charge("write_file", size)?;
@@ -57,7 +57,7 @@ impl Host {
 
     /// Reads a whole file in blocks of `bs`.
     pub fn read_file(&mut self, path: &str, bs: u64, direct: bool) -> Result<Transfer, ApiError> {
-        let bs = bs.clamp(512, MAX_IO);
+        let bs = bs_arg("read_file", bs)?.max(512);
         let t = Instant::now();
         let mut f = self.open(
             path,
@@ -97,6 +97,7 @@ impl Host {
                 "copy: method '{method}' is not one of read-write, copy_file_range"
             )));
         }
+        let bs = bs_arg("copy", bs)?;
         let t = Instant::now();
         let from = self.run_dir().open(src, libc::O_RDONLY, 0)?;
         let size = self.run_dir().stat(src)?.size;
