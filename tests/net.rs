@@ -288,27 +288,35 @@ net::rtt(#{ addr: a, count: 1 });
     );
 }
 
-/// Waits until the `plumb serve` process `peer` has moved `bytes` (read plus
-/// written, its `rchar` and `wchar` in /proc: sockets included); fails
-/// after `limit`.
+/// Waits until the peer's TCP connections have carried `bytes` (received
+/// plus acknowledged, as `ss -ti` reports them for the peer's port). Socket
+/// traffic is not in /proc/PID/io: std sockets use send/recv, which the
+/// rchar/wchar counters do not see.
 fn wait_until_moved(peer: &Peer, bytes: u64, limit: Duration) {
-    let io = format!("/proc/{}/io", peer.child.id());
+    let port = peer.addr.rsplit(':').next().expect("peer port");
+    let filter = format!("sport = :{port}");
     let start = Instant::now();
     loop {
-        let text = std::fs::read_to_string(&io).unwrap_or_else(|e| panic!("{io}: {e}"));
-        let field = |name: &str| -> u64 {
-            text.lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or_else(|| panic!("no {name} in {io}: {text}"))
-        };
-        let moved = field("rchar:") + field("wchar:");
+        let out = Command::new("ss")
+            .args(["-tinH", &filter])
+            .output()
+            .unwrap_or_else(|e| panic!("ss (iproute2) is needed by this test: {e}"));
+        assert!(out.status.success(), "ss -tinH {filter} failed: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let moved: u64 = text
+            .split_whitespace()
+            .filter_map(|w| {
+                w.strip_prefix("bytes_received:")
+                    .or_else(|| w.strip_prefix("bytes_acked:"))
+            })
+            .filter_map(|v| v.parse::<u64>().ok())
+            .sum();
         if moved >= bytes {
             return;
         }
         assert!(
             start.elapsed() < limit,
-            "the peer moved only {moved} bytes in {limit:?}"
+            "the peer's connections moved only {moved} bytes in {limit:?}"
         );
         std::thread::sleep(Duration::from_millis(10));
     }

@@ -3,8 +3,8 @@
 //! the pack's thread count, the deadline and the stop flag.
 
 use super::{ApiError, Capability, Host};
-use crate::trace::limits::{read_bounded_from, MAX_TRACE_BYTES};
-use crate::trace::{replay, Bounds, Halt, ReplayError, ReplayOptions, ReplayResult, Trace};
+use crate::trace::limits::{read_bounded_file, MAX_TRACE_BYTES};
+use crate::trace::{replay, Bounds, Halt, OpKind, ReplayError, ReplayOptions, ReplayResult, Trace};
 use std::time::Instant;
 
 impl Host {
@@ -14,8 +14,11 @@ impl Host {
         let text = match self.space.data.get(name) {
             Some(t) => t.clone(),
             None => {
-                let fd = self.run_dir().open(name, libc::O_RDONLY, 0)?;
-                read_bounded_from(std::fs::File::from(fd), MAX_TRACE_BYTES).map_err(|e| {
+                // Without blocking: a FIFO is refused, not waited on.
+                let fd = self
+                    .run_dir()
+                    .open(name, libc::O_RDONLY | libc::O_NONBLOCK, 0)?;
+                read_bounded_file(std::fs::File::from(fd), MAX_TRACE_BYTES).map_err(|e| {
                     ApiError::Os {
                         op: format!("reading trace {name}"),
                         source: e,
@@ -26,6 +29,9 @@ impl Host {
         let trace = Trace::parse(name, &text).map_err(|e| ApiError::Invalid(e.to_string()))?;
         let threads = u32::try_from(replay::threads_needed(&trace, o)).unwrap_or(u32::MAX);
         self.allow(Capability::Threads(threads))?;
+        if uses_direct_io(&trace) {
+            self.allow(Capability::DirectIo)?;
+        }
         let need = crate::trace::budget::bytes_needed(&trace);
         self.charge("trace::replay", need)?;
         self.check()?;
@@ -51,10 +57,13 @@ impl Host {
     /// The error for a replay that stopped early.
     fn replay_halted(&self, name: &str, h: Halt) -> ApiError {
         match h {
-            Halt::Interrupted | Halt::Deadline => match self.check() {
+            Halt::Interrupted => match self.check() {
                 Err(e) => e,
                 Ok(()) => ApiError::Interrupted,
             },
+            // The replay's deadline is the scenario's: name it even when
+            // the host's own clock has not quite reached it yet.
+            Halt::Deadline => ApiError::Deadline(self.limits.timeout),
             Halt::DiskFull(m) => ApiError::Os {
                 op: format!("trace::replay {name}: {m}"),
                 source: std::io::Error::from_raw_os_error(libc::ENOSPC),
@@ -64,4 +73,13 @@ impl Host {
             }
         }
     }
+}
+
+/// Whether any open of the trace asks for O_DIRECT (the pack must declare
+/// `direct_io` for it to be replayed).
+fn uses_direct_io(trace: &Trace) -> bool {
+    trace
+        .ops
+        .iter()
+        .any(|op| matches!(op.kind, OpKind::Open { flags, .. } if flags.direct))
 }

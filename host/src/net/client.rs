@@ -489,6 +489,11 @@ pub fn rtt(
                 l.count, l.p50_us, l.p99_us
             )
         };
+        // An echo only looks at the clock while it waits: a fast peer
+        // answers every time, so each round trip starts with a look.
+        if let Err(why) = halt.check() {
+            return Err(fail(format!("{why} {}", partial(&h))));
+        }
         let t = Instant::now();
         match echo(&mut s, &mut msg, halt) {
             Ok(()) => {}

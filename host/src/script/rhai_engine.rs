@@ -48,8 +48,11 @@ fn base_engine(limits: &ScriptLimits) -> Engine {
     engine.set_max_array_size(limits.max_array_size);
     engine.set_max_map_size(limits.max_map_size);
     engine.set_max_modules(0);
-    engine.on_print(|s| eprintln!("  | {s}"));
-    engine.on_debug(|s, _, pos| eprintln!("  | [{pos}] {s}"));
+    // A script's text never reaches the terminal raw: escape sequences
+    // and other controls are shown escaped.
+    engine.on_print(|s| eprintln!("  | {}", crate::report::terminal::clean_text(s)));
+    engine
+        .on_debug(|s, _, pos| eprintln!("  | [{pos}] {}", crate::report::terminal::clean_text(s)));
     engine
 }
 

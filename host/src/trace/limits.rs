@@ -36,9 +36,26 @@ pub const MAX_REPLAY_BUFFERS: u64 = 1 << 30;
 pub const SPEED_RANGE: (f64, f64) = (1e-3, 1e6);
 
 /// Reads a text file of at most `max` bytes; a larger file is refused
-/// before it is read into memory.
+/// before it is read into memory. The file is opened without blocking
+/// (a FIFO with no writer would wait forever) and must be a regular file.
 pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<String> {
-    let file = std::fs::File::open(path)?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    read_bounded_file(file, max)
+}
+
+/// [`read_bounded_from`] for an open file, which must be a regular file:
+/// a FIFO, socket or device is refused before anything is read.
+pub fn read_bounded_file(file: std::fs::File, max: u64) -> std::io::Result<String> {
+    if !file.metadata()?.file_type().is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (plumb reads traces and logs only from regular files)",
+        ));
+    }
     read_bounded_from(file, max)
 }
 

@@ -169,7 +169,8 @@ pub fn run(compiled: &Compiled, host: Host, limits: WasmLimits) -> (Host, Result
     for (pipe, name) in [(stdout, "stdout"), (stderr, "stderr")] {
         let text = String::from_utf8_lossy(&pipe.contents()).into_owned();
         for line in text.lines() {
-            eprintln!("  | {line}");
+            // The guest's text is escaped: no control reaches the terminal.
+            eprintln!("  | {}", crate::report::terminal::clean_text(line));
         }
         if text.len() >= MAX_OUTPUT {
             eprintln!("  | (the guest's {name} was cut at {MAX_OUTPUT} bytes)");
