@@ -15,6 +15,10 @@ use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
+/// The largest end a job's region may have: `off_t` is signed, so no file
+/// (and no `pread`/`pwrite` offset) reaches past `i64::MAX`.
+pub const MAX_FILE_END: u64 = i64::MAX as u64;
+
 /// One file a job clone uses.
 #[derive(Debug, Clone)]
 pub struct FilePlan {
@@ -31,9 +35,10 @@ pub struct FilePlan {
 }
 
 impl FilePlan {
-    /// The size the file must have for the job.
+    /// The size the file must have for the job. [`plan_files`] keeps it at
+    /// most [`MAX_FILE_END`]; a hand-made plan saturates instead of wrapping.
     pub fn needed_end(&self) -> u64 {
-        self.region.start + self.region.len
+        self.region.start.saturating_add(self.region.len)
     }
 }
 
@@ -193,6 +198,17 @@ pub fn plan_files(
                 format_bytes_binary(job.max_bs() as f64)
             ),
         ));
+    }
+    match offset.checked_add(len) {
+        Some(end) if end <= MAX_FILE_END => {}
+        _ => {
+            return Err(opt_err(
+                "offset",
+                format!(
+                    "offset + size is beyond the largest file size ({offset} + {len} > {MAX_FILE_END} bytes)"
+                ),
+            ))
+        }
     }
     Ok(paths
         .into_iter()

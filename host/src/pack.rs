@@ -101,7 +101,46 @@ pub struct Capabilities {
     pub root: bool,
 }
 
+/// Most threads a pack may declare: the same bound as a job's `numjobs`.
+pub const MAX_THREADS: u32 = 4096;
+/// Most network endpoints a pack may declare.
+pub const MAX_NET_ENDPOINTS: usize = 256;
+/// Longest endpoint (`host:port`): a DNS name is at most 253 bytes.
+const MAX_ENDPOINT_LEN: usize = 261;
+
 impl Capabilities {
+    /// Checks every declared field against its bounds, naming the field:
+    /// a byte budget that parses, 1..=[`MAX_THREADS`] threads, and at most
+    /// [`MAX_NET_ENDPOINTS`] non-empty `host:port` endpoints of sane length.
+    pub fn validate(&self) -> Result<(), String> {
+        self.max_bytes()
+            .map_err(|e| format!("capabilities.max_bytes: {e}"))?;
+        if let Some(t) = self.threads {
+            if !(1..=MAX_THREADS).contains(&t) {
+                return Err(format!(
+                    "capabilities.threads: {t} is out of range (1..={MAX_THREADS})"
+                ));
+            }
+        }
+        if self.net.len() > MAX_NET_ENDPOINTS {
+            return Err(format!(
+                "capabilities.net: {} endpoints, at most {MAX_NET_ENDPOINTS}",
+                self.net.len()
+            ));
+        }
+        if let Some(bad) = self
+            .net
+            .iter()
+            .find(|n| n.trim().is_empty() || n.len() > MAX_ENDPOINT_LEN)
+        {
+            let shown: String = bad.chars().take(40).collect();
+            return Err(format!(
+                "capabilities.net: '{shown}' is not an endpoint (host:port, at most {MAX_ENDPOINT_LEN} bytes)"
+            ));
+        }
+        Ok(())
+    }
+
     /// The declared byte budget in bytes.
     pub fn max_bytes(&self) -> Result<Option<u64>, String> {
         self.max_bytes.as_deref().map(parse_size).transpose()
@@ -325,9 +364,9 @@ fn from_manifest(
         file: file.clone(),
         message: e.to_string(),
     })?;
-    m.capabilities.max_bytes().map_err(|e| PackError {
+    m.capabilities.validate().map_err(|message| PackError {
         file: file.clone(),
-        message: format!("capabilities.max_bytes: {e}"),
+        message,
     })?;
     let mut hasher = Sha256::new();
     hasher.update(text.as_bytes());

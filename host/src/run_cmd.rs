@@ -211,6 +211,9 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         .collect::<Result<Vec<_>, _>>()?;
     let timeout =
         crate::units::parse_duration(&args.timeout).map_err(|e| bad(format!("--timeout: {e}")))?;
+    if timeout.is_zero() {
+        return Err(bad(format!("--timeout '{}': must be > 0", args.timeout)));
+    }
     let started = chrono::Local::now().to_rfc3339();
     // Before anything is made: a leftover journal may refuse the run.
     let mut saved = Saved::open(&args, started)?;

@@ -41,30 +41,74 @@ pub fn parse_size_spec(text: &str) -> Result<SizeSpec, String> {
     parse_size(t).map(SizeSpec::Bytes)
 }
 
-/// Parses an absolute size in bytes with fio's suffixes (k, m, g, t, p; KiB, KB, …).
+/// Parses an absolute size in bytes with fio's suffixes (k, m, g, t, p, e;
+/// KiB, KB, …). The integer part is exact (no trip through `f64`); a fraction
+/// (`1.5m`) is rounded to the nearest byte; a size beyond `u64` is an error.
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    let (value, suffix) = split_number(text, "size")?;
+    let (number, suffix) = split_number(text, "size")?;
     let mult = size_multiplier(suffix.trim()).ok_or_else(|| {
         format!("'{text}': unknown size suffix '{suffix}' (use k, m, g, t, KiB, MiB, …)")
     })?;
-    let bytes = value * mult as f64;
-    if bytes > u64::MAX as f64 {
-        return Err(format!("'{text}' is too large"));
+    number
+        .scaled(u128::from(mult))
+        .and_then(|b| u64::try_from(b).ok())
+        .ok_or_else(|| format!("'{text}' is too large (at most {} bytes)", u64::MAX))
+}
+
+/// A decimal number as written: an exact integer part and the digits after
+/// the point (at most [`MAX_FRACTION_DIGITS`] of them are kept).
+#[derive(Debug, Clone, Copy)]
+struct Decimal {
+    whole: u128,
+    frac: u128,
+    frac_scale: u128,
+}
+
+/// Digits after the point that count; later ones are below any unit's resolution.
+const MAX_FRACTION_DIGITS: usize = 18;
+
+impl Decimal {
+    /// `self × mult`, rounded to the nearest integer; `None` on overflow.
+    fn scaled(self, mult: u128) -> Option<u128> {
+        let whole = self.whole.checked_mul(mult)?;
+        let frac = self
+            .frac
+            .checked_mul(mult)?
+            .checked_add(self.frac_scale / 2)?
+            / self.frac_scale;
+        whole.checked_add(frac)
     }
-    Ok(bytes.round() as u64)
 }
 
 /// Splits `12.5k` into (12.5, "k"); `what` names the kind of value in errors.
-fn split_number<'a>(text: &'a str, what: &str) -> Result<(f64, &'a str), String> {
+fn split_number<'a>(text: &'a str, what: &str) -> Result<(Decimal, &'a str), String> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
-    let value = num
-        .parse::<f64>()
-        .map_err(|_| format!("'{text}' is not a {what}"))?;
-    Ok((value, suffix))
+    let not_number = || format!("'{text}' is not a {what}");
+    let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
+    if (whole.is_empty() && frac.is_empty()) || frac.contains('.') {
+        return Err(not_number());
+    }
+    let too_large = || format!("'{text}' is too large");
+    let digits = |s: &str| -> Result<u128, String> {
+        s.bytes().try_fold(0u128, |acc, d| {
+            acc.checked_mul(10)
+                .and_then(|a| a.checked_add(u128::from(d - b'0')))
+                .ok_or_else(too_large)
+        })
+    };
+    let frac = &frac[..frac.len().min(MAX_FRACTION_DIGITS)];
+    Ok((
+        Decimal {
+            whole: digits(whole)?,
+            frac: digits(frac)?,
+            frac_scale: 10u128.pow(frac.len() as u32),
+        },
+        suffix,
+    ))
 }
 
 fn size_multiplier(suffix: &str) -> Option<u64> {
@@ -77,12 +121,18 @@ fn size_multiplier(suffix: &str) -> Option<u64> {
         "g" => 3,
         "t" => 4,
         "p" => 5,
+        "e" => 6,
         _ => return None,
     };
     Some(1024u64.pow(pow))
 }
 
+/// The longest duration any parser accepts (`u64` nanoseconds, ~584 years);
+/// options bound themselves further where they are defined.
+pub const MAX_DURATION: Duration = Duration::from_nanos(u64::MAX);
+
 /// Parses a duration; a bare number means seconds, as in fio (`10`, `10s`, `2m`, `500ms`).
+/// A duration beyond [`MAX_DURATION`] is an error, never saturated.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     parse_duration_with_default(text, 1_000_000)
 }
@@ -90,23 +140,34 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 /// Parses a duration whose bare number is in `default_unit_us` microseconds.
 pub fn parse_duration_with_default(text: &str, default_unit_us: u64) -> Result<Duration, String> {
     let (value, suffix) = split_number(text, "duration")?;
-    let unit_us: f64 = match suffix.trim().to_ascii_lowercase().as_str() {
-        "" => default_unit_us as f64,
-        "us" | "usec" => 1.0,
-        "ms" | "msec" => 1e3,
-        "s" | "sec" => 1e6,
-        "m" | "min" => 60e6,
-        "h" => 3600e6,
-        "d" => 86400e6,
+    let unit_us: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" => default_unit_us,
+        "us" | "usec" => 1,
+        "ms" | "msec" => 1_000,
+        "s" | "sec" => 1_000_000,
+        "m" | "min" => 60_000_000,
+        "h" => 3_600_000_000,
+        "d" => 86_400_000_000,
         other => {
             return Err(format!(
                 "'{text}': unknown time unit '{other}' (use us, ms, s, m, h)"
             ))
         }
     };
-    Ok(Duration::from_nanos(
-        (value * unit_us * 1000.0).round() as u64
-    ))
+    value
+        .scaled(u128::from(unit_us) * 1000)
+        .and_then(|ns| u64::try_from(ns).ok())
+        .map(Duration::from_nanos)
+        .ok_or_else(|| format!("'{text}' is too long (at most ~584 years)"))
+}
+
+/// Parses a duration and refuses one longer than `max` (an option's own bound).
+pub fn parse_duration_at_most(text: &str, max: Duration) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d > max {
+        return Err(format!("'{text}' is too long (at most {}s)", max.as_secs()));
+    }
+    Ok(d)
 }
 
 /// Formats bytes in binary units the way fio prints them (`4096B`, `4KiB`, `1024MiB`).
@@ -165,12 +226,36 @@ mod tests {
     }
 
     #[test]
+    fn sizes_are_exact_or_refused() {
+        assert_eq!(parse_size("18446744073709551615").unwrap(), u64::MAX);
+        assert!(parse_size("18446744073709551616").is_err());
+        assert_eq!(parse_size("9007199254740993").unwrap(), (1 << 53) + 1);
+        assert_eq!(
+            parse_size("9126155400507155k").unwrap(),
+            9126155400507155 << 10
+        );
+        assert_eq!(parse_size("15e").unwrap(), 15 << 60);
+        assert!(parse_size("16e").is_err());
+        assert!(parse_size("16384P").is_err());
+        assert_eq!(parse_size(".5k").unwrap(), 512);
+        assert_eq!(parse_size("0.0001k").unwrap(), 0);
+        assert!(parse_size(".").is_err());
+        assert!(parse_size("1.2.3").is_err());
+        assert!(parse_size("99999999999999999999999999999999999999999999").is_err());
+    }
+
+    #[test]
     fn durations_follow_fio() {
         assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
         assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert!(parse_duration("5 weeks").is_err());
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("99999999999999999999999h").is_err());
+        assert!(parse_duration("99999999999999999999h").is_err());
+        assert!(parse_duration_at_most("2d", Duration::from_secs(86400)).is_err());
+        assert!(parse_duration_at_most("1d", Duration::from_secs(86400)).is_ok());
     }
 
     #[test]

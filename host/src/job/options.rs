@@ -9,7 +9,8 @@ use super::values::{
     parse_distribution, parse_percent, set_opt_per_dir, set_per_dir,
 };
 use crate::engine;
-use crate::units::{format_bytes_binary, parse_duration, parse_size, parse_size_spec};
+use crate::units::{format_bytes_binary, parse_duration_at_most, parse_size, parse_size_spec};
+use std::time::Duration;
 
 /// A bad option or value, naming the option.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -31,6 +32,9 @@ pub const MAX_IODEPTH: u64 = 65536;
 pub const MAX_NRFILES: u64 = 65536;
 /// Most I/O buffer memory one clone may ask for (`iodepth` × largest block).
 pub const MAX_BUFFER_BYTES_PER_CLONE: u64 = 4 << 30;
+/// Longest `runtime` or `ramp_time`: a year is past any benchmark, and a
+/// bound keeps deadline arithmetic (`start + runtime`) far from overflow.
+pub const MAX_JOB_DURATION: Duration = Duration::from_secs(365 * 86400);
 
 type Setter = fn(&mut JobSpec, &str) -> Result<(), String>;
 
@@ -235,7 +239,7 @@ pub static OPTIONS: &[OptionDef] = &[
         false,
         "submit after this many queued I/Os",
         |j, v| {
-            j.iodepth_batch_submit = parse_count_in(v, 0, MAX_IODEPTH)?.max(1);
+            j.iodepth_batch_submit = parse_count_in(v, 0, MAX_IODEPTH)?;
             Ok(())
         }
     ),
@@ -279,7 +283,7 @@ pub static OPTIONS: &[OptionDef] = &[
         false,
         "stop after this long (10, 10s, 2m)",
         |j, v| {
-            let d = parse_duration(v)?;
+            let d = parse_duration_at_most(v, MAX_JOB_DURATION)?;
             j.runtime = if d.is_zero() { None } else { Some(d) };
             Ok(())
         }
@@ -300,7 +304,7 @@ pub static OPTIONS: &[OptionDef] = &[
         false,
         "run this long before statistics start",
         |j, v| {
-            j.ramp_time = parse_duration(v)?;
+            j.ramp_time = parse_duration_at_most(v, MAX_JOB_DURATION)?;
             Ok(())
         }
     ),

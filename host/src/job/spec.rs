@@ -177,7 +177,7 @@ pub struct JobSpec {
     pub ioengine: String,
     /// `iodepth`: I/Os in flight for async engines.
     pub iodepth: u32,
-    /// `iodepth_batch_submit`: submit after this many queued I/Os.
+    /// `iodepth_batch_submit`: submit after this many queued I/Os (0 means 1, as in fio).
     pub iodepth_batch_submit: u32,
     /// `direct`: O_DIRECT.
     pub direct: bool,

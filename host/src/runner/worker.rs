@@ -126,7 +126,9 @@ impl IoLog {
         } else {
             format!("{path}.{clone}")
         };
-        let mut out = std::io::BufWriter::new(File::create(path)?);
+        let file = File::create(&path)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("write_iolog '{path}': {e}")))?;
+        let mut out = std::io::BufWriter::new(file);
         writeln!(out, "fio version 2 iolog")?;
         for f in files {
             writeln!(out, "{f} add")?;
@@ -299,7 +301,8 @@ impl<'a> Worker<'a> {
         let job = self.job;
         let verify_writes = job.verify != Verify::None && job.rw.does(Dir::Write);
         let batch = if job.given.iter().any(|(k, _)| k == "iodepth_batch_submit") {
-            job.iodepth_batch_submit
+            // fio: 0 means the same as 1.
+            job.iodepth_batch_submit.max(1)
         } else {
             4
         };

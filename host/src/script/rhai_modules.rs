@@ -3,7 +3,7 @@
 //! [`Host`]; no operation is implemented here.
 
 use super::values::{
-    err, flag, known_keys, option_text, param_value, size_field, to_bytes, to_seconds,
+    err, flag, known_keys, option_pairs, param_value, size_field, to_bytes, to_seconds,
 };
 use crate::api::{ApiError, FileHandle, Host, OpenOptions};
 use rhai::{Array, Dynamic, Engine, EvalAltResult, FnPtr, Map, Module, NativeCallContext};
@@ -120,10 +120,7 @@ fn io_module(host: &Shared) -> Module {
     let mut m = Module::new();
     let h = host.clone();
     native!(m, "job", |opts: Map| -> Dynamic {
-        let pairs = opts
-            .iter()
-            .map(|(k, v)| (k.to_string(), option_text(v)))
-            .collect();
+        let pairs = option_pairs(&opts)?;
         let result = h.borrow_mut().job(pairs).map_err(api)?;
         to_map(&result)
     });

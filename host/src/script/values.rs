@@ -44,12 +44,27 @@ pub fn to_seconds(what: &str, v: &Dynamic) -> Result<f64, Box<EvalAltResult>> {
     )))
 }
 
-/// A job option value as fio would write it.
-pub fn option_text(v: &Dynamic) -> String {
+/// The options of an `io::job` map as fio would write them (`name=value`).
+/// Only scalars are values: a string, a number, a character or a boolean
+/// (`true` → `1`); an array, a map or anything else is refused naming the
+/// option, so a value is never a rendering of an arbitrarily deep structure.
+pub fn option_pairs(opts: &Map) -> Result<Vec<(String, String)>, Box<EvalAltResult>> {
+    opts.iter()
+        .map(|(k, v)| option_text(k, v).map(|t| (k.to_string(), t)))
+        .collect()
+}
+
+fn option_text(key: &str, v: &Dynamic) -> Result<String, Box<EvalAltResult>> {
     if let Ok(b) = v.as_bool() {
-        return if b { "1" } else { "0" }.into();
+        return Ok(if b { "1" } else { "0" }.into());
     }
-    v.to_string()
+    if v.is_string() || v.is_int() || v.is_float() || v.is_char() {
+        return Ok(v.to_string());
+    }
+    Err(err(format!(
+        "option '{key}': expected a string, number or boolean, got {}",
+        v.type_name()
+    )))
 }
 
 /// A boolean field of an options map (absent = `default`).
