@@ -70,6 +70,11 @@ struct Case {
     attack: String,
     /// plumb's arguments; placeholders allowed.
     args: Vec<String>,
+    /// A gap known and written down (in the closing note): the case
+    /// is run and shown as `KNOWN` while it fails; once it passes, the test
+    /// fails until this line is removed, so a fix is never left unnoticed.
+    #[serde(default)]
+    known_gap: Option<String>,
     /// Accepted exit codes.
     #[serde(default = "default_exit")]
     exit: Vec<i32>,
@@ -710,17 +715,28 @@ fn hostile_corpus() {
     });
     let mut results = results.into_inner().unwrap();
     results.sort_by_key(|(i, _)| *i);
+    let known = |i: usize| cases[i].known_gap.is_some();
+    for (i, o) in results.iter_mut() {
+        if known(*i) && o.problems.is_empty() {
+            o.problems.push(format!(
+                "passes now: remove its known_gap ({})",
+                cases[*i].known_gap.as_deref().unwrap_or_default()
+            ));
+        }
+    }
     let failed: Vec<&Outcome> = results
         .iter()
+        .filter(|(i, o)| {
+            !o.problems.is_empty() && (!known(*i) || o.problems[0].starts_with("passes now"))
+        })
         .map(|(_, o)| o)
-        .filter(|o| !o.problems.is_empty())
         .collect();
     let mut table = String::new();
-    for (_, o) in &results {
-        let status = if o.problems.is_empty() {
-            "pass"
-        } else {
-            "FAIL"
+    for (i, o) in &results {
+        let status = match (o.problems.is_empty(), known(*i)) {
+            (true, _) => "pass",
+            (false, true) if !o.problems[0].starts_with("passes now") => "KNOWN",
+            _ => "FAIL",
         };
         table.push_str(&format!(
             "{status} {:<34} exit {:<7} {:>5.1}s  {}\n",
