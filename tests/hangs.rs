@@ -342,15 +342,7 @@ fn a_long_rtt_ends_at_the_deadline() {
         .stderr(Stdio::null())
         .spawn()
         .expect("start plumb serve");
-    let mut line = String::new();
-    BufReader::new(peer.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("plumb serve: listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
+    let addr = crate::util::serve_address(&mut peer);
     let s = script(
         dir.path(),
         "rtt.rhai",

@@ -45,12 +45,7 @@ impl Peer {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start plumb serve");
-        let line = first_line(&mut child);
-        let addr = line
-            .trim()
-            .strip_prefix("plumb serve: listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_string();
+        let addr = crate::util::serve_address(&mut child);
         Peer { child, addr }
     }
 

@@ -3,7 +3,7 @@
 //! connections than allowed, and escapes in what it logs.
 
 use crate::util::plumb_bin;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -23,15 +23,7 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start plumb serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("plumb serve: listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_string();
+        let addr = crate::util::serve_address(&mut child);
         Server { child, addr }
     }
 

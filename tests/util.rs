@@ -3,7 +3,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -290,4 +290,17 @@ pub fn metric(doc: &serde_json::Value, scenario: &str, name: &str) -> Option<f64
         .iter()
         .find(|m| m["name"] == name)?["value"]
         .as_f64()
+}
+
+/// The address a just-started `plumb serve` (stdout piped) prints on its
+/// first line, `plumb serve: listening on ADDR`.
+pub fn serve_address(child: &mut Child) -> String {
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("plumb serve's stdout is piped"))
+        .read_line(&mut line)
+        .unwrap();
+    line.trim()
+        .strip_prefix("plumb serve: listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string()
 }
