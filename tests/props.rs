@@ -143,7 +143,7 @@ proptest! {
     #[test]
     fn assertions_parse_without_panic(metric in "[a-z./_-]{0,10}", op in prop::sample::select(vec![">=", ">", "<=", "<", "==", "=", ""]), value in hostile_number()) {
         let text = format!("{metric} {op} {value}");
-        let r = no_panic("assertions::parse", &text, || plumb::assertions::parse(&text))?;
+        let r = no_panic("assertions::parse", &text, || plumb::scenario::assertions::parse(&text))?;
         match r {
             Err(e) => named("assertions::parse", &text, &e)?,
             Ok(a) => prop_assert!(!format!("{a:?}").to_lowercase().contains("nan"), "{text} accepted as {a:?}"),
@@ -242,7 +242,7 @@ proptest! {
         Just("--".to_string()),
     ], 0..8)) {
         let input = format!("{args:?}");
-        let r = no_panic("fio_cmd::parse_args", &input, || plumb::fio_cmd::parse_args(&args))?;
+        let r = no_panic("fio_cmd::parse_args", &input, || plumb::cli::fio::parse_args(&args))?;
         if let Err(e) = r { named("fio_cmd::parse_args", &input, &e.to_string())?; }
     }
 }
@@ -291,7 +291,7 @@ proptest! {
         }
         std::fs::write(dir.path().join("pack.toml"), &top).unwrap();
         std::fs::write(dir.path().join("ok.rhai"), "report::metric(\"ok\", 1.0, \"\", \"higher\");").unwrap();
-        let r = no_panic("pack::load_dir", &top, || plumb::pack::load_dir(dir.path()))?;
+        let r = no_panic("pack::load_dir", &top, || plumb::scenario::pack::load_dir(dir.path()))?;
         match r {
             Err(e) => named("pack::load_dir", &top, &e.to_string())?,
             Ok(p) => {
@@ -685,7 +685,7 @@ proptest! {
                 let docs = vec![da, db];
                 let c = no_panic("compare::compare", &input, || plumb::compare::compare(&docs))?;
                 for f in [plumb::report::run_table::Format::Table, plumb::report::run_table::Format::Markdown, plumb::report::run_table::Format::Csv, plumb::report::run_table::Format::Json] {
-                    let out = no_panic("compare::render::render", &input, || plumb::compare::render::render(&c, &docs, f))?;
+                    let out = no_panic("compare::render::render", &input, || plumb::report::comparison::render(&c, &docs, f))?;
                     if f == plumb::report::run_table::Format::Table {
                         prop_assert!(!out.contains('\u{1b}') && !out.contains('\u{9b}'), "raw ESC/CSI in the terminal table for {input}");
                     }

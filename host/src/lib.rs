@@ -1,51 +1,43 @@
 //! plumb: a benchmark workbench for storage, CPU and network.
 //!
-//! The native host: I/O engines, the job model, statistics, results and the
-//! `plumb fio` command. Scenario runtimes call [`runner::run_jobs`] with
-//! [`job::JobSpec`]s and get [`result::JobResult`]s back.
+//! The layers, from the edge inwards:
+//! - [`cli`]: one file per `plumb` command; the only place that prints for
+//!   the user and picks exit codes.
+//! - [`scenario`] (packs, compiling, assertions) with its two runtimes,
+//!   [`script`] (Rhai) and [`wasm`] (WebAssembly components), both thin
+//!   adapters over [`api`], the one definition of every host operation.
+//! - [`runner`] runs fio-style jobs ([`job`]) on the [`engine`]s; [`trace`]
+//!   records and replays application I/O; [`cpu`], [`mem`], [`net`] are the
+//!   other primitives; [`files`], [`sandbox`], [`buffer`] and [`halt`] are
+//!   what they all stand on.
+//! - [`model`] is the data every renderer ([`report`]) and [`compare`]
+//!   reads: job results, run reports, result documents, machines.
 #![deny(missing_docs)]
 
 pub mod api;
-pub mod assertions;
 pub mod buffer;
+pub mod cli;
 pub mod compare;
 pub mod cpu;
-pub mod document;
 pub mod engine;
 pub mod files;
-pub mod fio_cmd;
+pub mod gate;
 pub mod halt;
 pub mod job;
 pub mod mem;
+pub mod model;
 pub mod net;
-pub mod pack;
 pub mod report;
-pub mod result;
-pub mod run_cmd;
 pub mod runner;
 pub mod sandbox;
 pub mod scenario;
 pub mod script;
-pub mod serve_cmd;
 pub mod stats;
 pub mod sysinfo;
+pub mod terminal;
 pub mod trace;
-pub mod trace_cmd;
 pub mod units;
 pub mod wasm;
 pub mod workload;
 
-/// Process exit codes (DESIGN.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitCode {
-    /// Success.
-    Ok = 0,
-    /// A job or scenario failed, or a threshold was missed.
-    Failed = 1,
-    /// Bad input: usage, script error, unknown option.
-    BadInput = 2,
-    /// Stopped by SIGINT.
-    Interrupted = 130,
-    /// Stopped by SIGTERM.
-    Terminated = 143,
-}
+pub use cli::ExitCode;

@@ -1,8 +1,8 @@
 //! The `plumb` command line.
 
 use clap::{Parser, Subcommand};
-use plumb::run_cmd::{self, RunArgs};
-use plumb::{fio_cmd, sysinfo, ExitCode};
+use plumb::cli::run::{self, RunArgs};
+use plumb::cli::{compare, fio, serve, sysinfo, trace, ExitCode};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -53,10 +53,10 @@ enum Command {
         args: Vec<String>,
     },
     /// Answer the network primitives of other machines' scenarios (throughput, RTT).
-    Serve(plumb::serve_cmd::ServeArgs),
+    Serve(serve::ServeArgs),
     /// Record, import, show and replay application I/O traces.
     #[command(subcommand)]
-    Trace(plumb::trace_cmd::TraceCommand),
+    Trace(trace::TraceCommand),
     /// Describe this machine and the storage under a directory.
     Sysinfo {
         /// Print JSON instead of a table.
@@ -82,40 +82,19 @@ fn main() {
         }
     };
     let code = match cli.command {
-        Command::Fio { args } => fio_cmd::main(&args),
-        Command::Run(args) => run_cmd::run_main(args),
-        Command::Serve(args) => plumb::serve_cmd::serve_main(&args),
-        Command::Trace(cmd) => plumb::trace_cmd::main(cmd),
+        Command::Fio { args } => fio::main(&args),
+        Command::Run(args) => run::run_main(args),
+        Command::Serve(args) => serve::serve_main(&args),
+        Command::Trace(cmd) => trace::main(cmd),
         Command::Compare {
             files,
             format,
             fail_if_slower,
             svg,
-        } => plumb::compare::main(&files, format, fail_if_slower.as_deref(), svg.as_deref()),
-        Command::Check { scenario } => run_cmd::check_main(&scenario),
-        Command::List { pack } => run_cmd::list_main(pack.as_deref()),
-        Command::Sysinfo { json, target } => sysinfo_main(json, &target),
+        } => compare::compare_main(&files, format, fail_if_slower.as_deref(), svg.as_deref()),
+        Command::Check { scenario } => run::check_main(&scenario),
+        Command::List { pack } => run::list_main(pack.as_deref()),
+        Command::Sysinfo { json, target } => sysinfo::sysinfo_main(json, &target),
     };
     std::process::exit(code as i32);
-}
-
-fn sysinfo_main(json: bool, target: &std::path::Path) -> ExitCode {
-    let host = sysinfo::host_info();
-    let t = match sysinfo::target_info(target) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("plumb sysinfo: error: --target {}: {e}", target.display());
-            return ExitCode::BadInput;
-        }
-    };
-    if json {
-        let v = serde_json::json!({ "host": host, "target": t });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).expect("serialisable")
-        );
-    } else {
-        print!("{}", sysinfo::render_text(&host, Some(&t)));
-    }
-    ExitCode::Ok
 }

@@ -1,53 +1,9 @@
 //! What machine and what storage a run measured: CPU, memory, kernel, and the
 //! target's filesystem, device, I/O scheduler and rotational flag.
 
-use serde::{Deserialize, Serialize};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::{Path, PathBuf};
-
-/// The machine.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct HostInfo {
-    /// Host name.
-    pub hostname: String,
-    /// Operating system (PRETTY_NAME of os-release).
-    pub os: String,
-    /// Kernel release.
-    pub kernel: String,
-    /// Machine architecture.
-    pub arch: String,
-    /// CPU model name.
-    pub cpu_model: String,
-    /// Logical CPUs online.
-    pub cpus: u32,
-    /// Total memory in bytes.
-    pub memory_bytes: u64,
-}
-
-/// The storage under a directory.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct TargetInfo {
-    /// The directory examined.
-    pub path: String,
-    /// Filesystem type (`ext4`, `xfs`, …).
-    pub fs_type: String,
-    /// Mount point of that filesystem.
-    pub mount_point: String,
-    /// What is mounted (`/dev/vda`).
-    pub source: String,
-    /// Block device name (`vda`), when there is one.
-    pub device: Option<String>,
-    /// Device model, when the kernel reports one.
-    pub model: Option<String>,
-    /// Active I/O scheduler (`mq-deadline`, `none`, …).
-    pub scheduler: Option<String>,
-    /// True for spinning disks.
-    pub rotational: Option<bool>,
-    /// Bytes free to unprivileged users.
-    pub free_bytes: u64,
-    /// Size of the filesystem in bytes.
-    pub total_bytes: u64,
-}
+pub use crate::model::machine::{HostInfo, TargetInfo};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 
 /// Reads the machine's description.
 pub fn host_info() -> HostInfo {
@@ -99,7 +55,7 @@ pub fn target_info(dir: &Path) -> std::io::Result<TargetInfo> {
     let meta = std::fs::metadata(&path)?;
     let (mount_point, fs_type, source) = mount_of(&path).unwrap_or_default();
     let (major, minor) = (libc::major(meta.dev()), libc::minor(meta.dev()));
-    let disk = disk_of(major, minor);
+    let disk = crate::stats::disk::disk_of(major, minor);
     let queue = |name: &str| {
         disk.as_ref()
             .map(|d| read(&format!("/sys/block/{d}/queue/{name}")))
@@ -171,35 +127,6 @@ fn unescape(s: &str) -> String {
     s.replace("\\040", " ")
         .replace("\\011", "\t")
         .replace("\\134", "\\")
-}
-
-/// The whole-disk block device holding `path` (a file, or the directory it will be in).
-pub fn disk_for_path(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path)
-        .or_else(|_| {
-            std::fs::metadata(
-                path.parent()
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .unwrap_or(Path::new(".")),
-            )
-        })
-        .ok()?;
-    if meta.file_type().is_block_device() {
-        let rdev = meta.rdev();
-        return disk_of(libc::major(rdev), libc::minor(rdev));
-    }
-    disk_of(libc::major(meta.dev()), libc::minor(meta.dev()))
-}
-
-/// The whole-disk block device for a device number (partitions map to their disk).
-fn disk_of(major: u32, minor: u32) -> Option<String> {
-    let sys = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
-    let disk: PathBuf = if sys.join("partition").exists() {
-        sys.parent()?.to_path_buf()
-    } else {
-        sys
-    };
-    Some(disk.file_name()?.to_string_lossy().into_owned())
 }
 
 /// The system table as text lines (`key: value`).

@@ -3,7 +3,7 @@
 use super::{ApiError, Capability, Host};
 use crate::files::{FileError, FileSpace};
 use crate::job::options::job_from_pairs;
-use crate::result::JobResult;
+use crate::model::result::JobResult;
 use crate::runner::{prepare_in, RunError, RunOptions};
 use std::time::Instant;
 

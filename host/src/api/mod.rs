@@ -5,6 +5,7 @@
 //! every write through the byte budget, every long operation checks the
 //! deadline and the stop flag.
 
+pub mod capabilities;
 pub mod compute;
 pub mod fs;
 pub mod io;
@@ -12,8 +13,8 @@ pub mod net;
 pub mod report;
 pub mod trace;
 
-use crate::pack::Capabilities;
 use crate::sandbox::{RunDir, SandboxError};
+pub use capabilities::{Capabilities, Capability};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -60,17 +61,6 @@ pub enum ApiError {
     /// A network measurement failed (with its partial figures).
     #[error(transparent)]
     Net(#[from] crate::net::NetError),
-}
-
-/// A capability checked against the pack's declaration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Capability {
-    /// O_DIRECT.
-    DirectIo,
-    /// This many threads at once.
-    Threads(u32),
-    /// Operations that need root (dropping the page cache).
-    Root,
 }
 
 /// Limits a scenario runs under.
@@ -234,31 +224,6 @@ impl Host {
     /// Time left before the deadline.
     pub fn time_left(&self) -> Duration {
         self.limits.timeout.saturating_sub(self.started.elapsed())
-    }
-
-    /// Refuses what the pack did not declare: direct I/O, more threads, root.
-    pub fn allow(&self, what: Capability) -> Result<(), ApiError> {
-        let Some(c) = &self.space.declared else {
-            return Ok(());
-        };
-        let refused = match what {
-            Capability::DirectIo => {
-                (!c.direct_io).then(|| "direct I/O (declare direct_io = true)".to_string())
-            }
-            Capability::Threads(n) => c
-                .threads
-                .filter(|t| n > *t)
-                .map(|t| format!("{n} threads (the pack declares at most {t})")),
-            Capability::Root => {
-                (!c.root).then(|| "root-only operations (declare root = true)".to_string())
-            }
-        };
-        match refused {
-            Some(msg) => Err(ApiError::Invalid(format!(
-                "this scenario uses {msg}, which its pack did not declare (rule: capabilities in pack.toml)"
-            ))),
-            None => Ok(()),
-        }
     }
 
     /// Reserves `bytes` of the write budget, or refuses. Call it before

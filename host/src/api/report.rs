@@ -1,8 +1,8 @@
 //! What a scenario reports: metrics, tables, notes, and the jobs it ran.
 
 use super::{ApiError, Host};
-use crate::document::{Better, Metric, Table};
-use crate::result::JobResult;
+use crate::model::document::{Better, Metric, Table};
+use crate::model::result::JobResult;
 
 /// Most metrics one scenario run may report.
 pub const MAX_METRICS: usize = 10_000;

@@ -1,7 +1,7 @@
 //! Reading result files: bounded in size, the schema checked, errors name
 //! the file and the position.
 
-use crate::document::{limits, RunDocument, SCHEMA};
+use crate::model::document::{limits, RunDocument, SCHEMA};
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;

@@ -5,7 +5,6 @@
 //! (sha2, blake3, lz4_flex, matrixmultiply, serde_json, std's sorts).
 
 mod corpus;
-pub(crate) mod gate;
 mod kernels;
 mod prime;
 
@@ -129,8 +128,7 @@ pub struct CpuResult {
     pub efficiency: f64,
 }
 
-/// Most threads a CPU run starts.
-pub const MAX_THREADS: u32 = 1024;
+pub use crate::gate::MAX_THREADS;
 
 /// Runs `kernel` on `threads` threads for `duration`, ending early when
 /// `halt` says so (each thread checks it between events, and events are
@@ -205,27 +203,28 @@ fn timed(
     param: u64,
     halt: &Halt,
 ) -> Result<(Vec<f64>, u64, f64), String> {
-    let (counts, seconds) = gate::run_together(&format!("cpu-{}", k.name), threads, |_, start| {
-        let mut work = (k.prepare)(param);
-        // One untimed event warms caches and faults the buffers in.
-        std::hint::black_box(work.event());
-        if !start() {
-            return (0, 0.0);
-        }
-        let t0 = Instant::now();
-        let mut events = 0u64;
-        let mut sink = 0u64;
-        while t0.elapsed() < duration && !halt.due() {
-            sink = sink.wrapping_add(work.event());
-            events += 1;
-        }
-        std::hint::black_box(sink);
-        let secs = t0.elapsed().as_secs_f64();
-        (
-            events,
-            work.work_per_event() * events as f64 / secs.max(1e-9),
-        )
-    })?;
+    let (counts, seconds) =
+        crate::gate::run_together(&format!("cpu-{}", k.name), threads, |_, start| {
+            let mut work = (k.prepare)(param);
+            // One untimed event warms caches and faults the buffers in.
+            std::hint::black_box(work.event());
+            if !start() {
+                return (0, 0.0);
+            }
+            let t0 = Instant::now();
+            let mut events = 0u64;
+            let mut sink = 0u64;
+            while t0.elapsed() < duration && !halt.due() {
+                sink = sink.wrapping_add(work.event());
+                events += 1;
+            }
+            std::hint::black_box(sink);
+            let secs = t0.elapsed().as_secs_f64();
+            (
+                events,
+                work.work_per_event() * events as f64 / secs.max(1e-9),
+            )
+        })?;
     let rates = counts.iter().map(|(_, r)| r / k.scale).collect();
     Ok((rates, counts.iter().map(|(e, _)| e).sum(), seconds))
 }

@@ -280,8 +280,8 @@ impl FileSpace {
     /// every file is on the run directory's filesystem.
     pub fn disk(&self, path: &Path) -> Option<String> {
         match self {
-            FileSpace::Host => crate::sysinfo::disk_for_path(path),
-            FileSpace::Sandboxed(dir) => crate::sysinfo::disk_for_path(dir.path()),
+            FileSpace::Host => crate::stats::disk::disk_for_path(path),
+            FileSpace::Sandboxed(dir) => crate::stats::disk::disk_for_path(dir.path()),
         }
     }
 }

@@ -187,7 +187,7 @@ impl BandwidthOptions {
     }
 
     /// Checks the bounds: a block of 8 bytes to [`MAX_BLOCK_SIZE`], 1 to
-    /// [`crate::cpu::MAX_THREADS`] threads, and [`Self::memory`] within half
+    /// [`crate::gate::MAX_THREADS`] threads, and [`Self::memory`] within half
     /// the available memory.
     pub fn validate(&self) -> Result<(), String> {
         if self.block_size < 8 || self.block_size > MAX_BLOCK_SIZE {
@@ -197,10 +197,10 @@ impl BandwidthOptions {
                 crate::units::format_bytes_binary(MAX_BLOCK_SIZE as f64)
             ));
         }
-        if self.threads == 0 || self.threads > crate::cpu::MAX_THREADS {
+        if self.threads == 0 || self.threads > crate::gate::MAX_THREADS {
             return Err(format!(
                 "threads must be between 1 and {}, not {}",
-                crate::cpu::MAX_THREADS,
+                crate::gate::MAX_THREADS,
                 self.threads
             ));
         }
@@ -222,7 +222,7 @@ pub fn bandwidth(o: &BandwidthOptions, halt: &Halt) -> Result<BandwidthResult, S
     let check_every = (BYTES_PER_CHECK / o.block_size).max(1);
     let total_events = (o.total_size / o.block_size).max(1);
     let claimed = AtomicU64::new(0);
-    let (per_thread, seconds) = crate::cpu::gate::run_together("mem", o.threads, |t, start| {
+    let (per_thread, seconds) = crate::gate::run_together("mem", o.threads, |t, start| {
         let mut block = match &shared {
             Some(b) => Buffer::Shared(b, words * t / o.threads as usize),
             None => Buffer::Own(vec![1u64; words]),

@@ -1,7 +1,7 @@
 //! Network primitives: a `plumb serve` peer and the client measurements
 //! (throughput like iperf3, TCP round trips, connect time like psping, and
 //! the time until a port first accepts). The client never connects anywhere
-//! by itself: [`crate::api`] checks every address against the grants first.
+//! by itself: the host API checks every address against the grants first.
 
 pub mod client;
 pub mod protocol;

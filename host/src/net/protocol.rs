@@ -66,12 +66,7 @@ impl Opening {
                 Ok(n) if (1..=MAX_ECHO).contains(&n) => Request::Echo(n),
                 _ => return Err(format!("echo size must be 1..={MAX_ECHO}")),
             },
-            (Some(v), _) => {
-                return Err(format!(
-                    "unknown request '{}'",
-                    crate::report::terminal::clean(v)
-                ))
-            }
+            (Some(v), _) => return Err(format!("unknown request '{}'", crate::terminal::clean(v))),
             (None, _) => return Err("missing request".into()),
         };
         if words.next().is_some() {

@@ -4,7 +4,7 @@
 //! sessions when asked.
 
 use super::protocol::{read_line, Opening, Request, MAX_ECHO};
-use crate::report::terminal::clean;
+use crate::terminal::clean;
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -1,9 +1,9 @@
 //! SVG charts with plotters: metrics normalised to the baseline, latency
 //! percentiles per I/O job (log scale), and per-second IOPS and bandwidth timelines.
 
-use crate::compare::Comparison;
-use crate::document::RunDocument;
-use crate::result::JobResult;
+use crate::model::comparison::Comparison;
+use crate::model::document::RunDocument;
+use crate::model::result::JobResult;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};

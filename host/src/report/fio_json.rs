@@ -1,8 +1,8 @@
 //! fio's JSON output layout (`--output-format=json`), so tools written for
 //! fio read plumb's output unchanged.
 
-use crate::result::{DirResult, JobResult};
-use crate::runner::RunReport;
+use crate::model::result::{DirResult, JobResult};
+use crate::model::run::RunReport;
 use crate::stats::LatencySummary;
 use serde_json::{json, Map, Value};
 use std::time::UNIX_EPOCH;

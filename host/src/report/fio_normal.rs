@@ -1,10 +1,10 @@
 //! fio's normal text output, laid out so a reader of fio runs recognises it.
 
 use crate::job::spec::{BlockSize, Dir, JobSpec};
-use crate::report::terminal::{clean, clean_text};
-use crate::result::{DirResult, JobResult};
-use crate::runner::{GroupReport, RunReport};
+use crate::model::result::{DirResult, JobResult};
+use crate::model::run::{GroupReport, RunReport};
 use crate::stats::{LatencySummary, FIO_PERCENTILES};
+use crate::terminal::{clean, clean_text};
 use crate::units::{format_bytes_binary, format_bytes_decimal, format_count};
 use std::fmt::Write;
 

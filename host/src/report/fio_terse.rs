@@ -1,7 +1,7 @@
 //! fio's terse (semicolon-separated, version 3) output: one line per job.
 
-use crate::result::{DirResult, JobResult};
-use crate::runner::RunReport;
+use crate::model::result::{DirResult, JobResult};
+use crate::model::run::RunReport;
 use crate::stats::{LatencySummary, FIO_PERCENTILES};
 
 /// One line per reported job, fields in fio's terse v3 order.
@@ -11,7 +11,7 @@ pub fn render(report: &RunReport) -> String {
         let mut f: Vec<String> = vec![
             "3".into(),
             format!("plumb-{}", env!("CARGO_PKG_VERSION")),
-            crate::report::terminal::cleaned(&r.name),
+            crate::terminal::cleaned(&r.name),
             r.groupid.to_string(),
             r.errno.to_string(),
         ];

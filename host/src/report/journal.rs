@@ -8,7 +8,7 @@
 //! match the schema and the document limits, and the first line names the
 //! run it belongs to.
 
-use crate::document::ScenarioResult;
+use crate::model::document::ScenarioResult;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -20,7 +20,7 @@ pub const JOURNAL_SCHEMA: &str = "plumb.journal.v1";
 /// Longest line read back (one scenario's result).
 pub const MAX_LINE: usize = 64 << 20;
 /// Most scenarios a journal may hold.
-pub const MAX_ENTRIES: usize = crate::document::limits::SCENARIOS;
+pub const MAX_ENTRIES: usize = crate::model::document::limits::SCENARIOS;
 
 /// The first line: what run the journal belongs to.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -170,7 +170,7 @@ pub fn read(path: &Path) -> Result<Journal, String> {
                     "not a plumb journal (expected {JOURNAL_SCHEMA})"
                 )));
             }
-            let limit = crate::document::limits::NAME;
+            let limit = crate::model::document::limits::NAME;
             if h.started.len() > limit || h.label.as_ref().is_some_and(|l| l.len() > limit) {
                 return Err(at(&format!("header field longer than {limit} bytes")));
             }
@@ -264,7 +264,7 @@ mod tests {
             assert!(e.contains(&format!("x.journal:{line}:")), "{e}");
         }
         let mut big = scenario("a");
-        big.name = "n".repeat(crate::document::limits::NAME + 1);
+        big.name = "n".repeat(crate::model::document::limits::NAME + 1);
         let line = serde_json::to_string(&Entry { scenario: big }).unwrap();
         std::fs::write(&p, format!("{head}\n{line}\n")).unwrap();
         let e = read(&p).unwrap_err();

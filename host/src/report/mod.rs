@@ -1,11 +1,13 @@
-//! Renderers of run results: fio's text, terse and JSON layouts, and the
-//! end-of-run table of `plumb run`.
+//! Renderers of what the model holds: fio's text, terse and JSON layouts,
+//! the end-of-run table of `plumb run`, the comparison table and its SVG
+//! charts; plus saving result files safely. Renderers read [`crate::model`]
+//! only.
 
 pub mod charts;
+pub mod comparison;
 pub mod fio_json;
 pub mod fio_normal;
 pub mod fio_terse;
 pub mod journal;
 pub mod run_table;
 pub mod save;
-pub mod terminal;

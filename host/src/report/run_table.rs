@@ -1,8 +1,8 @@
 //! The end-of-run table of `plumb run`: each metric with unit, median and
 //! spread, as a terminal table, Markdown, CSV or the JSON document.
 
-use crate::document::RunDocument;
-use crate::report::terminal::cleaned;
+use crate::model::document::RunDocument;
+use crate::terminal::cleaned;
 use comfy_table::{presets, Cell, CellAlignment, Table};
 
 /// Output formats of `plumb run`.

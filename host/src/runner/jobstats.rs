@@ -2,7 +2,7 @@
 //! their summary into a [`JobResult`].
 
 use crate::job::spec::JobSpec;
-use crate::result::{DirResult, JobResult, SyncResult};
+use crate::model::result::{DirResult, JobResult, SyncResult};
 use crate::stats::{CpuUsage, LatencyRecorder, TimelinePoint};
 use std::time::Duration;
 

@@ -14,8 +14,9 @@ pub use worker::{LiveCounters, WorkerPlan};
 use crate::engine;
 use crate::files::{self, FileError, FilePlan, FileSpace, Layout, StopReason};
 use crate::job::spec::JobSpec;
-use crate::result::JobResult;
-use crate::stats::{DiskSnapshot, DiskUtil};
+use crate::model::result::JobResult;
+use crate::model::run::{GroupReport, RunReport};
+use crate::stats::DiskSnapshot;
 use crate::units::format_bytes_binary;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -39,48 +40,6 @@ impl Default for RunOptions {
             progress: false,
             stop: Arc::new(AtomicBool::new(false)),
         }
-    }
-}
-
-/// The results of one reporting group.
-#[derive(Debug, Clone)]
-pub struct GroupReport {
-    /// Group number (fio's `groupid`).
-    pub id: u32,
-    /// One entry per job thread, or one for the whole group with `group_reporting`.
-    pub results: Vec<JobResult>,
-    /// Every job of the group merged (fio's "Run status group" line).
-    pub total: JobResult,
-    /// Smallest and largest runtime in ms among the group's threads.
-    pub runtime_range_ms: (u64, u64),
-    /// Per-thread bandwidth range per direction (bytes/s).
-    pub bw_range: [(u64, u64); 2],
-}
-
-/// Everything a run produced.
-#[derive(Debug, Clone)]
-pub struct RunReport {
-    /// Groups in order.
-    pub groups: Vec<GroupReport>,
-    /// True when a stop was requested before the jobs ended.
-    pub interrupted: bool,
-    /// When the run started.
-    pub started: SystemTime,
-    /// When it finished.
-    pub finished: SystemTime,
-    /// What the devices under the jobs' files did during the run.
-    pub disk_util: Vec<DiskUtil>,
-}
-
-impl RunReport {
-    /// All reported job entries in order.
-    pub fn results(&self) -> impl Iterator<Item = &JobResult> {
-        self.groups.iter().flat_map(|g| g.results.iter())
-    }
-
-    /// True when any job failed (I/O error or verify failure).
-    pub fn failed(&self) -> bool {
-        self.results().any(|r| r.error.is_some())
     }
 }
 

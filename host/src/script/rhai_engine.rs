@@ -50,9 +50,8 @@ fn base_engine(limits: &ScriptLimits) -> Engine {
     engine.set_max_modules(0);
     // A script's text never reaches the terminal raw: escape sequences
     // and other controls are shown escaped.
-    engine.on_print(|s| eprintln!("  | {}", crate::report::terminal::clean_text(s)));
-    engine
-        .on_debug(|s, _, pos| eprintln!("  | [{pos}] {}", crate::report::terminal::clean_text(s)));
+    engine.on_print(|s| eprintln!("  | {}", crate::terminal::clean_text(s)));
+    engine.on_debug(|s, _, pos| eprintln!("  | [{pos}] {}", crate::terminal::clean_text(s)));
     engine
 }
 

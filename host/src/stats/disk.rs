@@ -1,6 +1,8 @@
 //! Disk utilisation over a run, from `/sys/block/DEV/stat` (fio's "Disk stats").
 
 use serde::{Deserialize, Serialize};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Counters of a block device at one moment.
@@ -70,4 +72,33 @@ pub struct DiskUtil {
     pub in_queue: u64,
     /// Percent of the time the device was busy.
     pub util: f64,
+}
+
+/// The whole-disk block device holding `path` (a file, or the directory it will be in).
+pub fn disk_for_path(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path)
+        .or_else(|_| {
+            std::fs::metadata(
+                path.parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new(".")),
+            )
+        })
+        .ok()?;
+    if meta.file_type().is_block_device() {
+        let rdev = meta.rdev();
+        return disk_of(libc::major(rdev), libc::minor(rdev));
+    }
+    disk_of(libc::major(meta.dev()), libc::minor(meta.dev()))
+}
+
+/// The whole-disk block device for a device number (partitions map to their disk).
+pub fn disk_of(major: u32, minor: u32) -> Option<String> {
+    let sys = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    let disk: PathBuf = if sys.join("partition").exists() {
+        sys.parent()?.to_path_buf()
+    } else {
+        sys
+    };
+    Some(disk.file_name()?.to_string_lossy().into_owned())
 }

@@ -2,7 +2,7 @@
 //! timeline and the CPU the job's threads used.
 
 mod cpu;
-mod disk;
+pub mod disk;
 mod latency;
 mod timeline;
 

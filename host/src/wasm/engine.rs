@@ -170,7 +170,7 @@ pub fn run(compiled: &Compiled, host: Host, limits: WasmLimits) -> (Host, Result
         let text = String::from_utf8_lossy(&pipe.contents()).into_owned();
         for line in text.lines() {
             // The guest's text is escaped: no control reaches the terminal.
-            eprintln!("  | {}", crate::report::terminal::clean_text(line));
+            eprintln!("  | {}", crate::terminal::clean_text(line));
         }
         if text.len() >= MAX_OUTPUT {
             eprintln!("  | (the guest's {name} was cut at {MAX_OUTPUT} bytes)");

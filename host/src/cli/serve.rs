@@ -1,9 +1,7 @@
 //! `plumb serve`: run the network peer from the command line.
 
+use super::{ExitCode, Signals};
 use crate::net::{ServeOptions, Server};
-use crate::ExitCode;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 /// Options of `plumb serve`.
 #[derive(Debug, Clone, clap::Args)]
@@ -53,10 +51,8 @@ pub fn serve_main(args: &ServeArgs) -> ExitCode {
         }
     };
     println!("plumb serve: listening on {}", server.local_addr());
-    let stop = Arc::new(AtomicBool::new(false));
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone());
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone());
-    match server.serve(&stop) {
+    let signals = Signals::install();
+    match server.serve(&signals.stop) {
         Ok(s) => {
             eprintln!(
                 "plumb serve: done: {} sessions, {} connections, {} refused",

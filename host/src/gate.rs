@@ -9,6 +9,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// Most threads one gated run starts (a CPU kernel or a memory test).
+pub const MAX_THREADS: u32 = 1024;
+
 /// Runs `body` on `threads` named threads. Each calls the `start` function
 /// it is given once its preparation is done; `start` returns true when every
 /// thread is ready (time from there) and false when the run is abandoned

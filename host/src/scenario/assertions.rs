@@ -1,6 +1,6 @@
 //! `--assert 'METRIC OP VALUE'`: thresholds that turn a run into a pass/fail check.
 
-use crate::document::RunDocument;
+use crate::model::document::RunDocument;
 use crate::units::{parse_duration_with_default, parse_size};
 
 /// A comparison operator.
@@ -45,7 +45,7 @@ pub struct Assertion {
 /// count (`50k`), duration (`2ms`) or size (`1G`). Errors quote the
 /// expression (made safe to print).
 pub fn parse(text: &str) -> Result<Assertion, String> {
-    let shown = crate::report::terminal::clean(text);
+    let shown = crate::terminal::clean(text);
     let usage = || {
         format!(
             "--assert '{shown}': expected METRIC >= VALUE (or >, <=, <), e.g. 'randrw.read_iops >= 50k'"
@@ -68,7 +68,7 @@ pub fn parse(text: &str) -> Result<Assertion, String> {
     if !plausible_threshold(value) {
         return Err(format!(
             "--assert '{shown}': '{}' is not a finite number, count (50k), duration (2ms) or size (1G)",
-            crate::report::terminal::clean(value)
+            crate::terminal::clean(value)
         ));
     }
     Ok(Assertion {

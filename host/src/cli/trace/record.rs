@@ -5,14 +5,12 @@
 //! the temporary strace log is removed on every path.
 
 use super::{absolute, bad, save, Outcome};
+use crate::cli::{ExitCode, Signals};
 use crate::trace::limits::{read_bounded, MAX_LOG_BYTES};
 use crate::trace::strace;
-use crate::ExitCode;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long the traced command gets to end after the signal is forwarded,
@@ -49,11 +47,7 @@ pub(super) fn record(output: &Path, root: Option<PathBuf>, command: &[String]) -
         None => cwd.clone(),
     };
     let log = TempLog(tempfile_path(output));
-    let stop = Arc::new(AtomicBool::new(false));
-    let term = Arc::new(AtomicBool::new(false));
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone());
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone());
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, term.clone());
+    let signals = Signals::install();
     let mut child = Command::new("strace")
         .args(strace::STRACE_OPTIONS)
         .args(["-e", &format!("trace={}", strace::SYSCALLS), "-o"])
@@ -63,8 +57,8 @@ pub(super) fn record(output: &Path, root: Option<PathBuf>, command: &[String]) -
         .spawn()
         .map_err(|e| (ExitCode::Failed, format!("running strace: {e}")))?;
     eprintln!("recording {program} (Ctrl-C stops it and keeps what was recorded)");
-    let status = wait(&mut child, &stop, &term)?;
-    let interrupted = stop.load(Ordering::Relaxed);
+    let status = wait(&mut child, &signals)?;
+    let interrupted = signals.stopped();
     let text = read_bounded(&log.0, MAX_LOG_BYTES)
         .map_err(|e| (ExitCode::Failed, format!("reading the strace log: {e}")))?;
     drop(log);
@@ -73,11 +67,7 @@ pub(super) fn record(output: &Path, root: Option<PathBuf>, command: &[String]) -
     if interrupted {
         save(&trace, output)?;
         eprintln!("interrupted: the trace holds what {program} did until then");
-        return Ok(if term.load(Ordering::Relaxed) {
-            ExitCode::Terminated
-        } else {
-            ExitCode::Interrupted
-        });
+        return Ok(signals.exit_code());
     }
     if status.success() {
         save(&trace, output)?;
@@ -102,11 +92,7 @@ pub(super) fn record(output: &Path, root: Option<PathBuf>, command: &[String]) -
 
 /// Waits for strace; on a signal, forwards it to the traced processes, and
 /// kills them (then strace) when they outlive the grace period.
-fn wait(
-    child: &mut Child,
-    stop: &AtomicBool,
-    term: &AtomicBool,
-) -> Result<ExitStatus, (ExitCode, String)> {
+fn wait(child: &mut Child, signals: &Signals) -> Result<ExitStatus, (ExitCode, String)> {
     let strace_pid = child.id() as i32;
     let mut forwarded: Option<Instant> = None;
     let mut killed = false;
@@ -116,10 +102,10 @@ fn wait(
             Ok(None) => {}
             Err(e) => return Err((ExitCode::Failed, format!("waiting for strace: {e}"))),
         }
-        if stop.load(Ordering::Relaxed) {
+        if signals.stopped() {
             match forwarded {
                 None => {
-                    let sig = if term.load(Ordering::Relaxed) {
+                    let sig = if signals.terminated() {
                         libc::SIGTERM
                     } else {
                         libc::SIGINT

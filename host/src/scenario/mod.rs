@@ -1,8 +1,14 @@
-//! One scenario, whatever it is written in: compiled before anything runs,
-//! then run with a fresh [`Host`] — a Rhai script or a WebAssembly component.
+//! Scenarios and packs: loading a pack (a folder, a built-in or a lone
+//! script) with its manifest, parameters and capabilities; compiling each
+//! scenario before anything runs; running it with a fresh [`Host`] in the
+//! runtime it is written for (a Rhai script or a WebAssembly component); and
+//! checking a pack's assertions on what it reported.
+
+pub mod assertions;
+pub mod pack;
 
 use crate::api::{Host, ScenarioReport};
-use crate::pack::ScenarioSource;
+use crate::scenario::pack::ScenarioSource;
 use crate::script::rhai_engine::{self, ScriptLimits};
 use crate::wasm;
 

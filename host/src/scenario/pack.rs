@@ -1,7 +1,7 @@
 //! Scenario packs: a folder with `pack.toml` (name, parameters, scenarios in
 //! order, capabilities) and its scripts; built-in packs are embedded.
 
-use crate::units::parse_size;
+pub use crate::api::capabilities::Capabilities;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -82,92 +82,6 @@ impl ParamDef {
     }
 }
 
-/// What a pack needs beyond its run directory.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Capabilities {
-    /// The most bytes it will write (`"2G"`).
-    pub max_bytes: Option<String>,
-    /// Network endpoints (`host:port`).
-    #[serde(default)]
-    pub net: Vec<String>,
-    /// Threads it will use at most.
-    pub threads: Option<u32>,
-    /// Whether it uses O_DIRECT.
-    #[serde(default)]
-    pub direct_io: bool,
-    /// Whether it needs root (dropping caches).
-    #[serde(default)]
-    pub root: bool,
-}
-
-/// Most threads a pack may declare: the same bound as a job's `numjobs`.
-pub const MAX_THREADS: u32 = 4096;
-/// Most network endpoints a pack may declare.
-pub const MAX_NET_ENDPOINTS: usize = 256;
-/// Longest endpoint (`host:port`): a DNS name is at most 253 bytes.
-const MAX_ENDPOINT_LEN: usize = 261;
-
-impl Capabilities {
-    /// Checks every declared field against its bounds, naming the field:
-    /// a byte budget that parses, 1..=[`MAX_THREADS`] threads, and at most
-    /// [`MAX_NET_ENDPOINTS`] non-empty `host:port` endpoints of sane length.
-    pub fn validate(&self) -> Result<(), String> {
-        self.max_bytes()
-            .map_err(|e| format!("capabilities.max_bytes: {e}"))?;
-        if let Some(t) = self.threads {
-            if !(1..=MAX_THREADS).contains(&t) {
-                return Err(format!(
-                    "capabilities.threads: {t} is out of range (1..={MAX_THREADS})"
-                ));
-            }
-        }
-        if self.net.len() > MAX_NET_ENDPOINTS {
-            return Err(format!(
-                "capabilities.net: {} endpoints, at most {MAX_NET_ENDPOINTS}",
-                self.net.len()
-            ));
-        }
-        if let Some(bad) = self
-            .net
-            .iter()
-            .find(|n| n.trim().is_empty() || n.len() > MAX_ENDPOINT_LEN)
-        {
-            let shown: String = bad.chars().take(40).collect();
-            return Err(format!(
-                "capabilities.net: '{shown}' is not an endpoint (host:port, at most {MAX_ENDPOINT_LEN} bytes)"
-            ));
-        }
-        Ok(())
-    }
-
-    /// The declared byte budget in bytes.
-    pub fn max_bytes(&self) -> Result<Option<u64>, String> {
-        self.max_bytes.as_deref().map(parse_size).transpose()
-    }
-
-    /// One line per capability, for display before running.
-    pub fn describe(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        if let Some(b) = &self.max_bytes {
-            out.push(format!("writes up to {b}"));
-        }
-        if !self.net.is_empty() {
-            out.push(format!("network: {}", self.net.join(", ")));
-        }
-        if let Some(t) = self.threads {
-            out.push(format!("up to {t} threads"));
-        }
-        if self.direct_io {
-            out.push("direct I/O".into());
-        }
-        if self.root {
-            out.push("root (drops the page cache)".into());
-        }
-        out
-    }
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Manifest {
@@ -225,7 +139,7 @@ pub struct PackError {
 /// Embeds a built-in pack's files.
 macro_rules! pack_files {
     ($dir:literal: $($file:literal),*) => {
-        &[$(($file, include_str!(concat!("../../scripts/", $dir, "/", $file)))),*]
+        &[$(($file, include_str!(concat!("../../../scripts/", $dir, "/", $file)))),*]
     };
 }
 

@@ -1,7 +1,7 @@
 //! plumb's own result file (`--json FILE`): one versioned document per run.
 
-use crate::result::JobResult;
-use crate::sysinfo::{HostInfo, TargetInfo};
+use crate::model::machine::{HostInfo, TargetInfo};
+use crate::model::result::JobResult;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

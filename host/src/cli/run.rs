@@ -2,19 +2,19 @@
 //! check what they ask for, run them in sandboxed run directories, gather
 //! and save results, print the table, and clean up — also after Ctrl-C.
 
+use super::{ExitCode, Signals};
 use crate::api::{Host, Limits, Workspace};
-use crate::assertions;
-use crate::document::{Metric, RunDocument, ScenarioResult, SCHEMA};
-use crate::pack::{self, Pack, PackError};
+use crate::model::document::{Metric, RunDocument, ScenarioResult, SCHEMA};
 use crate::report::run_table::{self, Format};
-use crate::report::terminal::{clean, clean_text};
 use crate::sandbox::RunDir;
 use crate::scenario;
+use crate::scenario::assertions;
+use crate::scenario::pack::{self, Pack, PackError};
+use crate::terminal::{clean, clean_text};
 use crate::wasm::WasmLimits;
-use crate::ExitCode;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -231,11 +231,8 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         grant(p, granted_bytes, free, &args.allow_net)?;
     }
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let term = Arc::new(AtomicBool::new(false));
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone());
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone());
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, term.clone());
+    let signals = Signals::install();
+    let stop = signals.stop.clone();
 
     let root = RunDir::create(&args.target).map_err(|e| {
         (
@@ -400,11 +397,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         eprintln!("assertion failed: {}", clean(f));
     }
     Ok(if interrupted {
-        if term.load(Ordering::Relaxed) {
-            ExitCode::Terminated
-        } else {
-            ExitCode::Interrupted
-        }
+        signals.exit_code()
     } else if doc.scenarios.iter().any(|g| g.error.is_some())
         || !failed.is_empty()
         || save_failed

@@ -1,16 +1,14 @@
 //! `plumb trace`: record a program's file operations, import strace logs and
 //! fio iologs, show a summary, and replay a trace in a sandboxed run directory.
 
+use super::{ExitCode, Signals};
 use crate::sandbox::RunDir;
 use crate::trace::limits::{read_bounded, MAX_LOG_BYTES, MAX_TRACE_BYTES};
 use crate::trace::{
     budget, iolog, replay, show, strace, Bounds, Halt, ReplayError, ReplayOptions, ReplayResult,
     Speed, Trace,
 };
-use crate::ExitCode;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
 
 mod record;
@@ -246,11 +244,8 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
             target.display()
         )));
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    let term = Arc::new(AtomicBool::new(false));
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone());
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone());
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, term.clone());
+    let signals = Signals::install();
+    let stop = signals.stop.clone();
     let dir = RunDir::create(target).map_err(|e| {
         (
             ExitCode::Failed,
@@ -280,8 +275,7 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
         let _ = dir.delete();
     }
     let halt_code = |h: &Halt| match h {
-        Halt::Interrupted if term.load(Ordering::Relaxed) => ExitCode::Terminated,
-        Halt::Interrupted => ExitCode::Interrupted,
+        Halt::Interrupted => signals.exit_code(),
         _ => ExitCode::Failed,
     };
     let r = match result {

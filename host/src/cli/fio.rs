@@ -1,17 +1,17 @@
 //! `plumb fio`: fio's own options and job files, run by plumb's engines.
 
-use crate::document::{job_metrics, RunDocument, ScenarioResult, SCHEMA};
+use super::{ExitCode, Signals};
 use crate::job::jobfile::{self, RawOption, Section};
 use crate::job::options;
 use crate::job::spec::JobSpec;
+use crate::model::document::{job_metrics, RunDocument, ScenarioResult, SCHEMA};
+use crate::model::run::RunReport;
 use crate::report::{fio_json, fio_normal, fio_terse};
-use crate::runner::{prepare, RunError, RunOptions, RunReport};
+use crate::runner::{prepare, RunError, RunOptions};
 use crate::sysinfo;
-use crate::ExitCode;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// Output layouts of `plumb fio`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,11 +192,8 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::BadInput;
         }
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    let term = Arc::new(AtomicBool::new(false));
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone());
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone());
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, term.clone());
+    let signals = Signals::install();
+    let stop = signals.stop.clone();
     let opts = RunOptions {
         allow_device: inv.allow_device,
         progress: true,
@@ -206,7 +203,7 @@ pub fn main(args: &[String]) -> ExitCode {
         eprintln!("plumb fio: error: {e}");
         match e {
             crate::files::FileError::Option { .. } => ExitCode::BadInput,
-            crate::files::FileError::Interrupted => interrupted_code(&term),
+            crate::files::FileError::Interrupted => signals.exit_code(),
             _ => ExitCode::Failed,
         }
     };
@@ -245,20 +242,12 @@ pub fn main(args: &[String]) -> ExitCode {
         }
     }
     if report.interrupted || stop.load(Ordering::Relaxed) {
-        return interrupted_code(&term);
+        return signals.exit_code();
     }
     if report.failed() || !saved {
         ExitCode::Failed
     } else {
         ExitCode::Ok
-    }
-}
-
-fn interrupted_code(term: &AtomicBool) -> ExitCode {
-    if term.load(Ordering::Relaxed) {
-        ExitCode::Terminated
-    } else {
-        ExitCode::Interrupted
     }
 }
 

@@ -1,10 +1,10 @@
 //! The comparison as a terminal table, Markdown, CSV or JSON, with units
 //! scaled for reading and a machine table above the metrics.
 
-use super::{Comparison, Row, Verdict};
-use crate::document::{Better, RunDocument};
+use crate::model::comparison::{Comparison, Row, Verdict};
+use crate::model::document::{Better, RunDocument};
 use crate::report::run_table::Format;
-use crate::report::terminal::cleaned;
+use crate::terminal::cleaned;
 use crate::units::format_bytes_binary;
 use comfy_table::{presets, Table};
 
@@ -75,7 +75,7 @@ fn cell_text(row: &Row, i: usize) -> String {
 
 fn machine_rows(docs: &[RunDocument]) -> Vec<Vec<String>> {
     type Field = fn(&RunDocument) -> String;
-    let t = |d: &RunDocument, f: fn(&crate::sysinfo::TargetInfo) -> String| {
+    let t = |d: &RunDocument, f: fn(&crate::model::machine::TargetInfo) -> String| {
         d.target.as_ref().map(f).unwrap_or_else(|| "-".into())
     };
     let fields: Vec<(&str, Field)> = vec![

@@ -1,0 +1,76 @@
+//! A comparison of result documents as `plumb compare` computes it and the
+//! renderers (tables, JSON, charts) read it: one row per metric, one cell per
+//! run, with the ratio to the baseline, its interval and a verdict.
+
+use crate::model::document::{Better, RunDocument};
+use serde::Serialize;
+
+/// Schema of `plumb compare --format json`.
+pub const COMPARE_SCHEMA: &str = "plumb.compare.v1";
+
+/// What the samples say about a run's value against the baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The baseline itself.
+    Baseline,
+    /// Better, and the confidence interval of the ratio excludes 1.
+    Better,
+    /// Worse, and the confidence interval of the ratio excludes 1.
+    Worse,
+    /// The interval includes 1: the difference is within noise.
+    WithinNoise,
+    /// One side has a single sample: no significance can be claimed.
+    Unknown,
+    /// The metric is missing from this run or from the baseline.
+    Missing,
+}
+
+/// One run's value of one metric.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    /// Median value, if the run has the metric.
+    pub value: Option<f64>,
+    /// Samples behind it.
+    pub samples: usize,
+    /// value / baseline value.
+    pub ratio: Option<f64>,
+    /// 95% interval of the ratio of medians (needs ≥ 2 samples on both sides):
+    /// a bootstrap, or the order-statistics interval for large sample sets.
+    pub ratio_ci: Option<(f64, f64)>,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+/// One metric across runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// Scenario name (with pack).
+    pub scenario: String,
+    /// Metric name.
+    pub metric: String,
+    /// Unit as reported.
+    pub unit: String,
+    /// Which way is better.
+    pub better: Better,
+    /// One cell per run, baseline first.
+    pub cells: Vec<Cell>,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// Always [`COMPARE_SCHEMA`].
+    pub schema: &'static str,
+    /// Column titles: labels, or host names.
+    pub runs: Vec<String>,
+    /// Metrics.
+    pub rows: Vec<Row>,
+}
+
+/// The column title of a run: its label, else its host name.
+pub fn run_title(doc: &RunDocument) -> String {
+    doc.label
+        .clone()
+        .unwrap_or_else(|| doc.host.hostname.clone())
+}
