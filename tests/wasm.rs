@@ -351,3 +351,78 @@ fn a_new_cache_directory_is_private() {
         .mode();
     assert_eq!(mode & 0o777, 0o700);
 }
+
+/// The functions the `plumb:bench/scenario` world imports, as the guest
+/// names them (`fs.write-file`, `file.read-at`), read from the WIT.
+fn wit_imports() -> std::collections::BTreeSet<String> {
+    let wit =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/wit/plumb.wit")).unwrap();
+    // The blocks open around the line: interfaces, resources, records,
+    // enums, variants; functions sit in an interface or a resource.
+    let mut out = std::collections::BTreeSet::new();
+    let mut blocks: Vec<(String, String)> = Vec::new();
+    for line in wit.lines().map(str::trim) {
+        if let Some(head) = line.strip_suffix(" {") {
+            let (kind, name) = head.split_once(' ').unwrap_or((head, ""));
+            blocks.push((kind.to_string(), name.to_string()));
+        } else if line == "}" {
+            blocks.pop();
+        } else if let (Some((kind, owner)), Some((name, _))) =
+            (blocks.last(), line.split_once(": func("))
+        {
+            if kind == "interface" || kind == "resource" {
+                out.insert(format!("{owner}.{}", name.trim_start_matches('%')));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_api_tour_calls_every_wit_import_and_checks_each_result() {
+    let dir = workdir();
+    let pack = dir.path().join("tour");
+    std::fs::create_dir(&pack).unwrap();
+    std::fs::copy(guest("api_tour"), pack.join("api-tour.wasm")).unwrap();
+    std::fs::write(
+        pack.join("tiny.trace"),
+        "plumb-trace 1\nduration_us 10\nfile 0 4096 a\nthread 0 1\nop 0 0 1 open 0 0 r\nop 0 1 1 pread 0 0 4096\nop 0 2 1 close 0\nend 3\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pack.join("pack.toml"),
+        "name = \"tour\"\nscenarios = [\"api-tour.wasm\"]\ndata = [\"tiny.trace\"]\n\n[params.greeting]\ndefault = \"hi\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("target")).unwrap();
+    let r = plumb(
+        dir.path(),
+        &[
+            "run",
+            "tour",
+            "--target",
+            "target",
+            "--json",
+            "t.json",
+            "--timeout",
+            "60s",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let called: std::collections::BTreeSet<String> = r
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("  | ok "))
+        .map(str::to_string)
+        .collect();
+    let wit = wit_imports();
+    assert!(wit.len() >= 45, "{wit:?}");
+    let missed: Vec<_> = wit.difference(&called).collect();
+    assert!(
+        missed.is_empty(),
+        "imports the tour did not exercise: {missed:?}\n{}",
+        r.stderr
+    );
+    let d = doc(&dir.path().join("t.json"));
+    assert_eq!(metric(&d, "api-tour", "calls"), Some(called.len() as f64));
+}

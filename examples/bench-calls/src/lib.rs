@@ -38,20 +38,12 @@ fn qd1_loop(f: &fs::File, blocks: u64, secs: f64, x: &mut u64) -> Result<f64, St
     Ok(ios as f64 / (time::now() - t0))
 }
 
-/// The read IOPS of an io.job result (JSON).
-fn iops_of(json: &str) -> Result<f64, String> {
-    let key = "\"iops\":";
-    let at = json.find("\"read\":").and_then(|r| json[r..].find(key).map(|i| r + i + key.len())).ok_or("no read.iops in the job result")?;
-    let num: String = json[at..].chars().take_while(|c| c.is_ascii_digit() || *c == '.' || *c == 'e' || *c == '-' || *c == '+').collect();
-    num.parse().map_err(|_| format!("bad iops '{num}'"))
-}
-
 struct BenchCalls;
 
 impl Guest for BenchCalls {
     fn run() -> Result<(), String> {
         let n = num("n", 1_000_000);
-        let read = OpenOptions { read: true, write: false, create: false, truncate: false, append: false, direct: false, zero: false };
+        let read = OpenOptions { read: true, write: false, create: false, truncate: false, append: false, direct: false, pattern: fs::Pattern::Random };
         match params::get("mode").as_deref().unwrap_or("noop") {
             "noop" => {
                 let t0 = time::now();
@@ -61,22 +53,22 @@ impl Guest for BenchCalls {
                 }
                 let ns = (time::now() - t0) * 1e9 / n as f64;
                 std::hint::black_box(sink);
-                report::metric("ns_per_call", ns, "ns", "lower").map_err(e)?;
+                report::metric("ns_per_call", ns, "ns", report::Better::LowerIsBetter).map_err(e)?;
             }
             "cached" => {
-                fs::write_file("c.dat", 1 << 20, 1 << 20, false, false).map_err(e)?;
+                fs::write_file("c.dat", 1 << 20, fs::WriteOptions { bs: None, direct: false, fsync: false }).map_err(e)?;
                 let f = fs::open("c.dat", read).map_err(e)?;
                 let t0 = time::now();
                 for _ in 0..n {
                     f.read_at(0, 4096).map_err(e)?;
                 }
                 let ns = (time::now() - t0) * 1e9 / n as f64;
-                report::metric("ns_per_call", ns, "ns", "lower").map_err(e)?;
+                report::metric("ns_per_call", ns, "ns", report::Better::LowerIsBetter).map_err(e)?;
             }
             "turns" => {
                 let size = num("size", 1 << 30);
                 let secs = num("secs", 2) as f64;
-                fs::write_file("d.dat", size, 1 << 20, false, true).map_err(e)?;
+                fs::write_file("d.dat", size, fs::WriteOptions { bs: None, direct: false, fsync: true }).map_err(e)?;
                 // Out of the page cache, as io.job leaves it (invalidate).
                 fs::evict("d.dat").map_err(e)?;
                 let f = fs::open("d.dat", OpenOptions { direct: true, ..read }).map_err(e)?;
@@ -97,17 +89,17 @@ impl Guest for BenchCalls {
                         ("runtime", format!("{secs}")),
                         ("time_based", "1".into()),
                     ];
-                    let json = plumb::bench::io::job(&options.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<Vec<_>>()).map_err(e)?;
-                    jobs.push(iops_of(&json)?);
+                    let job = plumb::bench::io::job(&options.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<Vec<_>>()).map_err(e)?;
+                    jobs.push(job.read.iops);
                 }
                 let median = |v: &mut Vec<f64>| {
                     v.sort_by(f64::total_cmp);
                     v[v.len() / 2]
                 };
                 let (m, j) = (median(&mut mine), median(&mut jobs));
-                report::metric("wasm_iops", m, "IOPS", "higher").map_err(e)?;
-                report::metric("job_iops", j, "IOPS", "higher").map_err(e)?;
-                report::metric("ratio", m / j, "", "higher").map_err(e)?;
+                report::metric("wasm_iops", m, "IOPS", report::Better::HigherIsBetter).map_err(e)?;
+                report::metric("job_iops", j, "IOPS", report::Better::HigherIsBetter).map_err(e)?;
+                report::metric("ratio", m / j, "", report::Better::HigherIsBetter).map_err(e)?;
             }
             _ => {
                 let size = num("size", 1 << 30);
@@ -117,7 +109,7 @@ impl Guest for BenchCalls {
                 let name = match params::get("file") {
                     Some(name) => name,
                     None => {
-                        fs::write_file("d.dat", size, 1 << 20, false, true).map_err(e)?;
+                        fs::write_file("d.dat", size, fs::WriteOptions { bs: None, direct: false, fsync: true }).map_err(e)?;
                         "d.dat".to_string()
                     }
                 };
@@ -125,7 +117,7 @@ impl Guest for BenchCalls {
                 let blocks = f.size().map_err(e)? / 4096;
                 let mut x: u64 = 12345;
                 let iops = qd1_loop(&f, blocks, secs, &mut x)?;
-                report::metric("iops", iops, "IOPS", "higher").map_err(e)?;
+                report::metric("iops", iops, "IOPS", report::Better::HigherIsBetter).map_err(e)?;
             }
         }
         Ok(())

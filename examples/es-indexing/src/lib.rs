@@ -64,7 +64,7 @@ struct Index {
 }
 
 fn writer() -> OpenOptions {
-    OpenOptions { read: true, write: true, create: true, truncate: true, append: false, direct: false, zero: false }
+    OpenOptions { read: true, write: true, create: true, truncate: true, append: false, direct: false, pattern: fs::Pattern::Random }
 }
 
 impl Index {
@@ -87,7 +87,7 @@ impl Index {
         let bytes = self.buffered_docs * self.doc_size;
         let name = format!("seg-{:06}.dat", self.next_segment);
         self.next_segment += 1;
-        let t = fs::write_file(&name, bytes, 1 << 20, false, true).map_err(e)?;
+        let t = fs::write_file(&name, bytes, fs::WriteOptions { bs: None, direct: false, fsync: true }).map_err(e)?;
         self.bytes_written += t.bytes;
         self.fsyncs += 1;
         self.translog.truncate(0).map_err(e)?;
@@ -108,11 +108,11 @@ impl Index {
             self.segments = rest;
             let mut total = 0;
             for s in &victims {
-                total += fs::read_file(&s.name, 1 << 20, false).map_err(e)?.bytes;
+                total += fs::read_file(&s.name, fs::ReadOptions { bs: None, direct: false }).map_err(e)?.bytes;
             }
             let name = format!("seg-{:06}.dat", self.next_segment);
             self.next_segment += 1;
-            let t = fs::write_file(&name, total, 1 << 20, false, true).map_err(e)?;
+            let t = fs::write_file(&name, total, fs::WriteOptions { bs: None, direct: false, fsync: true }).map_err(e)?;
             self.bytes_written += t.bytes;
             self.fsyncs += 1;
             for s in &victims {
@@ -202,7 +202,10 @@ impl Guest for EsIndexing {
         let seconds = time::now() - start;
         let cpu = sys::cpu_time() - cpu0;
         latencies.sort_by(f64::total_cmp);
-        let m = |name: &str, v: f64, unit: &str, better: &str| report::metric(name, v, unit, better).map_err(e);
+        let m = |name: &str, v: f64, unit: &str, better: &str| {
+            let better = if better == "lower" { report::Better::LowerIsBetter } else { report::Better::HigherIsBetter };
+            report::metric(name, v, unit, better).map_err(e)
+        };
         m("docs_per_sec", docs as f64 / seconds, "docs/s", "higher")?;
         m("bulk_p50", percentile(&latencies, 50.0), "ms", "lower")?;
         m("bulk_p99", percentile(&latencies, 99.0), "ms", "lower")?;

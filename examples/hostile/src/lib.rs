@@ -48,18 +48,18 @@ impl Guest for Hostile {
                 Ok(())
             }
             "escape" => {
-                let opts = fs::OpenOptions { read: true, write: false, create: false, truncate: false, append: false, direct: false, zero: false };
+                let opts = fs::OpenOptions { read: true, write: false, create: false, truncate: false, append: false, direct: false, pattern: fs::Pattern::Random };
                 let mut n = 0;
                 n += refused(fs::open("/etc/passwd", opts).map(|_| ()));
                 n += refused(fs::open("../../../../etc/passwd", opts).map(|_| ()));
-                n += refused(fs::write_file("../escaped.dat", 4096, 4096, false, false).map(|_| ()));
+                n += refused(fs::write_file("../escaped.dat", 4096, fs::WriteOptions { bs: Some(4096), direct: false, fsync: false }).map(|_| ()));
                 n += refused(fs::rename("../x", "y"));
                 n += refused(fs::mkdir("/tmp/plumb-escape-dir"));
-                report::metric("refused", n as f64, "", "higher").map_err(|e| format!("{e:?}"))?;
+                report::metric("refused", n as f64, "", report::Better::HigherIsBetter).map_err(|e| format!("{e:?}"))?;
                 Ok(())
             }
             _ => {
-                report::metric("ok", 1.0, "", "higher").map_err(|e| format!("{e:?}"))?;
+                report::metric("ok", 1.0, "", report::Better::HigherIsBetter).map_err(|e| format!("{e:?}"))?;
                 Ok(())
             }
         }

@@ -122,7 +122,7 @@ impl Host {
             }
         };
         match refused {
-            Some(msg) => Err(ApiError::Invalid(format!(
+            Some(msg) => Err(ApiError::Denied(format!(
                 "this scenario uses {msg}, which its pack did not declare (rule: capabilities in pack.toml)"
             ))),
             None => Ok(()),

@@ -1,42 +1,257 @@
-//! CPU and memory operations of the host API.
+//! CPU and memory operations of the host API: `cpu::run`, `mem::bandwidth`
+//! and `mem::latency`, each with its options, defaults and rules.
 
+use super::options::{positive, Bytes, Number, Seconds};
 use super::{ApiError, Capability, Host};
+use crate::cpu::{CpuError, CpuResult};
+use crate::mem::{BandwidthResult, LatencyError, LatencyResult, Oper, Scope};
+use serde::Deserialize;
 use std::time::Duration;
 
-impl Host {
-    /// Runs a CPU kernel on `threads` threads for `seconds` (capped by the deadline).
-    pub fn cpu(
-        &mut self,
-        kernel: &str,
-        threads: u32,
-        seconds: f64,
-        param: Option<u64>,
-        baseline: Option<f64>,
-    ) -> Result<crate::cpu::CpuResult, ApiError> {
-        self.allow(Capability::Threads(threads))?;
-        if !(seconds > 0.0 && seconds.is_finite()) {
+/// `cpu::run`: a kernel on N threads for a while. The kernel's size
+/// parameter goes under its own name (`cpu_max_prime` for `prime`, `buffer`
+/// for the hashes and compressors, `items` for the sorts and JSON, `n` for
+/// `matmul`); [`CpuOptions::with_param`] sets it by kernel.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CpuOptions {
+    /// The kernel (`cpu::kernels()` lists them); default `prime`.
+    pub kernel: String,
+    /// Threads, each with its own data; default 1.
+    pub threads: u32,
+    /// How long to run (capped by the scenario's deadline); default 10 s.
+    pub duration: Seconds,
+    /// A 1-thread rate to compute the scaling efficiency against, instead
+    /// of a 1-thread phase of a quarter of the duration.
+    pub baseline: Option<Number>,
+    /// `prime`'s upper bound (sysbench's `--cpu-max-prime`).
+    pub cpu_max_prime: Option<Bytes>,
+    /// Bytes per event of the hash and compression kernels.
+    pub buffer: Option<Bytes>,
+    /// Items per event of the sort and JSON kernels.
+    pub items: Option<Bytes>,
+    /// Matrix order of `matmul`.
+    pub n: Option<Bytes>,
+}
+
+impl Default for CpuOptions {
+    fn default() -> Self {
+        CpuOptions {
+            kernel: "prime".into(),
+            threads: 1,
+            duration: Seconds(10.0),
+            baseline: None,
+            cpu_max_prime: None,
+            buffer: None,
+            items: None,
+            n: None,
+        }
+    }
+}
+
+/// [`CpuOptions`] checked: the kernel's parameter resolved by name.
+#[derive(Debug, Clone)]
+pub struct CpuRun {
+    /// The kernel's name.
+    pub kernel: String,
+    /// Threads.
+    pub threads: u32,
+    /// Duration before the deadline cap.
+    pub duration: Duration,
+    /// The kernel's size parameter, when given.
+    pub param: Option<u64>,
+    /// The 1-thread rate, when given.
+    pub baseline: Option<f64>,
+}
+
+impl CpuOptions {
+    /// Sets the size parameter under the name `kernel` gives it (for
+    /// callers that pass it positionally, as the WIT record does).
+    pub fn with_param(mut self, value: Option<u64>) -> Result<CpuOptions, ApiError> {
+        let Some(v) = value else { return Ok(self) };
+        let k = crate::cpu::kernel(&self.kernel)
+            .map_err(|e| ApiError::Invalid(format!("cpu::run: {e}")))?;
+        *self.slot(k.param) = Some(Bytes(v));
+        Ok(self)
+    }
+
+    fn slot(&mut self, name: &str) -> &mut Option<Bytes> {
+        match name {
+            "cpu_max_prime" => &mut self.cpu_max_prime,
+            "buffer" => &mut self.buffer,
+            "items" => &mut self.items,
+            _ => &mut self.n,
+        }
+    }
+
+    /// Checks the options: a known kernel, a positive thread count and
+    /// duration, only the kernel's own parameter, a positive baseline. The
+    /// kernel checks its parameter's range and memory when it runs.
+    pub fn validate(&self) -> Result<CpuRun, ApiError> {
+        let call = "cpu::run";
+        let k = crate::cpu::kernel(&self.kernel)
+            .map_err(|e| ApiError::Invalid(format!("{call}: {e}")))?;
+        let given = [
+            ("cpu_max_prime", self.cpu_max_prime),
+            ("buffer", self.buffer),
+            ("items", self.items),
+            ("n", self.n),
+        ];
+        if let Some((name, _)) = given.iter().find(|(n, v)| v.is_some() && *n != k.param) {
             return Err(ApiError::Invalid(format!(
-                "cpu::run: duration {seconds} must be positive"
+                "{call}: unknown option '{name}' for kernel {} (its parameter is {})",
+                k.name, k.param
             )));
         }
-        let d = Duration::try_from_secs_f64(seconds)
-            .unwrap_or(Duration::MAX)
-            .min(self.time_left());
-        let r = crate::cpu::run(kernel, threads, d, param, baseline, &self.halt())
-            .map_err(|e| ApiError::Invalid(format!("cpu::run: {e}")))?;
+        let param = given
+            .iter()
+            .find(|(n, _)| *n == k.param)
+            .and_then(|(_, v)| v.map(|b| b.0));
+        let baseline = match self.baseline {
+            Some(Number(b)) if !(b > 0.0 && b.is_finite()) => {
+                return Err(ApiError::Invalid(format!(
+                    "{call}: baseline must be a positive single-thread rate, not {b}"
+                )))
+            }
+            b => b.map(|b| b.0),
+        };
+        Ok(CpuRun {
+            kernel: k.name.to_string(),
+            threads: positive(call, "threads", self.threads)?,
+            duration: self.duration.positive(call, "duration")?,
+            param,
+            baseline,
+        })
+    }
+}
+
+/// `mem::bandwidth`, with sysbench memory's defaults (1 KiB blocks, 100 GiB
+/// in total, a global block, writes, 1 thread, 10 s).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BandwidthOptions {
+    /// Read, write or copy every word of the block.
+    pub oper: Oper,
+    /// Bytes per event.
+    pub block_size: Bytes,
+    /// Bytes to move in total.
+    pub total_size: Bytes,
+    /// One block shared by all threads, or one each.
+    pub scope: Scope,
+    /// Threads.
+    pub threads: u32,
+    /// Time limit (capped by the deadline).
+    pub duration: Seconds,
+}
+
+impl Default for BandwidthOptions {
+    fn default() -> Self {
+        let d = crate::mem::BandwidthOptions::default();
+        BandwidthOptions {
+            oper: d.oper,
+            block_size: Bytes(d.block_size),
+            total_size: Bytes(d.total_size),
+            scope: d.scope,
+            threads: d.threads,
+            duration: Seconds(d.duration.as_secs_f64()),
+        }
+    }
+}
+
+impl BandwidthOptions {
+    /// The primitive's options; the primitive checks sizes against memory.
+    pub fn validate(&self) -> Result<crate::mem::BandwidthOptions, ApiError> {
+        let call = "mem::bandwidth";
+        Ok(crate::mem::BandwidthOptions {
+            oper: self.oper,
+            block_size: self.block_size.0,
+            total_size: self.total_size.0,
+            scope: self.scope,
+            threads: positive(call, "threads", self.threads)?,
+            duration: self.duration.positive(call, "duration")?,
+        })
+    }
+}
+
+/// `mem::latency`: the pointer-chase curve from `min_size` to `max_size`
+/// (defaults 16 KiB to 1 GiB, powers of two, 0.2 s per size).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LatencyOptions {
+    /// Smallest working set.
+    pub min_size: Bytes,
+    /// Largest working set.
+    pub max_size: Bytes,
+    /// Sizes per doubling (1 = powers of two).
+    pub steps_per_doubling: u32,
+    /// Time spent timing each size.
+    pub time_per_size: Seconds,
+}
+
+impl Default for LatencyOptions {
+    fn default() -> Self {
+        let d = crate::mem::LatencyOptions::default();
+        LatencyOptions {
+            min_size: Bytes(d.min_size),
+            max_size: Bytes(d.max_size),
+            steps_per_doubling: d.steps_per_doubling,
+            time_per_size: Seconds(d.time_per_size.as_secs_f64()),
+        }
+    }
+}
+
+impl LatencyOptions {
+    /// The primitive's options; the primitive checks the size range.
+    pub fn validate(&self) -> Result<crate::mem::LatencyOptions, ApiError> {
+        let call = "mem::latency";
+        Ok(crate::mem::LatencyOptions {
+            min_size: self.min_size.0,
+            max_size: self.max_size.0,
+            steps_per_doubling: positive(call, "steps_per_doubling", self.steps_per_doubling)?,
+            time_per_size: self.time_per_size.positive(call, "time_per_size")?,
+        })
+    }
+}
+
+impl Host {
+    /// Runs a CPU kernel (its duration capped by the deadline).
+    pub fn cpu(&mut self, o: &CpuOptions) -> Result<CpuResult, ApiError> {
+        let run = o.validate()?;
+        self.allow(Capability::Threads(run.threads))?;
+        let d = run.duration.min(self.time_left());
+        let r = crate::cpu::run(
+            &run.kernel,
+            run.threads,
+            d,
+            run.param,
+            run.baseline,
+            &self.halt(),
+        )
+        .map_err(|e| match e {
+            CpuError::Invalid(m) => ApiError::Invalid(format!("cpu::run: {m}")),
+            CpuError::Failed(m) => ApiError::Failed {
+                op: "cpu::run",
+                message: m,
+            },
+        })?;
         self.check()?;
         Ok(r)
     }
 
     /// Memory bandwidth as `sysbench memory` measures it.
-    pub fn mem_bandwidth(
-        &mut self,
-        mut o: crate::mem::BandwidthOptions,
-    ) -> Result<crate::mem::BandwidthResult, ApiError> {
-        self.allow(Capability::Threads(o.threads))?;
-        o.duration = o.duration.min(self.time_left());
-        let r = crate::mem::bandwidth(&o, &self.halt())
-            .map_err(|e| ApiError::Invalid(format!("mem::bandwidth: {e}")))?;
+    pub fn mem_bandwidth(&mut self, o: &BandwidthOptions) -> Result<BandwidthResult, ApiError> {
+        let mut b = o.validate()?;
+        self.allow(Capability::Threads(b.threads))?;
+        b.duration = b.duration.min(self.time_left());
+        let r = crate::mem::bandwidth(&b, &self.halt()).map_err(|e| match e {
+            crate::mem::BandwidthError::Invalid(m) => {
+                ApiError::Invalid(format!("mem::bandwidth: {m}"))
+            }
+            crate::mem::BandwidthError::Failed(m) => ApiError::Failed {
+                op: "mem::bandwidth",
+                message: m,
+            },
+        })?;
         self.check()?;
         Ok(r)
     }
@@ -44,12 +259,9 @@ impl Host {
     /// Memory latency by working-set size (pointer chase); ends with
     /// [`ApiError::Deadline`] or [`ApiError::Interrupted`] when the scenario
     /// must stop mid-curve.
-    pub fn mem_latency(
-        &mut self,
-        o: &crate::mem::LatencyOptions,
-    ) -> Result<crate::mem::LatencyResult, ApiError> {
-        use crate::mem::LatencyError;
-        let r = crate::mem::latency_curve(o, &self.halt()).map_err(|e| match e {
+    pub fn mem_latency(&mut self, o: &LatencyOptions) -> Result<LatencyResult, ApiError> {
+        let l = o.validate()?;
+        let r = crate::mem::latency_curve(&l, &self.halt()).map_err(|e| match e {
             LatencyError::Halted(h) => self.halted(h),
             LatencyError::Invalid(e) => ApiError::Invalid(format!("mem::latency: {e}")),
         })?;

@@ -47,10 +47,10 @@ impl Host {
         self.check()?;
         let result = report.groups.pop().map(|g| g.total).unwrap_or_default();
         if let Some(e) = &result.error {
-            return Err(ApiError::Invalid(format!(
-                "io::job '{}' failed: {e}",
-                job.name
-            )));
+            return Err(ApiError::Failed {
+                op: "io::job",
+                message: format!("'{}' failed: {e}", job.name),
+            });
         }
         if !job.create_only {
             self.report.jobs.push(result.clone());

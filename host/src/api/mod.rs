@@ -1,15 +1,19 @@
 //! The host API: one Rust definition of every operation a scenario can call.
 //!
-//! The runtimes (Rhai today) are thin adapters over [`Host`]: they translate
-//! values and nothing else. Every path goes through the [`RunDir`] sandbox,
-//! every write through the byte budget, every long operation checks the
-//! deadline and the stop flag.
+//! Each operation is a method of [`Host`] taking one options struct that
+//! owns its defaults and rules (see [`options`]) and returning a typed
+//! result or an [`ApiError`] with a category. The two runtimes, Rhai
+//! (`script/`) and WebAssembly components (`wasm/`), are thin adapters over
+//! it: they convert values and nothing else. Every path goes through the
+//! [`RunDir`] sandbox, every write through the byte budget, every long
+//! operation checks the deadline and the stop flag.
 
 pub mod capabilities;
 pub mod compute;
 pub mod fs;
 pub mod io;
 pub mod net;
+pub mod options;
 pub mod report;
 pub mod trace;
 
@@ -20,8 +24,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use fs::{FileHandle, HandleBudget, OpenOptions};
+pub use compute::{BandwidthOptions, CpuOptions, LatencyOptions};
+pub use fs::{
+    CopyMethod, CopyOptions, FileHandle, HandleBudget, OpenOptions, Pattern, ReadOptions,
+    WriteOptions,
+};
+pub use net::{ConnectOptions, RttOptions, ThroughputOptions, WaitOptions};
 pub use report::ScenarioReport;
+pub use trace::{ReplayOptions, ReplayThreads};
 
 /// Why an operation was refused or failed; scripts can catch it.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +54,19 @@ pub enum ApiError {
     /// A bad argument.
     #[error("{0}")]
     Invalid(String),
+    /// Something the pack did not declare (a capability) or the run did not
+    /// grant (a network address).
+    #[error("{0}")]
+    Denied(String),
+    /// The operation ran and failed: a job's I/O error, a thread that died,
+    /// a replay that could not go on.
+    #[error("{op}: {message}")]
+    Failed {
+        /// The host function (`io::job`, `cpu::run`, …).
+        op: &'static str,
+        /// What went wrong.
+        message: String,
+    },
     /// The operating system refused.
     #[error("{op}: {source}")]
     Os {
@@ -61,6 +84,88 @@ pub enum ApiError {
     /// A network measurement failed (with its partial figures).
     #[error(transparent)]
     Net(#[from] crate::net::NetError),
+}
+
+/// The category of an [`ApiError`], kept when the error crosses a runtime
+/// (a Rhai error value carries it as its tag; the WIT `error` variant has
+/// one case per category).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// [`ApiError::Sandbox`].
+    Sandbox = 1,
+    /// [`ApiError::Budget`].
+    Budget,
+    /// [`ApiError::Invalid`].
+    Invalid,
+    /// [`ApiError::Denied`].
+    Denied,
+    /// [`ApiError::Os`].
+    Os,
+    /// [`ApiError::Deadline`].
+    Deadline,
+    /// [`ApiError::Interrupted`].
+    Interrupted,
+    /// [`ApiError::Net`].
+    Net,
+    /// [`ApiError::Failed`].
+    Failed,
+}
+
+impl ErrorKind {
+    /// Every category, in code order.
+    pub const ALL: [ErrorKind; 9] = [
+        ErrorKind::Sandbox,
+        ErrorKind::Budget,
+        ErrorKind::Invalid,
+        ErrorKind::Denied,
+        ErrorKind::Os,
+        ErrorKind::Deadline,
+        ErrorKind::Interrupted,
+        ErrorKind::Net,
+        ErrorKind::Failed,
+    ];
+
+    /// A small non-zero number for the category (0 means "none").
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// The category of a [`ErrorKind::code`], if it is one.
+    pub fn from_code(code: i32) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.code() == code)
+    }
+
+    /// The category's name, as results and logs show it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Sandbox => "sandbox",
+            ErrorKind::Budget => "budget",
+            ErrorKind::Invalid => "invalid",
+            ErrorKind::Denied => "denied",
+            ErrorKind::Os => "os",
+            ErrorKind::Deadline => "deadline",
+            ErrorKind::Interrupted => "interrupted",
+            ErrorKind::Net => "net",
+            ErrorKind::Failed => "failed",
+        }
+    }
+}
+
+impl ApiError {
+    /// The error's category.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ApiError::Sandbox(_) => ErrorKind::Sandbox,
+            ApiError::Budget { .. } => ErrorKind::Budget,
+            ApiError::Invalid(_) => ErrorKind::Invalid,
+            ApiError::Denied(_) => ErrorKind::Denied,
+            ApiError::Os { .. } => ErrorKind::Os,
+            ApiError::Deadline(_) => ErrorKind::Deadline,
+            ApiError::Interrupted => ErrorKind::Interrupted,
+            ApiError::Net(_) => ErrorKind::Net,
+            ApiError::Failed { .. } => ErrorKind::Failed,
+        }
+    }
 }
 
 /// Limits a scenario runs under.

@@ -1,11 +1,186 @@
-//! Network operations of the host API. Every address is checked against the
-//! grants (`--allow-net`, or the loopback peer plumb started for this pack)
-//! before any name is resolved or any packet is sent.
+//! Network operations of the host API, each with its options, defaults and
+//! rules. Every address is checked against the grants (`--allow-net`, or the
+//! loopback peer plumb started for this pack) before any name is resolved or
+//! any packet is sent.
 
+use super::options::{positive, Bytes, Seconds};
 use super::{ApiError, Capability, Host};
-use crate::net::{self, ServeOptions, Server};
+use crate::net::{self, Direction, ServeOptions, Server};
+use serde::{Deserialize, Deserializer};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
+
+/// Reads a direction by its name (`send`, `recv`, `both`).
+fn direction<'de, D: Deserializer<'de>>(d: D) -> Result<Direction, D::Error> {
+    let text = String::deserialize(d)?;
+    text.parse().map_err(serde::de::Error::custom)
+}
+
+/// The required `HOST:PORT` of a network call.
+fn required_addr(call: &str, addr: &str) -> Result<(), ApiError> {
+    if addr.is_empty() {
+        return Err(ApiError::Invalid(format!(
+            "{call}: addr (\"HOST:PORT\") is required"
+        )));
+    }
+    Ok(())
+}
+
+/// `net::throughput`: TCP streams against a `plumb serve` peer, as
+/// `iperf3 -P streams -t duration [-R | --bidir] -l buffer` (defaults: 1
+/// stream, 10 s, send, 128 KiB writes).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ThroughputOptions {
+    /// The peer, `HOST:PORT` (required, and granted).
+    pub addr: String,
+    /// Parallel streams per direction.
+    pub streams: u32,
+    /// Length of the test (capped by the deadline).
+    pub duration: Seconds,
+    /// Which way the bytes flow.
+    #[serde(deserialize_with = "direction")]
+    pub direction: Direction,
+    /// Bytes per write.
+    pub buffer: Bytes,
+}
+
+impl Default for ThroughputOptions {
+    fn default() -> Self {
+        ThroughputOptions {
+            addr: String::new(),
+            streams: 1,
+            duration: Seconds(10.0),
+            direction: Direction::Send,
+            buffer: Bytes(128 << 10),
+        }
+    }
+}
+
+impl ThroughputOptions {
+    /// The primitive's options; the primitive bounds streams and buffer.
+    pub fn validate(&self) -> Result<net::ThroughputOptions, ApiError> {
+        let call = "net::throughput";
+        required_addr(call, &self.addr)?;
+        Ok(net::ThroughputOptions {
+            streams: positive(call, "streams", self.streams)?,
+            duration: self.duration.positive(call, "duration")?,
+            direction: self.direction,
+            buffer: usize::try_from(self.buffer.0).unwrap_or(usize::MAX),
+        })
+    }
+}
+
+/// `net::rtt`: `count` round trips of `size`-byte messages, `interval`
+/// apart (defaults: 1000 round trips of 64 bytes, back to back).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RttOptions {
+    /// The peer, `HOST:PORT` (required, and granted).
+    pub addr: String,
+    /// Round trips.
+    pub count: u64,
+    /// Bytes per message.
+    pub size: Bytes,
+    /// Pause between round trips (0 to 3600 s).
+    pub interval: Seconds,
+}
+
+impl Default for RttOptions {
+    fn default() -> Self {
+        RttOptions {
+            addr: String::new(),
+            count: 1000,
+            size: Bytes(64),
+            interval: Seconds(0.0),
+        }
+    }
+}
+
+impl RttOptions {
+    /// Checks the address, count and interval (returned as a duration);
+    /// the primitive bounds the size.
+    pub fn validate(&self) -> Result<Duration, ApiError> {
+        let call = "net::rtt";
+        required_addr(call, &self.addr)?;
+        positive(call, "count", self.count)?;
+        self.interval.interval(call, "interval")
+    }
+}
+
+/// `net::connect_time`: `count` TCP handshakes, each given up after
+/// `timeout` (defaults: 10 handshakes, 5 s, back to back). Any port works.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConnectOptions {
+    /// The peer, `HOST:PORT` (required, and granted).
+    pub addr: String,
+    /// Handshakes.
+    pub count: u64,
+    /// How long one handshake may take.
+    pub timeout: Seconds,
+    /// Pause between handshakes (0 to 3600 s).
+    pub interval: Seconds,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        ConnectOptions {
+            addr: String::new(),
+            count: 10,
+            timeout: Seconds(5.0),
+            interval: Seconds(0.0),
+        }
+    }
+}
+
+impl ConnectOptions {
+    /// Checks every field; returns the timeout and the interval.
+    pub fn validate(&self) -> Result<(Duration, Duration), ApiError> {
+        let call = "net::connect_time";
+        required_addr(call, &self.addr)?;
+        positive(call, "count", self.count)?;
+        Ok((
+            self.timeout.positive(call, "timeout")?,
+            self.interval.interval(call, "interval")?,
+        ))
+    }
+}
+
+/// `net::wait_for_port`: tries to connect every `interval` until the port
+/// accepts or `timeout` passes (defaults: 60 s, every 0.1 s).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WaitOptions {
+    /// The port, `HOST:PORT` (required, and granted).
+    pub addr: String,
+    /// How long to keep trying (capped by the deadline).
+    pub timeout: Seconds,
+    /// Pause between attempts (0 to 3600 s).
+    pub interval: Seconds,
+}
+
+impl Default for WaitOptions {
+    fn default() -> Self {
+        WaitOptions {
+            addr: String::new(),
+            timeout: Seconds(60.0),
+            interval: Seconds(0.1),
+        }
+    }
+}
+
+impl WaitOptions {
+    /// Checks every field; returns the timeout and the interval.
+    pub fn validate(&self) -> Result<(Duration, Duration), ApiError> {
+        let call = "net::wait_for_port";
+        required_addr(call, &self.addr)?;
+        Ok((
+            self.timeout.positive(call, "timeout")?,
+            self.interval.interval(call, "interval")?,
+        ))
+    }
+}
 
 impl Host {
     /// The socket address of a granted `HOST:PORT`, or a refusal naming the rule.
@@ -16,7 +191,7 @@ impl Host {
             .iter()
             .any(|g| g == addr || (parsed.is_some() && g.parse::<SocketAddr>().ok() == parsed));
         if !ok {
-            return Err(ApiError::Invalid(format!(
+            return Err(ApiError::Denied(format!(
                 "network access to {addr} was not granted (rule: --allow-net HOST:PORT; granted: {})",
                 if granted.is_empty() {
                     "none".to_string()
@@ -53,64 +228,44 @@ impl Host {
     }
 
     /// TCP throughput against a `plumb serve` peer (capped by the deadline).
-    pub fn net_throughput(
-        &mut self,
-        addr: &str,
-        mut o: net::ThroughputOptions,
-    ) -> Result<net::Throughput, ApiError> {
-        let a = self.granted_addr(addr)?;
-        let per_stream = if o.direction == net::Direction::Both {
-            2
-        } else {
-            1
-        };
-        self.allow(Capability::Threads(o.streams.saturating_mul(per_stream)))?;
-        o.duration = o.duration.min(self.time_left());
-        let r = net::throughput(a, &o, &self.stop)?;
+    pub fn net_throughput(&mut self, o: &ThroughputOptions) -> Result<net::Throughput, ApiError> {
+        let mut t = o.validate()?;
+        let a = self.granted_addr(&o.addr)?;
+        let per_stream = if t.direction == Direction::Both { 2 } else { 1 };
+        self.allow(Capability::Threads(t.streams.saturating_mul(per_stream)))?;
+        t.duration = t.duration.min(self.time_left());
+        let r = net::throughput(a, &t, &self.stop)?;
         self.check()?;
         Ok(r)
     }
 
     /// TCP round-trip times of `size`-byte messages.
-    pub fn net_rtt(
-        &mut self,
-        addr: &str,
-        count: u64,
-        size: u64,
-        interval: Duration,
-    ) -> Result<net::RttResult, ApiError> {
-        let a = self.granted_addr(addr)?;
+    pub fn net_rtt(&mut self, o: &RttOptions) -> Result<net::RttResult, ApiError> {
+        let interval = o.validate()?;
+        let a = self.granted_addr(&o.addr)?;
         self.check()?;
-        let r = net::rtt(a, count, size, interval, &self.halt());
+        let r = net::rtt(a, o.count, o.size.0, interval, &self.halt());
         // Stopped by the deadline or a signal: that is the error, not the peer.
         self.check()?;
         Ok(r?)
     }
 
     /// TCP connect times.
-    pub fn net_connect_time(
-        &mut self,
-        addr: &str,
-        count: u64,
-        timeout: Duration,
-        interval: Duration,
-    ) -> Result<net::ConnectTime, ApiError> {
-        let a = self.granted_addr(addr)?;
+    pub fn net_connect_time(&mut self, o: &ConnectOptions) -> Result<net::ConnectTime, ApiError> {
+        let (timeout, interval) = o.validate()?;
+        let a = self.granted_addr(&o.addr)?;
         self.check()?;
-        let r = net::connect_time(a, count, timeout, interval, &self.halt());
+        let r = net::connect_time(a, o.count, timeout, interval, &self.halt());
         self.check()?;
         Ok(r?)
     }
 
     /// Seconds until a port first accepts a connection (capped by the deadline).
-    pub fn net_wait_for_port(
-        &mut self,
-        addr: &str,
-        timeout: Duration,
-        interval: Duration,
-    ) -> Result<net::PortWait, ApiError> {
-        let a = self.granted_addr(addr)?;
-        let r = net::wait_for_port(a, timeout.min(self.time_left()), interval, &self.halt());
+    pub fn net_wait_for_port(&mut self, o: &WaitOptions) -> Result<net::PortWait, ApiError> {
+        let (timeout, interval) = o.validate()?;
+        let a = self.granted_addr(&o.addr)?;
+        let timeout = timeout.min(self.time_left());
+        let r = net::wait_for_port(a, timeout, interval, &self.halt());
         self.check()?;
         Ok(r?)
     }

@@ -54,23 +54,15 @@ pub struct ScenarioReport {
 }
 
 impl Host {
-    /// Records a metric; `better` is "higher" or "lower".
+    /// Records a metric: a name, a finite value, its unit and which way is
+    /// better (bounded in length and count).
     pub fn metric(
         &mut self,
         name: &str,
         value: f64,
         unit: &str,
-        better: &str,
+        better: Better,
     ) -> Result<(), ApiError> {
-        let better = match better {
-            "higher" => Better::Higher,
-            "lower" => Better::Lower,
-            other => {
-                return Err(ApiError::Invalid(format!(
-                    "report::metric: better must be \"higher\" or \"lower\", not \"{other}\""
-                )))
-            }
-        };
         bounded("report::metric", "name", name, MAX_TEXT_LEN)?;
         bounded("report::metric", "unit", unit, MAX_TEXT_LEN)?;
         room(

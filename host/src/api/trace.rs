@@ -4,13 +4,127 @@
 
 use super::{ApiError, Capability, Host};
 use crate::trace::limits::{read_bounded_file, MAX_TRACE_BYTES};
-use crate::trace::{replay, Bounds, Halt, OpKind, ReplayError, ReplayOptions, ReplayResult, Trace};
+use crate::trace::{replay, Bounds, Halt, OpKind, ReplayError, ReplayResult, Speed, Trace};
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use std::fmt;
 use std::time::Instant;
+
+/// Which threads a replay plays the operations on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReplayThreads {
+    /// The recorded threads, each on its own thread (`"keep"`).
+    #[default]
+    Keep,
+    /// Everything in order on one thread (`1`).
+    One,
+}
+
+/// `trace::replay`: the think time scaled by `speed` (a factor, or `"max"`
+/// for none; default 1) on the recorded threads or one (default `"keep"`).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReplayOptions {
+    /// Think-time scaling.
+    #[serde(deserialize_with = "speed")]
+    pub speed: Speed,
+    /// Recorded threads or one.
+    #[serde(deserialize_with = "threads")]
+    pub threads: ReplayThreads,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions {
+            speed: Speed::Factor(1.0),
+            threads: ReplayThreads::Keep,
+        }
+    }
+}
+
+impl ReplayOptions {
+    /// The replay's options: a factor within the allowed range, or max.
+    pub fn validate(&self) -> Result<crate::trace::ReplayOptions, ApiError> {
+        let speed = match self.speed {
+            Speed::Factor(f) => f
+                .to_string()
+                .parse()
+                .map_err(|e| ApiError::Invalid(format!("trace::replay: {e}")))?,
+            Speed::Max => Speed::Max,
+        };
+        Ok(crate::trace::ReplayOptions {
+            speed,
+            keep_threads: self.threads == ReplayThreads::Keep,
+        })
+    }
+}
+
+struct SpeedVisitor;
+
+impl Visitor<'_> for SpeedVisitor {
+    type Value = Speed;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a speed factor or \"max\"")
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Speed, E> {
+        Ok(Speed::Factor(v as f64))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Speed, E> {
+        Ok(Speed::Factor(v as f64))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Speed, E> {
+        Ok(Speed::Factor(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Speed, E> {
+        v.parse().map_err(E::custom)
+    }
+}
+
+fn speed<'de, D: Deserializer<'de>>(d: D) -> Result<Speed, D::Error> {
+    d.deserialize_any(SpeedVisitor)
+}
+
+struct ThreadsVisitor;
+
+impl Visitor<'_> for ThreadsVisitor {
+    type Value = ReplayThreads;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("threads \"keep\" or 1")
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<ReplayThreads, E> {
+        match v {
+            1 => Ok(ReplayThreads::One),
+            _ => Err(E::custom(format!("threads '{v}' is not \"keep\" or 1"))),
+        }
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<ReplayThreads, E> {
+        self.visit_i64(i64::try_from(v).unwrap_or(i64::MAX))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<ReplayThreads, E> {
+        match v {
+            "keep" => Ok(ReplayThreads::Keep),
+            "1" => Ok(ReplayThreads::One),
+            _ => {
+                let shown: String = v.chars().take(40).collect();
+                Err(E::custom(format!("threads '{shown}' is not \"keep\" or 1")))
+            }
+        }
+    }
+}
+
+fn threads<'de, D: Deserializer<'de>>(d: D) -> Result<ReplayThreads, D::Error> {
+    d.deserialize_any(ThreadsVisitor)
+}
 
 impl Host {
     /// Replays the trace `name` (a data file of the pack, else a file in the
     /// run directory) inside the run directory.
-    pub fn trace_replay(&mut self, name: &str, o: ReplayOptions) -> Result<ReplayResult, ApiError> {
+    pub fn trace_replay(
+        &mut self,
+        name: &str,
+        o: &ReplayOptions,
+    ) -> Result<ReplayResult, ApiError> {
+        let o = o.validate()?;
         let text = match self.space.data.get(name) {
             Some(t) => t.clone(),
             None => {
@@ -68,9 +182,10 @@ impl Host {
                 op: format!("trace::replay {name}: {m}"),
                 source: std::io::Error::from_raw_os_error(libc::ENOSPC),
             },
-            Halt::Budget(m) | Halt::Failed(m) => {
-                ApiError::Invalid(format!("trace::replay {name}: {m}"))
-            }
+            Halt::Budget(m) | Halt::Failed(m) => ApiError::Failed {
+                op: "trace::replay",
+                message: format!("{name}: {m}"),
+            },
         }
     }
 }

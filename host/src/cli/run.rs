@@ -334,6 +334,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 g.notes.extend(report.notes);
                 g.repeat += 1;
                 if let Err(e) = outcome {
+                    let e = e.to_string();
                     eprintln!("{}", clean_text(&e));
                     g.error = Some(e);
                     // The stop flag, not the message, says whether the run was

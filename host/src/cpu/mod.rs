@@ -130,6 +130,18 @@ pub struct CpuResult {
 
 pub use crate::gate::MAX_THREADS;
 
+/// Why a CPU run did not happen or did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum CpuError {
+    /// The request is out of bounds: unknown kernel, thread count,
+    /// parameter range, baseline, or more memory than the machine has.
+    #[error("{0}")]
+    Invalid(String),
+    /// A thread could not be started or died while running.
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// Runs `kernel` on `threads` threads for `duration`, ending early when
 /// `halt` says so (each thread checks it between events, and events are
 /// bounded by the kernel's parameter range). The scaling efficiency compares
@@ -144,37 +156,41 @@ pub fn run(
     param: Option<u64>,
     baseline: Option<f64>,
     halt: &Halt,
-) -> Result<CpuResult, String> {
-    let k = kernel(name)?;
+) -> Result<CpuResult, CpuError> {
+    let k = kernel(name).map_err(CpuError::Invalid)?;
     if threads == 0 || threads > MAX_THREADS {
-        return Err(format!(
+        return Err(CpuError::Invalid(format!(
             "threads must be between 1 and {MAX_THREADS}, not {threads}"
-        ));
+        )));
     }
     let param = param.unwrap_or(k.default_param);
     let (lo, hi) = k.param_range;
     if !(lo..=hi).contains(&param) {
-        return Err(format!(
+        return Err(CpuError::Invalid(format!(
             "{} {param} is outside {lo}..={hi} for kernel {}",
             k.param, k.name
-        ));
+        )));
     }
     if baseline.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
-        return Err("baseline must be a positive single-thread rate".into());
+        return Err(CpuError::Invalid(
+            "baseline must be a positive single-thread rate".into(),
+        ));
     }
     crate::mem::check_size(
         &format!("{} threads × the {} kernel's data", threads, k.name),
         (k.memory)(param).saturating_mul(threads as u64),
-    )?;
+    )
+    .map_err(CpuError::Invalid)?;
     let single = if baseline.is_some() {
         baseline
     } else if threads > 1 {
-        let (rates, _, _) = timed(k, 1, duration / 4, param, halt)?;
+        let (rates, _, _) = timed(k, 1, duration / 4, param, halt).map_err(CpuError::Failed)?;
         Some(rates[0])
     } else {
         None
     };
-    let (per_thread, events, seconds) = timed(k, threads, duration, param, halt)?;
+    let (per_thread, events, seconds) =
+        timed(k, threads, duration, param, halt).map_err(CpuError::Failed)?;
     let rate: f64 = per_thread.iter().sum();
     let single_thread_rate = single.unwrap_or(rate);
     Ok(CpuResult {

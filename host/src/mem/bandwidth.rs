@@ -4,12 +4,12 @@
 //! sysbench's default), `local` gives each thread its own.
 
 use crate::halt::Halt;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// What each event does to its block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Oper {
     /// Read every word.
@@ -33,7 +33,7 @@ impl std::str::FromStr for Oper {
 }
 
 /// Which buffer the threads use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// One block shared by all threads (sysbench's default).
@@ -81,6 +81,17 @@ impl Default for BandwidthOptions {
             duration: Duration::from_secs(10),
         }
     }
+}
+
+/// Why a bandwidth run did not happen or did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum BandwidthError {
+    /// The options are out of bounds (threads, sizes, memory).
+    #[error("{0}")]
+    Invalid(String),
+    /// A thread could not be started or died while running.
+    #[error("{0}")]
+    Failed(String),
 }
 
 /// What a bandwidth run measured.
@@ -212,8 +223,8 @@ impl BandwidthOptions {
 }
 
 /// Runs the bandwidth test until the total size, the duration, or `halt`.
-pub fn bandwidth(o: &BandwidthOptions, halt: &Halt) -> Result<BandwidthResult, String> {
-    o.validate()?;
+pub fn bandwidth(o: &BandwidthOptions, halt: &Halt) -> Result<BandwidthResult, BandwidthError> {
+    o.validate().map_err(BandwidthError::Invalid)?;
     // One thread on a global block has it to itself.
     let sharing = o.scope == Scope::Global && o.threads > 1;
     let shared = sharing.then(|| Block::new(o.block_size));
@@ -251,7 +262,8 @@ pub fn bandwidth(o: &BandwidthOptions, halt: &Halt) -> Result<BandwidthResult, S
         }
         std::hint::black_box(sink);
         (events, t0.elapsed().as_secs_f64())
-    })?;
+    })
+    .map_err(BandwidthError::Failed)?;
     let mib = |events: u64, secs: f64| {
         (events * o.block_size) as f64 / (1u64 << 20) as f64 / secs.max(1e-9)
     };

@@ -5,7 +5,7 @@
 mod bandwidth;
 mod latency;
 
-pub use bandwidth::{bandwidth, BandwidthOptions, BandwidthResult, Oper, Scope};
+pub use bandwidth::{bandwidth, BandwidthError, BandwidthOptions, BandwidthResult, Oper, Scope};
 pub use latency::{
     latency_curve, LatencyError, LatencyOptions, LatencyPoint, LatencyResult, Plateau,
 };

@@ -68,6 +68,22 @@ pub enum Better {
     Lower,
 }
 
+impl std::str::FromStr for Better {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Better, String> {
+        match s {
+            "higher" => Ok(Better::Higher),
+            "lower" => Ok(Better::Lower),
+            other => {
+                let shown: String = other.chars().take(40).collect();
+                Err(format!(
+                    "better must be \"higher\" or \"lower\", not \"{shown}\""
+                ))
+            }
+        }
+    }
+}
+
 /// A named figure with its unit and samples.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Metric {

@@ -5,12 +5,14 @@
 //! checking a pack's assertions on what it reported.
 
 pub mod assertions;
+pub mod error;
 pub mod pack;
 
 use crate::api::{Host, ScenarioReport};
 use crate::scenario::pack::ScenarioSource;
 use crate::script::rhai_engine::{self, ScriptLimits};
 use crate::wasm;
+use error::ScenarioError;
 
 /// A scenario ready to run.
 pub enum Compiled {
@@ -38,16 +40,12 @@ pub fn run(
     compiled: &Compiled,
     host: Host,
     wasm_limits: wasm::WasmLimits,
-) -> (ScenarioReport, Result<(), String>) {
+) -> (ScenarioReport, Result<(), ScenarioError>) {
     match compiled {
-        Compiled::Rhai(_) => {
-            let (report, outcome) =
-                rhai_engine::run(&s.file, &s.source, host, &ScriptLimits::default());
-            (report, outcome.map_err(|e| e.to_string()))
-        }
+        Compiled::Rhai(_) => rhai_engine::run(&s.file, &s.source, host, &ScriptLimits::default()),
         Compiled::Wasm(c) => {
-            let (host, outcome) = wasm::run(c, host, wasm_limits);
-            (host.report, outcome.map_err(|e| format!("{}: {e}", s.file)))
+            let (host, outcome) = wasm::run(&s.file, c, host, wasm_limits);
+            (host.report, outcome)
         }
     }
 }

@@ -2,10 +2,11 @@
 //! standard packages added, every limit set, a deadline checked while it runs,
 //! and errors that name `file:line:col`.
 
-use super::rhai_modules::{self, HOST_FUNCTIONS};
+use super::rhai_modules::{self, host_functions};
 use super::ScriptError;
-use crate::api::{Host, ScenarioReport};
+use crate::api::{ErrorKind, Host, ScenarioReport};
 use crate::halt::Halted;
+use crate::scenario::error::{ScenarioError, ScenarioErrorKind};
 use rhai::packages::{Package, StandardPackage};
 use rhai::{Engine, EvalAltResult, ParseError, Position, AST};
 use std::cell::RefCell;
@@ -102,8 +103,8 @@ pub fn check(file: &str, source: &str) -> Result<AST, ScriptError> {
         if let Some(rhai::ASTNode::Expr(rhai::Expr::FnCall(call, pos))) = path.last() {
             if call.is_qualified() {
                 let name = format!("{}::{}", call.namespace, call.name);
-                if !HOST_FUNCTIONS.contains(&name.as_str()) && unknown.is_none() {
-                    let hint = HOST_FUNCTIONS
+                if !host_functions().contains(&name) && unknown.is_none() {
+                    let hint = host_functions()
                         .iter()
                         .map(|f| (strsim::jaro_winkler(&name, f), f))
                         .filter(|(s, _)| *s > 0.85)
@@ -155,15 +156,16 @@ pub fn run(
     source: &str,
     host: Host,
     limits: &ScriptLimits,
-) -> (ScenarioReport, Result<(), ScriptError>) {
+) -> (ScenarioReport, Result<(), ScenarioError>) {
     let no_thread = |e: std::io::Error| {
-        place(
+        let at = place(
             file,
             source,
             Position::NONE,
             format!("could not start the script's thread: {e}"),
             false,
-        )
+        );
+        ScenarioError::new(ScenarioErrorKind::Start, at.to_string())
     };
     std::thread::scope(|s| {
         let spawned = std::thread::Builder::new()
@@ -172,15 +174,16 @@ pub fn run(
             .spawn_scoped(s, move || run_here(file, source, host, limits));
         match spawned {
             Ok(h) => h.join().unwrap_or_else(|_| {
+                let at = place(
+                    file,
+                    source,
+                    Position::NONE,
+                    "the script's thread failed".into(),
+                    false,
+                );
                 (
                     ScenarioReport::default(),
-                    Err(place(
-                        file,
-                        source,
-                        Position::NONE,
-                        "the script's thread failed".into(),
-                        false,
-                    )),
+                    Err(ScenarioError::new(ScenarioErrorKind::Start, at.to_string())),
                 )
             }),
             Err(e) => (ScenarioReport::default(), Err(no_thread(e))),
@@ -194,7 +197,7 @@ fn run_here(
     source: &str,
     host: Host,
     limits: &ScriptLimits,
-) -> (ScenarioReport, Result<(), ScriptError>) {
+) -> (ScenarioReport, Result<(), ScenarioError>) {
     let halt = host.halt();
     let host = Rc::new(RefCell::new(host));
     let outcome = {
@@ -204,27 +207,52 @@ fn run_here(
             if ops % 1024 != 0 {
                 return None;
             }
-            match halt.check() {
-                Ok(()) => None,
-                Err(Halted::Interrupted) => Some("interrupted".into()),
-                Err(Halted::Deadline) => {
-                    Some("the scenario ran past its deadline (rule: --timeout)".into())
-                }
-            }
+            // The reason carries its category as the value's tag.
+            let (kind, reason) = match halt.check() {
+                Ok(()) => return None,
+                Err(Halted::Interrupted) => (ErrorKind::Interrupted, "interrupted"),
+                Err(Halted::Deadline) => (
+                    ErrorKind::Deadline,
+                    "the scenario ran past its deadline (rule: --timeout)",
+                ),
+            };
+            let mut token = rhai::Dynamic::from(reason.to_string());
+            token.set_tag(kind.code());
+            Some(token)
         });
-        engine
-            .compile(source)
-            .map_err(|e| parse_error(file, source, e))
-            .and_then(|ast| {
-                engine
-                    .run_ast(&ast)
-                    .map_err(|e| runtime_error(file, source, *e))
-            })
+        match engine.compile(source) {
+            Err(e) => Err(ScenarioError::new(
+                ScenarioErrorKind::Script,
+                parse_error(file, source, e).to_string(),
+            )),
+            Ok(ast) => engine.run_ast(&ast).map_err(|e| {
+                let kind = stopped_by(&e);
+                ScenarioError::new(kind, runtime_error(file, source, *e).to_string())
+            }),
+        }
     };
     let report = Rc::try_unwrap(host)
         .map(|h| h.into_inner().report)
         .unwrap_or_default();
     (report, outcome)
+}
+
+/// What stopped a script, from the category its error value carries (a
+/// host error's tag, or the progress check's reason): a host error the
+/// script did not catch, the deadline, a signal; else a script error.
+fn stopped_by(e: &EvalAltResult) -> ScenarioErrorKind {
+    let tag = match e.unwrap_inner() {
+        EvalAltResult::ErrorRuntime(value, _) | EvalAltResult::ErrorTerminated(value, _) => {
+            value.tag()
+        }
+        _ => 0,
+    };
+    match ErrorKind::from_code(tag) {
+        None => ScenarioErrorKind::Script,
+        Some(ErrorKind::Interrupted) => ScenarioErrorKind::Interrupted,
+        Some(ErrorKind::Deadline) => ScenarioErrorKind::Deadline,
+        Some(kind) => ScenarioErrorKind::Host(kind),
+    }
 }
 
 fn runtime_error(file: &str, source: &str, e: EvalAltResult) -> ScriptError {

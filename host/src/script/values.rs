@@ -67,35 +67,6 @@ fn option_text(key: &str, v: &Dynamic) -> Result<String, Box<EvalAltResult>> {
     )))
 }
 
-/// A boolean field of an options map (absent = `default`).
-pub fn flag(map: &Map, key: &str, default: bool) -> Result<bool, Box<EvalAltResult>> {
-    match map.get(key) {
-        None => Ok(default),
-        Some(v) => v
-            .as_bool()
-            .or_else(|_| v.as_int().map(|i| i != 0))
-            .map_err(|_| err(format!("option '{key}' must be true or false"))),
-    }
-}
-
-/// A size field of an options map (absent = `default`).
-pub fn size_field(map: &Map, key: &str, default: u64) -> Result<u64, Box<EvalAltResult>> {
-    map.get(key).map_or(Ok(default), |v| to_bytes(key, v))
-}
-
-/// Refuses keys an options map does not know, naming them.
-pub fn known_keys(what: &str, map: &Map, keys: &[&str]) -> Result<(), Box<EvalAltResult>> {
-    for k in map.keys() {
-        if !keys.contains(&k.as_str()) {
-            return Err(err(format!(
-                "{what}: unknown option '{k}' (known: {})",
-                keys.join(", ")
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// Converts a typed parameter from its text, following the default's type.
 pub fn param_value(
     name: &str,

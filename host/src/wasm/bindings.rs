@@ -1,12 +1,12 @@
 //! The `plumb:bench` world bound to [`Host`]: each WIT function converts its
-//! arguments and calls the one Rust definition of the operation.
+//! arguments (records into options structs, see `convert.rs`), calls the one
+//! Rust definition of the operation and converts the typed result back.
 
+use super::convert;
+use super::limiter::MemoryLimiter;
 pub use crate::api::FileHandle;
-use crate::api::{ApiError, Host, OpenOptions};
-use serde::Serialize;
-use std::time::Duration;
+use crate::api::{ApiError, Host};
 use wasmtime::component::{Resource, ResourceTable};
-use wasmtime::StoreLimits;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 wasmtime::component::bindgen!({
@@ -26,10 +26,8 @@ pub struct State {
     pub table: ResourceTable,
     /// WASI: stdout, stderr, clocks, random; nothing else.
     pub wasi: WasiCtx,
-    /// Memory limits.
-    pub limits: StoreLimits,
-    /// Set when the guest went over its memory limit.
-    pub limits_hit: bool,
+    /// The guest's memory limit, and whether it was hit.
+    pub limiter: MemoryLimiter,
 }
 
 impl WasiView for State {
@@ -59,6 +57,8 @@ impl From<ApiError> for Error {
                 message: format!("{op}: {source}"),
                 op,
             }),
+            ApiError::Denied(m) => Error::Denied(m),
+            e @ ApiError::Failed { .. } => Error::Failed(e.to_string()),
             e @ ApiError::Deadline(_) => Error::Deadline(e.to_string()),
             ApiError::Interrupted => Error::Interrupted,
             ApiError::Net(n) => Error::Net(n.to_string()),
@@ -68,22 +68,10 @@ impl From<ApiError> for Error {
 
 type Out<T> = wasmtime::Result<Result<T, Error>>;
 
-fn done<T>(r: Result<T, ApiError>) -> Out<T> {
-    Ok(r.map_err(Error::from))
-}
-
-fn json<T: Serialize>(r: Result<T, ApiError>) -> Out<String> {
-    done(r.map(|v| serde_json::to_string(&v).expect("results serialise")))
-}
-
-fn seconds(what: &str, s: f64) -> Result<Duration, ApiError> {
-    if (0.0..1e9).contains(&s) {
-        Ok(Duration::from_secs_f64(s))
-    } else {
-        Err(ApiError::Invalid(format!(
-            "{what}: {s} is not a number of seconds"
-        )))
-    }
+/// The guest's answer: the operation's result converted to its record, or
+/// its error.
+fn done<T, W: From<T>>(r: Result<T, ApiError>) -> Out<W> {
+    Ok(r.map(W::from).map_err(Error::from))
 }
 
 fn transfer(t: crate::api::fs::Transfer) -> WitTransfer {
@@ -105,8 +93,8 @@ fn storm(s: crate::api::fs::Storm) -> WitStorm {
 impl plumb::bench::types::Host for State {}
 
 impl plumb::bench::io::Host for State {
-    fn job(&mut self, options: Vec<(String, String)>) -> Out<String> {
-        json(self.host.job(options))
+    fn job(&mut self, options: Vec<(String, String)>) -> Out<plumb::bench::io::JobResult> {
+        done(self.host.job(options))
     }
 }
 
@@ -156,16 +144,7 @@ impl plumb::bench::fs::Host for State {
         path: String,
         o: plumb::bench::fs::OpenOptions,
     ) -> Out<Resource<FileHandle>> {
-        let opts = OpenOptions {
-            read: o.read,
-            write: o.write,
-            create: o.create,
-            truncate: o.truncate,
-            append: o.append,
-            direct: o.direct,
-            zero: o.zero,
-        };
-        match self.host.open(&path, opts) {
+        match self.host.open(&path, o.into()) {
             Ok(f) => Ok(Ok(self.table.push(f)?)),
             Err(e) => Ok(Err(e.into())),
         }
@@ -174,21 +153,20 @@ impl plumb::bench::fs::Host for State {
         &mut self,
         path: String,
         size: u64,
-        bs: u64,
-        direct: bool,
-        fsync: bool,
+        o: plumb::bench::fs::WriteOptions,
     ) -> Out<WitTransfer> {
-        done(
-            self.host
-                .write_file(&path, size, bs, direct, fsync)
-                .map(transfer),
-        )
+        done(self.host.write_file(&path, size, &o.into()).map(transfer))
     }
-    fn read_file(&mut self, path: String, bs: u64, direct: bool) -> Out<WitTransfer> {
-        done(self.host.read_file(&path, bs, direct).map(transfer))
+    fn read_file(&mut self, path: String, o: plumb::bench::fs::ReadOptions) -> Out<WitTransfer> {
+        done(self.host.read_file(&path, &o.into()).map(transfer))
     }
-    fn copy(&mut self, src: String, dst: String, method: String, bs: u64) -> Out<WitTransfer> {
-        done(self.host.copy(&src, &dst, &method, bs).map(transfer))
+    fn copy(
+        &mut self,
+        src: String,
+        dst: String,
+        o: plumb::bench::fs::CopyOptions,
+    ) -> Out<WitTransfer> {
+        done(self.host.copy(&src, &dst, &o.into()).map(transfer))
     }
     fn rename(&mut self, src: String, dst: String) -> Out<()> {
         done(self.host.rename(&src, &dst))
@@ -247,17 +225,20 @@ impl plumb::bench::time::Host for State {
 }
 
 impl plumb::bench::report::Host for State {
-    fn metric(&mut self, name: String, value: f64, unit: String, better: String) -> Out<()> {
-        done(self.host.metric(&name, value, &unit, &better))
+    fn metric(
+        &mut self,
+        name: String,
+        value: f64,
+        unit: String,
+        better: plumb::bench::report::Better,
+    ) -> Out<()> {
+        done(self.host.metric(&name, value, &unit, better.into()))
     }
     fn table(&mut self, title: String, header: Vec<String>, rows: Vec<Vec<String>>) -> Out<()> {
         done(self.host.table(&title, header, rows))
     }
-    fn note(&mut self, text: String) -> wasmtime::Result<()> {
-        // The WIT `note` returns nothing: a refused note stops the guest
-        // with the error.
-        self.host.note(&text)?;
-        Ok(())
+    fn note(&mut self, text: String) -> Out<()> {
+        done(self.host.note(&text))
     }
 }
 
@@ -268,8 +249,8 @@ impl plumb::bench::params::Host for State {
 }
 
 impl plumb::bench::sys::Host for State {
-    fn info(&mut self) -> wasmtime::Result<String> {
-        Ok(serde_json::to_string(&crate::sysinfo::host_info())?)
+    fn info(&mut self) -> wasmtime::Result<plumb::bench::sys::HostInfo> {
+        Ok(crate::sysinfo::host_info().into())
     }
     fn cpu_time(&mut self) -> wasmtime::Result<f64> {
         Ok(self.host.cpu_time())
@@ -277,94 +258,53 @@ impl plumb::bench::sys::Host for State {
 }
 
 impl plumb::bench::cpu::Host for State {
-    fn run(
-        &mut self,
-        kernel: String,
-        threads: u32,
-        seconds: f64,
-        param: Option<u64>,
-        baseline: Option<f64>,
-    ) -> Out<String> {
-        json(self.host.cpu(&kernel, threads, seconds, param, baseline))
+    fn run(&mut self, o: plumb::bench::cpu::CpuOptions) -> Out<plumb::bench::cpu::CpuResult> {
+        done(convert::cpu_options(o).and_then(|o| self.host.cpu(&o)))
     }
-    fn kernels(&mut self) -> wasmtime::Result<String> {
-        Ok(serde_json::to_string(&crate::cpu::catalogue())?)
+    fn kernels(&mut self) -> wasmtime::Result<Vec<plumb::bench::cpu::KernelInfo>> {
+        Ok(crate::cpu::catalogue()
+            .into_iter()
+            .map(Into::into)
+            .collect())
     }
 }
 
 impl plumb::bench::mem::Host for State {
     fn bandwidth(
         &mut self,
-        oper: String,
-        block_size: u64,
-        total_size: u64,
-        scope: String,
-        threads: u32,
-        secs: f64,
-    ) -> Out<String> {
-        let o = (|| {
-            Ok(crate::mem::BandwidthOptions {
-                oper: oper.parse().map_err(ApiError::Invalid)?,
-                block_size,
-                total_size,
-                scope: scope.parse().map_err(ApiError::Invalid)?,
-                threads,
-                duration: seconds("mem.bandwidth seconds", secs)?,
-            })
-        })();
-        json(o.and_then(|o| self.host.mem_bandwidth(o)))
+        o: plumb::bench::mem::BandwidthOptions,
+    ) -> Out<plumb::bench::mem::BandwidthResult> {
+        done(self.host.mem_bandwidth(&o.into()))
     }
-    fn latency(&mut self, min_size: u64, max_size: u64, steps: u32, per_size: f64) -> Out<String> {
-        let o = seconds("mem.latency seconds-per-size", per_size).map(|time_per_size| {
-            crate::mem::LatencyOptions {
-                min_size,
-                max_size,
-                steps_per_doubling: steps,
-                time_per_size,
-            }
-        });
-        json(o.and_then(|o| self.host.mem_latency(&o)))
+    fn latency(
+        &mut self,
+        o: plumb::bench::mem::LatencyOptions,
+    ) -> Out<plumb::bench::mem::LatencyResult> {
+        done(self.host.mem_latency(&o.into()))
     }
 }
 
 impl plumb::bench::net::Host for State {
     fn throughput(
         &mut self,
-        addr: String,
-        streams: u32,
-        secs: f64,
-        direction: String,
-        buffer: u64,
-    ) -> Out<String> {
-        let o = (|| {
-            Ok(crate::net::ThroughputOptions {
-                streams,
-                duration: seconds("net.throughput seconds", secs)?,
-                direction: direction.parse().map_err(ApiError::Invalid)?,
-                buffer: usize::try_from(buffer).unwrap_or(usize::MAX),
-            })
-        })();
-        json(o.and_then(|o| self.host.net_throughput(&addr, o)))
+        o: plumb::bench::net::ThroughputOptions,
+    ) -> Out<plumb::bench::net::ThroughputResult> {
+        done(self.host.net_throughput(&o.into()))
     }
-    fn rtt(&mut self, addr: String, count: u64, size: u64, interval: f64) -> Out<String> {
-        let i = seconds("net.rtt interval", interval);
-        json(i.and_then(|i| self.host.net_rtt(&addr, count, size, i)))
+    fn rtt(&mut self, o: plumb::bench::net::RttOptions) -> Out<plumb::bench::net::RttResult> {
+        done(self.host.net_rtt(&o.into()))
     }
     fn connect_time(
         &mut self,
-        addr: String,
-        count: u64,
-        timeout: f64,
-        interval: f64,
-    ) -> Out<String> {
-        let t = seconds("net.connect-time timeout", timeout)
-            .and_then(|t| Ok((t, seconds("net.connect-time interval", interval)?)));
-        json(t.and_then(|(t, i)| self.host.net_connect_time(&addr, count, t, i)))
+        o: plumb::bench::net::ConnectOptions,
+    ) -> Out<plumb::bench::net::ConnectResult> {
+        done(self.host.net_connect_time(&o.into()))
     }
-    fn wait_for_port(&mut self, addr: String, timeout: f64, interval: f64) -> Out<String> {
-        let t = seconds("net.wait-for-port timeout", timeout)
-            .and_then(|t| Ok((t, seconds("net.wait-for-port interval", interval)?)));
-        json(t.and_then(|(t, i)| self.host.net_wait_for_port(&addr, t, i)))
+    fn wait_for_port(
+        &mut self,
+        o: plumb::bench::net::WaitOptions,
+    ) -> Out<plumb::bench::net::PortWait> {
+        done(self.host.net_wait_for_port(&o.into()))
     }
     fn local_peer(&mut self) -> Out<String> {
         done(self.host.local_peer())
@@ -372,14 +312,11 @@ impl plumb::bench::net::Host for State {
 }
 
 impl plumb::bench::trace::Host for State {
-    fn replay(&mut self, name: String, speed: String, keep_threads: bool) -> Out<String> {
-        let o = speed
-            .parse()
-            .map_err(ApiError::Invalid)
-            .map(|speed| crate::trace::ReplayOptions {
-                speed,
-                keep_threads,
-            });
-        json(o.and_then(|o| self.host.trace_replay(&name, o)))
+    fn replay(
+        &mut self,
+        name: String,
+        o: plumb::bench::trace::ReplayOptions,
+    ) -> Out<plumb::bench::trace::ReplayResult> {
+        done(self.host.trace_replay(&name, &o.into()))
     }
 }

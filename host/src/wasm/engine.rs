@@ -4,12 +4,14 @@
 
 use super::bindings::{Scenario, ScenarioPre, State};
 use super::cache;
+use super::limiter::MemoryLimiter;
 use crate::api::Host;
+use crate::scenario::error::{ScenarioError, ScenarioErrorKind};
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
-use wasmtime::{Config, Engine, Store, StoreLimitsBuilder, UpdateDeadline, WasmBacktraceDetails};
+use wasmtime::{Config, Engine, Store, UpdateDeadline, WasmBacktraceDetails};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::WasiCtxBuilder;
 
@@ -21,7 +23,7 @@ const MAX_OUTPUT: usize = 1 << 20;
 /// Limits of one guest instance.
 #[derive(Debug, Clone, Copy)]
 pub struct WasmLimits {
-    /// Linear memory, in bytes, across the instance's memories.
+    /// Bytes each of the instance's linear memories may grow to.
     pub memory: usize,
 }
 
@@ -75,13 +77,10 @@ pub fn compile(file: &str, bytes: &[u8]) -> Result<Compiled, String> {
     Ok(Compiled { pre, cached })
 }
 
+/// Why a component cannot be linked: `instantiate_pre` only fails when an
+/// import is missing or has another type than the world's.
 fn import_error(e: &wasmtime::Error) -> String {
-    let text = format!("{e:#}");
-    if text.contains("matching implementation was not found") || text.contains("import") {
-        format!("it imports something plumb does not provide ({text}); a scenario may import only the plumb:bench/scenario world and WASI preview 2")
-    } else {
-        text
-    }
+    format!("it imports something plumb does not provide ({e:#}); a scenario may import only the plumb:bench/scenario world and WASI preview 2")
 }
 
 /// `plumb check` for a component.
@@ -89,42 +88,54 @@ pub fn check(file: &str, bytes: &[u8]) -> Result<(), String> {
     compile(file, bytes).map(|_| ())
 }
 
-/// Why a guest stopped, as the scenario's error.
-fn trap_message(
+/// Why a guest stopped, from what the host knows: the stop flag, the
+/// deadline, the memory limiter; else the trap with the guest's backtrace.
+fn stopped_by(
+    file: &str,
     e: &wasmtime::Error,
     state: &State,
     limits: WasmLimits,
     started: Instant,
-) -> String {
-    let timeout = state.host.time_left().is_zero();
+) -> ScenarioError {
+    let at = |kind, message: String| ScenarioError::new(kind, format!("{file}: {message}"));
     if state.host.stop_flag().load(Ordering::Relaxed) {
-        return "interrupted".into();
+        return at(ScenarioErrorKind::Interrupted, "interrupted".into());
     }
-    if state.limits_hit {
-        return format!(
-            "the guest went over its memory limit of {} (rule: --wasm-memory)",
-            crate::units::format_bytes_binary(limits.memory as f64)
+    if state.limiter.hit() {
+        return at(
+            ScenarioErrorKind::MemoryLimit,
+            format!(
+                "the guest went over its memory limit of {} (rule: --wasm-memory)",
+                crate::units::format_bytes_binary(limits.memory as f64)
+            ),
         );
     }
-    if timeout
-        || matches!(
-            e.downcast_ref::<wasmtime::Trap>(),
-            Some(wasmtime::Trap::Interrupt)
-        )
-    {
-        return format!(
-            "the scenario ran past its deadline after {:.1} s (rule: --timeout)",
-            started.elapsed().as_secs_f64()
+    let interrupt = matches!(
+        e.downcast_ref::<wasmtime::Trap>(),
+        Some(wasmtime::Trap::Interrupt)
+    );
+    if interrupt || state.host.time_left().is_zero() {
+        return at(
+            ScenarioErrorKind::Deadline,
+            format!(
+                "the scenario ran past its deadline after {:.1} s (rule: --timeout)",
+                started.elapsed().as_secs_f64()
+            ),
         );
     }
     // The trap with the guest's backtrace (function names, and file:line
     // when the component has debug info).
-    format!("the guest trapped: {e:?}")
+    at(ScenarioErrorKind::Trap, format!("the guest trapped: {e:?}"))
 }
 
 /// Runs a compiled component's `run` with `host` as its host API; returns
 /// the host (with what the scenario reported) and the outcome.
-pub fn run(compiled: &Compiled, host: Host, limits: WasmLimits) -> (Host, Result<(), String>) {
+pub fn run(
+    file: &str,
+    compiled: &Compiled,
+    host: Host,
+    limits: WasmLimits,
+) -> (Host, Result<(), ScenarioError>) {
     let stdout = MemoryOutputPipe::new(MAX_OUTPUT);
     let stderr = MemoryOutputPipe::new(MAX_OUTPUT);
     let wasi = WasiCtxBuilder::new()
@@ -135,14 +146,10 @@ pub fn run(compiled: &Compiled, host: Host, limits: WasmLimits) -> (Host, Result
         host,
         table: ResourceTable::new(),
         wasi,
-        limits: StoreLimitsBuilder::new()
-            .memory_size(limits.memory)
-            .trap_on_grow_failure(true)
-            .build(),
-        limits_hit: false,
+        limiter: MemoryLimiter::new(limits.memory),
     };
     let mut store = Store::new(engine(), state);
-    store.limiter(|s| &mut s.limits);
+    store.limiter(|s| &mut s.limiter);
     let started = Instant::now();
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|ctx| {
@@ -158,13 +165,11 @@ pub fn run(compiled: &Compiled, host: Host, limits: WasmLimits) -> (Host, Result
         .and_then(|s| s.call_run(&mut store));
     let result = match outcome {
         Ok(Ok(())) => Ok(()),
-        Ok(Err(msg)) => Err(format!("the scenario failed: {msg}")),
-        Err(e) => {
-            if format!("{e:?}").contains("forcing trap when growing memory") {
-                store.data_mut().limits_hit = true;
-            }
-            Err(trap_message(&e, store.data(), limits, started))
-        }
+        Ok(Err(msg)) => Err(ScenarioError::new(
+            ScenarioErrorKind::Failed,
+            format!("{file}: the scenario failed: {msg}"),
+        )),
+        Err(e) => Err(stopped_by(file, &e, store.data(), limits, started)),
     };
     for (pipe, name) in [(stdout, "stdout"), (stderr, "stderr")] {
         let text = String::from_utf8_lossy(&pipe.contents()).into_owned();

@@ -6,13 +6,15 @@
 
 mod bindings;
 mod cache;
+mod convert;
 mod engine;
+mod limiter;
 
 pub use engine::{check, compile, run, Compiled, WasmLimits};
 
 #[cfg(test)]
 mod tests {
-    use crate::script::rhai_modules::HOST_FUNCTIONS;
+    use crate::script::rhai_modules::host_functions;
     use std::collections::BTreeSet;
 
     /// Function names per interface in the WIT (`fs::write_file`), and the
@@ -49,10 +51,10 @@ mod tests {
         let (wit, methods) = wit_functions();
         // Rhai-only by nature: time::measure takes a closure. WIT's
         // params::get is Rhai's global `param`.
-        let rhai: BTreeSet<String> = HOST_FUNCTIONS
+        let rhai: BTreeSet<String> = host_functions()
             .iter()
-            .filter(|f| **f != "time::measure")
-            .map(|f| f.to_string())
+            .filter(|f| *f != "time::measure")
+            .cloned()
             .chain(["params::get".to_string()])
             .collect();
         let only_rhai: Vec<_> = rhai.difference(&wit).collect();

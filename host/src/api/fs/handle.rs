@@ -17,10 +17,23 @@ pub const MAX_OPEN: u64 = 1024;
 /// Most memory the buffers of a scenario's open files may hold: 256 MiB.
 pub const MAX_BUFFER_BYTES: u64 = 256 << 20;
 
-/// How to open a file (`fs::open(path, #{...})`).
-#[derive(Debug, Clone, Copy, Default)]
+/// What a file opened for writing is filled with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    /// Incompressible data (what fio writes by default).
+    #[default]
+    Random,
+    /// Zeros.
+    Zero,
+}
+
+/// How to open a file (`fs::open(path, #{...})`): for reading only unless
+/// told otherwise.
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct OpenOptions {
-    /// Open for reading.
+    /// Open for reading (default true).
     pub read: bool,
     /// Open for writing.
     pub write: bool,
@@ -32,8 +45,29 @@ pub struct OpenOptions {
     pub append: bool,
     /// O_DIRECT.
     pub direct: bool,
-    /// Write zeros instead of incompressible data.
-    pub zero: bool,
+    /// What writes put in the file.
+    pub pattern: Pattern,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            read: true,
+            write: false,
+            create: false,
+            truncate: false,
+            append: false,
+            direct: false,
+            pattern: Pattern::Random,
+        }
+    }
+}
+
+impl OpenOptions {
+    /// Whether writes put zeros in the file.
+    fn zero(&self) -> bool {
+        self.pattern == Pattern::Zero
+    }
 }
 
 /// A scenario's count of open handles and of their buffer bytes; handles
@@ -117,7 +151,7 @@ impl FileHandle {
             // The old buffer goes first: it is never held twice.
             self.buf = None;
             let made = if for_write {
-                data_buffer(op, want, self.opts.zero)
+                data_buffer(op, want, self.opts.zero())
             } else {
                 AlignedBuf::zeroed(want as usize).map_err(super::buf_err(op))
             };
@@ -132,7 +166,7 @@ impl FileHandle {
                 }
             }
         }
-        let zero = self.opts.zero;
+        let zero = self.opts.zero();
         let buf = self
             .buf
             .as_mut()
@@ -204,7 +238,7 @@ impl FileHandle {
         len: u64,
     ) -> Result<u64, ApiError> {
         self.seq += 1;
-        let (seq, zero) = (self.seq, self.opts.zero);
+        let (seq, zero) = (self.seq, self.opts.zero());
         let what = format!("write '{}' offset {stamp_at}", self.path);
         let buf = self.buffer("write", len, true)?;
         if !zero {

@@ -12,7 +12,8 @@ pub mod handle;
 pub mod meta;
 pub mod whole;
 
-pub use handle::{FileHandle, HandleBudget, OpenOptions};
+pub use handle::{FileHandle, HandleBudget, OpenOptions, Pattern};
+pub use whole::{CopyMethod, CopyOptions, ReadOptions, WriteOptions};
 
 use super::{os_err, ApiError};
 use crate::buffer::AlignedBuf;

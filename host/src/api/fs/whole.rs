@@ -2,10 +2,89 @@
 //! end, copy one (read/write or copy_file_range).
 
 use super::{bs_arg, buf_err, read_some, write_all, OpenOptions, Transfer, MAX_IO};
+use crate::api::options::Bytes;
 use crate::api::{os_err, ApiError, Host};
 use crate::buffer::AlignedBuf;
+use serde::Deserialize;
 use std::os::fd::AsRawFd;
 use std::time::Instant;
+
+/// The block size of whole-file operations unless told otherwise: 1 MiB.
+const DEFAULT_BS: Bytes = Bytes(1 << 20);
+
+/// `fs::write_file`: blocks of `bs` (default 1 MiB), optionally O_DIRECT,
+/// optionally an fdatasync at the end (counted in the time).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WriteOptions {
+    /// Bytes per write.
+    pub bs: Bytes,
+    /// O_DIRECT.
+    pub direct: bool,
+    /// fdatasync before returning.
+    pub fsync: bool,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            bs: DEFAULT_BS,
+            direct: false,
+            fsync: false,
+        }
+    }
+}
+
+/// `fs::read_file`: blocks of `bs` (default 1 MiB), optionally O_DIRECT.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReadOptions {
+    /// Bytes per read.
+    pub bs: Bytes,
+    /// O_DIRECT.
+    pub direct: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            bs: DEFAULT_BS,
+            direct: false,
+        }
+    }
+}
+
+/// How `fs::copy` moves the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum CopyMethod {
+    /// read(2) and write(2) through a buffer of `bs` bytes (`"read-write"`).
+    #[default]
+    #[serde(rename = "read-write")]
+    ReadWrite,
+    /// copy_file_range(2), in the kernel (`"copy_file_range"`).
+    #[serde(rename = "copy_file_range")]
+    CopyFileRange,
+}
+
+/// `fs::copy`: by read/write in blocks of `bs` (default 1 MiB), or by
+/// copy_file_range.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CopyOptions {
+    /// How the bytes move.
+    pub method: CopyMethod,
+    /// Bytes per read/write.
+    pub bs: Bytes,
+}
+
+impl Default for CopyOptions {
+    fn default() -> Self {
+        CopyOptions {
+            method: CopyMethod::ReadWrite,
+            bs: DEFAULT_BS,
+        }
+    }
+}
 
 impl Host {
     /// Writes a whole file of `size` bytes in blocks of `bs`, then optionally fsyncs.
@@ -13,17 +92,17 @@ impl Host {
         &mut self,
         path: &str,
         size: u64,
-        bs: u64,
-        direct: bool,
-        fsync: bool,
+        o: &WriteOptions,
     ) -> Result<Transfer, ApiError> {
-        let bs = bs_arg("write_file", bs)?.max(512);
+        let (direct, fsync) = (o.direct, o.fsync);
+        let bs = bs_arg("write_file", o.bs.0)?.max(512);
         let t = Instant::now();
         // Charge first: a refused write leaves the file as it was.
         self.charge("write_file", size)?;
         let opened = self.open(
             path,
             OpenOptions {
+                read: false,
                 write: true,
                 create: true,
                 truncate: true,
@@ -56,8 +135,9 @@ impl Host {
     }
 
     /// Reads a whole file in blocks of `bs`.
-    pub fn read_file(&mut self, path: &str, bs: u64, direct: bool) -> Result<Transfer, ApiError> {
-        let bs = bs_arg("read_file", bs)?.max(512);
+    pub fn read_file(&mut self, path: &str, o: &ReadOptions) -> Result<Transfer, ApiError> {
+        let direct = o.direct;
+        let bs = bs_arg("read_file", o.bs.0)?.max(512);
         let t = Instant::now();
         let mut f = self.open(
             path,
@@ -85,19 +165,8 @@ impl Host {
     /// Copies a file with read/write in blocks of `bs`, or with
     /// copy_file_range; at most the source's size when the copy started
     /// (what the budget was charged for) is copied.
-    pub fn copy(
-        &mut self,
-        src: &str,
-        dst: &str,
-        method: &str,
-        bs: u64,
-    ) -> Result<Transfer, ApiError> {
-        if !matches!(method, "copy_file_range" | "read-write") {
-            return Err(ApiError::Invalid(format!(
-                "copy: method '{method}' is not one of read-write, copy_file_range"
-            )));
-        }
-        let bs = bs_arg("copy", bs)?;
+    pub fn copy(&mut self, src: &str, dst: &str, o: &CopyOptions) -> Result<Transfer, ApiError> {
+        let bs = bs_arg("copy", o.bs.0)?;
         let t = Instant::now();
         let from = self.run_dir().open(src, libc::O_RDONLY, 0)?;
         let size = self.run_dir().stat(src)?.size;
@@ -107,7 +176,7 @@ impl Host {
             .open(dst, libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, 0o644)?;
         let (from_fd, to_fd) = (from.as_raw_fd(), to.as_raw_fd());
         let mut done = 0u64;
-        if method == "copy_file_range" {
+        if o.method == CopyMethod::CopyFileRange {
             while done < size {
                 self.check()?;
                 // SAFETY: valid descriptors; null offsets use the file positions.

@@ -1,0 +1,480 @@
+//! Conversions between the WIT world's records and the host API's types:
+//! option records into the API's options structs (a `none` field keeps the
+//! struct's default), typed results into result records. Field for field,
+//! with no default or rule of their own.
+
+use super::bindings::plumb::bench::{
+    cpu as wcpu, fs as wfs, io as wio, mem as wmem, net as wnet, report as wreport, sys as wsys,
+    trace as wtrace,
+};
+use crate::api::options::{Bytes, Number, Seconds};
+use crate::api::{self, ApiError};
+use crate::model::document::Better;
+use crate::model::result::{DirResult, JobResult};
+use crate::stats::LatencySummary;
+
+/// Overwrites `field` with `value` when the guest gave one.
+fn set<T>(field: &mut T, value: Option<T>) {
+    if let Some(v) = value {
+        *field = v;
+    }
+}
+
+impl From<wfs::OpenOptions> for api::OpenOptions {
+    fn from(o: wfs::OpenOptions) -> Self {
+        api::OpenOptions {
+            read: o.read,
+            write: o.write,
+            create: o.create,
+            truncate: o.truncate,
+            append: o.append,
+            direct: o.direct,
+            pattern: match o.pattern {
+                wfs::Pattern::Random => api::Pattern::Random,
+                wfs::Pattern::Zero => api::Pattern::Zero,
+            },
+        }
+    }
+}
+
+impl From<wfs::WriteOptions> for api::WriteOptions {
+    fn from(o: wfs::WriteOptions) -> Self {
+        let mut w = api::WriteOptions {
+            direct: o.direct,
+            fsync: o.fsync,
+            ..Default::default()
+        };
+        set(&mut w.bs, o.bs.map(Bytes));
+        w
+    }
+}
+
+impl From<wfs::ReadOptions> for api::ReadOptions {
+    fn from(o: wfs::ReadOptions) -> Self {
+        let mut r = api::ReadOptions {
+            direct: o.direct,
+            ..Default::default()
+        };
+        set(&mut r.bs, o.bs.map(Bytes));
+        r
+    }
+}
+
+impl From<wfs::CopyOptions> for api::CopyOptions {
+    fn from(o: wfs::CopyOptions) -> Self {
+        let mut c = api::CopyOptions {
+            method: match o.method {
+                wfs::CopyMethod::ReadWrite => api::CopyMethod::ReadWrite,
+                wfs::CopyMethod::CopyFileRange => api::CopyMethod::CopyFileRange,
+            },
+            ..Default::default()
+        };
+        set(&mut c.bs, o.bs.map(Bytes));
+        c
+    }
+}
+
+impl From<wreport::Better> for Better {
+    fn from(b: wreport::Better) -> Self {
+        match b {
+            wreport::Better::HigherIsBetter => Better::Higher,
+            wreport::Better::LowerIsBetter => Better::Lower,
+        }
+    }
+}
+
+/// The guest's CPU options; the kernel names its size parameter.
+pub fn cpu_options(o: wcpu::CpuOptions) -> Result<api::CpuOptions, ApiError> {
+    let mut c = api::CpuOptions::default();
+    set(&mut c.kernel, o.kernel);
+    set(&mut c.threads, o.threads);
+    set(&mut c.duration, o.seconds.map(Seconds));
+    c.baseline = o.baseline.map(Number);
+    c.with_param(o.param)
+}
+
+impl From<crate::cpu::CpuResult> for wcpu::CpuResult {
+    fn from(r: crate::cpu::CpuResult) -> Self {
+        wcpu::CpuResult {
+            kernel: r.kernel,
+            threads: r.threads,
+            param: r.param,
+            unit: r.unit,
+            rate: r.rate,
+            per_thread: r.per_thread,
+            events_per_sec: r.events_per_sec,
+            events: r.events,
+            seconds: r.seconds,
+            single_thread_rate: r.single_thread_rate,
+            efficiency: r.efficiency,
+        }
+    }
+}
+
+impl From<crate::cpu::KernelInfo> for wcpu::KernelInfo {
+    fn from(k: crate::cpu::KernelInfo) -> Self {
+        wcpu::KernelInfo {
+            name: k.name.into(),
+            unit: k.unit.into(),
+            about: k.about.into(),
+            param: k.param.into(),
+            default_param: k.default,
+        }
+    }
+}
+
+fn oper_in(o: wmem::Oper) -> crate::mem::Oper {
+    match o {
+        wmem::Oper::Read => crate::mem::Oper::Read,
+        wmem::Oper::Write => crate::mem::Oper::Write,
+        wmem::Oper::Copy => crate::mem::Oper::Copy,
+    }
+}
+
+fn scope_in(s: wmem::Scope) -> crate::mem::Scope {
+    match s {
+        wmem::Scope::Global => crate::mem::Scope::Global,
+        wmem::Scope::Local => crate::mem::Scope::Local,
+    }
+}
+
+impl From<wmem::BandwidthOptions> for api::BandwidthOptions {
+    fn from(o: wmem::BandwidthOptions) -> Self {
+        let mut b = api::BandwidthOptions::default();
+        set(&mut b.oper, o.oper.map(oper_in));
+        set(&mut b.block_size, o.block_size.map(Bytes));
+        set(&mut b.total_size, o.total_size.map(Bytes));
+        set(&mut b.scope, o.scope.map(scope_in));
+        set(&mut b.threads, o.threads);
+        set(&mut b.duration, o.seconds.map(Seconds));
+        b
+    }
+}
+
+impl From<crate::mem::BandwidthResult> for wmem::BandwidthResult {
+    fn from(r: crate::mem::BandwidthResult) -> Self {
+        wmem::BandwidthResult {
+            oper: match r.oper {
+                crate::mem::Oper::Read => wmem::Oper::Read,
+                crate::mem::Oper::Write => wmem::Oper::Write,
+                crate::mem::Oper::Copy => wmem::Oper::Copy,
+            },
+            block_size: r.block_size,
+            scope: match r.scope {
+                crate::mem::Scope::Global => wmem::Scope::Global,
+                crate::mem::Scope::Local => wmem::Scope::Local,
+            },
+            threads: r.threads,
+            mib_per_sec: r.mib_per_sec,
+            per_thread: r.per_thread,
+            bytes: r.bytes,
+            events: r.events,
+            seconds: r.seconds,
+        }
+    }
+}
+
+impl From<wmem::LatencyOptions> for api::LatencyOptions {
+    fn from(o: wmem::LatencyOptions) -> Self {
+        let mut l = api::LatencyOptions::default();
+        set(&mut l.min_size, o.min_size.map(Bytes));
+        set(&mut l.max_size, o.max_size.map(Bytes));
+        set(&mut l.steps_per_doubling, o.steps_per_doubling);
+        set(&mut l.time_per_size, o.seconds_per_size.map(Seconds));
+        l
+    }
+}
+
+impl From<crate::mem::LatencyResult> for wmem::LatencyResult {
+    fn from(r: crate::mem::LatencyResult) -> Self {
+        wmem::LatencyResult {
+            points: r
+                .points
+                .into_iter()
+                .map(|p| wmem::LatencyPoint {
+                    size: p.size,
+                    ns: p.ns,
+                })
+                .collect(),
+            plateaus: r
+                .plateaus
+                .into_iter()
+                .map(|p| wmem::Plateau {
+                    from_size: p.from,
+                    to_size: p.to,
+                    ns: p.ns,
+                })
+                .collect(),
+        }
+    }
+}
+
+fn direction_in(d: wnet::Direction) -> crate::net::Direction {
+    match d {
+        wnet::Direction::Send => crate::net::Direction::Send,
+        wnet::Direction::Recv => crate::net::Direction::Recv,
+        wnet::Direction::Both => crate::net::Direction::Both,
+    }
+}
+
+fn direction_out(d: crate::net::Direction) -> wnet::Direction {
+    match d {
+        crate::net::Direction::Send => wnet::Direction::Send,
+        crate::net::Direction::Recv => wnet::Direction::Recv,
+        crate::net::Direction::Both => wnet::Direction::Both,
+    }
+}
+
+fn net_latency(l: crate::net::Latency) -> wnet::Latency {
+    wnet::Latency {
+        count: l.count,
+        min_us: l.min_us,
+        mean_us: l.mean_us,
+        p50_us: l.p50_us,
+        p90_us: l.p90_us,
+        p99_us: l.p99_us,
+        p999_us: l.p999_us,
+        max_us: l.max_us,
+    }
+}
+
+impl From<wnet::ThroughputOptions> for api::ThroughputOptions {
+    fn from(o: wnet::ThroughputOptions) -> Self {
+        let mut t = api::ThroughputOptions {
+            addr: o.addr,
+            ..Default::default()
+        };
+        set(&mut t.streams, o.streams);
+        set(&mut t.duration, o.seconds.map(Seconds));
+        set(&mut t.direction, o.direction.map(direction_in));
+        set(&mut t.buffer, o.buffer.map(Bytes));
+        t
+    }
+}
+
+impl From<crate::net::Throughput> for wnet::ThroughputResult {
+    fn from(r: crate::net::Throughput) -> Self {
+        wnet::ThroughputResult {
+            addr: r.addr,
+            streams: r
+                .streams
+                .into_iter()
+                .map(|s| wnet::StreamResult {
+                    direction: direction_out(s.direction),
+                    bytes: s.bytes,
+                    seconds: s.seconds,
+                    gbps: s.gbps,
+                })
+                .collect(),
+            send_gbps: r.send_gbps,
+            recv_gbps: r.recv_gbps,
+            total_gbps: r.total_gbps,
+            bytes: r.bytes,
+            seconds: r.seconds,
+        }
+    }
+}
+
+impl From<wnet::RttOptions> for api::RttOptions {
+    fn from(o: wnet::RttOptions) -> Self {
+        let mut r = api::RttOptions {
+            addr: o.addr,
+            ..Default::default()
+        };
+        set(&mut r.count, o.count);
+        set(&mut r.size, o.size.map(Bytes));
+        set(&mut r.interval, o.interval.map(Seconds));
+        r
+    }
+}
+
+impl From<crate::net::RttResult> for wnet::RttResult {
+    fn from(r: crate::net::RttResult) -> Self {
+        wnet::RttResult {
+            addr: r.addr,
+            size: r.size,
+            rtt: net_latency(r.rtt),
+        }
+    }
+}
+
+impl From<wnet::ConnectOptions> for api::ConnectOptions {
+    fn from(o: wnet::ConnectOptions) -> Self {
+        let mut c = api::ConnectOptions {
+            addr: o.addr,
+            ..Default::default()
+        };
+        set(&mut c.count, o.count);
+        set(&mut c.timeout, o.timeout.map(Seconds));
+        set(&mut c.interval, o.interval.map(Seconds));
+        c
+    }
+}
+
+impl From<crate::net::ConnectTime> for wnet::ConnectResult {
+    fn from(r: crate::net::ConnectTime) -> Self {
+        wnet::ConnectResult {
+            addr: r.addr,
+            failures: r.failures,
+            connect: net_latency(r.connect),
+        }
+    }
+}
+
+impl From<wnet::WaitOptions> for api::WaitOptions {
+    fn from(o: wnet::WaitOptions) -> Self {
+        let mut w = api::WaitOptions {
+            addr: o.addr,
+            ..Default::default()
+        };
+        set(&mut w.timeout, o.timeout.map(Seconds));
+        set(&mut w.interval, o.interval.map(Seconds));
+        w
+    }
+}
+
+impl From<crate::net::PortWait> for wnet::PortWait {
+    fn from(r: crate::net::PortWait) -> Self {
+        wnet::PortWait {
+            addr: r.addr,
+            seconds: r.seconds,
+            attempts: r.attempts,
+        }
+    }
+}
+
+impl From<wtrace::ReplayOptions> for api::ReplayOptions {
+    fn from(o: wtrace::ReplayOptions) -> Self {
+        let mut r = api::ReplayOptions::default();
+        set(
+            &mut r.speed,
+            o.speed.map(|s| match s {
+                wtrace::Speed::Factor(f) => crate::trace::Speed::Factor(f),
+                wtrace::Speed::Max => crate::trace::Speed::Max,
+            }),
+        );
+        set(
+            &mut r.threads,
+            o.threads.map(|t| match t {
+                wtrace::ReplayThreads::Keep => api::ReplayThreads::Keep,
+                wtrace::ReplayThreads::One => api::ReplayThreads::One,
+            }),
+        );
+        r
+    }
+}
+
+impl From<crate::trace::ReplayResult> for wtrace::ReplayResult {
+    fn from(r: crate::trace::ReplayResult) -> Self {
+        wtrace::ReplayResult {
+            ops: r
+                .ops
+                .into_iter()
+                .map(|o| wtrace::OpSummary {
+                    op: o.op,
+                    count: o.count,
+                    bytes: o.bytes,
+                    errors: o.errors,
+                    mean_us: o.mean_us,
+                    p50_us: o.p50_us,
+                    p99_us: o.p99_us,
+                    max_us: o.max_us,
+                })
+                .collect(),
+            total_ops: r.total_ops,
+            skipped: r.skipped,
+            first_error: r.first_error,
+            seconds: r.seconds,
+            original_seconds: r.original_seconds,
+            time_ratio: r.time_ratio,
+            files_created: r.files_created,
+            bytes_laid_out: r.bytes_laid_out,
+        }
+    }
+}
+
+fn latency_summary(l: LatencySummary) -> wio::LatencySummary {
+    wio::LatencySummary {
+        min_ns: l.min,
+        max_ns: l.max,
+        mean_ns: l.mean,
+        stddev_ns: l.stddev,
+        samples: l.samples,
+        p50_ns: l.p50,
+        p90_ns: l.p90,
+        p95_ns: l.p95,
+        p99_ns: l.p99,
+        p999_ns: l.p99_9,
+        p9999_ns: l.p99_99,
+    }
+}
+
+fn direction_result(d: DirResult) -> wio::DirectionResult {
+    wio::DirectionResult {
+        io_bytes: d.io_bytes,
+        bw_bytes: d.bw_bytes,
+        iops: d.iops,
+        runtime_ms: d.runtime_ms,
+        total_ios: d.total_ios,
+        short_ios: d.short_ios,
+        clat: latency_summary(d.lat),
+        slat: latency_summary(d.slat),
+        total_lat: latency_summary(d.total_lat),
+        iops_min: d.iops_min,
+        iops_max: d.iops_max,
+        iops_mean: d.iops_mean,
+        iops_stddev: d.iops_stddev,
+        bw_min: d.bw_min,
+        bw_max: d.bw_max,
+        bw_mean: d.bw_mean,
+        bw_stddev: d.bw_stddev,
+    }
+}
+
+impl From<JobResult> for wio::JobResult {
+    fn from(r: JobResult) -> Self {
+        wio::JobResult {
+            name: r.name,
+            ioengine: r.ioengine,
+            rw: r.rw,
+            iodepth: r.iodepth,
+            jobs: r.jobs,
+            read: direction_result(r.read),
+            write: direction_result(r.write),
+            sync_ios: r.sync.total_ios,
+            sync_lat: latency_summary(r.sync.lat),
+            usr_cpu: r.usr_cpu,
+            sys_cpu: r.sys_cpu,
+            cpu_seconds: r.cpu_seconds,
+            runtime_ms: r.runtime_ms,
+            verified_blocks: r.verified_blocks,
+            verify_errors: r.verify_errors,
+            timeline: r
+                .timeline
+                .into_iter()
+                .map(|p| wio::TimelinePoint {
+                    t_ms: p.t_ms,
+                    duration_ms: p.duration_ms,
+                    read_ios: p.read_ios,
+                    read_bytes: p.read_bytes,
+                    write_ios: p.write_ios,
+                    write_bytes: p.write_bytes,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<crate::model::machine::HostInfo> for wsys::HostInfo {
+    fn from(h: crate::model::machine::HostInfo) -> Self {
+        wsys::HostInfo {
+            hostname: h.hostname,
+            os: h.os,
+            kernel: h.kernel,
+            arch: h.arch,
+            cpu_model: h.cpu_model,
+            cpus: h.cpus,
+            memory_bytes: h.memory_bytes,
+        }
+    }
+}
