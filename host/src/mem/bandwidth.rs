@@ -4,12 +4,12 @@
 //! sysbench's default), `local` gives each thread its own.
 
 use crate::halt::Halt;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// What each event does to its block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Oper {
     /// Read every word.
@@ -33,7 +33,7 @@ impl std::str::FromStr for Oper {
 }
 
 /// Which buffer the threads use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// One block shared by all threads (sysbench's default).
