@@ -1,8 +1,8 @@
 //! plumb: a benchmark workbench for storage, CPU and network.
 //!
 //! The native host: I/O engines, the job model, statistics, results and the
-//! `plumb fio` command. Scenario runtimes call [`runner::run_jobs`] with
-//! [`job::JobSpec`]s and get [`result::JobResult`]s back.
+//! `plumb fio` command. Both `plumb fio` and scenarios run [`job::JobSpec`]s
+//! through [`runner::prepare`] (or [`runner::prepare_in`]) and get a report.
 #![deny(missing_docs)]
 
 pub mod api;
