@@ -7,6 +7,7 @@
 
 mod jobstats;
 mod progress;
+mod verify;
 mod worker;
 
 pub use jobstats::JobStats;
