@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 /// Latency percentiles in microseconds.
 #[derive(Debug, Clone, Serialize)]
 pub struct Latency {
-    /// Samples.
+    /// How many were measured (an RTT test's warm-up exchange is not).
     pub count: u64,
-    /// Smallest.
+    /// The fastest sample.
     pub min_us: f64,
-    /// Mean.
+    /// The mean of all samples.
     pub mean_us: f64,
-    /// Median.
+    /// Half the samples took at most this.
     pub p50_us: f64,
     /// 90th percentile.
     pub p90_us: f64,
@@ -28,7 +28,7 @@ pub struct Latency {
     pub p99_us: f64,
     /// 99.9th percentile.
     pub p999_us: f64,
-    /// Largest.
+    /// The slowest sample.
     pub max_us: f64,
 }
 
@@ -60,7 +60,7 @@ fn record(h: &mut Histogram<u64>, d: Duration) {
 /// What an RTT test measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct RttResult {
-    /// The peer.
+    /// The peer's address.
     pub addr: String,
     /// Message size in bytes.
     pub size: u64,
@@ -186,7 +186,7 @@ pub fn rtt(
 /// What a connect-time test measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct ConnectTime {
-    /// The peer.
+    /// The peer's address.
     pub addr: String,
     /// Attempts that failed.
     pub failures: u64,
@@ -249,11 +249,11 @@ pub fn connect_time(
 /// When a port first accepted.
 #[derive(Debug, Clone, Serialize)]
 pub struct PortWait {
-    /// The address.
+    /// The address waited for.
     pub addr: String,
     /// Seconds until a connect succeeded.
     pub seconds: f64,
-    /// Connect attempts made.
+    /// Connect attempts made, the one that succeeded included.
     pub attempts: u64,
 }
 

@@ -34,14 +34,15 @@ impl std::str::FromStr for Direction {
     }
 }
 
-/// A throughput test.
+/// What a throughput test does: how many streams, for how long, which way
+/// and in writes of what size.
 #[derive(Debug, Clone)]
 pub struct ThroughputOptions {
     /// Parallel streams per direction (iperf3 -P).
     pub streams: u32,
     /// Length of the test (iperf3 -t).
     pub duration: Duration,
-    /// Direction.
+    /// Which way the bytes flow.
     pub direction: Direction,
     /// Bytes per write (iperf3 -l, default 128 KiB).
     pub buffer: usize,
@@ -63,9 +64,9 @@ pub struct StreamResult {
 /// What a throughput test measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct Throughput {
-    /// The peer.
+    /// The peer's address.
     pub addr: String,
-    /// Every stream.
+    /// Each stream that ran, failed ones with their figures until then.
     pub streams: Vec<StreamResult>,
     /// Gbit/s client → server over all streams.
     pub send_gbps: f64,

@@ -42,7 +42,7 @@ fn publish(live: &LiveCounters, stats: &JobStats) {
 pub struct WorkerPlan {
     /// Which clone (0-based).
     pub clone: u32,
-    /// Its files and regions.
+    /// The files it does I/O on, each with its region.
     pub files: Vec<FilePlan>,
     /// Bytes to issue; `None` for time-based jobs.
     pub budget: Option<u64>,

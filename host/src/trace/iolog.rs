@@ -14,7 +14,7 @@ use std::io::{BufWriter, Write};
 #[derive(Debug, thiserror::Error)]
 #[error("{file}:{line}: {message}")]
 pub struct IologError {
-    /// The iolog.
+    /// The iolog's name as given.
     pub file: String,
     /// 1-based line.
     pub line: usize,

@@ -22,7 +22,7 @@ use super::limits::{MAX_REPLAY_BUFFERS, SPEED_RANGE};
 use crate::sandbox::RunDir;
 use serde::Serialize;
 
-/// How fast to replay.
+/// How fast to replay: the recorded think time scaled, or none.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Speed {
     /// Think time divided by this factor.
@@ -50,7 +50,7 @@ impl std::str::FromStr for Speed {
     }
 }
 
-/// Options of a replay.
+/// How a replay runs: its pace, and whether the recorded threads are kept.
 #[derive(Debug, Clone, Copy)]
 pub struct ReplayOptions {
     /// Think-time scaling.
@@ -62,7 +62,7 @@ pub struct ReplayOptions {
 /// Figures for one kind of operation.
 #[derive(Debug, Clone, Serialize)]
 pub struct OpSummary {
-    /// Operation name.
+    /// The operation's name as the trace shows it (`pread`, `open`, ...).
     pub op: String,
     /// How many were replayed.
     pub count: u64,
@@ -80,7 +80,8 @@ pub struct OpSummary {
     pub max_us: f64,
 }
 
-/// What a replay did.
+/// What a replay measured, per kind of operation and in all, and what
+/// the layout wrote before it.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReplayResult {
     /// Per operation type, by name.
