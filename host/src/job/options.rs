@@ -1,7 +1,8 @@
 //! The option table: fio's option names as data, each with help and a setter.
 //!
 //! An option not in this table is an error with a "did you mean"; options that
-//! only tune fio's own bookkeeping are accepted and recorded as ignored.
+//! only tune fio's own bookkeeping are accepted with no effect (they still
+//! appear among the options given).
 
 use super::spec::{BlockSize, Dir, JobSpec, Pattern, Verify};
 use super::values::{
@@ -529,7 +530,6 @@ pub fn apply(job: &mut JobSpec, name: &str, value: Option<&str>) -> Result<(), O
         message,
     };
     if BOOKKEEPING_ONLY.contains(&name) {
-        job.ignored.push(name.to_string());
         job.given
             .push((name.to_string(), value.unwrap_or("").to_string()));
         return Ok(());

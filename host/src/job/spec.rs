@@ -229,8 +229,6 @@ pub struct JobSpec {
     pub create_only: bool,
     /// `write_iolog`: record every I/O issued to this file (fio's iolog v2).
     pub write_iolog: Option<String>,
-    /// Options given that only tune fio's own bookkeeping (accepted, no effect).
-    pub ignored: Vec<String>,
     /// Every option as given, for reporting (`job options` in fio's JSON).
     pub given: Vec<(String, String)>,
 }
@@ -277,7 +275,6 @@ impl Default for JobSpec {
             invalidate: true,
             create_only: false,
             write_iolog: None,
-            ignored: Vec::new(),
             given: Vec::new(),
         }
     }

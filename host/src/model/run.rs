@@ -24,13 +24,13 @@ pub struct GroupReport {
 /// Everything a run produced.
 #[derive(Debug, Clone)]
 pub struct RunReport {
-    /// Groups in order.
+    /// Reporting groups, in the order their first job appears.
     pub groups: Vec<GroupReport>,
     /// True when a stop was requested before the jobs ended.
     pub interrupted: bool,
-    /// When the run started.
+    /// When the run started (before the layout).
     pub started: SystemTime,
-    /// When it finished.
+    /// When the run ended (after the last set, its `unlink` files removed).
     pub finished: SystemTime,
     /// What the devices under the jobs' files did during the run.
     pub disk_util: Vec<DiskUtil>,

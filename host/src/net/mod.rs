@@ -2,13 +2,18 @@
 //! (throughput like iperf3, TCP round trips, connect time like psping, and
 //! the time until a port first accepts). The client never connects anywhere
 //! by itself: the host API checks every address against the grants first.
+//!
+//! Client side: `throughput` (streams), `probes` (round trips, connect
+//! time, port wait) and `session` (opening a test with a peer, the error
+//! type). Server side: [`server`]; the wire format both share: [`protocol`].
 
-pub mod client;
+mod probes;
 pub mod protocol;
 pub mod server;
+mod session;
+mod throughput;
 
-pub use client::{
-    connect_time, rtt, throughput, wait_for_port, ConnectTime, Direction, Latency, NetError,
-    PortWait, RttResult, StreamResult, Throughput, ThroughputOptions,
-};
+pub use probes::{connect_time, rtt, wait_for_port, ConnectTime, Latency, PortWait, RttResult};
 pub use server::{ServeOptions, Server};
+pub use session::NetError;
+pub use throughput::{throughput, Direction, StreamResult, Throughput, ThroughputOptions};

@@ -1,11 +1,13 @@
 //! Running jobs: plan files, check space, lay out, run each stonewalled set of
 //! jobs in parallel threads, and gather results per reporting group.
 //!
-//! [`run_jobs`] is the Rust API the rest of the host uses: `JobSpec`s in,
-//! [`RunReport`] (with [`JobResult`]s) out.
+//! [`prepare`] (or [`prepare_in`] for a run directory) plans and checks
+//! `JobSpec`s without writing; [`PreparedRun::run`] lays out and runs them
+//! and returns a [`RunReport`] with [`JobResult`]s.
 
 mod jobstats;
 mod progress;
+mod verify;
 mod worker;
 
 pub use jobstats::JobStats;
@@ -14,7 +16,6 @@ pub use worker::{LiveCounters, WorkerPlan};
 use crate::engine;
 use crate::files::{self, FileError, FilePlan, FileSpace, Layout, StopReason};
 use crate::job::spec::JobSpec;
-use crate::model::result::JobResult;
 use crate::model::run::{GroupReport, RunReport};
 use crate::stats::DiskSnapshot;
 use crate::units::format_bytes_binary;
@@ -58,11 +59,6 @@ struct Planned<'a> {
     group: u32,
     diskless: bool,
     workers: Vec<WorkerPlan>,
-}
-
-/// Runs jobs as fio would and returns their results.
-pub fn run_jobs(jobs: &[JobSpec], opts: &RunOptions) -> Result<RunReport, RunError> {
-    prepare(jobs, opts.allow_device)?.run(opts)
 }
 
 /// Jobs whose files are planned and checked, ready to lay out and run.
@@ -206,23 +202,6 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
             .filter_map(|s| DiskSnapshot::take(s.name()).map(|now| now.since(s)))
             .collect(),
     })
-}
-
-/// Runs one job and returns its result with clones merged (the API for scenarios).
-pub fn run_job(job: &JobSpec, opts: &RunOptions) -> Result<JobResult, RunError> {
-    let single = JobSpec {
-        group_reporting: true,
-        stonewall: false,
-        new_group: false,
-        ..job.clone()
-    };
-    let report = run_jobs(std::slice::from_ref(&single), opts)?;
-    Ok(report
-        .groups
-        .into_iter()
-        .next()
-        .map(|g| g.total)
-        .unwrap_or_default())
 }
 
 fn plan<'a>(jobs: &'a [JobSpec], space: &FileSpace) -> Result<Vec<Planned<'a>>, FileError> {

@@ -1,0 +1,307 @@
+//! Throughput streams like iperf3: parallel TCP streams to or from a
+//! `plumb serve` peer for a fixed time, with receiver-side figures.
+
+use super::protocol::Request;
+use super::session::{fail, new_session, open, NetError};
+use serde::Serialize;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+/// Which way the bytes flow, seen from the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Client to server (iperf3's default).
+    Send,
+    /// Server to client (iperf3 -R).
+    Recv,
+    /// Both at once (iperf3 --bidir).
+    Both,
+}
+
+impl std::str::FromStr for Direction {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Direction, String> {
+        match s {
+            "send" => Ok(Direction::Send),
+            "recv" => Ok(Direction::Recv),
+            "both" => Ok(Direction::Both),
+            _ => Err(format!("direction '{s}' is not send, recv or both")),
+        }
+    }
+}
+
+/// What a throughput test does: how many streams, for how long, which way
+/// and in writes of what size.
+#[derive(Debug, Clone)]
+pub struct ThroughputOptions {
+    /// Parallel streams per direction (iperf3 -P).
+    pub streams: u32,
+    /// Length of the test (iperf3 -t).
+    pub duration: Duration,
+    /// Which way the bytes flow.
+    pub direction: Direction,
+    /// Bytes per write (iperf3 -l, default 128 KiB).
+    pub buffer: usize,
+}
+
+/// One stream's figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamResult {
+    /// Direction of this stream.
+    pub direction: Direction,
+    /// Bytes the receiving side counted.
+    pub bytes: u64,
+    /// Seconds from the start to the last byte received.
+    pub seconds: f64,
+    /// Gbit/s.
+    pub gbps: f64,
+}
+
+/// What a throughput test measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Throughput {
+    /// The peer's address.
+    pub addr: String,
+    /// Each stream that ran, failed ones with their figures until then.
+    pub streams: Vec<StreamResult>,
+    /// Gbit/s client → server over all streams.
+    pub send_gbps: f64,
+    /// Gbit/s server → client over all streams.
+    pub recv_gbps: f64,
+    /// Both directions together.
+    pub total_gbps: f64,
+    /// Bytes received by either side.
+    pub bytes: u64,
+    /// Wall seconds of the test.
+    pub seconds: f64,
+}
+
+impl Throughput {
+    /// Sums the streams per direction.
+    fn from_streams(addr: SocketAddr, streams: Vec<StreamResult>, seconds: f64) -> Throughput {
+        let sum = |d: Direction| -> f64 {
+            streams
+                .iter()
+                .filter(|s| s.direction == d)
+                .map(|s| s.gbps)
+                .sum()
+        };
+        let (send_gbps, recv_gbps) = (sum(Direction::Send), sum(Direction::Recv));
+        Throughput {
+            addr: addr.to_string(),
+            bytes: streams.iter().map(|s| s.bytes).sum(),
+            streams,
+            send_gbps,
+            recv_gbps,
+            total_gbps: send_gbps + recv_gbps,
+            seconds,
+        }
+    }
+}
+
+/// Gbit/s for `bytes` in `secs` seconds.
+fn gbps(bytes: u64, secs: f64) -> f64 {
+    bytes as f64 * 8.0 / secs.max(1e-9) / 1e9
+}
+
+/// Measures TCP throughput against a `plumb serve` peer, like
+/// `iperf3 -c ADDR -P streams -t duration` (receiver-side figures).
+pub fn throughput(
+    addr: SocketAddr,
+    o: &ThroughputOptions,
+    stop: &AtomicBool,
+) -> Result<Throughput, NetError> {
+    if o.streams == 0 || o.streams > 128 {
+        return Err(fail(format!(
+            "streams must be between 1 and 128, not {}",
+            o.streams
+        )));
+    }
+    if !(1..=64 << 20).contains(&o.buffer) {
+        return Err(fail(format!(
+            "buffer must be 1 byte to 64 MiB, not {}",
+            o.buffer
+        )));
+    }
+    let session = new_session();
+    let dirs: Vec<Direction> = (0..o.streams)
+        .flat_map(|_| match o.direction {
+            Direction::Both => vec![Direction::Send, Direction::Recv],
+            d => vec![d],
+        })
+        .collect();
+    let barrier = Barrier::new(dirs.len());
+    let failed = AtomicBool::new(false);
+    let errors = Mutex::new(Vec::new());
+    let start = Mutex::new(None::<Instant>);
+    let results: Vec<Option<StreamResult>> = std::thread::scope(|s| {
+        let handles: Vec<_> = dirs
+            .iter()
+            .map(|&dir| {
+                let (barrier, failed, errors, start) = (&barrier, &failed, &errors, &start);
+                s.spawn(move || {
+                    let request = match dir {
+                        Direction::Send => Request::Sink,
+                        _ => Request::Source,
+                    };
+                    let conn = open(addr, session, request);
+                    if let Err(e) = &conn {
+                        failed.store(true, Ordering::Relaxed);
+                        errors.lock().expect("errors").push(e.message.clone());
+                    }
+                    barrier.wait();
+                    let conn = conn.ok().filter(|_| !failed.load(Ordering::Relaxed))?;
+                    let t0 = *start
+                        .lock()
+                        .expect("start")
+                        .get_or_insert_with(Instant::now);
+                    let r = match dir {
+                        Direction::Send => send_stream(conn, t0, o, stop),
+                        _ => recv_stream(conn, t0, o, stop),
+                    };
+                    match r {
+                        Ok(r) => Some(r),
+                        Err((partial, e)) => {
+                            errors
+                                .lock()
+                                .expect("errors")
+                                .push(format!("{} stream: {e}", dir_name(dir)));
+                            Some(partial)
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("stream thread"))
+            .collect()
+    });
+    let seconds = start
+        .into_inner()
+        .expect("start")
+        .map_or(0.0, |t| t.elapsed().as_secs_f64());
+    let errors = errors.into_inner().expect("errors");
+    let streams: Vec<StreamResult> = results.into_iter().flatten().collect();
+    let result = Throughput::from_streams(addr, streams, seconds);
+    if stop.load(Ordering::Relaxed) {
+        return Err(NetError {
+            message: "interrupted".into(),
+            partial: Some(result),
+        });
+    }
+    match errors.first() {
+        None => Ok(result),
+        Some(first) if result.streams.is_empty() => Err(fail(first.clone())),
+        Some(first) => Err(NetError {
+            message: format!(
+                "peer {addr} failed {:.1} s into a {:.1} s test: {first}; partial figures: {:.3} Gbit/s sent, {:.3} Gbit/s received, {} bytes",
+                seconds,
+                o.duration.as_secs_f64(),
+                result.send_gbps,
+                result.recv_gbps,
+                result.bytes
+            ),
+            partial: Some(result),
+        }),
+    }
+}
+
+/// The direction's name in messages.
+fn dir_name(d: Direction) -> &'static str {
+    match d {
+        Direction::Send => "send",
+        Direction::Recv => "recv",
+        Direction::Both => "both",
+    }
+}
+
+/// A stream's figures, or the figures until it failed and why.
+type StreamOutcome = Result<StreamResult, (StreamResult, String)>;
+
+/// A stream's figures when it has moved `bytes` since `t0`.
+fn stream_result(direction: Direction, bytes: u64, t0: Instant) -> StreamResult {
+    let seconds = t0.elapsed().as_secs_f64();
+    StreamResult {
+        direction,
+        bytes,
+        seconds,
+        gbps: gbps(bytes, seconds),
+    }
+}
+
+/// Sends until the end, then asks the peer how much it received.
+fn send_stream(
+    mut s: TcpStream,
+    t0: Instant,
+    o: &ThroughputOptions,
+    stop: &AtomicBool,
+) -> StreamOutcome {
+    let buf = vec![0x5au8; o.buffer];
+    let end = t0 + o.duration;
+    let mut sent = 0u64;
+    while Instant::now() < end && !stop.load(Ordering::Relaxed) {
+        match s.write(&buf) {
+            Ok(n) => sent += n as u64,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err((
+                    stream_result(Direction::Send, sent, t0),
+                    format!("sending: {e}"),
+                ))
+            }
+        }
+    }
+    let mut count = [0u8; 8];
+    let counted = s
+        .shutdown(Shutdown::Write)
+        .and_then(|_| s.read_exact(&mut count));
+    match counted {
+        Ok(()) => Ok(stream_result(
+            Direction::Send,
+            u64::from_le_bytes(count),
+            t0,
+        )),
+        Err(e) => Err((
+            stream_result(Direction::Send, sent, t0),
+            format!("waiting for the receiver's byte count: {e}"),
+        )),
+    }
+}
+
+/// Receives until the end; the peer closing first is a failure.
+fn recv_stream(
+    mut s: TcpStream,
+    t0: Instant,
+    o: &ThroughputOptions,
+    stop: &AtomicBool,
+) -> StreamOutcome {
+    let mut buf = vec![0u8; o.buffer.max(64 << 10)];
+    let end = t0 + o.duration;
+    let mut got = 0u64;
+    while Instant::now() < end && !stop.load(Ordering::Relaxed) {
+        match s.read(&mut buf) {
+            Ok(0) => {
+                return Err((
+                    stream_result(Direction::Recv, got, t0),
+                    "the peer closed the connection".into(),
+                ))
+            }
+            Ok(n) => got += n as u64,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err((
+                    stream_result(Direction::Recv, got, t0),
+                    format!("receiving: {e}"),
+                ))
+            }
+        }
+    }
+    let r = stream_result(Direction::Recv, got, t0);
+    let _ = s.shutdown(Shutdown::Both);
+    Ok(r)
+}

@@ -1,0 +1,327 @@
+//! One trace operation as a system call in the run directory: the
+//! descriptors the replay threads share, each thread's buffer, and what a
+//! failure means for the rest of the replay.
+
+use crate::buffer::AlignedBuf;
+use crate::sandbox::{RunDir, SandboxError};
+use crate::trace::budget::{Allowance, OverBudget};
+use crate::trace::format::{OpKind, OpenFlags, Trace};
+use crate::trace::halt::{Guard, Halt};
+use crate::trace::layout::{contained, is_disk_full};
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One replay thread's own state: its I/O buffer and the descriptors it
+/// has looked up (handle ids are never reused, so a cached one stays right).
+#[derive(Default)]
+pub(super) struct Lane {
+    /// Made on the first read or write, grown up to [`LANE_BUF_MAX`].
+    buf: Option<AlignedBuf>,
+    cache: HashMap<u32, Arc<OwnedFd>>,
+}
+
+/// The most buffer memory one replay thread holds: longer reads and writes
+/// are replayed in chunks of this size.
+const LANE_BUF_MAX: u64 = 64 << 20;
+
+impl Lane {
+    /// The I/O buffer for a transfer of `len` bytes: at least `len` bytes
+    /// or [`LANE_BUF_MAX`], whichever is smaller.
+    fn buffer(&mut self, len: u64) -> Result<&mut AlignedBuf, OpError> {
+        // At most LANE_BUF_MAX, hence a usize.
+        let want = len.min(LANE_BUF_MAX) as usize;
+        let buf = match self.buf.take() {
+            Some(b) if b.len() >= want => b,
+            _ => AlignedBuf::zeroed(want).map_err(|e| OpError::Os(e.into()))?,
+        };
+        Ok(self.buf.insert(buf))
+    }
+}
+
+/// Reads (or writes) `len` bytes at `offset` through `buf`, in chunks of the
+/// buffer's size; stops early at a short transfer, as the recorded program
+/// would have seen one. Returns the bytes moved.
+fn transfer(
+    fd: i32,
+    buf: &mut AlignedBuf,
+    offset: u64,
+    len: u64,
+    write: bool,
+) -> Result<u64, OpError> {
+    let mut done = 0u64;
+    while done < len {
+        let n = (len - done).min(buf.len() as u64) as usize;
+        let chunk = buf.prefix_mut(n).map_err(|e| OpError::Os(e.into()))?;
+        let end = offset.checked_add(done).ok_or(OpError::Offset(offset))?;
+        let at = off(end)?;
+        // SAFETY: pointer and length come from the same slice; valid descriptor.
+        let r = check(unsafe {
+            if write {
+                libc::pwrite(fd, chunk.as_ptr().cast(), chunk.len(), at)
+            } else {
+                libc::pread(fd, chunk.as_mut_ptr().cast(), chunk.len(), at)
+            }
+        })?;
+        done += r;
+        if r < n as u64 {
+            break;
+        }
+    }
+    Ok(done)
+}
+
+/// The descriptors of the trace's open handles, by handle id, shared by
+/// the replay threads.
+pub(super) type Handles = Mutex<HashMap<u32, Arc<OwnedFd>>>;
+
+/// The `open(2)` flags for the recorded ones; an implicit open (a handle
+/// the trace used before it saw it opened) is read-write, created if missing.
+fn open_flags(f: &OpenFlags) -> i32 {
+    let mut fl = match (f.read, f.write) {
+        (true, true) => libc::O_RDWR,
+        (false, true) => libc::O_WRONLY,
+        _ => libc::O_RDONLY,
+    };
+    for (on, bit) in [
+        (f.create, libc::O_CREAT),
+        (f.truncate, libc::O_TRUNC),
+        (f.append, libc::O_APPEND),
+        (f.exclusive, libc::O_EXCL),
+        (f.direct, libc::O_DIRECT),
+        (f.sync, libc::O_SYNC),
+        (f.dsync, libc::O_DSYNC),
+    ] {
+        if on {
+            fl |= bit;
+        }
+    }
+    if f.implicit {
+        fl = libc::O_RDWR | libc::O_CREAT;
+    }
+    fl
+}
+
+/// Why one operation failed on replay.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum OpError {
+    /// The system call failed.
+    #[error("{0}")]
+    Os(std::io::Error),
+    /// The sandbox refused or the OS failed a path operation.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// The handle was not open when the operation came.
+    #[error("handle {0} is not open")]
+    NotOpen(u32),
+    /// The operation names the run directory itself.
+    #[error("the operation names the run directory itself")]
+    RunDir,
+    /// An offset does not fit the system call.
+    #[error("offset {0} does not fit a file offset")]
+    Offset(u64),
+    /// The operation would pass the byte grant.
+    #[error(transparent)]
+    Budget(#[from] OverBudget),
+}
+
+impl OpError {
+    /// The halt this failure forces on the whole replay, if any: a full
+    /// disk or the byte grant (later operations would only fail too).
+    pub(super) fn halt(&self, what: &str) -> Option<Halt> {
+        let errno = match self {
+            OpError::Os(e) => e.raw_os_error(),
+            OpError::Sandbox(e) => e.errno(),
+            OpError::Budget(b) => return Some(Halt::Budget(format!("{what}: {b}"))),
+            _ => None,
+        };
+        is_disk_full(errno).then(|| Halt::DiskFull(format!("{what}: {self}")))
+    }
+}
+
+/// A system call's return value as bytes moved, or the OS error.
+fn check(r: isize) -> Result<u64, OpError> {
+    if r < 0 {
+        Err(OpError::Os(std::io::Error::last_os_error()))
+    } else {
+        Ok(r as u64)
+    }
+}
+
+/// An offset or length as the system calls take it.
+fn off(v: u64) -> Result<i64, OpError> {
+    i64::try_from(v).map_err(|_| OpError::Offset(v))
+}
+
+/// Carries out trace operations in the run directory for every replay
+/// thread: paths through the sandbox, handles in the shared table, growth
+/// charged to the byte grant.
+pub(super) struct Executor<'a> {
+    pub(super) trace: &'a Trace,
+    pub(super) dir: &'a RunDir,
+    pub(super) handles: &'a Handles,
+    pub(super) guard: &'a Guard<'a>,
+    pub(super) allowance: &'a Allowance,
+}
+
+impl Executor<'_> {
+    /// The descriptor of a handle: from this thread's cache, else from the
+    /// shared table (waiting a little for another thread to open it).
+    fn fd(&self, lane: &mut Lane, h: u32) -> Result<RawFd, OpError> {
+        if let Some(fd) = lane.cache.get(&h) {
+            return Ok(fd.as_raw_fd());
+        }
+        let until = Instant::now() + Duration::from_secs(1);
+        loop {
+            let shared = self
+                .handles
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&h)
+                .cloned();
+            if let Some(fd) = shared {
+                let raw = fd.as_raw_fd();
+                lane.cache.insert(h, fd);
+                return Ok(raw);
+            }
+            if Instant::now() > until || self.guard.halted() {
+                return Err(OpError::NotOpen(h));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// The path of trace file `f`, made relative to the run directory; the
+    /// run directory itself is refused.
+    fn path(&self, f: u32) -> Result<String, OpError> {
+        let p = self
+            .trace
+            .files
+            .get(f as usize)
+            .map(|e| contained(&e.path))
+            .unwrap_or_default();
+        if p.is_empty() {
+            return Err(OpError::RunDir);
+        }
+        Ok(p)
+    }
+
+    /// Carries out one operation; returns the bytes moved. What may grow a
+    /// file is charged to the allowance first.
+    pub(super) fn execute(&self, kind: &OpKind, lane: &mut Lane) -> Result<u64, OpError> {
+        self.allowance.charge(kind)?;
+        match kind {
+            OpKind::Open {
+                handle,
+                file,
+                flags,
+            } => {
+                let fd = self
+                    .dir
+                    .open(&self.path(*file)?, open_flags(flags), 0o644)?;
+                self.handles
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(*handle, Arc::new(fd));
+                Ok(0)
+            }
+            OpKind::Read {
+                handle,
+                offset,
+                len,
+                ..
+            } => {
+                let fd = self.fd(lane, *handle)?;
+                transfer(fd, lane.buffer(*len)?, *offset, *len, false)
+            }
+            OpKind::Write {
+                handle,
+                offset,
+                len,
+                ..
+            } => {
+                let fd = self.fd(lane, *handle)?;
+                transfer(fd, lane.buffer(*len)?, *offset, *len, true)
+            }
+            OpKind::Lseek { handle, offset } => {
+                let fd = self.fd(lane, *handle)?;
+                let at = off(*offset)?;
+                // SAFETY: valid descriptor.
+                check(unsafe { libc::lseek(fd, at, libc::SEEK_SET) } as isize).map(|_| 0)
+            }
+            OpKind::Fsync(h) => {
+                let fd = self.fd(lane, *h)?;
+                // SAFETY: valid descriptor.
+                check(unsafe { libc::fsync(fd) } as isize)
+            }
+            OpKind::Fdatasync(h) => {
+                let fd = self.fd(lane, *h)?;
+                // SAFETY: valid descriptor.
+                check(unsafe { libc::fdatasync(fd) } as isize)
+            }
+            OpKind::SyncFileRange {
+                handle,
+                offset,
+                len,
+            } => {
+                let fd = self.fd(lane, *handle)?;
+                let (at, n) = (off(*offset)?, off(*len)?);
+                // SAFETY: valid descriptor.
+                check(
+                    unsafe { libc::sync_file_range(fd, at, n, libc::SYNC_FILE_RANGE_WRITE) }
+                        as isize,
+                )
+            }
+            OpKind::Ftruncate { handle, len } => {
+                let fd = self.fd(lane, *handle)?;
+                let n = off(*len)?;
+                // SAFETY: valid descriptor.
+                check(unsafe { libc::ftruncate(fd, n) } as isize)
+            }
+            OpKind::Fallocate {
+                handle,
+                offset,
+                len,
+            } => {
+                let fd = self.fd(lane, *handle)?;
+                let (at, n) = (off(*offset)?, off(*len)?);
+                // SAFETY: valid descriptor.
+                check(unsafe { libc::fallocate(fd, 0, at, n) } as isize)
+            }
+            OpKind::Close(h) => {
+                self.fd(lane, *h)?;
+                self.handles
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(h);
+                lane.cache.remove(h);
+                Ok(0)
+            }
+            OpKind::Fstat(h) => {
+                let fd = self.fd(lane, *h)?;
+                // SAFETY: fstat fills the zeroed struct.
+                let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                check(unsafe { libc::fstat(fd, &mut st) } as isize)
+            }
+            OpKind::Copy { from, to, len } => {
+                let (a, b) = (self.fd(lane, *from)?, self.fd(lane, *to)?);
+                let n = usize::try_from(*len).map_err(|_| OpError::Offset(*len))?;
+                // SAFETY: valid descriptors; null offsets use the file positions.
+                check(unsafe {
+                    libc::copy_file_range(a, std::ptr::null_mut(), b, std::ptr::null_mut(), n, 0)
+                })
+            }
+            OpKind::Stat(f) => Ok(self.dir.stat(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Unlink(f) | OpKind::Rmdir(f) => {
+                Ok(self.dir.remove(&self.path(*f)?).map(|_| 0)?)
+            }
+            OpKind::Mkdir(f) => Ok(self.dir.mkdir(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Rename { from, to } => Ok(self
+                .dir
+                .rename(&self.path(*from)?, &self.path(*to)?)
+                .map(|_| 0)?),
+            OpKind::Mmap { .. } => Ok(0),
+        }
+    }
+}
