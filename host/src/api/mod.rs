@@ -15,6 +15,7 @@ pub mod io;
 pub mod net;
 pub mod options;
 pub mod report;
+pub mod scenario_error;
 pub mod trace;
 
 use crate::sandbox::{RunDir, SandboxError};

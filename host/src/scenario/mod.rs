@@ -5,14 +5,13 @@
 //! checking a pack's assertions on what it reported.
 
 pub mod assertions;
-pub mod error;
 pub mod pack;
 
+use crate::api::scenario_error::ScenarioError;
 use crate::api::{Host, ScenarioReport};
 use crate::scenario::pack::ScenarioSource;
 use crate::script::rhai_engine::{self, ScriptLimits};
 use crate::wasm;
-use error::ScenarioError;
 
 /// A scenario ready to run.
 pub enum Compiled {

@@ -4,9 +4,9 @@
 
 use super::rhai_modules::{self, host_functions};
 use super::ScriptError;
+use crate::api::scenario_error::{ScenarioError, ScenarioErrorKind};
 use crate::api::{ErrorKind, Host, ScenarioReport};
 use crate::halt::Halted;
-use crate::scenario::error::{ScenarioError, ScenarioErrorKind};
 use rhai::packages::{Package, StandardPackage};
 use rhai::{Engine, EvalAltResult, ParseError, Position, AST};
 use std::cell::RefCell;

@@ -5,8 +5,8 @@
 use super::bindings::{Scenario, ScenarioPre, State};
 use super::cache;
 use super::limiter::MemoryLimiter;
+use crate::api::scenario_error::{ScenarioError, ScenarioErrorKind};
 use crate::api::Host;
-use crate::scenario::error::{ScenarioError, ScenarioErrorKind};
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};

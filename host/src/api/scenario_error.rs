@@ -2,7 +2,7 @@
 //! the kind from typed facts (the stop flag, the deadline, its memory
 //! limiter, the category a host error carried), never from message text.
 
-use crate::api::ErrorKind;
+use super::ErrorKind;
 use std::fmt;
 
 /// What stopped a scenario.
