@@ -33,6 +33,7 @@ fn every_host_function_is_reachable_from_rhai() {
         fs::remove("c.dat");
         fs::remove_all("sub");
         fs::sync_all();
+        fs::fsync_dir(".");
         try { fs::drop_caches(); } catch (e) { report::note(e); }
         fs::evict("b.dat");
         let c = fs::create_files("many", 10, 100);

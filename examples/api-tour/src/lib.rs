@@ -70,6 +70,9 @@ fn files(t: &mut Tour) {
     fs::sync_all();
     t.check("fs.sync-all", true, ());
     t.ok("fs.evict", fs::evict("a.dat"), |_| true);
+    t.ok("fs.fsync-dir", fs::fsync_dir("."), |_| true);
+    let not_dir = fs::fsync_dir("a.dat");
+    t.check("fs.fsync-dir", matches!(not_dir, Err(Error::Os(_)) | Err(Error::Sandbox(_))), &not_dir);
     // Not declared by the pack: refused with its category.
     let dropped = fs::drop_caches();
     t.check("fs.drop-caches", matches!(dropped, Err(Error::Denied(_))), &dropped);

@@ -262,6 +262,9 @@ fn fs_module() -> Module {
         h.borrow_mut().sync_all();
         Ok(())
     });
+    native!(m, "fsync_dir", h, |p: &str| -> () {
+        h.borrow_mut().fsync_dir(p).map_err(api)
+    });
     native!(m, "evict", h, |p: &str| -> () {
         h.borrow_mut().evict(p).map_err(api)
     });

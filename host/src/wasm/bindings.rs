@@ -198,6 +198,9 @@ impl plumb::bench::fs::Host for State {
         self.host.sync_all();
         Ok(())
     }
+    fn fsync_dir(&mut self, path: String) -> Out<()> {
+        done(self.host.fsync_dir(&path))
+    }
     fn drop_caches(&mut self) -> Out<()> {
         done(self.host.drop_caches())
     }

@@ -73,6 +73,21 @@ impl Host {
         })
     }
 
+    /// Makes a directory's entries durable (fsync of the directory, as a
+    /// database does after creating or renaming a file in it).
+    pub fn fsync_dir(&mut self, path: &str) -> Result<(), ApiError> {
+        let fd = self
+            .run_dir()
+            .open(path, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+        // SAFETY: a plain syscall on a descriptor owned here.
+        if unsafe { libc::fsync(fd.as_raw_fd()) } != 0 {
+            return Err(os_err(format!("fsync_dir '{path}'"))(
+                std::io::Error::last_os_error(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Evicts one file from the page cache (flushing it first), without root.
     pub fn evict(&mut self, path: &str) -> Result<(), ApiError> {
         let fd = self.run_dir().open(path, libc::O_RDONLY, 0)?;
