@@ -115,6 +115,7 @@ fn an_endless_loop_is_stopped_at_the_deadline() {
         err.contains("ran past its deadline") && err.contains("--timeout"),
         "{err}"
     );
+    assert_eq!(d["scenarios"][0]["error_kind"], "deadline");
 }
 
 #[test]
@@ -127,6 +128,10 @@ fn a_memory_bomb_is_stopped_at_the_limit() {
         err.contains("memory limit of 64MiB") && err.contains("--wasm-memory"),
         "{err}"
     );
+    assert_eq!(
+        d["scenarios"][0]["error_kind"], "memory_limit",
+        "told by plumb's memory limiter, not by the trap's text"
+    );
 }
 
 #[test]
@@ -136,6 +141,7 @@ fn a_trap_is_reported_with_the_guest_backtrace() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     let err = d["scenarios"][0]["error"].as_str().unwrap();
     assert!(err.contains("the guest trapped"), "{err}");
+    assert_eq!(d["scenarios"][0]["error_kind"], "trap");
     assert!(
         err.contains("deep") && err.contains("hostile/src/lib.rs:"),
         "names the guest's frames: {err}"

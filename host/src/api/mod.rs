@@ -136,7 +136,7 @@ impl ErrorKind {
         ErrorKind::ALL.into_iter().find(|k| k.code() == code)
     }
 
-    /// The category's name, as results and logs show it.
+    /// The category's name, as result files record it (`sandbox`, `os`, …).
     pub fn name(self) -> &'static str {
         match self {
             ErrorKind::Sandbox => "sandbox",
@@ -153,9 +153,11 @@ impl ErrorKind {
 }
 
 impl ApiError {
-    /// The error's category.
+    /// The error's category. The system refusing a path the sandbox let
+    /// through (a missing file, a permission) is an OS error, as in WIT.
     pub fn kind(&self) -> ErrorKind {
         match self {
+            ApiError::Sandbox(s) if s.errno().is_some() => ErrorKind::Os,
             ApiError::Sandbox(_) => ErrorKind::Sandbox,
             ApiError::Budget { .. } => ErrorKind::Budget,
             ApiError::Invalid(_) => ErrorKind::Invalid,

@@ -27,6 +27,24 @@ pub enum ScenarioErrorKind {
     Start,
 }
 
+impl ScenarioErrorKind {
+    /// The kind as result files record it: `interrupted`, `deadline`,
+    /// `memory_limit`, `trap`, `script`, `failed`, `start`, or `host/` and
+    /// the host error's category (`host/sandbox`, `host/os`, …).
+    pub fn name(self) -> String {
+        match self {
+            ScenarioErrorKind::Interrupted => "interrupted".into(),
+            ScenarioErrorKind::Deadline => "deadline".into(),
+            ScenarioErrorKind::MemoryLimit => "memory_limit".into(),
+            ScenarioErrorKind::Trap => "trap".into(),
+            ScenarioErrorKind::Script => "script".into(),
+            ScenarioErrorKind::Host(kind) => format!("host/{}", kind.name()),
+            ScenarioErrorKind::Failed => "failed".into(),
+            ScenarioErrorKind::Start => "start".into(),
+        }
+    }
+}
+
 /// A scenario's error: its kind, and the message for the user (with the
 /// file, and the place or backtrace when there is one).
 #[derive(Debug, Clone, PartialEq, Eq)]

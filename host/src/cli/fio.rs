@@ -297,6 +297,10 @@ fn write_document(
             repeat: 1,
             metrics: jobs.iter().flat_map(job_metrics).collect(),
             error: jobs.iter().find_map(|j| j.error.clone()),
+            error_kind: jobs
+                .iter()
+                .any(|j| j.error.is_some())
+                .then(|| "host/failed".to_string()),
             jobs,
             tables: Vec::new(),
             notes: Vec::new(),

@@ -298,6 +298,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 tables: Vec::new(),
                 notes: Vec::new(),
                 error: None,
+                error_kind: None,
             };
             if let Some(done) = saved.finished(&g).map_err(bad)? {
                 eprintln!(
@@ -334,6 +335,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 g.notes.extend(report.notes);
                 g.repeat += 1;
                 if let Err(e) = outcome {
+                    g.error_kind = Some(e.kind.name());
                     let e = e.to_string();
                     eprintln!("{}", clean_text(&e));
                     g.error = Some(e);

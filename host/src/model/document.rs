@@ -56,6 +56,12 @@ pub struct ScenarioResult {
     pub notes: Vec<String>,
     /// Why it failed, if it did.
     pub error: Option<String>,
+    /// What stopped it, when it failed: `deadline`, `interrupted`,
+    /// `memory_limit`, `trap`, `script`, `failed`, `start`, or `host/` and
+    /// the category of a host error the scenario did not handle
+    /// (`host/sandbox`, `host/budget`, `host/os`, …).
+    #[serde(default)]
+    pub error_kind: Option<String>,
 }
 
 /// Which direction of a metric is an improvement.
@@ -244,6 +250,12 @@ impl ScenarioResult {
             check_len(place, what, s.as_deref().unwrap_or(""), NAME)?;
         }
         check_len(place, "error", self.error.as_deref().unwrap_or(""), TEXT)?;
+        check_len(
+            place,
+            "error_kind",
+            self.error_kind.as_deref().unwrap_or(""),
+            NAME,
+        )?;
         check_count(place, "params", self.params.len(), ITEMS)?;
         for (k, v) in &self.params {
             check_len(place, "a parameter name", k, NAME)?;

@@ -209,6 +209,7 @@ mod tests {
             tables: Vec::new(),
             notes: Vec::new(),
             error: None,
+            error_kind: None,
         }
     }
 

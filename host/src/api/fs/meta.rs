@@ -66,8 +66,9 @@ impl Host {
     pub fn drop_caches(&mut self) -> Result<(), ApiError> {
         self.allow(Capability::Root)?;
         self.sync_all();
-        std::fs::write("/proc/sys/vm/drop_caches", "3\n")
-            .map_err(os_err("drop_caches (needs root): writing /proc/sys/vm/drop_caches"))
+        std::fs::write("/proc/sys/vm/drop_caches", "3\n").map_err(os_err(
+            "drop_caches (needs root): writing /proc/sys/vm/drop_caches",
+        ))
     }
 
     /// Makes a directory's entries durable (fsync of the directory, as a
