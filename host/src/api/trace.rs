@@ -20,6 +20,21 @@ pub enum ReplayThreads {
     One,
 }
 
+impl std::str::FromStr for ReplayThreads {
+    type Err = String;
+    /// `keep` or `1`, as scripts and `plumb trace replay --threads` write it.
+    fn from_str(s: &str) -> Result<ReplayThreads, String> {
+        match s {
+            "keep" => Ok(ReplayThreads::Keep),
+            "1" => Ok(ReplayThreads::One),
+            other => {
+                let shown: String = other.chars().take(40).collect();
+                Err(format!("threads '{shown}' is not \"keep\" or 1"))
+            }
+        }
+    }
+}
+
 /// `trace::replay`: the think time scaled by `speed` (a factor, or `"max"`
 /// for none; default 1) on the recorded threads or one (default `"keep"`).
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -92,23 +107,13 @@ impl Visitor<'_> for ThreadsVisitor {
         f.write_str("threads \"keep\" or 1")
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<ReplayThreads, E> {
-        match v {
-            1 => Ok(ReplayThreads::One),
-            _ => Err(E::custom(format!("threads '{v}' is not \"keep\" or 1"))),
-        }
+        v.to_string().parse().map_err(E::custom)
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<ReplayThreads, E> {
         self.visit_i64(i64::try_from(v).unwrap_or(i64::MAX))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<ReplayThreads, E> {
-        match v {
-            "keep" => Ok(ReplayThreads::Keep),
-            "1" => Ok(ReplayThreads::One),
-            _ => {
-                let shown: String = v.chars().take(40).collect();
-                Err(E::custom(format!("threads '{shown}' is not \"keep\" or 1")))
-            }
-        }
+        v.parse().map_err(E::custom)
     }
 }
 

@@ -144,7 +144,12 @@ fn build_cycle(nodes: usize, rng: &mut SmallRng, halt: &Halt) -> Result<Vec<u64>
         order.swap(i, j);
     }
     let mut buf = vec![0u64; nodes * NODE_WORDS];
-    for w in order.windows(2) {
+    // Linking faults the whole buffer in, at random: checked as often as
+    // the shuffle.
+    for (i, w) in order.windows(2).enumerate() {
+        if i % NODES_PER_CHECK == 0 {
+            halt.check()?;
+        }
         buf[w[0] * NODE_WORDS] = (w[1] * NODE_WORDS) as u64;
     }
     buf[order[nodes - 1] * NODE_WORDS] = (order[0] * NODE_WORDS) as u64;

@@ -5,8 +5,7 @@ use super::{ExitCode, Signals};
 use crate::sandbox::RunDir;
 use crate::trace::limits::{read_bounded, MAX_LOG_BYTES, MAX_TRACE_BYTES};
 use crate::trace::{
-    budget, iolog, replay, show, strace, Bounds, Halt, ReplayError, ReplayOptions, ReplayResult,
-    Speed, Trace,
+    budget, iolog, replay, show, strace, Bounds, Halt, ReplayError, ReplayResult, Trace,
 };
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -215,12 +214,16 @@ struct ReplayArgs {
 }
 
 fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
-    let speed: Speed = a.speed.parse().map_err(|e| bad(format!("--speed: {e}")))?;
-    let keep_threads = match a.threads.as_str() {
-        "keep" => true,
-        "1" => false,
-        other => return Err(bad(format!("--threads: '{other}' is not 'keep' or '1'"))),
-    };
+    // The same options, defaults and rules as a scenario's trace::replay.
+    let o = crate::api::ReplayOptions {
+        speed: a.speed.parse().map_err(|e| bad(format!("--speed: {e}")))?,
+        threads: a
+            .threads
+            .parse()
+            .map_err(|e| bad(format!("--threads: {e}")))?,
+    }
+    .validate()
+    .map_err(|e| bad(e.to_string()))?;
     let deadline = match &a.timeout {
         None => None,
         Some(t) => {
@@ -252,10 +255,6 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
             format!("--target {}: {e}", target.display()),
         )
     })?;
-    let o = ReplayOptions {
-        speed,
-        keep_threads,
-    };
     eprintln!(
         "replaying {}: {} operation(s) on {} thread(s), after laying out {} file(s)",
         path.display(),
