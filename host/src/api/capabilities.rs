@@ -95,7 +95,7 @@ impl Capabilities {
 /// A capability checked against the pack's declaration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Capability {
-    /// O_DIRECT.
+    /// Opening files with O_DIRECT (`direct_io = true`).
     DirectIo,
     /// This many threads at once.
     Threads(u32),

@@ -68,7 +68,7 @@ impl Default for CpuOptions {
 pub struct CpuRun {
     /// The kernel's name.
     pub kernel: String,
-    /// Threads.
+    /// Threads, at least 1 (the pack's `threads` still applies).
     pub threads: u32,
     /// Duration before the deadline cap.
     pub duration: Duration,
@@ -154,7 +154,7 @@ pub struct BandwidthOptions {
     /// One block shared by all threads, or one each.
     #[serde(deserialize_with = "scope")]
     pub scope: Scope,
-    /// Threads.
+    /// Threads moving blocks at once.
     pub threads: u32,
     /// Time limit (capped by the deadline).
     pub duration: Seconds,

@@ -115,7 +115,7 @@ impl RttOptions {
 pub struct ConnectOptions {
     /// The peer, `HOST:PORT` (required, and granted).
     pub addr: String,
-    /// Handshakes.
+    /// Handshakes to time, one after another.
     pub count: u64,
     /// How long one handshake may take.
     pub timeout: Seconds,

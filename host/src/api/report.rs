@@ -45,7 +45,7 @@ fn room(call: &str, what: &str, have: usize, max: usize) -> Result<(), ApiError>
 pub struct ScenarioReport {
     /// Metrics in the order reported.
     pub metrics: Vec<Metric>,
-    /// Tables.
+    /// Tables, in the order reported.
     pub tables: Vec<Table>,
     /// Free-form notes.
     pub notes: Vec<String>,

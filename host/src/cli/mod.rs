@@ -15,7 +15,7 @@ use std::sync::Arc;
 /// Process exit codes, the same for every command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitCode {
-    /// Success.
+    /// Everything ran and every check passed.
     Ok = 0,
     /// A job or scenario failed, or a threshold was missed.
     Failed = 1,

@@ -56,7 +56,7 @@ impl std::str::FromStr for Scope {
 /// A bandwidth run, with sysbench memory's defaults.
 #[derive(Debug, Clone)]
 pub struct BandwidthOptions {
-    /// Operation.
+    /// What each event does to its block.
     pub oper: Oper,
     /// Bytes per event (`--memory-block-size`, default 1 KiB).
     pub block_size: u64,
@@ -64,7 +64,7 @@ pub struct BandwidthOptions {
     pub total_size: u64,
     /// Buffer scope (`--memory-scope`, default global).
     pub scope: Scope,
-    /// Threads.
+    /// Threads claiming events from the shared total.
     pub threads: u32,
     /// Time limit.
     pub duration: Duration,
@@ -97,13 +97,13 @@ pub enum BandwidthError {
 /// What a bandwidth run measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct BandwidthResult {
-    /// Operation.
+    /// What each event did to its block.
     pub oper: Oper,
     /// Block size in bytes.
     pub block_size: u64,
-    /// Scope.
+    /// Whether the threads shared one block or had one each.
     pub scope: Scope,
-    /// Threads.
+    /// Threads that ran.
     pub threads: u32,
     /// MiB/s over all threads (as sysbench prints).
     pub mib_per_sec: f64,

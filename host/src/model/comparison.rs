@@ -64,7 +64,7 @@ pub struct Comparison {
     pub schema: &'static str,
     /// Column titles: labels, or host names.
     pub runs: Vec<String>,
-    /// Metrics.
+    /// One row per (scenario, metric), in the order first seen.
     pub rows: Vec<Row>,
 }
 

@@ -43,7 +43,7 @@ pub struct ScenarioResult {
     pub source_sha256: Option<String>,
     /// Parameters used.
     pub params: BTreeMap<String, String>,
-    /// Repetitions.
+    /// How many times the scenario ran (`--repeat`); metrics hold one sample per run.
     pub repeat: u32,
     /// Reported metrics.
     pub metrics: Vec<Metric>,
@@ -108,7 +108,7 @@ pub struct Metric {
 /// A table a scenario reported.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Table {
-    /// Title.
+    /// The table's heading, as the scenario gave it.
     pub title: String,
     /// Column names.
     pub header: Vec<String>,

@@ -72,11 +72,11 @@ pub struct JobResult {
     pub rw: String,
     /// I/Os in flight.
     pub iodepth: u32,
-    /// Reads.
+    /// The read direction's figures (zero when the job did not read).
     pub read: DirResult,
-    /// Writes.
+    /// The write direction's figures (zero when the job did not write).
     pub write: DirResult,
-    /// Syncs.
+    /// fsync/fdatasync calls the job issued, and their latency.
     pub sync: SyncResult,
     /// User CPU as a percentage of the runtime (averaged over threads, as fio).
     pub usr_cpu: f64,

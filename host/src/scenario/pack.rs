@@ -104,11 +104,11 @@ struct Manifest {
 /// A loaded pack.
 #[derive(Debug, Clone)]
 pub struct Pack {
-    /// Name.
+    /// The pack's name (`name` in pack.toml; the folder or built-in name).
     pub name: String,
-    /// Version.
+    /// Its version as pack.toml gives it (free text, may be empty).
     pub version: String,
-    /// Description.
+    /// One paragraph for `plumb list`.
     pub description: String,
     /// Parameters with defaults.
     pub params: BTreeMap<String, ParamDef>,

@@ -24,7 +24,7 @@ pub enum Pattern {
     /// Incompressible data (what fio writes by default).
     #[default]
     Random,
-    /// Zeros.
+    /// Zeros (compressible, and free to dedupe on some storage).
     Zero,
 }
 
@@ -43,7 +43,7 @@ pub struct OpenOptions {
     pub truncate: bool,
     /// Writes go to the end.
     pub append: bool,
-    /// O_DIRECT.
+    /// O_DIRECT: the page cache bypassed (the pack must declare `direct_io`).
     pub direct: bool,
     /// What writes put in the file.
     pub pattern: Pattern,

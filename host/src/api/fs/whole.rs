@@ -19,7 +19,7 @@ const DEFAULT_BS: Bytes = Bytes(1 << 20);
 pub struct WriteOptions {
     /// Bytes per write.
     pub bs: Bytes,
-    /// O_DIRECT.
+    /// Write with O_DIRECT (the page cache bypassed).
     pub direct: bool,
     /// fdatasync before returning.
     pub fsync: bool,
@@ -41,7 +41,7 @@ impl Default for WriteOptions {
 pub struct ReadOptions {
     /// Bytes per read.
     pub bs: Bytes,
-    /// O_DIRECT.
+    /// Read with O_DIRECT (the page cache bypassed).
     pub direct: bool,
 }
 
