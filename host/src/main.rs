@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use plumb::cli::run::{self, RunArgs};
-use plumb::cli::{compare, fio, serve, sysinfo, trace, ExitCode};
+use plumb::cli::{check, compare, fio, list, serve, sysinfo, trace, ExitCode};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -92,8 +92,8 @@ fn main() {
             fail_if_slower,
             svg,
         } => compare::compare_main(&files, format, fail_if_slower.as_deref(), svg.as_deref()),
-        Command::Check { scenario } => run::check_main(&scenario),
-        Command::List { pack } => run::list_main(pack.as_deref()),
+        Command::Check { scenario } => check::check_main(&scenario),
+        Command::List { pack } => list::list_main(pack.as_deref()),
         Command::Sysinfo { json, target } => sysinfo::sysinfo_main(json, &target),
     };
     std::process::exit(code as i32);

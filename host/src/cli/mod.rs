@@ -2,8 +2,10 @@
 //! (exit codes, Ctrl-C and SIGTERM). Only this layer prints for the user and
 //! decides the process's exit code; the modules below return typed results.
 
+pub mod check;
 pub mod compare;
 pub mod fio;
+pub mod list;
 pub mod run;
 pub mod serve;
 pub mod sysinfo;

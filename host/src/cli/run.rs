@@ -9,7 +9,7 @@ use crate::report::run_table::{self, Format};
 use crate::sandbox::RunDir;
 use crate::scenario;
 use crate::scenario::assertions;
-use crate::scenario::pack::{self, Pack, PackError};
+use crate::scenario::pack::{self, Pack};
 use crate::terminal::{clean, clean_text};
 use crate::wasm::WasmLimits;
 use std::collections::BTreeMap;
@@ -69,102 +69,6 @@ pub struct RunArgs {
     pub asserts: Vec<String>,
 }
 
-/// Resolves a scenario argument: a `.rhai` file, a pack folder, or a built-in pack name.
-pub fn load(arg: &str) -> Result<Pack, PackError> {
-    let path = Path::new(arg);
-    if path.is_dir() {
-        return pack::load_dir(path);
-    }
-    if path.is_file() {
-        return pack::single_script(path);
-    }
-    pack::builtin(arg).unwrap_or_else(|| {
-        Err(PackError {
-            file: arg.to_string(),
-            message: format!(
-                "not a scenario file, a pack folder or a built-in pack (built-in: {})",
-                pack::builtin_names().join(", ")
-            ),
-        })
-    })
-}
-
-/// `plumb check SCENARIO`: compile and validate without running.
-pub fn check_main(arg: &str) -> ExitCode {
-    let pack = match load(arg) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("plumb check: error: {}", clean_text(&e.to_string()));
-            return ExitCode::BadInput;
-        }
-    };
-    let mut code = ExitCode::Ok;
-    for s in &pack.scenarios {
-        let t = Instant::now();
-        match scenario::compile(s) {
-            Ok(scenario::Compiled::Wasm(c)) => println!(
-                "{}: ok ({} in {:.3} s)",
-                clean(&s.file),
-                if c.cached {
-                    "loaded from the cache"
-                } else {
-                    "compiled"
-                },
-                t.elapsed().as_secs_f64()
-            ),
-            Ok(_) => println!("{}: ok", clean(&s.file)),
-            Err(e) => {
-                eprintln!("{}", clean_text(&e.to_string()));
-                code = ExitCode::BadInput;
-            }
-        }
-    }
-    code
-}
-
-/// `plumb list [PACK]`: packs, their scenarios and parameters.
-pub fn list_main(arg: Option<&str>) -> ExitCode {
-    let names: Vec<String> = match arg {
-        Some(a) => vec![a.to_string()],
-        None => pack::builtin_names()
-            .into_iter()
-            .map(String::from)
-            .collect(),
-    };
-    for n in names {
-        match load(&n) {
-            Ok(p) => {
-                println!(
-                    "{} {}: {}",
-                    clean(&p.name),
-                    clean(&p.version),
-                    clean(&p.description)
-                );
-                for s in &p.scenarios {
-                    println!("  scenario {}", clean(&s.name));
-                }
-                for (k, d) in &p.params {
-                    println!(
-                        "  -p {}={:<10} {} ({})",
-                        clean(k),
-                        clean(&d.default_text()),
-                        clean(&d.description),
-                        clean(&d.unit)
-                    );
-                }
-                for c in p.capabilities.describe() {
-                    println!("  needs: {}", clean(&c));
-                }
-            }
-            Err(e) => {
-                eprintln!("plumb list: error: {}", clean_text(&e.to_string()));
-                return ExitCode::BadInput;
-            }
-        }
-    }
-    ExitCode::Ok
-}
-
 /// `plumb run`: returns the exit code.
 pub fn run_main(args: RunArgs) -> ExitCode {
     match run(args) {
@@ -188,7 +92,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
     };
     let packs: Vec<Pack> = targets
         .iter()
-        .map(|t| load(t).map_err(|e| bad(e.to_string())))
+        .map(|t| pack::resolve(t).map_err(|e| bad(e.to_string())))
         .collect::<Result<_, _>>()?;
     let wasm_memory = crate::units::parse_size(&args.wasm_memory)
         .map_err(|e| bad(format!("--wasm-memory: {e}")))?;

@@ -320,3 +320,23 @@ fn from_manifest(
         asserts: m.assert,
     })
 }
+
+/// Resolves a scenario argument: a `.rhai` file, a pack folder, or a built-in pack name.
+pub fn resolve(arg: &str) -> Result<Pack, PackError> {
+    let path = Path::new(arg);
+    if path.is_dir() {
+        return load_dir(path);
+    }
+    if path.is_file() {
+        return single_script(path);
+    }
+    builtin(arg).unwrap_or_else(|| {
+        Err(PackError {
+            file: arg.to_string(),
+            message: format!(
+                "not a scenario file, a pack folder or a built-in pack (built-in: {})",
+                builtin_names().join(", ")
+            ),
+        })
+    })
+}

@@ -1,0 +1,42 @@
+//! `plumb check`: loads a scenario, pack folder or built-in pack and
+//! compiles every scenario in it without running anything (Rhai syntax and
+//! host-function names; components linked against the world, through the
+//! cache).
+
+use super::ExitCode;
+use crate::scenario::{self, pack};
+use crate::terminal::{clean, clean_text};
+use std::time::Instant;
+
+/// `plumb check SCENARIO`: compile and validate without running.
+pub fn check_main(arg: &str) -> ExitCode {
+    let pack = match pack::resolve(arg) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("plumb check: error: {}", clean_text(&e.to_string()));
+            return ExitCode::BadInput;
+        }
+    };
+    let mut code = ExitCode::Ok;
+    for s in &pack.scenarios {
+        let t = Instant::now();
+        match scenario::compile(s) {
+            Ok(scenario::Compiled::Wasm(c)) => println!(
+                "{}: ok ({} in {:.3} s)",
+                clean(&s.file),
+                if c.cached {
+                    "loaded from the cache"
+                } else {
+                    "compiled"
+                },
+                t.elapsed().as_secs_f64()
+            ),
+            Ok(_) => println!("{}: ok", clean(&s.file)),
+            Err(e) => {
+                eprintln!("{}", clean_text(&e.to_string()));
+                code = ExitCode::BadInput;
+            }
+        }
+    }
+    code
+}
