@@ -386,8 +386,10 @@ fn io_job_layout_stops_at_the_deadline_and_removes_its_file() {
     let took = start.elapsed();
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("deadline"), "{}", r.stderr);
+    // Laying out 20 GiB takes well over 15 s on this disk; the slack covers
+    // a loaded machine (the suite runs disk-heavy tests beside this one).
     assert!(
-        took < std::time::Duration::from_secs(4),
+        took < std::time::Duration::from_secs(8),
         "stopped within the deadline plus slack, took {took:?}"
     );
     assert!(entries(&target).is_empty(), "{:?}", tree(&target));

@@ -120,78 +120,78 @@ impl OpenFlags {
 pub enum OpKind {
     /// Opens file `file` as handle `handle`.
     Open {
-        /// Handle.
+        /// The handle (the trace's descriptor number) the call used.
         handle: u32,
         /// File id.
         file: u32,
-        /// Flags.
+        /// The open flags that matter to a replay.
         flags: OpenFlags,
     },
     /// A read; `call` is read, pread, readv or preadv.
     Read {
         /// The system call.
         call: &'static str,
-        /// Handle.
+        /// The handle (the trace's descriptor number) the call used.
         handle: u32,
-        /// Offset.
+        /// Byte offset in the file.
         offset: u64,
-        /// Bytes.
+        /// Length in bytes, as the call asked.
         len: u64,
     },
     /// A write; `call` is write, pwrite, writev or pwritev.
     Write {
         /// The system call.
         call: &'static str,
-        /// Handle.
+        /// The handle (the trace's descriptor number) the call used.
         handle: u32,
-        /// Offset.
+        /// Byte offset in the file.
         offset: u64,
-        /// Bytes.
+        /// Length in bytes, as the call asked.
         len: u64,
     },
     /// A seek to an absolute offset.
     Lseek {
-        /// Handle.
+        /// The handle (the trace's descriptor number) the call used.
         handle: u32,
         /// New offset.
         offset: u64,
     },
-    /// fsync.
+    /// `fsync(2)` as recorded.
     Fsync(u32),
-    /// fdatasync.
+    /// `fdatasync(2)` as recorded.
     Fdatasync(u32),
-    /// sync_file_range.
+    /// `sync_file_range(2)` as recorded.
     SyncFileRange {
-        /// Handle.
+        /// The handle (the trace's descriptor number) the call used.
         handle: u32,
-        /// Offset.
+        /// Byte offset in the file.
         offset: u64,
-        /// Bytes.
+        /// Length in bytes, as the call asked.
         len: u64,
     },
-    /// ftruncate.
+    /// `ftruncate(2)` as recorded.
     Ftruncate {
-        /// Handle.
+        /// The handle (the trace's descriptor number) the call used.
         handle: u32,
         /// New length.
         len: u64,
     },
-    /// fallocate.
+    /// `fallocate(2)` as recorded.
     Fallocate {
-        /// Handle.
+        /// The handle (the trace's descriptor number) the call used.
         handle: u32,
-        /// Offset.
+        /// Byte offset in the file.
         offset: u64,
-        /// Bytes.
+        /// Length in bytes, as the call asked.
         len: u64,
     },
-    /// close.
+    /// `close(2)` as recorded.
     Close(u32),
-    /// fstat.
+    /// `fstat(2)` as recorded.
     Fstat(u32),
     /// mmap of a file (noted, not replayed).
     Mmap {
-        /// Handle.
+        /// The handle (the trace's descriptor number) the call used.
         handle: u32,
         /// Bytes mapped.
         len: u64,
@@ -202,18 +202,18 @@ pub enum OpKind {
         from: u32,
         /// Destination handle.
         to: u32,
-        /// Bytes.
+        /// Length in bytes, as the call asked.
         len: u64,
     },
     /// stat of a path.
     Stat(u32),
-    /// unlink.
+    /// `unlink(2)` as recorded.
     Unlink(u32),
-    /// mkdir.
+    /// `mkdir(2)` as recorded.
     Mkdir(u32),
-    /// rmdir.
+    /// `rmdir(2)` as recorded.
     Rmdir(u32),
-    /// rename.
+    /// `rename(2)` as recorded.
     Rename {
         /// Source file id.
         from: u32,
