@@ -92,7 +92,13 @@ fn test(test_args: Vec<OsString>) -> Result<(), String> {
         "-D",
         "warnings",
     ]))?;
-    run(Command::new(&cargo).arg("test").args(test_args))
+    // One test at a time: several tests measure time (deadlines, replay
+    // think time, the WASM-vs-Rhai rates) and, on a 2-core machine, a
+    // neighbour's CPU or disk load moves their figures past their bounds.
+    run(Command::new(&cargo)
+        .arg("test")
+        .args(test_args)
+        .env("RUST_TEST_THREADS", "1"))
 }
 
 /// Installs, with apt-get, the packages of the programs in [`TOOLS`] that are
