@@ -87,11 +87,13 @@ pub fn catalogue() -> Vec<KernelInfo> {
         .collect()
 }
 
-/// Finds a kernel by name, or says which exist.
+/// Finds a kernel by name, or says which exist (quoting at most 40
+/// characters of a name that came from a script or a guest).
 pub fn kernel(name: &str) -> Result<&'static Kernel, String> {
     KERNELS.iter().find(|k| k.name == name).ok_or_else(|| {
+        let shown: String = name.chars().take(40).collect();
         format!(
-            "kernel '{name}' is not one of: {}",
+            "kernel '{shown}' is not one of: {}",
             KERNELS
                 .iter()
                 .map(|k| k.name)
