@@ -977,7 +977,7 @@ proptest! {
             7 => format!("fs::write_file(\"f\", 4096); fs::rename({a}, {b});"),
             8 => format!("fs::mkdir({a}); fs::remove_all({b}); fs::remove({c});"),
             9 => format!("fs::list({a}); fs::stat({b}); fs::exists({c});"),
-            10 => format!("fs::evict({a}); fs::stat_files({b}); fs::remove_files({c});"),
+            10 => format!("fs::evict({a}); fs::stat_files({b}); fs::remove_files({c}); fs::fsync_dir({a});"),
             11 => format!("time::sleep({a});"),
             12 => format!("report::metric({a}, {b}, {c}, {a}); report::note({b}); report::table({a}, {b}, {c});"),
             _ => format!("trace::replay({a}, #{{ speed: {b}, threads: {c} }});"),

@@ -87,7 +87,20 @@ fn to_map<T: serde::Serialize>(v: &T) -> R<Dynamic> {
 /// struct's defaults; an unknown key or a value of the wrong kind is an
 /// error naming the call).
 fn options<T: DeserializeOwned>(call: &str, map: Map) -> R<T> {
-    rhai::serde::from_dynamic(&Dynamic::from_map(map)).map_err(|e| err(format!("{call}: {e}")))
+    rhai::serde::from_dynamic(&Dynamic::from_map(map)).map_err(|e| {
+        // serde's own message, without Rhai's wrapping ("Syntax error: …").
+        let why = match *e {
+            EvalAltResult::ErrorParsing(
+                rhai::ParseErrorType::BadInput(rhai::LexError::ImproperSymbol(_, message)),
+                _,
+            ) => message,
+            EvalAltResult::ErrorMismatchOutputType(wanted, got, _) => {
+                format!("expected {wanted}, got {got}")
+            }
+            other => other.to_string(),
+        };
+        err(format!("{call}: {why}"))
+    })
 }
 
 /// The host API's modules by namespace, without a host: what a script may
