@@ -223,9 +223,12 @@ report::metric("connect_ms", c.connect.p50_us / 1000.0, "ms", "lower");"#,
     let rtt = metric(&d, "delay", "rtt_ms").unwrap();
     let connect = metric(&d, "delay", "connect_ms").unwrap();
     eprintln!("through the 5 ms relay: rtt p50 {rtt:.2} ms, connect p50 {connect:.2} ms");
-    assert!((9.5..=13.0).contains(&rtt), "rtt {rtt} ms through 2 × 5 ms");
+    // 10 ms is the known answer; the Python relay adds its own scheduling
+    // on a shared VM (up to about 3 ms seen). A missing delay (< 1 ms) or one
+    // applied twice (20 ms) is far outside.
+    assert!((9.5..=15.0).contains(&rtt), "rtt {rtt} ms through 2 × 5 ms");
     assert!(
-        (9.5..=13.0).contains(&connect),
+        (9.5..=15.0).contains(&connect),
         "connect {connect} ms through 2 × 5 ms"
     );
 }
