@@ -1,26 +1,12 @@
 //! CPU and memory operations of the host API: `cpu::run`, `mem::bandwidth`
 //! and `mem::latency`, each with its options, defaults and rules.
 
-use super::options::{positive, Bytes, Number, Seconds};
+use super::options::{by_name, positive, Bytes, Number, Seconds};
 use super::{ApiError, Capability, Host};
 use crate::cpu::{CpuError, CpuResult};
 use crate::mem::{BandwidthResult, LatencyError, LatencyResult, Oper, Scope};
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use std::time::Duration;
-
-/// Reads a memory operation by its name (`read`, `write`, `copy`).
-fn oper<'de, D: Deserializer<'de>>(d: D) -> Result<Oper, D::Error> {
-    String::deserialize(d)?
-        .parse()
-        .map_err(serde::de::Error::custom)
-}
-
-/// Reads a buffer scope by its name (`global`, `local`).
-fn scope<'de, D: Deserializer<'de>>(d: D) -> Result<Scope, D::Error> {
-    String::deserialize(d)?
-        .parse()
-        .map_err(serde::de::Error::custom)
-}
 
 /// `cpu::run`: a kernel on N threads for a while. The kernel's size
 /// parameter goes under its own name (`cpu_max_prime` for `prime`, `buffer`
@@ -145,14 +131,14 @@ impl CpuOptions {
 #[serde(default, deny_unknown_fields)]
 pub struct BandwidthOptions {
     /// Read, write or copy every word of the block.
-    #[serde(deserialize_with = "oper")]
+    #[serde(deserialize_with = "by_name")]
     pub oper: Oper,
     /// Bytes per event.
     pub block_size: Bytes,
     /// Bytes to move in total.
     pub total_size: Bytes,
     /// One block shared by all threads, or one each.
-    #[serde(deserialize_with = "scope")]
+    #[serde(deserialize_with = "by_name")]
     pub scope: Scope,
     /// Threads moving blocks at once.
     pub threads: u32,

@@ -3,18 +3,12 @@
 //! loopback peer plumb started for this pack) before any name is resolved or
 //! any packet is sent.
 
-use super::options::{positive, Bytes, Seconds};
+use super::options::{by_name, positive, Bytes, Seconds};
 use super::{ApiError, Capability, Host};
 use crate::net::{self, Direction, ServeOptions, Server};
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
-
-/// Reads a direction by its name (`send`, `recv`, `both`).
-fn direction<'de, D: Deserializer<'de>>(d: D) -> Result<Direction, D::Error> {
-    let text = String::deserialize(d)?;
-    text.parse().map_err(serde::de::Error::custom)
-}
 
 /// The required `HOST:PORT` of a network call.
 fn required_addr(call: &str, addr: &str) -> Result<(), ApiError> {
@@ -39,7 +33,7 @@ pub struct ThroughputOptions {
     /// Length of the test (capped by the deadline).
     pub duration: Seconds,
     /// Which way the bytes flow.
-    #[serde(deserialize_with = "direction")]
+    #[serde(deserialize_with = "by_name")]
     pub direction: Direction,
     /// Bytes per write.
     pub buffer: Bytes,

@@ -72,6 +72,18 @@ pub fn positive<T: PartialEq + Default + fmt::Display>(
     Ok(n)
 }
 
+/// Reads a choice by its name (`"read"`, `"both"`, …) through the type's
+/// own `FromStr`, so a script's error names the choices as the type does;
+/// for `#[serde(deserialize_with = "by_name")]`.
+pub fn by_name<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: std::str::FromStr,
+    T::Err: fmt::Display,
+{
+    String::deserialize(d)?.parse().map_err(de::Error::custom)
+}
+
 struct SecondsVisitor;
 
 impl Visitor<'_> for SecondsVisitor {

@@ -61,10 +61,9 @@ impl ReplayOptions {
     /// The replay's options: a factor within the allowed range, or max.
     pub fn validate(&self) -> Result<crate::trace::ReplayOptions, ApiError> {
         let speed = match self.speed {
-            Speed::Factor(f) => f
-                .to_string()
-                .parse()
-                .map_err(|e| ApiError::Invalid(format!("trace::replay: {e}")))?,
+            Speed::Factor(f) => {
+                Speed::factor(f).map_err(|e| ApiError::Invalid(format!("trace::replay: {e}")))?
+            }
             Speed::Max => Speed::Max,
         };
         Ok(crate::trace::ReplayOptions {

@@ -31,16 +31,30 @@ pub enum Speed {
     Max,
 }
 
+impl Speed {
+    /// A think-time factor within [`SPEED_RANGE`], the one rule for scripts,
+    /// guests and `plumb trace replay --speed`.
+    pub fn factor(f: f64) -> Result<Speed, String> {
+        let (slow, fast) = SPEED_RANGE;
+        if (slow..=fast).contains(&f) {
+            return Ok(Speed::Factor(f));
+        }
+        Err(format!(
+            "speed '{f}' is not a factor from {slow} to {fast} or 'max'"
+        ))
+    }
+}
+
 impl std::str::FromStr for Speed {
     type Err = String;
     fn from_str(s: &str) -> Result<Speed, String> {
         if s == "max" {
             return Ok(Speed::Max);
         }
-        let (slow, fast) = SPEED_RANGE;
-        match s.parse::<f64>() {
-            Ok(f) if (slow..=fast).contains(&f) => Ok(Speed::Factor(f)),
+        match s.parse::<f64>().map(Speed::factor) {
+            Ok(Ok(speed)) => Ok(speed),
             _ => {
+                let (slow, fast) = SPEED_RANGE;
                 let shown: String = s.chars().take(40).collect();
                 Err(format!(
                     "speed '{shown}' is not a factor from {slow} to {fast} or 'max'"
