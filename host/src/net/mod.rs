@@ -3,14 +3,17 @@
 //! the time until a port first accepts). The client never connects anywhere
 //! by itself: the host API checks every address against the grants first.
 //!
-//! Client side: `throughput` (streams), `probes` (round trips, connect
+//! Client side: `throughput` (streams, with per-second `intervals` and the
+//! sender's `tcp_info`), `probes` (round trips, connect
 //! time, port wait) and `session` (opening a test with a peer, the error
 //! type). Server side: [`server`]; the wire format both share: [`protocol`].
 
+mod intervals;
 mod probes;
 pub mod protocol;
 pub mod server;
 mod session;
+mod tcp_info;
 mod throughput;
 
 pub use probes::{connect_time, rtt, wait_for_port, ConnectTime, Latency, PortWait, RttResult};

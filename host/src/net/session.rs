@@ -18,7 +18,7 @@ pub struct NetError {
     /// What went wrong, naming the peer.
     pub message: String,
     /// Figures gathered before the failure, when the test had started.
-    pub partial: Option<Throughput>,
+    pub partial: Option<Box<Throughput>>,
 }
 
 /// A failure with no figures to show.

@@ -1,8 +1,10 @@
 //! Throughput streams like iperf3: parallel TCP streams to or from a
 //! `plumb serve` peer for a fixed time, with receiver-side figures.
 
+use super::intervals::Intervals;
 use super::protocol::Request;
 use super::session::{fail, new_session, open, NetError};
+use super::tcp_info::sender_info;
 use serde::Serialize;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -59,6 +61,12 @@ pub struct StreamResult {
     pub seconds: f64,
     /// Gbit/s.
     pub gbps: f64,
+    /// Gbit/s of each full second since the start (receiver-side: bytes
+    /// received, or for a send stream the bytes the peer acknowledged).
+    pub intervals: Vec<f64>,
+    /// Segments this side retransmitted (send streams; None for receive
+    /// streams, whose sender is the peer, or where the kernel does not say).
+    pub retransmits: Option<u64>,
 }
 
 /// What a throughput test measured.
@@ -78,6 +86,11 @@ pub struct Throughput {
     pub bytes: u64,
     /// Wall seconds of the test.
     pub seconds: f64,
+    /// Gbit/s of each full second, all streams together (as long as the
+    /// shortest stream's list).
+    pub intervals: Vec<f64>,
+    /// Segments retransmitted by the send streams (None without any).
+    pub retransmits: Option<u64>,
 }
 
 impl Throughput {
@@ -91,6 +104,14 @@ impl Throughput {
                 .sum()
         };
         let (send_gbps, recv_gbps) = (sum(Direction::Send), sum(Direction::Recv));
+        let seconds_in_all = streams.iter().map(|s| s.intervals.len()).min();
+        let intervals = (0..seconds_in_all.unwrap_or(0))
+            .map(|i| streams.iter().map(|s| s.intervals[i]).sum())
+            .collect();
+        let retransmits = streams
+            .iter()
+            .filter_map(|s| s.retransmits)
+            .reduce(|a, b| a.saturating_add(b));
         Throughput {
             addr: addr.to_string(),
             bytes: streams.iter().map(|s| s.bytes).sum(),
@@ -99,6 +120,8 @@ impl Throughput {
             recv_gbps,
             total_gbps: send_gbps + recv_gbps,
             seconds,
+            intervals,
+            retransmits,
         }
     }
 }
@@ -191,7 +214,7 @@ pub fn throughput(
     if stop.load(Ordering::Relaxed) {
         return Err(NetError {
             message: "interrupted".into(),
-            partial: Some(result),
+            partial: Some(Box::new(result)),
         });
     }
     match errors.first() {
@@ -206,7 +229,7 @@ pub fn throughput(
                 result.recv_gbps,
                 result.bytes
             ),
-            partial: Some(result),
+            partial: Some(Box::new(result)),
         }),
     }
 }
@@ -223,14 +246,35 @@ fn dir_name(d: Direction) -> &'static str {
 /// A stream's figures, or the figures until it failed and why.
 type StreamOutcome = Result<StreamResult, (StreamResult, String)>;
 
-/// A stream's figures when it has moved `bytes` since `t0`.
-fn stream_result(direction: Direction, bytes: u64, t0: Instant) -> StreamResult {
-    let seconds = t0.elapsed().as_secs_f64();
-    StreamResult {
-        direction,
-        bytes,
-        seconds,
-        gbps: gbps(bytes, seconds),
+/// What a stream counted while it ran.
+struct Progress {
+    direction: Direction,
+    t0: Instant,
+    intervals: Intervals,
+    retransmits: Option<u64>,
+}
+
+impl Progress {
+    fn new(direction: Direction, t0: Instant, base: u64) -> Progress {
+        Progress {
+            direction,
+            t0,
+            intervals: Intervals::new(t0, base),
+            retransmits: None,
+        }
+    }
+
+    /// The stream's figures when it has moved `bytes` since the start.
+    fn result(&self, bytes: u64) -> StreamResult {
+        let seconds = self.t0.elapsed().as_secs_f64();
+        StreamResult {
+            direction: self.direction,
+            bytes,
+            seconds,
+            gbps: gbps(bytes, seconds),
+            intervals: self.intervals.gbps(),
+            retransmits: self.retransmits,
+        }
     }
 }
 
@@ -244,30 +288,32 @@ fn send_stream(
     let buf = vec![0x5au8; o.buffer];
     let end = t0 + o.duration;
     let mut sent = 0u64;
-    while Instant::now() < end && !stop.load(Ordering::Relaxed) {
+    // Acknowledged bytes count what reached the receiver each second; the
+    // bytes written only what reached the socket buffer.
+    let acked = |s: &TcpStream| sender_info(s).map(|i| i.bytes_acked);
+    let base = acked(&s);
+    let mut p = Progress::new(Direction::Send, t0, base.unwrap_or(0));
+    let mut now = Instant::now();
+    while now < end && !stop.load(Ordering::Relaxed) {
         match s.write(&buf) {
             Ok(n) => sent += n as u64,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                return Err((
-                    stream_result(Direction::Send, sent, t0),
-                    format!("sending: {e}"),
-                ))
-            }
+            Err(e) => return Err((p.result(sent), format!("sending: {e}"))),
         }
+        now = Instant::now();
+        p.intervals.poll(now, || acked(&s).unwrap_or(sent));
     }
+    p.intervals
+        .poll(Instant::now(), || acked(&s).unwrap_or(sent));
     let mut count = [0u8; 8];
     let counted = s
         .shutdown(Shutdown::Write)
         .and_then(|_| s.read_exact(&mut count));
+    p.retransmits = sender_info(&s).map(|i| i.retransmits);
     match counted {
-        Ok(()) => Ok(stream_result(
-            Direction::Send,
-            u64::from_le_bytes(count),
-            t0,
-        )),
+        Ok(()) => Ok(p.result(u64::from_le_bytes(count))),
         Err(e) => Err((
-            stream_result(Direction::Send, sent, t0),
+            p.result(sent),
             format!("waiting for the receiver's byte count: {e}"),
         )),
     }
@@ -283,25 +329,19 @@ fn recv_stream(
     let mut buf = vec![0u8; o.buffer.max(64 << 10)];
     let end = t0 + o.duration;
     let mut got = 0u64;
-    while Instant::now() < end && !stop.load(Ordering::Relaxed) {
+    let mut p = Progress::new(Direction::Recv, t0, 0);
+    let mut now = Instant::now();
+    while now < end && !stop.load(Ordering::Relaxed) {
         match s.read(&mut buf) {
-            Ok(0) => {
-                return Err((
-                    stream_result(Direction::Recv, got, t0),
-                    "the peer closed the connection".into(),
-                ))
-            }
+            Ok(0) => return Err((p.result(got), "the peer closed the connection".into())),
             Ok(n) => got += n as u64,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                return Err((
-                    stream_result(Direction::Recv, got, t0),
-                    format!("receiving: {e}"),
-                ))
-            }
+            Err(e) => return Err((p.result(got), format!("receiving: {e}"))),
         }
+        now = Instant::now();
+        p.intervals.poll(now, || got);
     }
-    let r = stream_result(Direction::Recv, got, t0);
+    let r = p.result(got);
     let _ = s.shutdown(Shutdown::Both);
     Ok(r)
 }

@@ -264,6 +264,8 @@ impl From<crate::net::Throughput> for wnet::ThroughputResult {
                     bytes: s.bytes,
                     seconds: s.seconds,
                     gbps: s.gbps,
+                    intervals: s.intervals,
+                    retransmits: s.retransmits,
                 })
                 .collect(),
             send_gbps: r.send_gbps,
@@ -271,6 +273,8 @@ impl From<crate::net::Throughput> for wnet::ThroughputResult {
             total_gbps: r.total_gbps,
             bytes: r.bytes,
             seconds: r.seconds,
+            intervals: r.intervals,
+            retransmits: r.retransmits,
         }
     }
 }
