@@ -273,6 +273,128 @@ impl RunDir {
         os(r, "remove", rel)
     }
 
+    /// Removes a file or symlink (`unlinkat` without looking first).
+    pub fn unlink(&self, rel: &str) -> Result<(), SandboxError> {
+        let (dir, name) = self.parent_of(rel)?;
+        // SAFETY: valid descriptor and C string.
+        let r = unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) };
+        os(r, "unlink", rel)
+    }
+
+    /// Removes an empty directory.
+    pub fn rmdir(&self, rel: &str) -> Result<(), SandboxError> {
+        let (dir, name) = self.parent_of(rel)?;
+        // SAFETY: valid descriptor and C string.
+        let r = unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) };
+        os(r, "rmdir", rel)
+    }
+
+    /// `renameat2(2)` within the run directory, with its flags
+    /// (`RENAME_NOREPLACE`, `RENAME_EXCHANGE` or 0).
+    pub fn rename_with(&self, from: &str, to: &str, flags: u32) -> Result<(), SandboxError> {
+        let (fd_a, a) = self.parent_of(from)?;
+        let (fd_b, b) = self.parent_of(to)?;
+        // SAFETY: valid descriptors and C strings.
+        let r = unsafe {
+            libc::renameat2(fd_a.as_raw_fd(), a.as_ptr(), fd_b.as_raw_fd(), b.as_ptr(), flags)
+        };
+        os(r, "rename", from)
+    }
+
+    /// A hard link `to` for the file at `from` (a final symlink is linked
+    /// itself, not followed).
+    pub fn link(&self, from: &str, to: &str) -> Result<(), SandboxError> {
+        let (fd_a, a) = self.parent_of(from)?;
+        let (fd_b, b) = self.parent_of(to)?;
+        // SAFETY: valid descriptors and C strings.
+        let r =
+            unsafe { libc::linkat(fd_a.as_raw_fd(), a.as_ptr(), fd_b.as_raw_fd(), b.as_ptr(), 0) };
+        os(r, "link", to)
+    }
+
+    /// A symlink at `rel` holding `target`, which must lead (lexically,
+    /// from the link's directory) to a place inside the run directory.
+    pub fn symlink(&self, target: &str, rel: &str) -> Result<(), SandboxError> {
+        if !target_stays_inside(rel, target) {
+            return Err(SandboxError::Escape {
+                path: format!("{rel} -> {target}"),
+            });
+        }
+        let (dir, name) = self.parent_of(rel)?;
+        let t = cstr(target.as_bytes()).map_err(|_| bad(target, "it contains a NUL byte"))?;
+        // SAFETY: valid descriptor and C strings.
+        let r = unsafe { libc::symlinkat(t.as_ptr(), dir.as_raw_fd(), name.as_ptr()) };
+        os(r, "symlink", rel)
+    }
+
+    /// What the symlink at `rel` holds (never followed).
+    pub fn readlink(&self, rel: &str) -> Result<String, SandboxError> {
+        let (dir, name) = self.parent_of(rel)?;
+        let mut buf = vec![0u8; libc::PATH_MAX as usize];
+        // SAFETY: the buffer and its length match; valid descriptor and C string.
+        let n = unsafe {
+            libc::readlinkat(dir.as_raw_fd(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len())
+        };
+        if n < 0 {
+            return Err(io(std::io::Error::last_os_error(), "readlink", rel));
+        }
+        buf.truncate(n as usize);
+        Ok(String::from_utf8_lossy(&buf).into_owned())
+    }
+
+    /// Sets the access and modification times of `rel` to now (a final
+    /// symlink is changed itself, not followed).
+    pub fn touch(&self, rel: &str) -> Result<(), SandboxError> {
+        let (dir, name) = self.parent_of(rel)?;
+        // SAFETY: valid descriptor and C string; null times mean now.
+        let r = unsafe {
+            libc::utimensat(dir.as_raw_fd(), name.as_ptr(), std::ptr::null(), libc::AT_SYMLINK_NOFOLLOW)
+        };
+        os(r, "utimes", rel)
+    }
+
+    /// A path-taking call on what `rel` names (symlinks followed, but only
+    /// beneath the run directory): `f` gets `/proc/self/fd/N` for it.
+    fn through_path(
+        &self,
+        rel: &str,
+        op: &'static str,
+        f: impl FnOnce(&CStr, RawFd) -> i32,
+    ) -> Result<(), SandboxError> {
+        let fd = self.open_beneath(self.root.as_raw_fd(), rel, libc::O_PATH, 0, op)?;
+        let proc_path = cstr(format!("/proc/self/fd/{}", fd.as_raw_fd()).as_bytes())
+            .map_err(|e| io(e, op, rel))?;
+        os(f(&proc_path, fd.as_raw_fd()), op, rel)
+    }
+
+    /// `chmod(2)` of `rel`.
+    pub fn chmod(&self, rel: &str, mode: u32) -> Result<(), SandboxError> {
+        // SAFETY: a valid C string.
+        self.through_path(rel, "chmod", |p, _| unsafe { libc::chmod(p.as_ptr(), mode) })
+    }
+
+    /// `truncate(2)` of `rel` to `len` bytes.
+    pub fn truncate(&self, rel: &str, len: u64) -> Result<(), SandboxError> {
+        let len = i64::try_from(len).map_err(|_| bad(rel, "the length does not fit a file size"))?;
+        // SAFETY: a valid C string.
+        self.through_path(rel, "truncate", |p, _| unsafe { libc::truncate(p.as_ptr(), len) })
+    }
+
+    /// `access(2)` of `rel`: does it exist (following symlinks beneath).
+    pub fn access(&self, rel: &str) -> Result<(), SandboxError> {
+        // SAFETY: a valid C string.
+        self.through_path(rel, "access", |p, _| unsafe { libc::access(p.as_ptr(), libc::F_OK) })
+    }
+
+    /// `statfs(2)` of the file system holding `rel`.
+    pub fn statfs(&self, rel: &str) -> Result<(), SandboxError> {
+        self.through_path(rel, "statfs", |_, fd| {
+            // SAFETY: fstatfs fills the zeroed struct; valid descriptor.
+            let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+            unsafe { libc::fstatfs(fd, &mut st) }
+        })
+    }
+
     /// Removes a directory tree (never following symlinks), or a single file.
     pub fn remove_all(&self, rel: &str) -> Result<(), SandboxError> {
         let (dir, name) = self.parent_of(rel)?;
@@ -441,6 +563,28 @@ fn os(r: i32, op: &'static str, rel: &str) -> Result<(), SandboxError> {
 
 fn cstr(bytes: &[u8]) -> std::io::Result<CString> {
     CString::new(bytes).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// True when `target`, read from the directory of the link at `link`, names
+/// a place inside the run directory (never absolute, never above the root).
+pub fn target_stays_inside(link: &str, target: &str) -> bool {
+    if target.is_empty() || target.starts_with('/') {
+        return false;
+    }
+    let mut depth: i64 = link.trim_end_matches('/').split('/').filter(|c| !c.is_empty() && *c != ".").count() as i64 - 1;
+    for c in target.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            _ => depth += 1,
+        }
+    }
+    true
 }
 
 /// Rejects what is never a valid scenario path; escapes are left to openat2.

@@ -40,13 +40,21 @@ impl Targets {
     pub fn new(t: &Trace) -> Targets {
         let mut m = HashMap::new();
         for op in &t.ops {
-            if let OpKind::Open {
-                handle,
-                file,
-                flags,
-            } = &op.kind
-            {
-                m.insert(*handle, (*file, flags.append));
+            match &op.kind {
+                OpKind::Open {
+                    handle,
+                    file,
+                    flags,
+                } => {
+                    m.insert(*handle, (*file, flags.append));
+                }
+                // A duplicate writes to the same file as the original.
+                OpKind::Dup { from, to } | OpKind::Inherit { from, to } => {
+                    if let Some(target) = m.get(from).copied() {
+                        m.insert(*to, target);
+                    }
+                }
+                _ => {}
             }
         }
         Targets(m)
@@ -87,6 +95,10 @@ impl Targets {
             OpKind::Copy { to, len, .. } => Some(Growth::By {
                 file: target(to)?.0,
                 len: *len,
+            }),
+            OpKind::Truncate { file, len } => Some(Growth::To {
+                file: *file,
+                end: *len,
             }),
             _ => None,
         }

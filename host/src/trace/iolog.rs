@@ -183,6 +183,7 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
                 rel.into()
             },
             size: Some(0),
+            ..FileEntry::default()
         });
     }
     let mut open: HashMap<u32, u32> = HashMap::new();
@@ -212,6 +213,7 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
                 thread: 0,
                 start_us: clock,
                 dur_us: 0,
+                failed: None,
                 kind: OpKind::Open {
                     handle: h,
                     file,
@@ -279,6 +281,7 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
             start_us: clock,
             dur_us: 0,
             kind,
+            failed: None,
         });
     }
     t.duration_us = clock;

@@ -4,7 +4,7 @@
 //! (lexically contained first, then resolved beneath the run directory);
 //! the writing polls the stop flag and the deadline between chunks.
 
-use super::format::{OpKind, Trace};
+use super::format::{EntryKind, OpKind, Trace};
 use super::halt::{Guard, Halt};
 use crate::sandbox::{RunDir, SandboxError};
 use rand::rngs::SmallRng;
@@ -47,12 +47,16 @@ fn sandbox(e: SandboxError) -> Halt {
     failed(e.to_string(), errno)
 }
 
-/// Directories: parents of every path, and whatever the trace mkdirs or rmdirs.
+/// Directories: those that existed, parents of every path, and whatever
+/// the trace mkdirs or rmdirs.
 fn directories(t: &Trace) -> (HashSet<String>, HashSet<String>) {
     let mut dirs = HashSet::new();
     let mut made = HashSet::new();
     for f in &t.files {
         let p = contained(&f.path);
+        if f.kind == EntryKind::Dir && f.size.is_some() && !p.is_empty() {
+            dirs.insert(p.clone());
+        }
         let mut acc = String::new();
         let parts: Vec<&str> = p.split('/').collect();
         for part in &parts[..parts.len().saturating_sub(1)] {
@@ -119,6 +123,16 @@ pub fn lay_out(t: &Trace, dir: &RunDir, guard: &Guard) -> Result<(u64, u64), Hal
         let p = contained(&f.path);
         let Some(size) = f.size else { continue };
         if p.is_empty() || dirs.contains(&p) || under_made(&p) {
+            continue;
+        }
+        if f.kind == EntryKind::Symlink {
+            // A link whose target would lead out is not made (the replay's
+            // uses of it then diverge, and say so).
+            if let Some(target) = &f.target {
+                if crate::sandbox::target_stays_inside(&p, target) {
+                    dir.symlink(target, &p).map_err(sandbox)?;
+                }
+            }
             continue;
         }
         let fd = dir

@@ -1,8 +1,9 @@
 //! `plumb trace show`: what a trace holds — operations by type, bytes,
 //! files, threads, the read and write size histograms, the fsync rate and
-//! the duration.
+//! the duration, the calls that failed in the recording, and how long the
+//! program ran under the tracer.
 
-use super::format::{OpKind, Trace};
+use super::format::{EntryKind, OpKind, Trace};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -29,6 +30,15 @@ pub struct Summary {
     pub syncs_per_sec: f64,
     /// Opens with O_DIRECT.
     pub direct_opens: u64,
+    /// Directories among the files.
+    pub directories: usize,
+    /// Per operation type, the calls that failed in the recording (a replay
+    /// expects them to fail the same way).
+    pub failed: BTreeMap<String, u64>,
+    /// Seconds the program ran under the tracer, when recorded.
+    pub traced_s: Option<f64>,
+    /// The tracer, when recorded.
+    pub tracer: Option<String>,
 }
 
 fn bucket(len: u64) -> u64 {
@@ -48,11 +58,17 @@ pub fn summarize(t: &Trace) -> Summary {
         write_sizes: BTreeMap::new(),
         syncs_per_sec: 0.0,
         direct_opens: 0,
+        directories: t.files.iter().filter(|f| f.kind == EntryKind::Dir).count(),
+        failed: BTreeMap::new(),
+        traced_s: t.tracer.as_ref().map(|r| r.wall_us as f64 / 1e6),
+        tracer: t.tracer.as_ref().map(|r| r.name.clone()),
     };
     let mut syncs = 0;
-    for op in &t.ops {
+    for op in t.ops.iter().filter(|o| o.kind.counted()) {
+        if op.failed.is_some() {
+            *s.failed.entry(op.kind.name().to_string()).or_default() += 1;
+        }
         match &op.kind {
-            OpKind::Open { flags, .. } if flags.implicit => continue,
             OpKind::Open { flags, .. } if flags.direct => s.direct_opens += 1,
             OpKind::Read { len, .. } => *s.read_sizes.entry(bucket(*len)).or_default() += 1,
             OpKind::Write { len, .. } => *s.write_sizes.entry(bucket(*len)).or_default() += 1,
@@ -81,13 +97,19 @@ pub fn render(s: &Summary) -> String {
         s.syncs_per_sec,
         s.direct_opens
     );
+    if let (Some(tracer), Some(secs)) = (&s.tracer, s.traced_s) {
+        out = format!(
+            "recorded under {tracer}: the program ran {secs:.3} s while traced; {tracer} slows every traced call, so think time here may be longer than the application's own\n{out}"
+        );
+    }
     let mut table = comfy_table::Table::new();
     table.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-    table.set_header(["operation", "count", "bytes"]);
+    table.set_header(["operation", "count", "failed", "bytes"]);
     for (op, (count, bytes)) in &s.by_op {
         table.add_row([
             op.clone(),
             count.to_string(),
+            s.failed.get(op).map_or(String::new(), u64::to_string),
             if *bytes > 0 {
                 b(*bytes as f64)
             } else {

@@ -155,6 +155,14 @@ fn save(trace: &Trace, output: &Path) -> Result<(), (ExitCode, String)> {
         s.threads,
         s.duration_s
     );
+    if let Some(t) = &trace.tracer {
+        eprintln!(
+            "the program ran {:.3} s under {} ({} traced calls); think time in the trace includes the tracer's slowdown",
+            t.wall_us as f64 / 1e6,
+            t.name,
+            t.calls
+        );
+    }
     Ok(())
 }
 
@@ -179,7 +187,7 @@ fn import(
             Some(c) => absolute(&c).unwrap_or_else(|_| c.display().to_string()),
             None => root.clone(),
         };
-        strace::convert(&name, &text, &root, &cwd).map_err(|e| bad(e.to_string()))?
+        strace::convert(&name, &text, &root, &cwd, None).map_err(|e| bad(e.to_string()))?
     };
     save(&trace, output)?;
     Ok(ExitCode::Ok)
@@ -319,7 +327,8 @@ pub fn render(r: &ReplayResult) -> String {
         "operation",
         "count",
         "bytes",
-        "errors",
+        "expected errors",
+        "divergences",
         "mean µs",
         "p50 µs",
         "p99 µs",
@@ -330,7 +339,8 @@ pub fn render(r: &ReplayResult) -> String {
             o.op.clone(),
             o.count.to_string(),
             crate::units::format_bytes_binary(o.bytes as f64),
-            o.errors.to_string(),
+            o.expected_errors.to_string(),
+            o.divergences.to_string(),
             format!("{:.1}", o.mean_us),
             format!("{:.1}", o.p50_us),
             format!("{:.1}", o.p99_us),
@@ -351,8 +361,12 @@ pub fn render(r: &ReplayResult) -> String {
     if let Some(h) = &r.halted {
         out.push_str(&format!("stopped early: {h}\n"));
     }
-    if let Some(e) = &r.first_error {
-        out.push_str(&format!("first error: {e}\n"));
+    out.push_str(&format!(
+        "{} divergence(s) from the recording; {} error(s) the application also saw\n",
+        r.divergences, r.expected_errors
+    ));
+    if let Some(e) = &r.first_divergence {
+        out.push_str(&format!("first divergence: {e}\n"));
     }
     out
 }

@@ -57,12 +57,14 @@ pub(super) fn record(output: &Path, root: Option<PathBuf>, command: &[String]) -
         .spawn()
         .map_err(|e| (ExitCode::Failed, format!("running strace: {e}")))?;
     eprintln!("recording {program} (Ctrl-C stops it and keeps what was recorded)");
+    let started = Instant::now();
     let status = wait(&mut child, &signals)?;
+    let wall_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     let interrupted = signals.stopped();
     let text = read_bounded(&log.0, MAX_LOG_BYTES)
         .map_err(|e| (ExitCode::Failed, format!("reading the strace log: {e}")))?;
     drop(log);
-    let trace = strace::convert("the strace log", &text, &root, &cwd)
+    let trace = strace::convert("the strace log", &text, &root, &cwd, Some(wall_us))
         .map_err(|e| (ExitCode::Failed, e.to_string()))?;
     if interrupted {
         save(&trace, output)?;

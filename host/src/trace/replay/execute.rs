@@ -5,13 +5,12 @@
 use crate::buffer::AlignedBuf;
 use crate::sandbox::{RunDir, SandboxError};
 use crate::trace::budget::{Allowance, OverBudget};
-use crate::trace::format::{OpKind, OpenFlags, Trace};
+use crate::trace::format::{OpKind, OpenFlags, RenameMode, Trace};
 use crate::trace::halt::{Guard, Halt};
 use crate::trace::layout::{contained, is_disk_full};
 use std::collections::HashMap;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 /// One replay thread's own state: its I/O buffer and the descriptors it
 /// has looked up (handle ids are never reused, so a cached one stays right).
@@ -97,7 +96,9 @@ fn open_flags(f: &OpenFlags) -> i32 {
             fl |= bit;
         }
     }
-    if f.implicit {
+    if f.directory {
+        fl = libc::O_RDONLY | libc::O_DIRECTORY;
+    } else if f.implicit {
         fl = libc::O_RDWR | libc::O_CREAT;
     }
     fl
@@ -127,6 +128,15 @@ pub(super) enum OpError {
 }
 
 impl OpError {
+    /// The errno of the failure, compared with the recorded one.
+    pub(super) fn errno(&self) -> Option<i32> {
+        match self {
+            OpError::Os(e) => e.raw_os_error(),
+            OpError::Sandbox(e) => e.errno(),
+            _ => None,
+        }
+    }
+
     /// The halt this failure forces on the whole replay, if any: a full
     /// disk or the byte grant (later operations would only fail too).
     pub(super) fn halt(&self, what: &str) -> Option<Halt> {
@@ -167,29 +177,31 @@ pub(super) struct Executor<'a> {
 
 impl Executor<'_> {
     /// The descriptor of a handle: from this thread's cache, else from the
-    /// shared table (waiting a little for another thread to open it).
+    /// shared table. The cross-thread order makes every handle's open come
+    /// before its uses, so a handle not there now was never opened (its
+    /// open failed on replay): an error at once, never a wait.
     fn fd(&self, lane: &mut Lane, h: u32) -> Result<RawFd, OpError> {
         if let Some(fd) = lane.cache.get(&h) {
             return Ok(fd.as_raw_fd());
         }
-        let until = Instant::now() + Duration::from_secs(1);
-        loop {
-            let shared = self
-                .handles
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(&h)
-                .cloned();
-            if let Some(fd) = shared {
-                let raw = fd.as_raw_fd();
-                lane.cache.insert(h, fd);
-                return Ok(raw);
-            }
-            if Instant::now() > until || self.guard.halted() {
-                return Err(OpError::NotOpen(h));
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        let shared = self
+            .handles
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&h)
+            .cloned();
+        let fd = shared.ok_or(OpError::NotOpen(h))?;
+        let raw = fd.as_raw_fd();
+        lane.cache.insert(h, fd);
+        Ok(raw)
+    }
+
+    /// Makes `fd` handle `h` for every replay thread.
+    fn hold(&self, h: u32, fd: OwnedFd) {
+        self.handles
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(h, Arc::new(fd));
     }
 
     /// The path of trace file `f`, made relative to the run directory; the
@@ -208,8 +220,14 @@ impl Executor<'_> {
     }
 
     /// Carries out one operation; returns the bytes moved. What may grow a
-    /// file is charged to the allowance first.
-    pub(super) fn execute(&self, kind: &OpKind, lane: &mut Lane) -> Result<u64, OpError> {
+    /// file is charged to the allowance first. `failed` is the recorded
+    /// outcome: a descriptor that the recording did not get is not kept.
+    pub(super) fn execute(
+        &self,
+        kind: &OpKind,
+        failed: bool,
+        lane: &mut Lane,
+    ) -> Result<u64, OpError> {
         self.allowance.charge(kind)?;
         match kind {
             OpKind::Open {
@@ -220,11 +238,36 @@ impl Executor<'_> {
                 let fd = self
                     .dir
                     .open(&self.path(*file)?, open_flags(flags), 0o644)?;
-                self.handles
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(*handle, Arc::new(fd));
+                if !failed {
+                    self.hold(*handle, fd);
+                }
                 Ok(0)
+            }
+            OpKind::Dup { from, to } | OpKind::Inherit { from, to } => {
+                let fd = self.fd(lane, *from)?;
+                // SAFETY: valid descriptor; the new one is owned below.
+                let new = check(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) } as isize)?;
+                // SAFETY: a new descriptor owned here (it fits a RawFd).
+                let new = unsafe { OwnedFd::from_raw_fd(new as RawFd) };
+                if !failed {
+                    self.hold(*to, new);
+                }
+                Ok(0)
+            }
+            OpKind::Readdir { handle, len } => {
+                let fd = self.fd(lane, *handle)?;
+                let buf = lane.buffer((*len).max(1))?;
+                let n = (*len).clamp(1, buf.len() as u64) as usize;
+                let chunk = buf.prefix_mut(n).map_err(|e| OpError::Os(e.into()))?;
+                // SAFETY: the buffer and its length match; valid descriptor.
+                check(unsafe {
+                    libc::syscall(libc::SYS_getdents64, fd, chunk.as_mut_ptr(), chunk.len())
+                } as isize)
+            }
+            OpKind::Fchmod { handle, mode } => {
+                let fd = self.fd(lane, *handle)?;
+                // SAFETY: valid descriptor.
+                check(unsafe { libc::fchmod(fd, *mode) } as isize)
             }
             OpKind::Read {
                 handle,
@@ -313,14 +356,33 @@ impl Executor<'_> {
                 })
             }
             OpKind::Stat(f) => Ok(self.dir.stat(&self.path(*f)?).map(|_| 0)?),
-            OpKind::Unlink(f) | OpKind::Rmdir(f) => {
-                Ok(self.dir.remove(&self.path(*f)?).map(|_| 0)?)
-            }
+            OpKind::Unlink(f) => Ok(self.dir.unlink(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Rmdir(f) => Ok(self.dir.rmdir(&self.path(*f)?).map(|_| 0)?),
             OpKind::Mkdir(f) => Ok(self.dir.mkdir(&self.path(*f)?).map(|_| 0)?),
-            OpKind::Rename { from, to } => Ok(self
-                .dir
-                .rename(&self.path(*from)?, &self.path(*to)?)
-                .map(|_| 0)?),
+            OpKind::Rename { from, to, mode } => {
+                let flags = match mode {
+                    RenameMode::Replace => 0,
+                    RenameMode::NoReplace => libc::RENAME_NOREPLACE,
+                    RenameMode::Exchange => libc::RENAME_EXCHANGE,
+                };
+                let (a, b) = (self.path(*from)?, self.path(*to)?);
+                Ok(self.dir.rename_with(&a, &b, flags).map(|_| 0)?)
+            }
+            OpKind::Link { from, to } => {
+                let (a, b) = (self.path(*from)?, self.path(*to)?);
+                Ok(self.dir.link(&a, &b).map(|_| 0)?)
+            }
+            OpKind::Symlink { file, target } => {
+                Ok(self.dir.symlink(target, &self.path(*file)?).map(|_| 0)?)
+            }
+            OpKind::Readlink(f) => Ok(self.dir.readlink(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Utimes(f) => Ok(self.dir.touch(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Chmod { file, mode } => Ok(self.dir.chmod(&self.path(*file)?, *mode).map(|_| 0)?),
+            OpKind::Truncate { file, len } => {
+                Ok(self.dir.truncate(&self.path(*file)?, *len).map(|_| 0)?)
+            }
+            OpKind::Access(f) => Ok(self.dir.access(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Statfs(f) => Ok(self.dir.statfs(&self.path(*f)?).map(|_| 0)?),
             OpKind::Mmap { .. } => Ok(0),
         }
     }

@@ -82,8 +82,12 @@ pub struct OpSummary {
     pub count: u64,
     /// Bytes read or written.
     pub bytes: u64,
-    /// How many failed on replay.
-    pub errors: u64,
+    /// How many failed on replay as they failed in the recording (errors
+    /// the application also saw).
+    pub expected_errors: u64,
+    /// How many ended otherwise than in the recording: a failure the
+    /// recording did not see, a success where it failed, another errno.
+    pub divergences: u64,
     /// Mean latency in µs.
     pub mean_us: f64,
     /// Median latency in µs.
@@ -100,12 +104,17 @@ pub struct OpSummary {
 pub struct ReplayResult {
     /// Per operation type, by name.
     pub ops: Vec<OpSummary>,
-    /// Operations replayed (mmap and implicit opens are not).
+    /// Operations replayed (mmap, implicit opens and inherited descriptors
+    /// are not counted).
     pub total_ops: u64,
+    /// Operations that ended otherwise than in the recording.
+    pub divergences: u64,
+    /// Operations that failed as they failed in the recording.
+    pub expected_errors: u64,
     /// Operations noted but not replayed (mmap).
     pub skipped: u64,
-    /// The first failure, if any.
-    pub first_error: Option<String>,
+    /// The first divergence, if any, naming the record.
+    pub first_divergence: Option<String>,
     /// Why the replay stopped before its end, if it did (the figures are
     /// what was measured until then).
     pub halted: Option<Halt>,
@@ -172,6 +181,19 @@ fn check_buffers(t: &Trace, lanes: &[Vec<usize>]) -> Result<(), String> {
     Ok(())
 }
 
+/// Lets the process hold as many descriptors as its hard limit allows: a
+/// trace of many processes keeps every descriptor they held open.
+fn raise_descriptor_limit() {
+    // SAFETY: getrlimit/setrlimit fill and read a plain struct.
+    unsafe {
+        let mut l: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 && l.rlim_cur < l.rlim_max {
+            l.rlim_cur = l.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &l);
+        }
+    }
+}
+
 /// Why a replay could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
@@ -202,6 +224,7 @@ pub fn lay_out_and_replay(
             bounds.max_bytes
         )));
     }
+    raise_descriptor_limit();
     let guard = Guard::new(bounds);
     let allowance = Allowance::new(t, guard.max_bytes());
     let (files, bytes) = lay_out(t, dir, &guard).map_err(ReplayError::Layout)?;

@@ -7,18 +7,21 @@ use super::order::Order;
 use super::{OpSummary, ReplayOptions, ReplayResult, Speed};
 use crate::sandbox::RunDir;
 use crate::trace::budget::Allowance;
-use crate::trace::format::{OpKind, Trace};
+use crate::trace::format::{errno, OpKind, Trace};
 use crate::trace::halt::{Guard, Halt};
 use hdrhistogram::Histogram;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// Count, bytes, failures and latencies of one kind of operation.
+/// Count, bytes, outcomes and latencies of one kind of operation.
 struct Stat {
     count: u64,
     bytes: u64,
-    errors: u64,
+    /// Failed as they failed in the recording.
+    expected: u64,
+    /// Ended otherwise than in the recording.
+    divergences: u64,
     lat: Histogram<u64>,
 }
 
@@ -28,7 +31,8 @@ impl Stat {
         Stat {
             count: 0,
             bytes: 0,
-            errors: 0,
+            expected: 0,
+            divergences: 0,
             lat: Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid bounds"),
         }
     }
@@ -37,7 +41,7 @@ impl Stat {
 /// One replay thread's view: what it plays with, and the cross-thread
 /// order when there is more than one thread.
 struct Player<'a> {
-    order: Option<Order>,
+    order: Option<Order<'a>>,
     exec: Executor<'a>,
 }
 
@@ -65,7 +69,14 @@ impl Player<'_> {
                     None => op.start_us,
                 };
                 due += gap_us as f64 / 1e6 / f;
-                if !self.exec.guard.sleep_until(t0, due) {
+                if let Some(order) = &self.order {
+                    order.thinking(true);
+                }
+                let awake = self.exec.guard.sleep_until(t0, due);
+                if let Some(order) = &self.order {
+                    order.thinking(false);
+                }
+                if !awake {
                     break;
                 }
             }
@@ -75,8 +86,7 @@ impl Player<'_> {
                     skipped += 1;
                     false
                 }
-                OpKind::Open { flags, .. } => !flags.implicit,
-                _ => true,
+                kind => kind.counted(),
             };
             if let Some(order) = &self.order {
                 order.wait(i, self.exec.guard);
@@ -85,7 +95,7 @@ impl Player<'_> {
                 }
             }
             let started = Instant::now();
-            let result = self.exec.execute(&op.kind, &mut lane);
+            let result = self.exec.execute(&op.kind, op.failed.is_some(), &mut lane);
             let took = started.elapsed();
             if let Some(order) = &self.order {
                 order.done(i);
@@ -111,19 +121,30 @@ impl Player<'_> {
             };
             let s = &mut stats[at].1;
             s.count += 1;
-            match result {
-                Ok(bytes) => {
+            s.lat
+                .saturating_record(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX).max(1));
+            let divergence = match (result, op.failed) {
+                (Ok(bytes), None) => {
                     s.bytes = s.bytes.saturating_add(bytes);
-                    s.lat.saturating_record(
-                        u64::try_from(took.as_nanos()).unwrap_or(u64::MAX).max(1),
-                    );
+                    None
                 }
-                Err(e) => {
-                    s.errors += 1;
-                    first_error.get_or_insert_with(|| {
-                        format!("{} (record {}): {e}", op.kind.name(), i + 1)
-                    });
+                (Err(e), Some(want)) if e.errno() == Some(want) => {
+                    s.expected += 1;
+                    None
                 }
+                (Ok(_), Some(want)) => Some(format!(
+                    "failed with {} when recorded, succeeded on replay",
+                    errno::name(want)
+                )),
+                (Err(e), Some(want)) => Some(format!(
+                    "failed with {} when recorded, on replay: {e}",
+                    errno::name(want)
+                )),
+                (Err(e), None) => Some(e.to_string()),
+            };
+            if let Some(d) = divergence {
+                s.divergences += 1;
+                first_error.get_or_insert_with(|| format!("{} (record {}): {d}", op.kind.name(), i + 1));
             }
         }
         (stats, skipped, first_error)
@@ -146,7 +167,7 @@ pub(super) fn replay(
 ) -> ReplayResult {
     let handles: Handles = Mutex::new(HashMap::new());
     let player = Player {
-        order: (lanes.len() > 1).then(|| Order::new(t)),
+        order: (lanes.len() > 1).then(|| Order::new(t, super::order::STALL)),
         exec: Executor {
             trace: t,
             dir,
@@ -217,7 +238,8 @@ fn summarise(t: &Trace, results: Vec<LaneResult>, seconds: f64, guard: &Guard) -
             let m = merged.entry(name).or_insert_with(Stat::new);
             m.count += s.count;
             m.bytes = m.bytes.saturating_add(s.bytes);
-            m.errors += s.errors;
+            m.expected += s.expected;
+            m.divergences += s.divergences;
             let _ = m.lat.add(&s.lat);
         }
     }
@@ -228,7 +250,8 @@ fn summarise(t: &Trace, results: Vec<LaneResult>, seconds: f64, guard: &Guard) -
             op: name.to_string(),
             count: s.count,
             bytes: s.bytes,
-            errors: s.errors,
+            expected_errors: s.expected,
+            divergences: s.divergences,
             mean_us: s.lat.mean() / 1000.0,
             p50_us: us(s.lat.value_at_quantile(0.5)),
             p99_us: us(s.lat.value_at_quantile(0.99)),
@@ -238,9 +261,11 @@ fn summarise(t: &Trace, results: Vec<LaneResult>, seconds: f64, guard: &Guard) -
     let original_seconds = t.duration_us as f64 / 1e6;
     ReplayResult {
         total_ops: ops.iter().map(|o| o.count).sum(),
+        divergences: ops.iter().map(|o| o.divergences).sum(),
+        expected_errors: ops.iter().map(|o| o.expected_errors).sum(),
         ops,
         skipped,
-        first_error,
+        first_divergence: first_error,
         halted: guard.reason(),
         seconds,
         original_seconds,

@@ -5,9 +5,10 @@
 //! from the file position, as the kernel did).
 
 mod converter;
+mod descriptors;
 mod syntax;
 
-use super::format::Trace;
+use super::format::{Trace, Tracer};
 use super::limits::{MAX_LOG_LINE, MAX_TIME_US};
 use converter::Converter;
 use std::collections::HashMap;
@@ -17,7 +18,10 @@ use syntax::{parse_call, split_pid};
 pub const STRACE_OPTIONS: &[&str] = &["-f", "-ttt", "-T", "-y", "-s", "0"];
 
 /// The system calls plumb converts (`?`: not every architecture has it).
-pub const SYSCALLS: &str = "?open,openat,?openat2,?creat,read,pread64,readv,preadv,?preadv2,write,pwrite64,writev,pwritev,?pwritev2,lseek,fsync,fdatasync,sync_file_range,ftruncate,fallocate,close,?fstat,?newfstatat,?stat,?lstat,?statx,mmap,copy_file_range,sendfile,?rename,renameat,?renameat2,?unlink,unlinkat,?mkdir,mkdirat,?rmdir,chdir,fchdir,clone,?clone3,?fork,?vfork";
+/// Besides the file calls: those that make, copy or close descriptors (so
+/// descriptor numbers are followed as the kernel reuses them), processes
+/// and exec (close-on-exec).
+pub const SYSCALLS: &str = "?open,openat,?openat2,?creat,read,pread64,readv,preadv,?preadv2,write,pwrite64,writev,pwritev,?pwritev2,lseek,fsync,fdatasync,sync_file_range,ftruncate,fallocate,close,?close_range,?fstat,?newfstatat,?stat,?lstat,?statx,mmap,copy_file_range,sendfile,?rename,renameat,?renameat2,?unlink,unlinkat,?mkdir,mkdirat,?rmdir,?link,linkat,?symlink,symlinkat,?readlink,readlinkat,truncate,?chmod,fchmodat,fchmod,utimensat,?access,faccessat,?faccessat2,statfs,getdents64,dup,?dup2,dup3,fcntl,?pipe,pipe2,socket,socketpair,accept,accept4,eventfd2,?memfd_create,epoll_create1,inotify_init1,timerfd_create,signalfd4,?pidfd_open,execve,execveat,chdir,fchdir,clone,?clone3,?fork,?vfork";
 
 /// A line that could not be understood.
 #[derive(Debug, thiserror::Error)]
@@ -32,14 +36,23 @@ pub struct StraceError {
 }
 
 /// Converts a log; paths outside `root` (an absolute, normalised directory)
-/// are left out. `cwd` is the working directory the command started in.
-pub fn convert(name: &str, log: &str, root: &str, cwd: &str) -> Result<Trace, StraceError> {
+/// are left out. `cwd` is the working directory the command started in;
+/// `wall_us` how long the traced program ran, when known (else the log's
+/// span is given as the time under the tracer).
+pub fn convert(
+    name: &str,
+    log: &str,
+    root: &str,
+    cwd: &str,
+    wall_us: Option<u64>,
+) -> Result<Trace, StraceError> {
     let mut c = Converter::new(root, cwd);
     // Log-reading state: the first timestamp, and per thread the start of a
     // call strace printed in two halves and its first half.
     let mut t0 = None;
     let mut starts: HashMap<u64, f64> = HashMap::new();
     let mut pending: HashMap<u64, String> = HashMap::new();
+    let (mut calls, mut last_ts) = (0u64, 0.0f64);
     for (i, raw) in log.lines().enumerate() {
         let n = i + 1;
         let err = |message: String| StraceError {
@@ -68,6 +81,7 @@ pub fn convert(name: &str, log: &str, root: &str, cwd: &str) -> Result<Trace, St
             return Err(err(format!("timestamp {ts} is not a time")));
         }
         let t0 = *t0.get_or_insert(ts);
+        last_ts = last_ts.max(ts);
         if ts - t0 > MAX_TIME_US as f64 / 1e6 {
             return Err(err(format!(
                 "timestamp {ts} is more than {} s after the log's first",
@@ -95,6 +109,7 @@ pub fn convert(name: &str, log: &str, root: &str, cwd: &str) -> Result<Trace, St
             rest.to_string()
         };
         let start = starts.remove(&tid).unwrap_or(ts);
+        calls += 1;
         let Some(sys) = parse_call(&call) else {
             return Err(err(format!(
                 "cannot read the system call in '{}'",
@@ -116,7 +131,13 @@ pub fn convert(name: &str, log: &str, root: &str, cwd: &str) -> Result<Trace, St
             return Err(err(message));
         }
     }
-    Ok(c.finish())
+    // Both within [0, MAX_TIME_US] (checked per line): the cast cannot saturate.
+    let span_us = ((last_ts - t0.unwrap_or(last_ts)) * 1e6).round().max(0.0) as u64;
+    Ok(c.finish(Some(Tracer {
+        name: "strace".into(),
+        wall_us: wall_us.unwrap_or(span_us).min(MAX_TIME_US),
+        calls,
+    })))
 }
 
 fn short(s: &str) -> String {
@@ -152,7 +173,7 @@ mod tests {
 
     #[test]
     fn converts_every_kind_of_line() {
-        let t = convert("log", LOG, "/tmp/stt", "/tmp/stt").unwrap();
+        let t = convert("log", LOG, "/tmp/stt", "/tmp/stt", None).unwrap();
         let names: Vec<&str> = t.ops.iter().map(|o| o.kind.name()).collect();
         assert_eq!(
             names,

@@ -19,6 +19,8 @@ pub(super) struct Call {
     pub args: Vec<String>,
     pub ret: Option<i64>,
     pub ret_path: Option<String>,
+    /// The errno name of a failed call (`ENOENT`).
+    pub errno: Option<String>,
     pub dur: Option<f64>,
 }
 
@@ -45,11 +47,21 @@ pub(super) fn parse_call(s: &str) -> Option<Call> {
             .strip_prefix("0x")
             .and_then(|h| i64::from_str_radix(h, 16).ok())
     });
+    // A failure reads "-1 ENOENT (No such file or directory)".
+    let errno = match ret {
+        Some(r) if r < 0 => ret_text
+            .split(' ')
+            .nth(1)
+            .filter(|e| e.len() > 1 && e.starts_with('E') && e.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()))
+            .map(str::to_string),
+        _ => None,
+    };
     Some(Call {
         name,
         args,
         ret: ret.filter(|r| *r >= 0),
         ret_path,
+        errno,
         dur,
     })
 }

@@ -1,44 +1,102 @@
-//! plumb's trace format, version 1: a text file, one line per record.
+//! plumb's trace format, version 2: a text file, one line per record.
 //!
 //! ```text
-//! plumb-trace 1
+//! plumb-trace 2
 //! duration_us 1523400
-//! file 0 1048576 data/app.db          id, size at first touch ("-" when the
-//! file 1 - data/app.db-journal        file did not exist yet), relative path
+//! tracer strace 1700000 9120            how the recording was made (below)
+//! file 0 f 1048576 data/app.db         id, kind, size at first touch ("-"
+//! file 1 f - data/app.db-journal       when it did not exist yet), path
+//! file 2 d 0 data                      (a directory that existed)
+//! file 3 l 0 data/cur current.db       a symlink and its target
 //! thread 0 4711                        index, original thread id
 //! op 0 120 35 open 0 0 rw,creat        thread, start µs, duration µs, op, args
 //! op 0 160 12 pwrite 0 4096 4096       handle, offset, length
+//! op 0 175 3 stat 1 =ENOENT            a call that failed, with its errno
 //! ```
 //!
-//! Operations and their arguments (`h` = handle opened by an `open`, `f` =
-//! file id):
+//! Kinds: `f` file, `d` directory, `l` symlink. `tracer NAME WALL_US CALLS`
+//! says the program ran WALL_US µs under the tracer, which saw CALLS system
+//! calls: think time in the trace includes the tracer's slowdown.
+//!
+//! Operations and their arguments (`h` = handle opened by an `open`, a
+//! `dup` or an `inherit`, `f` = file id):
 //! `open h f FLAGS` (FLAGS: r, w or rw, then any of creat, trunc, append,
-//! excl, direct, sync, dsync, implicit — `implicit` marks a descriptor the
-//! program had before the trace began and is not counted as an operation),
-//! `read|pread|readv|preadv h off len`, `write|pwrite|writev|pwritev h off len`,
-//! `lseek h off`, `fsync h`, `fdatasync h`, `sync_file_range h off len`,
-//! `ftruncate h len`, `fallocate h off len`, `close h`, `fstat h`,
-//! `mmap h len` (noted, not replayed), `copy h_in h_out len`,
-//! `stat f`, `unlink f`, `mkdir f`, `rmdir f`, `rename f_from f_to`.
-//! Paths are percent-encoded where they hold spaces, `%` or control bytes.
+//! excl, direct, sync, dsync, dir, implicit — `implicit` marks a descriptor
+//! the program had before the trace began and is not counted as an
+//! operation), `read|pread|readv|preadv h off len`,
+//! `write|pwrite|writev|pwritev h off len`, `lseek h off`, `fsync h`,
+//! `fdatasync h`, `sync_file_range h off len`, `ftruncate h len`,
+//! `fallocate h off len`, `close h`, `fstat h`, `mmap h len` (noted, not
+//! replayed), `copy h_in h_out len`, `readdir h len` (getdents64 with a
+//! buffer of len bytes), `dup h_from h_to` (dup, dup2, dup3, fcntl
+//! F_DUPFD), `inherit h_from h_to` (a child process's copy of a parent's
+//! descriptor, made by the kernel at fork: not counted), `fchmod h MODE`,
+//! `stat f`, `access f`, `statfs f`, `readlink f`, `utimes f`,
+//! `chmod f MODE` (octal), `truncate f len`, `unlink f`, `mkdir f`,
+//! `rmdir f`, `rename f_from f_to [noreplace|exchange]`, `link f_from f_to`,
+//! `symlink f TARGET`.
+//!
+//! Any operation may end with `=ERRNO`: the call failed that way in the
+//! recording, and a replay expects it to fail the same way.
+//!
+//! Paths and symlink targets are percent-encoded where they hold spaces,
+//! `%` or control bytes. Version-1 traces (`file ID SIZE PATH`, no failed
+//! calls) still load.
 
-use super::limits::{
-    MAX_FILES, MAX_FILE_BYTES, MAX_HANDLE, MAX_IO_BYTES, MAX_OPS, MAX_THREADS, MAX_TIME_US,
-    MAX_TRACE_BYTES, MAX_TRACE_LINE,
-};
-use std::collections::HashSet;
+pub mod errno;
+mod parse;
+
 use std::fmt::Write as _;
 
-/// The first line of every trace.
-pub const MAGIC: &str = "plumb-trace 1";
+/// The first line of every trace this plumb writes.
+pub const MAGIC: &str = "plumb-trace 2";
+/// The first line of a version-1 trace, which still loads.
+pub const MAGIC_V1: &str = "plumb-trace 1";
 
-/// A file (or directory) the program touched.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EntryKind {
+    /// A regular file (or anything not known to be otherwise).
+    #[default]
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link.
+    Symlink,
+}
+
+impl EntryKind {
+    fn letter(self) -> &'static str {
+        match self {
+            EntryKind::File => "f",
+            EntryKind::Dir => "d",
+            EntryKind::Symlink => "l",
+        }
+    }
+}
+
+/// A file, directory or symlink the program touched.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FileEntry {
     /// Path relative to the recording's root.
     pub path: String,
     /// Size when first touched; None when it did not exist yet.
     pub size: Option<u64>,
+    /// What it was when first touched.
+    pub kind: EntryKind,
+    /// A symlink's target, as the link holds it.
+    pub target: Option<String>,
+}
+
+impl FileEntry {
+    /// A regular file of `size` bytes (None: did not exist yet).
+    pub fn file(path: &str, size: Option<u64>) -> FileEntry {
+        FileEntry {
+            path: path.to_string(),
+            size,
+            ..FileEntry::default()
+        }
+    }
 }
 
 /// Flags of an `open`.
@@ -62,6 +120,8 @@ pub struct OpenFlags {
     pub sync: bool,
     /// O_DSYNC.
     pub dsync: bool,
+    /// O_DIRECTORY: a directory, to read its entries or sync it.
+    pub directory: bool,
     /// Opened before the trace began (not an operation of the program's).
     pub implicit: bool,
 }
@@ -82,6 +142,7 @@ impl OpenFlags {
             (self.direct, "direct"),
             (self.sync, "sync"),
             (self.dsync, "dsync"),
+            (self.directory, "dir"),
             (self.implicit, "implicit"),
         ] {
             if on {
@@ -107,12 +168,28 @@ impl OpenFlags {
                 (_, "direct") => f.direct = true,
                 (_, "sync") => f.sync = true,
                 (_, "dsync") => f.dsync = true,
+                (_, "dir") => f.directory = true,
                 (_, "implicit") => f.implicit = true,
-                _ => return Err(format!("unknown open flag '{w}'")),
+                _ => {
+                    let shown: String = w.chars().take(40).collect();
+                    return Err(format!("unknown open flag '{shown}'"));
+                }
             }
         }
         Ok(f)
     }
+}
+
+/// renameat2's flags that change what a rename does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RenameMode {
+    /// rename(2): replaces the target.
+    #[default]
+    Replace,
+    /// RENAME_NOREPLACE: fails with EEXIST when the target exists.
+    NoReplace,
+    /// RENAME_EXCHANGE: swaps the two paths.
+    Exchange,
 }
 
 /// One operation.
@@ -213,12 +290,80 @@ pub enum OpKind {
     Mkdir(u32),
     /// `rmdir(2)` as recorded.
     Rmdir(u32),
-    /// `rename(2)` as recorded.
+    /// `rename(2)`, `renameat(2)` or `renameat2(2)` as recorded.
     Rename {
         /// Source file id.
         from: u32,
         /// Destination file id.
         to: u32,
+        /// renameat2's flags.
+        mode: RenameMode,
+    },
+    /// `getdents64(2)` on a directory handle, with a buffer of `len` bytes.
+    Readdir {
+        /// The directory's handle.
+        handle: u32,
+        /// The buffer size the call passed.
+        len: u64,
+    },
+    /// `dup`, `dup2`, `dup3` or `fcntl(F_DUPFD*)`: `to` is a new descriptor
+    /// for what `from` holds.
+    Dup {
+        /// The handle duplicated.
+        from: u32,
+        /// The new handle.
+        to: u32,
+    },
+    /// A child process's copy of a parent's descriptor, made by the kernel
+    /// at fork (not a call of the program's: replayed, not counted).
+    Inherit {
+        /// The parent's handle.
+        from: u32,
+        /// The child's handle.
+        to: u32,
+    },
+    /// `fchmod(2)` as recorded.
+    Fchmod {
+        /// The handle.
+        handle: u32,
+        /// The new mode (permission bits).
+        mode: u32,
+    },
+    /// `access(2)`/`faccessat(2)` of a path.
+    Access(u32),
+    /// `statfs(2)` of a path.
+    Statfs(u32),
+    /// `readlink(2)` of a path.
+    Readlink(u32),
+    /// `utimensat(2)` on a path (times set to now on replay).
+    Utimes(u32),
+    /// `chmod(2)`/`fchmodat(2)` of a path.
+    Chmod {
+        /// The file id.
+        file: u32,
+        /// The new mode (permission bits).
+        mode: u32,
+    },
+    /// `truncate(2)` of a path.
+    Truncate {
+        /// The file id.
+        file: u32,
+        /// New length.
+        len: u64,
+    },
+    /// `link(2)`/`linkat(2)`: a new name for an existing file.
+    Link {
+        /// The existing file.
+        from: u32,
+        /// The new name.
+        to: u32,
+    },
+    /// `symlink(2)`/`symlinkat(2)`: a symlink at `file` holding `target`.
+    Symlink {
+        /// Where the link is made.
+        file: u32,
+        /// What it points to, as the program wrote it.
+        target: String,
     },
 }
 
@@ -248,6 +393,28 @@ impl OpKind {
             OpKind::Mkdir(_) => "mkdir",
             OpKind::Rmdir(_) => "rmdir",
             OpKind::Rename { .. } => "rename",
+            OpKind::Readdir { .. } => "readdir",
+            OpKind::Dup { .. } => "dup",
+            OpKind::Inherit { .. } => "inherit",
+            OpKind::Fchmod { .. } => "fchmod",
+            OpKind::Access(_) => "access",
+            OpKind::Statfs(_) => "statfs",
+            OpKind::Readlink(_) => "readlink",
+            OpKind::Utimes(_) => "utimes",
+            OpKind::Chmod { .. } => "chmod",
+            OpKind::Truncate { .. } => "truncate",
+            OpKind::Link { .. } => "link",
+            OpKind::Symlink { .. } => "symlink",
+        }
+    }
+
+    /// True for the operations of the program's own (an implicit open or
+    /// an inherited descriptor is the kernel's, and is not counted).
+    pub fn counted(&self) -> bool {
+        match self {
+            OpKind::Open { flags, .. } => !flags.implicit,
+            OpKind::Inherit { .. } => false,
+            _ => true,
         }
     }
 
@@ -296,10 +463,28 @@ impl OpKind {
                 h.to_string()
             }
             OpKind::Copy { from, to, len } => format!("{from} {to} {len}"),
-            OpKind::Stat(f) | OpKind::Unlink(f) | OpKind::Mkdir(f) | OpKind::Rmdir(f) => {
-                f.to_string()
+            OpKind::Stat(f)
+            | OpKind::Unlink(f)
+            | OpKind::Mkdir(f)
+            | OpKind::Rmdir(f)
+            | OpKind::Access(f)
+            | OpKind::Statfs(f)
+            | OpKind::Readlink(f)
+            | OpKind::Utimes(f) => f.to_string(),
+            OpKind::Rename { from, to, mode } => match mode {
+                RenameMode::Replace => format!("{from} {to}"),
+                RenameMode::NoReplace => format!("{from} {to} noreplace"),
+                RenameMode::Exchange => format!("{from} {to} exchange"),
+            },
+            OpKind::Readdir { handle, len } => format!("{handle} {len}"),
+            OpKind::Dup { from, to } | OpKind::Inherit { from, to } | OpKind::Link { from, to } => {
+                format!("{from} {to}")
             }
-            OpKind::Rename { from, to } => format!("{from} {to}"),
+            OpKind::Fchmod { handle: h, mode } | OpKind::Chmod { file: h, mode } => {
+                format!("{h} {mode:o}")
+            }
+            OpKind::Truncate { file, len } => format!("{file} {len}"),
+            OpKind::Symlink { file, target } => format!("{file} {}", encode(target)),
         }
     }
 }
@@ -315,6 +500,20 @@ pub struct Op {
     pub dur_us: u64,
     /// What it did.
     pub kind: OpKind,
+    /// The errno it failed with in the recording; None when it succeeded.
+    pub failed: Option<i32>,
+}
+
+/// How a trace was recorded: the tracer, and how long the program ran
+/// under it, so think time is not mistaken for the application's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tracer {
+    /// The tracer's name (`strace`).
+    pub name: String,
+    /// Wall time of the traced program, µs.
+    pub wall_us: u64,
+    /// System calls the tracer saw.
+    pub calls: u64,
 }
 
 /// A whole trace.
@@ -328,6 +527,8 @@ pub struct Trace {
     pub ops: Vec<Op>,
     /// Length of the recording in µs.
     pub duration_us: u64,
+    /// How it was recorded, when known.
+    pub tracer: Option<Tracer>,
 }
 
 /// A malformed trace, naming the record.
@@ -342,7 +543,7 @@ pub struct TraceError {
     pub message: String,
 }
 
-fn encode(path: &str) -> String {
+pub(crate) fn encode(path: &str) -> String {
     let mut out = String::new();
     for b in path.bytes() {
         if b <= b' ' || b == b'%' || b == 0x7f {
@@ -372,18 +573,25 @@ fn decode(s: &str) -> Result<String, String> {
 }
 
 impl Trace {
-    /// The trace as text.
+    /// The trace as text (the current version).
     pub fn to_text(&self) -> String {
         let mut out = format!("{MAGIC}\nduration_us {}\n", self.duration_us);
+        if let Some(t) = &self.tracer {
+            let _ = writeln!(out, "tracer {} {} {}", t.name, t.wall_us, t.calls);
+        }
         for (i, f) in self.files.iter().enumerate() {
             let size = f.size.map_or("-".to_string(), |s| s.to_string());
-            let _ = writeln!(out, "file {i} {size} {}", encode(&f.path));
+            let _ = write!(out, "file {i} {} {size} {}", f.kind.letter(), encode(&f.path));
+            if let Some(target) = &f.target {
+                let _ = write!(out, " {}", encode(target));
+            }
+            out.push('\n');
         }
         for (i, t) in self.threads.iter().enumerate() {
             let _ = writeln!(out, "thread {i} {t}");
         }
         for op in &self.ops {
-            let _ = writeln!(
+            let _ = write!(
                 out,
                 "op {} {} {} {} {}",
                 op.thread,
@@ -392,385 +600,14 @@ impl Trace {
                 op.kind.name(),
                 op.kind.args()
             );
+            if let Some(e) = op.failed {
+                let _ = write!(out, " ={}", errno::name(e));
+            }
+            out.push('\n');
         }
         let _ = writeln!(out, "end {}", self.ops.len());
         out
     }
-
-    /// Parses a trace; `name` is used in errors. Every reference is checked
-    /// (handles opened before use and never reused, file and thread ids in
-    /// range), every number is within the bounds of [`super::limits`], and
-    /// a trace without its `end` record is reported as truncated.
-    pub fn parse(name: &str, text: &str) -> Result<Trace, TraceError> {
-        let err = |line: usize, message: String| TraceError {
-            file: name.to_string(),
-            line,
-            message,
-        };
-        if text.len() as u64 > MAX_TRACE_BYTES {
-            return Err(err(
-                1,
-                format!(
-                    "the trace is {} bytes; a trace may have at most {MAX_TRACE_BYTES}",
-                    text.len()
-                ),
-            ));
-        }
-        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
-        match lines.next() {
-            Some((_, l)) if l.trim_end() == MAGIC => {}
-            Some((_, l)) if l.starts_with("plumb-trace ") && l.len() < 64 => {
-                return Err(err(
-                    1,
-                    format!("unsupported trace version '{l}' (this plumb reads '{MAGIC}')"),
-                ))
-            }
-            _ => {
-                return Err(err(
-                    1,
-                    format!("not a plumb trace (the first line must be '{MAGIC}')"),
-                ))
-            }
-        }
-        let mut t = Trace::default();
-        let mut ended = None;
-        let mut handles = Handles::default();
-        for (n, line) in lines {
-            if line.len() > MAX_TRACE_LINE {
-                return Err(err(
-                    n,
-                    format!(
-                        "the line is {} bytes long; a trace line may have at most {MAX_TRACE_LINE}",
-                        line.len()
-                    ),
-                ));
-            }
-            if line.trim().is_empty() || line.starts_with('#') {
-                continue;
-            }
-            if let Some(count) = ended {
-                return Err(err(n, format!("a record after 'end {count}'")));
-            }
-            let words: Vec<&str> = line.split(' ').collect();
-            let record = words.first().copied().unwrap_or_default();
-            let num = |i: usize| -> Result<u64, TraceError> {
-                let w = words
-                    .get(i)
-                    .ok_or_else(|| err(n, format!("'{record}' record is cut short")))?;
-                number(w).map_err(|m| err(n, m))
-            };
-            match record {
-                "duration_us" => t.duration_us = time(num(1)?).map_err(|m| err(n, m))?,
-                "file" => {
-                    if t.files.len() >= MAX_FILES {
-                        return Err(err(
-                            n,
-                            format!("more than {MAX_FILES} files (the most a trace may name)"),
-                        ));
-                    }
-                    if num(1)? != t.files.len() as u64 {
-                        return Err(err(
-                            n,
-                            format!("file ids must count up from 0; expected {}", t.files.len()),
-                        ));
-                    }
-                    let size = match words.get(2) {
-                        Some(&"-") => None,
-                        _ => Some(file_size(num(2)?).map_err(|m| err(n, m))?),
-                    };
-                    let path = words
-                        .get(3)
-                        .ok_or_else(|| err(n, "file record without a path".into()))?;
-                    if words.len() > 4 {
-                        return Err(err(n, "file record has extra words".into()));
-                    }
-                    let path = decode(path).map_err(|m| err(n, m))?;
-                    t.files.push(FileEntry { path, size });
-                }
-                "thread" => {
-                    if t.threads.len() >= MAX_THREADS {
-                        return Err(err(
-                            n,
-                            format!(
-                                "more than {MAX_THREADS} threads (the most plumb replays at once)"
-                            ),
-                        ));
-                    }
-                    if num(1)? != t.threads.len() as u64 {
-                        return Err(err(
-                            n,
-                            format!(
-                                "thread ids must count up from 0; expected {}",
-                                t.threads.len()
-                            ),
-                        ));
-                    }
-                    t.threads.push(num(2)?);
-                }
-                "op" => {
-                    if t.ops.len() >= MAX_OPS {
-                        return Err(err(
-                            n,
-                            format!("more than {MAX_OPS} operations (the most a trace may hold)"),
-                        ));
-                    }
-                    let op = parse_op(&words, &t, &mut handles).map_err(|m| err(n, m))?;
-                    if let Some(prev) = t.ops.last() {
-                        if op.start_us < prev.start_us {
-                            return Err(err(n, "operations must be in start order".into()));
-                        }
-                    }
-                    t.ops.push(op);
-                }
-                "end" => {
-                    let count = num(1)?;
-                    if count != t.ops.len() as u64 {
-                        return Err(err(
-                            n,
-                            format!(
-                                "'end' says {count} operations but {} were read",
-                                t.ops.len()
-                            ),
-                        ));
-                    }
-                    ended = Some(count);
-                }
-                other => {
-                    let shown: String = other.chars().take(40).collect();
-                    return Err(err(n, format!("unknown record '{shown}'")));
-                }
-            }
-        }
-        if ended.is_none() {
-            let last = text.lines().count();
-            return Err(err(
-                last,
-                format!(
-                    "the trace is truncated: no 'end' record after {} operations",
-                    t.ops.len()
-                ),
-            ));
-        }
-        Ok(t)
-    }
-}
-
-/// A decimal number of the trace (no sign, no more than u64 holds).
-fn number(w: &str) -> Result<u64, String> {
-    w.parse().map_err(|_| {
-        let shown: String = w.chars().take(40).collect();
-        format!("'{shown}' is not a number")
-    })
-}
-
-/// A time in µs, within [`MAX_TIME_US`].
-fn time(us: u64) -> Result<u64, String> {
-    if us > MAX_TIME_US {
-        return Err(format!(
-            "time {us} µs is past the latest a trace may name ({MAX_TIME_US} µs)"
-        ));
-    }
-    Ok(us)
-}
-
-/// A file size or offset, within [`MAX_FILE_BYTES`].
-fn file_size(bytes: u64) -> Result<u64, String> {
-    if bytes > MAX_FILE_BYTES {
-        return Err(format!(
-            "{bytes} bytes is past the largest file a trace may describe ({MAX_FILE_BYTES} bytes)"
-        ));
-    }
-    Ok(bytes)
-}
-
-/// An offset and a length whose end is within [`MAX_FILE_BYTES`], the
-/// length at most `max_len`.
-fn extent(offset: u64, len: u64, max_len: u64) -> Result<(u64, u64), String> {
-    if len > max_len {
-        return Err(format!(
-            "length {len} is more than the {max_len} bytes one operation may move"
-        ));
-    }
-    let end = offset
-        .checked_add(len)
-        .ok_or_else(|| format!("offset {offset} + length {len} overflows"))?;
-    file_size(end)?;
-    Ok((offset, len))
-}
-
-/// Handles while parsing: those open now, and every one ever opened (a
-/// handle id is never reused, so the replay's threads can cache them).
-#[derive(Default)]
-struct Handles {
-    open: HashSet<u32>,
-    seen: HashSet<u32>,
-}
-
-fn parse_op(w: &[&str], t: &Trace, open: &mut Handles) -> Result<Op, String> {
-    let num = |i: usize| -> Result<u64, String> {
-        let s = w
-            .get(i)
-            .ok_or_else(|| format!("'{}' operation is cut short", w.get(4).unwrap_or(&"op")))?;
-        number(s)
-    };
-    let thread = num(1)?;
-    if thread >= t.threads.len() as u64 {
-        return Err(format!("thread {thread} is not declared"));
-    }
-    let start_us = time(num(2)?)?;
-    let dur_us = time(num(3)?)?;
-    let file = |i: usize| -> Result<u32, String> {
-        let f = num(i)?;
-        if f >= t.files.len() as u64 {
-            return Err(format!("file {f} is not declared"));
-        }
-        u32::try_from(f).map_err(|_| format!("file {f} is not declared"))
-    };
-    let handle = |i: usize| -> Result<u32, String> {
-        let h = num(i)?;
-        match u32::try_from(h) {
-            Ok(h) if open.open.contains(&h) => Ok(h),
-            _ => Err(format!("handle {h} is used before it is opened")),
-        }
-    };
-    let io = |o: usize, l: usize, max: u64| -> Result<(u64, u64), String> {
-        extent(num(o)?, num(l)?, max)
-    };
-    let name = *w.get(4).ok_or("operation without a name")?;
-    let (kind, arity) = match name {
-        "open" => {
-            let h = num(5)?;
-            if h >= MAX_HANDLE {
-                return Err(format!("handle {h} is not below {MAX_HANDLE}"));
-            }
-            let h = h as u32;
-            if open.seen.contains(&h) {
-                return Err(format!("handle {h} is opened a second time"));
-            }
-            let kind = OpKind::Open {
-                handle: h,
-                file: file(6)?,
-                flags: OpenFlags::parse(w.get(7).ok_or("open without flags")?)?,
-            };
-            open.open.insert(h);
-            open.seen.insert(h);
-            (kind, 3)
-        }
-        n if READ_CALLS.contains(&n) => {
-            let handle = handle(5)?;
-            let (offset, len) = io(6, 7, MAX_IO_BYTES)?;
-            (
-                OpKind::Read {
-                    call: READ_CALLS[READ_CALLS.iter().position(|c| *c == n).unwrap_or(0)],
-                    handle,
-                    offset,
-                    len,
-                },
-                3,
-            )
-        }
-        n if WRITE_CALLS.contains(&n) => {
-            let handle = handle(5)?;
-            let (offset, len) = io(6, 7, MAX_IO_BYTES)?;
-            (
-                OpKind::Write {
-                    call: WRITE_CALLS[WRITE_CALLS.iter().position(|c| *c == n).unwrap_or(0)],
-                    handle,
-                    offset,
-                    len,
-                },
-                3,
-            )
-        }
-        "lseek" => (
-            OpKind::Lseek {
-                handle: handle(5)?,
-                offset: file_size(num(6)?)?,
-            },
-            2,
-        ),
-        "fsync" => (OpKind::Fsync(handle(5)?), 1),
-        "fdatasync" => (OpKind::Fdatasync(handle(5)?), 1),
-        "sync_file_range" => {
-            let handle = handle(5)?;
-            let (offset, len) = io(6, 7, MAX_FILE_BYTES)?;
-            (
-                OpKind::SyncFileRange {
-                    handle,
-                    offset,
-                    len,
-                },
-                3,
-            )
-        }
-        "ftruncate" => (
-            OpKind::Ftruncate {
-                handle: handle(5)?,
-                len: file_size(num(6)?)?,
-            },
-            2,
-        ),
-        "fallocate" => {
-            let handle = handle(5)?;
-            let (offset, len) = io(6, 7, MAX_FILE_BYTES)?;
-            (
-                OpKind::Fallocate {
-                    handle,
-                    offset,
-                    len,
-                },
-                3,
-            )
-        }
-        "close" => {
-            let h = handle(5)?;
-            open.open.remove(&h);
-            (OpKind::Close(h), 1)
-        }
-        "fstat" => (OpKind::Fstat(handle(5)?), 1),
-        "mmap" => (
-            OpKind::Mmap {
-                handle: handle(5)?,
-                len: file_size(num(6)?)?,
-            },
-            2,
-        ),
-        "copy" => (
-            OpKind::Copy {
-                from: handle(5)?,
-                to: handle(6)?,
-                len: file_size(num(7)?)?,
-            },
-            3,
-        ),
-        "stat" => (OpKind::Stat(file(5)?), 1),
-        "unlink" => (OpKind::Unlink(file(5)?), 1),
-        "mkdir" => (OpKind::Mkdir(file(5)?), 1),
-        "rmdir" => (OpKind::Rmdir(file(5)?), 1),
-        "rename" => (
-            OpKind::Rename {
-                from: file(5)?,
-                to: file(6)?,
-            },
-            2,
-        ),
-        other => {
-            let shown: String = other.chars().take(40).collect();
-            return Err(format!("unknown operation '{shown}'"));
-        }
-    };
-    if w.len() != 5 + arity {
-        return Err(format!(
-            "'{name}' takes {arity} arguments, not {}",
-            w.len() - 5
-        ));
-    }
-    Ok(Op {
-        thread: thread as u32,
-        start_us,
-        dur_us,
-        kind,
-    })
 }
 
 #[cfg(test)]
