@@ -543,7 +543,7 @@ proptest! {
     fn strace_logs_never_panic(lines in prop::collection::vec(prop_oneof![8 => strace_line(), 1 => "[ -~]{0,40}", 1 => ".{0,8}"], 0..16),
                                root in prop::sample::select(vec!["/r", "/", "", "../.."]), cwd in prop::sample::select(vec!["/r", "/", "", "rel"])) {
         let log = lines.join("\n");
-        let r = no_panic("strace::convert", &log, || plumb::trace::strace::convert("a.strace", &log, root, cwd))?;
+        let r = no_panic("strace::convert", &log, || plumb::trace::strace::convert("a.strace", &log, root, cwd, None))?;
         match r {
             Err(e) => prop_assert!(e.to_string().contains("a.strace"), "{}", e),
             Ok(t) => {

@@ -18,4 +18,5 @@ mod safety;
 mod seed_commands;
 mod serve;
 mod trace;
+mod trace_apps;
 mod wasm;

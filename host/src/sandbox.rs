@@ -296,7 +296,13 @@ impl RunDir {
         let (fd_b, b) = self.parent_of(to)?;
         // SAFETY: valid descriptors and C strings.
         let r = unsafe {
-            libc::renameat2(fd_a.as_raw_fd(), a.as_ptr(), fd_b.as_raw_fd(), b.as_ptr(), flags)
+            libc::renameat2(
+                fd_a.as_raw_fd(),
+                a.as_ptr(),
+                fd_b.as_raw_fd(),
+                b.as_ptr(),
+                flags,
+            )
         };
         os(r, "rename", from)
     }
@@ -307,8 +313,15 @@ impl RunDir {
         let (fd_a, a) = self.parent_of(from)?;
         let (fd_b, b) = self.parent_of(to)?;
         // SAFETY: valid descriptors and C strings.
-        let r =
-            unsafe { libc::linkat(fd_a.as_raw_fd(), a.as_ptr(), fd_b.as_raw_fd(), b.as_ptr(), 0) };
+        let r = unsafe {
+            libc::linkat(
+                fd_a.as_raw_fd(),
+                a.as_ptr(),
+                fd_b.as_raw_fd(),
+                b.as_ptr(),
+                0,
+            )
+        };
         os(r, "link", to)
     }
 
@@ -333,7 +346,12 @@ impl RunDir {
         let mut buf = vec![0u8; libc::PATH_MAX as usize];
         // SAFETY: the buffer and its length match; valid descriptor and C string.
         let n = unsafe {
-            libc::readlinkat(dir.as_raw_fd(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len())
+            libc::readlinkat(
+                dir.as_raw_fd(),
+                name.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
         };
         if n < 0 {
             return Err(io(std::io::Error::last_os_error(), "readlink", rel));
@@ -348,7 +366,12 @@ impl RunDir {
         let (dir, name) = self.parent_of(rel)?;
         // SAFETY: valid descriptor and C string; null times mean now.
         let r = unsafe {
-            libc::utimensat(dir.as_raw_fd(), name.as_ptr(), std::ptr::null(), libc::AT_SYMLINK_NOFOLLOW)
+            libc::utimensat(
+                dir.as_raw_fd(),
+                name.as_ptr(),
+                std::ptr::null(),
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
         };
         os(r, "utimes", rel)
     }
@@ -370,20 +393,27 @@ impl RunDir {
     /// `chmod(2)` of `rel`.
     pub fn chmod(&self, rel: &str, mode: u32) -> Result<(), SandboxError> {
         // SAFETY: a valid C string.
-        self.through_path(rel, "chmod", |p, _| unsafe { libc::chmod(p.as_ptr(), mode) })
+        self.through_path(rel, "chmod", |p, _| unsafe {
+            libc::chmod(p.as_ptr(), mode)
+        })
     }
 
     /// `truncate(2)` of `rel` to `len` bytes.
     pub fn truncate(&self, rel: &str, len: u64) -> Result<(), SandboxError> {
-        let len = i64::try_from(len).map_err(|_| bad(rel, "the length does not fit a file size"))?;
+        let len =
+            i64::try_from(len).map_err(|_| bad(rel, "the length does not fit a file size"))?;
         // SAFETY: a valid C string.
-        self.through_path(rel, "truncate", |p, _| unsafe { libc::truncate(p.as_ptr(), len) })
+        self.through_path(rel, "truncate", |p, _| unsafe {
+            libc::truncate(p.as_ptr(), len)
+        })
     }
 
     /// `access(2)` of `rel`: does it exist (following symlinks beneath).
     pub fn access(&self, rel: &str) -> Result<(), SandboxError> {
         // SAFETY: a valid C string.
-        self.through_path(rel, "access", |p, _| unsafe { libc::access(p.as_ptr(), libc::F_OK) })
+        self.through_path(rel, "access", |p, _| unsafe {
+            libc::access(p.as_ptr(), libc::F_OK)
+        })
     }
 
     /// `statfs(2)` of the file system holding `rel`.
@@ -571,7 +601,12 @@ pub fn target_stays_inside(link: &str, target: &str) -> bool {
     if target.is_empty() || target.starts_with('/') {
         return false;
     }
-    let mut depth: i64 = link.trim_end_matches('/').split('/').filter(|c| !c.is_empty() && *c != ".").count() as i64 - 1;
+    let mut depth: i64 = link
+        .trim_end_matches('/')
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .count() as i64
+        - 1;
     for c in target.split('/') {
         match c {
             "" | "." => {}

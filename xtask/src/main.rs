@@ -54,6 +54,21 @@ const TOOLS: &[Tool] = &[
         package: "procps",
         used_by: "process checks",
     },
+    Tool {
+        program: "git",
+        package: "git",
+        used_by: "the real applications the trace tests record",
+    },
+    Tool {
+        program: "sqlite3",
+        package: "sqlite3",
+        used_by: "the real applications the trace tests record",
+    },
+    Tool {
+        program: "tar",
+        package: "tar",
+        used_by: "the real applications the trace tests record",
+    },
 ];
 
 /// The target the example WebAssembly guests are built for.

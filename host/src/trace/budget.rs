@@ -228,13 +228,7 @@ mod tests {
         assert_eq!(bytes_needed(&a), 120, "appends add up");
         let max = crate::trace::limits::MAX_FILE_BYTES;
         let big = Trace {
-            files: vec![
-                crate::trace::format::FileEntry {
-                    path: "x".into(),
-                    size: Some(max),
-                };
-                50_000
-            ],
+            files: vec![crate::trace::format::FileEntry::file("x", Some(max)); 50_000],
             ..Trace::default()
         };
         assert_eq!(bytes_needed(&big), u64::MAX, "saturates");

@@ -47,12 +47,26 @@ fn sandbox(e: SandboxError) -> Halt {
     failed(e.to_string(), errno)
 }
 
-/// Directories: those that existed, parents of every path, and whatever
-/// the trace mkdirs or rmdirs.
+/// Directories: those that existed, the parents of every path that
+/// existed or that the trace creates (a path only probed — a stat that
+/// failed — says nothing of its parents), and whatever the trace mkdirs or
+/// rmdirs.
 fn directories(t: &Trace) -> (HashSet<String>, HashSet<String>) {
     let mut dirs = HashSet::new();
     let mut made = HashSet::new();
-    for f in &t.files {
+    let mut created = HashSet::new();
+    for op in t.ops.iter().filter(|o| o.failed.is_none()) {
+        match &op.kind {
+            OpKind::Open { file, flags, .. } if flags.create => created.insert(*file),
+            OpKind::Mkdir(f) | OpKind::Symlink { file: f, .. } => created.insert(*f),
+            OpKind::Rename { to, .. } | OpKind::Link { to, .. } => created.insert(*to),
+            _ => false,
+        };
+    }
+    for (id, f) in t.files.iter().enumerate() {
+        if f.size.is_none() && !created.contains(&(id as u32)) {
+            continue;
+        }
         let p = contained(&f.path);
         if f.kind == EntryKind::Dir && f.size.is_some() && !p.is_empty() {
             dirs.insert(p.clone());

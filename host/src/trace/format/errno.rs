@@ -59,7 +59,9 @@ pub fn parse(s: &str) -> Result<i32, String> {
         Some(Ok(n)) if (1..=MAX_ERRNO).contains(&n) => Ok(n),
         _ => {
             let shown: String = s.chars().take(40).collect();
-            Err(format!("'{shown}' is not an error number (ENOENT, E2, ...)"))
+            Err(format!(
+                "'{shown}' is not an error number (ENOENT, E2, ...)"
+            ))
         }
     }
 }

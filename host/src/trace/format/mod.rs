@@ -581,7 +581,12 @@ impl Trace {
         }
         for (i, f) in self.files.iter().enumerate() {
             let size = f.size.map_or("-".to_string(), |s| s.to_string());
-            let _ = write!(out, "file {i} {} {size} {}", f.kind.letter(), encode(&f.path));
+            let _ = write!(
+                out,
+                "file {i} {} {size} {}",
+                f.kind.letter(),
+                encode(&f.path)
+            );
             if let Some(target) = &f.target {
                 let _ = write!(out, " {}", encode(target));
             }
@@ -617,13 +622,18 @@ mod tests {
     fn sample() -> Trace {
         Trace {
             files: vec![
+                FileEntry::file("db/app db.sqlite", Some(8192)),
                 FileEntry {
-                    path: "db/app db.sqlite".into(),
-                    size: Some(8192),
+                    path: "db".into(),
+                    size: Some(0),
+                    kind: EntryKind::Dir,
+                    target: None,
                 },
                 FileEntry {
-                    path: "db/journal".into(),
-                    size: None,
+                    path: "db/cur".into(),
+                    size: Some(0),
+                    kind: EntryKind::Symlink,
+                    target: Some("app db.sqlite".into()),
                 },
             ],
             threads: vec![100, 101],
@@ -632,6 +642,7 @@ mod tests {
                     thread: 0,
                     start_us: 0,
                     dur_us: 5,
+                    failed: None,
                     kind: OpKind::Open {
                         handle: 0,
                         file: 0,
@@ -647,6 +658,7 @@ mod tests {
                     thread: 0,
                     start_us: 10,
                     dur_us: 3,
+                    failed: None,
                     kind: OpKind::Read {
                         call: "pread",
                         handle: 0,
@@ -658,6 +670,7 @@ mod tests {
                     thread: 1,
                     start_us: 12,
                     dur_us: 3,
+                    failed: None,
                     kind: OpKind::Write {
                         call: "write",
                         handle: 0,
@@ -669,22 +682,41 @@ mod tests {
                     thread: 0,
                     start_us: 20,
                     dur_us: 300,
+                    failed: None,
                     kind: OpKind::Fsync(0),
+                },
+                Op {
+                    thread: 1,
+                    start_us: 300,
+                    dur_us: 4,
+                    failed: Some(libc::ENOENT),
+                    kind: OpKind::Stat(1),
                 },
                 Op {
                     thread: 0,
                     start_us: 400,
                     dur_us: 2,
+                    failed: None,
                     kind: OpKind::Close(0),
                 },
                 Op {
                     thread: 1,
                     start_us: 410,
                     dur_us: 9,
-                    kind: OpKind::Rename { from: 0, to: 1 },
+                    failed: None,
+                    kind: OpKind::Rename {
+                        from: 0,
+                        to: 1,
+                        mode: RenameMode::NoReplace,
+                    },
                 },
             ],
             duration_us: 500,
+            tracer: Some(Tracer {
+                name: "strace".into(),
+                wall_us: 900,
+                calls: 40,
+            }),
         }
     }
 
@@ -692,7 +724,9 @@ mod tests {
     fn text_round_trips() {
         let t = sample();
         let text = t.to_text();
-        assert!(text.contains("file 0 8192 db/app%20db.sqlite"));
+        assert!(text.contains("file 0 f 8192 db/app%20db.sqlite"));
+        assert!(text.contains("file 2 l 0 db/cur app%20db.sqlite"), "{text}");
+        assert!(text.contains("stat 1 =ENOENT"), "{text}");
         assert_eq!(Trace::parse("t", &text).unwrap(), t);
     }
 
@@ -704,14 +738,14 @@ mod tests {
         assert!(e.to_string().contains("truncated"), "{e}");
         let bad = text.replace("op 0 10 3 pread 0 4096 4096", "op 0 10 3 pread 7 4096 4096");
         let e = Trace::parse("app.trace", &bad).unwrap_err();
-        assert_eq!(e.line, 8, "{e}");
+        assert_eq!(e.line, 10, "{e}");
         assert!(
             e.message.contains("handle 7 is used before it is opened"),
             "{e}"
         );
         let bad = text.replace("op 0 20 300 fsync 0", "op 0 20 300 fsync");
         let e = Trace::parse("app.trace", &bad).unwrap_err();
-        assert!(e.to_string().starts_with("app.trace:10: "), "{e}");
+        assert!(e.to_string().starts_with("app.trace:12: "), "{e}");
         assert!(Trace::parse("x", "hello\n")
             .unwrap_err()
             .message
@@ -721,7 +755,7 @@ mod tests {
     #[test]
     fn hostile_numbers_and_lines_are_refused_by_record() {
         let head =
-            "plumb-trace 1\nduration_us 10\nfile 0 - a\nthread 0 1\nop 0 0 1 open 0 0 rw,creat\n";
+            "plumb-trace 2\nduration_us 10\nfile 0 f - a\nthread 0 1\nop 0 0 1 open 0 0 rw,creat\n";
         let cases = [
             ("op 0 1 1 pwrite 0 1125899906842624 1\n", "largest file"),
             (
@@ -736,6 +770,15 @@ mod tests {
             ("op 0 1 1 open 4294967296 0 r\n", "not below"),
             ("op 0 1 1 open 0 0 r\n", "opened a second time"),
             ("op 0 1 1 close 4294967296\n", "used before it is opened"),
+            ("op 0 1 1 stat 0 =ENOPE\n", "not an error number"),
+            ("op 0 1 1 symlink 0\n", "without a target"),
+            ("op 0 1 1 chmod 0 99999\n", "not a mode"),
+            ("op 0 1 1 dup 0 0\n", "opened a second time"),
+            ("op 0 1 1 readdir 7 10\n", "used before it is opened"),
+            (
+                "op 0 1 1 rename 0 0 sideways\n",
+                "not noreplace or exchange",
+            ),
         ];
         for (op, what) in cases {
             let e = Trace::parse("h.trace", &format!("{head}{op}end 2\n")).unwrap_err();
@@ -753,5 +796,25 @@ mod tests {
         }
         let e = Trace::parse("h", &threads).unwrap_err();
         assert!(e.message.contains("threads"), "{e}");
+    }
+
+    #[test]
+    fn version_1_traces_load_and_may_not_use_version_2_records() {
+        let v1 = "plumb-trace 1\nduration_us 10\nfile 0 4096 a\nthread 0 1\nop 0 0 1 open 0 0 r\nop 0 1 1 pread 0 0 4096\nend 2\n";
+        let t = Trace::parse("v1", v1).unwrap();
+        assert_eq!(t.files[0], FileEntry::file("a", Some(4096)));
+        assert_eq!(Trace::parse("v2", &t.to_text()).unwrap(), t);
+        let e = Trace::parse("v1", &v1.replace("pread 0 0 4096", "readdir 0 4096")).unwrap_err();
+        assert!(e.message.contains("version 2"), "{e}");
+    }
+
+    #[test]
+    fn a_failed_open_leaves_its_handle_unopened() {
+        let text = "plumb-trace 2\nfile 0 f - a\nthread 0 1\nop 0 0 1 open 0 0 r =ENOENT\nop 0 1 1 fstat 0\nend 2\n";
+        let e = Trace::parse("f", text).unwrap_err();
+        assert!(
+            e.message.contains("handle 0 is used before it is opened"),
+            "{e}"
+        );
     }
 }

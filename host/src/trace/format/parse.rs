@@ -39,7 +39,9 @@ impl Trace {
             Some(l) if l.starts_with("plumb-trace ") && l.len() < 64 => {
                 return Err(err(
                     1,
-                    format!("unsupported trace version '{l}' (this plumb reads '{MAGIC}' and '{MAGIC_V1}')"),
+                    format!(
+                    "unsupported trace version '{l}' (this plumb reads '{MAGIC}' and '{MAGIC_V1}')"
+                ),
                 ))
             }
             _ => {
@@ -81,10 +83,21 @@ impl Trace {
                 "tracer" if version >= 2 => {
                     let tracer = words
                         .get(1)
-                        .filter(|w| (1..=32).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_alphanumeric()))
-                        .ok_or_else(|| err(n, "a tracer record names its tracer in letters and digits".into()))?;
+                        .filter(|w| {
+                            (1..=32).contains(&w.len())
+                                && w.bytes().all(|b| b.is_ascii_alphanumeric())
+                        })
+                        .ok_or_else(|| {
+                            err(
+                                n,
+                                "a tracer record names its tracer in letters and digits".into(),
+                            )
+                        })?;
                     if words.len() != 4 {
-                        return Err(err(n, "a tracer record is 'tracer NAME WALL_US CALLS'".into()));
+                        return Err(err(
+                            n,
+                            "a tracer record is 'tracer NAME WALL_US CALLS'".into(),
+                        ));
                     }
                     t.tracer = Some(Tracer {
                         name: tracer.to_string(),
@@ -454,7 +467,9 @@ fn parse_op(w: &[&str], t: &Trace, open: &mut Handles, version: u32) -> Result<O
                 Some(&"exchange") => RenameMode::Exchange,
                 Some(other) => {
                     let shown: String = other.chars().take(40).collect();
-                    return Err(format!("rename mode '{shown}' is not noreplace or exchange"));
+                    return Err(format!(
+                        "rename mode '{shown}' is not noreplace or exchange"
+                    ));
                 }
             };
             let kind = OpKind::Rename {

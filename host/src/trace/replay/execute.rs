@@ -377,7 +377,9 @@ impl Executor<'_> {
             }
             OpKind::Readlink(f) => Ok(self.dir.readlink(&self.path(*f)?).map(|_| 0)?),
             OpKind::Utimes(f) => Ok(self.dir.touch(&self.path(*f)?).map(|_| 0)?),
-            OpKind::Chmod { file, mode } => Ok(self.dir.chmod(&self.path(*file)?, *mode).map(|_| 0)?),
+            OpKind::Chmod { file, mode } => {
+                Ok(self.dir.chmod(&self.path(*file)?, *mode).map(|_| 0)?)
+            }
             OpKind::Truncate { file, len } => {
                 Ok(self.dir.truncate(&self.path(*file)?, *len).map(|_| 0)?)
             }

@@ -144,7 +144,8 @@ impl Player<'_> {
             };
             if let Some(d) = divergence {
                 s.divergences += 1;
-                first_error.get_or_insert_with(|| format!("{} (record {}): {d}", op.kind.name(), i + 1));
+                first_error
+                    .get_or_insert_with(|| format!("{} (record {}): {d}", op.kind.name(), i + 1));
             }
         }
         (stats, skipped, first_error)

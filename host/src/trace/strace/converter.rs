@@ -67,7 +67,9 @@ pub(super) struct Converter {
 
 /// The failure a call returned, as an errno.
 fn errno_of(c: &Call) -> Option<i32> {
-    c.errno.as_deref().and_then(|e| crate::trace::format::errno::parse(e).ok())
+    c.errno
+        .as_deref()
+        .and_then(|e| crate::trace::format::errno::parse(e).ok())
 }
 
 impl Converter {
@@ -327,7 +329,15 @@ impl Converter {
         self.push_at(tid, start, self.seq, dur, kind, failed);
     }
 
-    fn push_at(&mut self, tid: u64, start: u64, seq: u64, dur: u64, kind: OpKind, failed: Option<i32>) {
+    fn push_at(
+        &mut self,
+        tid: u64,
+        start: u64,
+        seq: u64,
+        dur: u64,
+        kind: OpKind,
+        failed: Option<i32>,
+    ) {
         if self.ops.len() >= MAX_OPS {
             self.fail(format!(
                 "more than {MAX_OPS} operations (the most a trace may hold)"
@@ -387,7 +397,16 @@ impl Converter {
                     {
                         self.saw(file, Seen::Exists(EntryKind::File, Some(pos)));
                     }
-                    self.push(tid, start, dur, OpKind::Lseek { handle: h, offset: pos }, None);
+                    self.push(
+                        tid,
+                        start,
+                        dur,
+                        OpKind::Lseek {
+                            handle: h,
+                            offset: pos,
+                        },
+                        None,
+                    );
                 }
             }
             "fsync" | "fdatasync" | "fstat" | "getdents64" | "fchmod" => {
@@ -429,7 +448,17 @@ impl Converter {
                 if let Some(h) = self.handle(tid, a.first(), start) {
                     let (offset, len) = (num(a.get(1)).unwrap_or(0), num(a.get(2)).unwrap_or(0));
                     self.end(offset, len);
-                    self.push(tid, start, dur, OpKind::SyncFileRange { handle: h, offset, len }, failed);
+                    self.push(
+                        tid,
+                        start,
+                        dur,
+                        OpKind::SyncFileRange {
+                            handle: h,
+                            offset,
+                            len,
+                        },
+                        failed,
+                    );
                 }
             }
             "ftruncate" => {
@@ -440,7 +469,13 @@ impl Converter {
                         let file = self.desc(h).file;
                         self.modified(file, len);
                     }
-                    self.push(tid, start, dur, OpKind::Ftruncate { handle: h, len }, failed);
+                    self.push(
+                        tid,
+                        start,
+                        dur,
+                        OpKind::Ftruncate { handle: h, len },
+                        failed,
+                    );
                 }
             }
             "fallocate" => {
@@ -452,7 +487,17 @@ impl Converter {
                         let size = self.state[file as usize].size.max(end);
                         self.modified(file, size);
                     }
-                    self.push(tid, start, dur, OpKind::Fallocate { handle: h, offset, len }, failed);
+                    self.push(
+                        tid,
+                        start,
+                        dur,
+                        OpKind::Fallocate {
+                            handle: h,
+                            offset,
+                            len,
+                        },
+                        failed,
+                    );
                 }
             }
             "mmap" if failed.is_none() && a.get(4).is_some_and(|fd| !fd.starts_with('-')) => {
@@ -525,8 +570,14 @@ impl Converter {
                         }
                         OpKind::Truncate { file: f, len }
                     }
-                    "chmod" => OpKind::Chmod { file: f, mode: mode(a.get(1)) },
-                    _ => OpKind::Chmod { file: f, mode: mode(a.get(2)) },
+                    "chmod" => OpKind::Chmod {
+                        file: f,
+                        mode: mode(a.get(1)),
+                    },
+                    _ => OpKind::Chmod {
+                        file: f,
+                        mode: mode(a.get(2)),
+                    },
                 };
                 self.push(tid, start, dur, kind, failed);
             }
@@ -536,10 +587,26 @@ impl Converter {
                 } else {
                     (at2(self, 0, 1), at2(self, 2, 3))
                 };
-                let (Some(from), Some(to)) = (from, to) else { return };
+                let (Some(from), Some(to)) = (from, to) else {
+                    return;
+                };
                 let flags = a.get(4).map(String::as_str).unwrap_or("");
-                let f = self.file(&from, if failed == Some(libc::ENOENT) { Seen::Missing } else { Seen::Exists(EntryKind::File, None) });
-                let t = self.file(&to, if failed == Some(libc::EEXIST) { Seen::Exists(EntryKind::File, None) } else { Seen::Unknown });
+                let f = self.file(
+                    &from,
+                    if failed == Some(libc::ENOENT) {
+                        Seen::Missing
+                    } else {
+                        Seen::Exists(EntryKind::File, None)
+                    },
+                );
+                let t = self.file(
+                    &to,
+                    if failed == Some(libc::EEXIST) {
+                        Seen::Exists(EntryKind::File, None)
+                    } else {
+                        Seen::Unknown
+                    },
+                );
                 if failed.is_none() {
                     // The target now holds the source's data.
                     self.state[t as usize] = self.state[f as usize];
@@ -559,7 +626,11 @@ impl Converter {
                     } else {
                         RenameMode::Replace
                     };
-                    OpKind::Rename { from: f, to: t, mode }
+                    OpKind::Rename {
+                        from: f,
+                        to: t,
+                        mode,
+                    }
                 };
                 self.push(tid, start, dur, kind, failed);
             }
@@ -569,8 +640,14 @@ impl Converter {
                 } else {
                     (a.first(), at2(self, 1, 2))
                 };
-                let (Some(target), Some(rel)) = (target.and_then(|t| unquote(t)), rel) else { return };
-                let seen = if failed == Some(libc::EEXIST) { Seen::Exists(EntryKind::File, None) } else { Seen::Missing };
+                let (Some(target), Some(rel)) = (target.and_then(|t| unquote(t)), rel) else {
+                    return;
+                };
+                let seen = if failed == Some(libc::EEXIST) {
+                    Seen::Exists(EntryKind::File, None)
+                } else {
+                    Seen::Missing
+                };
                 let f = self.file(&rel, seen);
                 if failed.is_none() {
                     self.modified(f, 0);
@@ -593,7 +670,11 @@ impl Converter {
                     };
                     (EntryKind::Dir, seen)
                 } else {
-                    let kind = if is_rmdir { EntryKind::Dir } else { EntryKind::File };
+                    let kind = if is_rmdir {
+                        EntryKind::Dir
+                    } else {
+                        EntryKind::File
+                    };
                     let seen = match failed {
                         None => Seen::Exists(kind, None),
                         Some(libc::ENOENT) => Seen::Missing,
@@ -611,7 +692,10 @@ impl Converter {
                     OpKind::Unlink(f)
                 };
                 if failed.is_none() {
-                    if kind_of == EntryKind::Dir && name.starts_with("mkdir") && !self.state[f as usize].modified {
+                    if kind_of == EntryKind::Dir
+                        && name.starts_with("mkdir")
+                        && !self.state[f as usize].modified
+                    {
                         self.files[f as usize].kind = EntryKind::Dir;
                     }
                     self.modified(f, 0);
@@ -657,8 +741,11 @@ impl Converter {
                 }
             }
             "dup" | "dup2" | "dup3" | "fcntl" | "fcntl64" => {
-                let cloexec = a.iter().any(|x| x.contains("O_CLOEXEC") || x.contains("F_DUPFD_CLOEXEC"));
-                let is_dup = !name.starts_with("fcntl") || a.get(1).is_some_and(|x| x.starts_with("F_DUPFD"));
+                let cloexec = a
+                    .iter()
+                    .any(|x| x.contains("O_CLOEXEC") || x.contains("F_DUPFD_CLOEXEC"));
+                let is_dup = !name.starts_with("fcntl")
+                    || a.get(1).is_some_and(|x| x.starts_with("F_DUPFD"));
                 if name.starts_with("fcntl") && a.get(1).is_some_and(|x| x == "F_SETFD") {
                     let on = a.get(2).is_some_and(|x| x.contains("FD_CLOEXEC"));
                     if let Some(fd) = a.first().and_then(|x| decorated(x).0.parse().ok()) {
@@ -669,15 +756,21 @@ impl Converter {
                     return;
                 }
                 let new_fd = ret;
-                if name == "dup2" || name == "dup3" {
-                    if a.first().map(|x| decorated(x).0) == a.get(1).map(|x| decorated(x).0) {
-                        return; // dup2(fd, fd) changes nothing.
-                    }
+                let same = a.first().map(|x| decorated(x).0) == a.get(1).map(|x| decorated(x).0);
+                if (name == "dup2" || name == "dup3") && same {
+                    return; // dup2(fd, fd) changes nothing.
                 }
                 self.tables.remove(tid, new_fd);
                 if let Some(from) = self.handle(tid, a.first(), start) {
                     let to = self.shared_handle(from);
-                    self.tables.set(tid, new_fd, Slot::Held { handle: to, cloexec });
+                    self.tables.set(
+                        tid,
+                        new_fd,
+                        Slot::Held {
+                            handle: to,
+                            cloexec,
+                        },
+                    );
                     self.push(tid, start, dur, OpKind::Dup { from, to }, None);
                 } else {
                     self.tables.set(tid, new_fd, Slot::Other);
@@ -687,12 +780,25 @@ impl Converter {
                 let first = num(a.first()).unwrap_or(0);
                 let last = num(a.get(1)).map_or(i64::MAX, |l| l.min(i64::MAX as u64) as i64);
                 let cloexec = a.get(2).is_some_and(|f| f.contains("CLOSE_RANGE_CLOEXEC"));
-                self.tables.close_range(tid, first.min(i64::MAX as u64) as i64, last, cloexec);
+                self.tables
+                    .close_range(tid, first.min(i64::MAX as u64) as i64, last, cloexec);
             }
             "pipe" | "pipe2" | "socketpair" => {
                 // The new descriptors are listed in the array argument.
-                let list = if name == "socketpair" { a.get(3) } else { a.first() };
-                for fd in list.map(|l| l.trim_matches(['[', ']']).split(", ").filter_map(|x| decorated(x).0.parse::<i64>().ok()).collect::<Vec<_>>()).unwrap_or_default() {
+                let list = if name == "socketpair" {
+                    a.get(3)
+                } else {
+                    a.first()
+                };
+                for fd in list
+                    .map(|l| {
+                        l.trim_matches(['[', ']'])
+                            .split(", ")
+                            .filter_map(|x| decorated(x).0.parse::<i64>().ok())
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default()
+                {
                     self.tables.set(tid, fd, Slot::Other);
                 }
             }
@@ -700,7 +806,11 @@ impl Converter {
             _ => {
                 // Any other call returning a descriptor (socket, eventfd,
                 // memfd, accept, ...) makes that number something else.
-                if c.ret_path.is_some() && ret >= 0 && !name.contains("read") && !name.contains("write") {
+                if c.ret_path.is_some()
+                    && ret >= 0
+                    && !name.contains("read")
+                    && !name.contains("write")
+                {
                     self.tables.set(tid, ret, Slot::Other);
                 }
             }
@@ -777,7 +887,17 @@ impl Converter {
             let cloexec = has("O_CLOEXEC");
             self.tables.set(tid, fd, Slot::Held { handle: h, cloexec });
         }
-        self.push(tid, start, dur, OpKind::Open { handle: h, file, flags }, failed);
+        self.push(
+            tid,
+            start,
+            dur,
+            OpKind::Open {
+                handle: h,
+                file,
+                flags,
+            },
+            failed,
+        );
     }
 
     fn transfer(&mut self, tid: u64, start: u64, dur: u64, c: &Call, failed: Option<i32>) {
@@ -787,9 +907,7 @@ impl Converter {
             return;
         };
         let explicit = match name {
-            "pread64" | "pwrite64" | "preadv" | "preadv2" | "pwritev" | "pwritev2" => {
-                num(a.get(3))
-            }
+            "pread64" | "pwrite64" | "preadv" | "preadv2" | "pwritev" | "pwritev2" => num(a.get(3)),
             _ => None,
         };
         let d = *self.desc(h);
@@ -812,9 +930,19 @@ impl Converter {
         };
         let kind = |handle, offset, len| {
             if is_write {
-                OpKind::Write { call, handle, offset, len }
+                OpKind::Write {
+                    call,
+                    handle,
+                    offset,
+                    len,
+                }
             } else {
-                OpKind::Read { call, handle, offset, len }
+                OpKind::Read {
+                    call,
+                    handle,
+                    offset,
+                    len,
+                }
             }
         };
         if failed.is_some() {
@@ -869,7 +997,11 @@ fn stat_seen(statbuf: Option<&String>) -> Seen {
 
 /// Permission bits of a mode argument (`0644`, `S_IRUSR|…` is read as 0644).
 fn mode(arg: Option<&String>) -> u32 {
-    arg.and_then(|m| u32::from_str_radix(m.trim_start_matches('0'), 8).ok().or_else(|| m.parse().ok()))
-        .unwrap_or(0o644)
+    arg.and_then(|m| {
+        u32::from_str_radix(m.trim_start_matches('0'), 8)
+            .ok()
+            .or_else(|| m.parse().ok())
+    })
+    .unwrap_or(0o644)
         & 0o7777
 }

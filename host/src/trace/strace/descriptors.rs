@@ -150,14 +150,39 @@ mod tests {
     #[test]
     fn forks_copy_lazily_threads_share_exec_closes_cloexec() {
         let mut t = Tables::default();
-        t.set(1, 3, Slot::Held { handle: 0, cloexec: false });
-        t.set(1, 4, Slot::Held { handle: 1, cloexec: true });
+        t.set(
+            1,
+            3,
+            Slot::Held {
+                handle: 0,
+                cloexec: false,
+            },
+        );
+        t.set(
+            1,
+            4,
+            Slot::Held {
+                handle: 1,
+                cloexec: true,
+            },
+        );
         t.share(1, 2);
-        assert_eq!(t.get(2, 3), Some(Slot::Held { handle: 0, cloexec: false }));
+        assert_eq!(
+            t.get(2, 3),
+            Some(Slot::Held {
+                handle: 0,
+                cloexec: false
+            })
+        );
         t.fork(1, 10, 500, 7);
         assert_eq!(
             t.get(10, 3),
-            Some(Slot::Inherited { from: 0, cloexec: false, at_us: 500, seq: 7 })
+            Some(Slot::Inherited {
+                from: 0,
+                cloexec: false,
+                at_us: 500,
+                seq: 7
+            })
         );
         t.remove(10, 3);
         assert!(t.get(1, 3).is_some(), "the parent keeps its descriptor");

@@ -179,12 +179,21 @@ mod tests {
             names,
             [
                 "open", "pwrite", "write", "lseek", "read", "fsync", "close", "open", "write",
-                "close", "mkdir", "rename", "stat", "unlink"
+                "close", "mkdir", "rename", "stat", "open", "unlink"
             ]
         );
+        // The open that failed is kept, with its errno.
+        assert_eq!(t.ops[13].failed, Some(libc::ENOENT));
+        assert!(t
+            .ops
+            .iter()
+            .enumerate()
+            .all(|(i, o)| (i == 13) == o.failed.is_some()));
+        let tracer = t.tracer.as_ref().unwrap();
+        assert_eq!((tracer.name.as_str(), tracer.calls), ("strace", 17));
         assert_eq!(t.threads, vec![3746, 3789]);
         let paths: Vec<&str> = t.files.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(paths, ["a.dat", "b.dat", "d", "d/c.dat"]);
+        assert_eq!(paths, ["a.dat", "b.dat", "d", "d/c.dat", "missing"]);
         // The plain write continues at the file position after the pwrite? No:
         // pwrite does not move it, so the write lands at 0, and the read after
         // lseek(0) at 0.

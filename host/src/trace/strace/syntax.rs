@@ -52,7 +52,12 @@ pub(super) fn parse_call(s: &str) -> Option<Call> {
         Some(r) if r < 0 => ret_text
             .split(' ')
             .nth(1)
-            .filter(|e| e.len() > 1 && e.starts_with('E') && e.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()))
+            .filter(|e| {
+                e.len() > 1
+                    && e.starts_with('E')
+                    && e.bytes()
+                        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+            })
             .map(str::to_string),
         _ => None,
     };
