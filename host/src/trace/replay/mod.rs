@@ -162,7 +162,9 @@ fn check_buffers(t: &Trace, lanes: &[Vec<usize>]) -> Result<(), String> {
         let largest = lane
             .iter()
             .map(|&i| match t.ops[i].kind {
-                OpKind::Read { len, .. } | OpKind::Write { len, .. } => len,
+                OpKind::Read { len, .. }
+                | OpKind::Write { len, .. }
+                | OpKind::Readdir { len, .. } => len,
                 _ => 0,
             })
             .max()
