@@ -11,6 +11,7 @@ mod hostile;
 mod jobs_and_output;
 mod net;
 mod options;
+mod pack;
 mod props;
 mod results;
 mod run;

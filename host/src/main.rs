@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use plumb::cli::run::{self, RunArgs};
-use plumb::cli::{check, compare, fio, list, serve, sysinfo, trace, ExitCode};
+use plumb::cli::{check, compare, fio, list, pack, serve, sysinfo, trace, ExitCode};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -57,6 +57,9 @@ enum Command {
     /// Record, import, show and replay application I/O traces.
     #[command(subcommand)]
     Trace(trace::TraceCommand),
+    /// Make, bundle, inspect, sign and verify scenario packs.
+    #[command(subcommand)]
+    Pack(pack::PackCommand),
     /// Describe this machine and the storage under a directory.
     Sysinfo {
         /// Print JSON instead of a table.
@@ -86,6 +89,7 @@ fn main() {
         Command::Run(args) => run::run_main(args),
         Command::Serve(args) => serve::serve_main(&args),
         Command::Trace(cmd) => trace::main(cmd),
+        Command::Pack(cmd) => pack::main(cmd),
         Command::Compare {
             files,
             format,

@@ -65,6 +65,11 @@ const TOOLS: &[Tool] = &[
         used_by: "the real applications the trace tests record",
     },
     Tool {
+        program: "minisign",
+        package: "minisign",
+        used_by: "signatures made and checked by the real minisign in the pack tests",
+    },
+    Tool {
         program: "tar",
         package: "tar",
         used_by: "the real applications the trace tests record",

@@ -6,6 +6,7 @@ pub mod check;
 pub mod compare;
 pub mod fio;
 pub mod list;
+pub mod pack;
 pub mod run;
 pub mod serve;
 pub mod sysinfo;

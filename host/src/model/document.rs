@@ -36,9 +36,20 @@ pub struct ScenarioResult {
     pub name: String,
     /// Pack it came from.
     pub pack: Option<String>,
-    /// SHA-256 of the whole pack (manifest and every scenario).
+    /// SHA-256 of the whole pack: its bundle's, whatever it was loaded from.
     #[serde(default)]
     pub pack_sha256: Option<String>,
+    /// The pack's version (pack.toml).
+    #[serde(default)]
+    pub pack_version: Option<String>,
+    /// Where the pack came from: `builtin`, `folder PATH`, `bundle PATH`,
+    /// `script PATH`.
+    #[serde(default)]
+    pub pack_origin: Option<String>,
+    /// The key id that signed the pack's bundle, with `verified` or
+    /// `untrusted` (not checked).
+    #[serde(default)]
+    pub pack_signer: Option<String>,
     /// SHA-256 of its source (for `plumb fio`, of the job description).
     pub source_sha256: Option<String>,
     /// Parameters used.
@@ -245,6 +256,9 @@ impl ScenarioResult {
         for (what, s) in [
             ("pack", &self.pack),
             ("pack_sha256", &self.pack_sha256),
+            ("pack_version", &self.pack_version),
+            ("pack_origin", &self.pack_origin),
+            ("pack_signer", &self.pack_signer),
             ("source_sha256", &self.source_sha256),
         ] {
             check_len(place, what, s.as_deref().unwrap_or(""), NAME)?;

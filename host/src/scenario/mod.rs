@@ -5,7 +5,9 @@
 //! checking a pack's assertions on what it reported.
 
 pub mod assertions;
+pub mod bundle;
 pub mod pack;
+pub mod signature;
 
 use crate::api::scenario_error::ScenarioError;
 use crate::api::{Host, ScenarioReport};

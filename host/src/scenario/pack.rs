@@ -1,6 +1,9 @@
 //! Scenario packs: a folder with `pack.toml` (name, parameters, scenarios in
-//! order, capabilities) and its scripts; built-in packs are embedded.
+//! order, capabilities) and its scripts; built-in packs are embedded; a
+//! bundle (`.plumbpack`, see [`super::bundle`]) carries one as a file. A
+//! pack's SHA-256 is its bundle's, whatever it was loaded from.
 
+use super::bundle::{self, Files};
 pub use crate::api::capabilities::Capabilities;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -116,14 +119,67 @@ pub struct Pack {
     pub scenarios: Vec<ScenarioSource>,
     /// Needs beyond the run directory.
     pub capabilities: Capabilities,
-    /// SHA-256 over the manifest and every scenario.
+    /// SHA-256 of the pack's bundle (of the lone script's bytes for a
+    /// script): the same files always give the same hash.
     pub sha256: String,
+    /// Every file of the pack by name, as a bundle holds them (empty for a
+    /// lone script).
+    pub files: Files,
+    /// Where it was loaded from.
+    pub origin: Origin,
     /// True when capabilities come from a `pack.toml` (a lone script has none to check).
     pub declared: bool,
     /// Thresholds declared by the pack (`assert = [...]`), checked like `--assert`.
     pub asserts: Vec<String>,
     /// Data files the scenarios read (`data = [...]`, e.g. traces), by name.
     pub data: BTreeMap<String, String>,
+}
+
+/// Where a pack came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// Built into plumb.
+    Builtin,
+    /// A folder.
+    Folder(String),
+    /// A bundle file, with its signature as checked.
+    Bundle {
+        /// The bundle's path.
+        path: String,
+        /// What its signature says.
+        signed: super::signature::Signed,
+    },
+    /// A lone script or component.
+    Script(String),
+}
+
+impl Origin {
+    /// As a result file records it: `builtin`, `folder PATH`, `bundle PATH`,
+    /// `script PATH`.
+    pub fn describe(&self) -> String {
+        match self {
+            Origin::Builtin => "builtin".into(),
+            Origin::Folder(p) => format!("folder {p}"),
+            Origin::Bundle { path, .. } => format!("bundle {path}"),
+            Origin::Script(p) => format!("script {p}"),
+        }
+    }
+
+    /// The key id that signed a bundle, `verified` or `untrusted`.
+    pub fn signer(&self) -> Option<String> {
+        use super::signature::Signed;
+        match self {
+            Origin::Bundle {
+                signed: Signed::Verified { key_id, .. },
+                ..
+            } => Some(format!("{key_id} verified")),
+            Origin::Bundle {
+                signed: Signed::Untrusted { key_id },
+                ..
+            } => Some(format!("{key_id} untrusted")),
+            _ => None,
+        }
+    }
 }
 
 /// A pack that cannot be loaded, naming the file.
@@ -184,15 +240,21 @@ pub fn builtin(name: &str) -> Option<Result<Pack, PackError>> {
             .find(|(n, _)| *n == f)
             .map(|(_, s)| s.to_string())
     };
-    Some(from_manifest(
-        &format!("{name}/"),
-        &read("pack.toml").unwrap_or_default(),
-        |f| {
-            read(f)
-                .map(String::into_bytes)
-                .ok_or_else(|| format!("missing embedded file {f}"))
-        },
-    ))
+    Some(
+        from_manifest(
+            &format!("{name}/"),
+            &read("pack.toml").unwrap_or_default(),
+            |f| {
+                read(f)
+                    .map(String::into_bytes)
+                    .ok_or_else(|| format!("missing embedded file {f}"))
+            },
+        )
+        .map(|p| Pack {
+            origin: Origin::Builtin,
+            ..p
+        }),
+    )
 }
 
 /// The largest file a pack may hold (manifest, scenario or data), in bytes.
@@ -215,7 +277,68 @@ pub fn load_dir(dir: &Path) -> Result<Pack, PackError> {
             file: manifest_path.display().to_string(),
             message,
         })?;
-    from_manifest(&format!("{}/", dir.display()), &text, read)
+    let mut pack = from_manifest(&format!("{}/", dir.display()), &text, read)?;
+    // A README travels with the pack when there is one.
+    if let Ok(readme) = crate::sandbox::read_beneath(dir, README, MAX_PACK_FILE) {
+        pack.files.insert(README.into(), readme);
+        pack.sha256 = bundle_sha256(&pack.files, &format!("{}/", dir.display()))?;
+    }
+    pack.origin = Origin::Folder(dir.display().to_string());
+    Ok(pack)
+}
+
+/// The README a pack folder may hold, bundled with it.
+pub const README: &str = "README.md";
+
+/// Loads a bundle file: every file checked against its index, the
+/// signature (`BUNDLE.minisig`) checked against `trusted` keys.
+pub fn load_bundle(
+    path: &Path,
+    trusted: &[(minisign::PublicKey, String)],
+) -> Result<Pack, PackError> {
+    let err = |message: String| PackError {
+        file: path.display().to_string(),
+        message,
+    };
+    let bytes = read_file(path, bundle::MAX_BUNDLE).map_err(err)?;
+    let files = bundle::read(&bytes, MAX_PACK_FILE).map_err(err)?;
+    let signed = super::signature::check(&bytes, &super::signature::signature_path(path), trusted)
+        .map_err(err)?;
+    let manifest = files
+        .get("pack.toml")
+        .ok_or_else(|| err("the bundle has no pack.toml".into()))?;
+    let text =
+        String::from_utf8(manifest.clone()).map_err(|_| err("pack.toml: not UTF-8 text".into()))?;
+    let prefix = format!("{}:", path.display());
+    let mut pack = from_manifest(&prefix, &text, |f| {
+        files
+            .get(f)
+            .cloned()
+            .ok_or_else(|| format!("{f} is not in the bundle"))
+    })?;
+    if let Some(readme) = files.get(README) {
+        pack.files.insert(README.into(), readme.clone());
+    }
+    if let Some(extra) = files.keys().find(|f| !pack.files.contains_key(*f)) {
+        return Err(err(format!(
+            "{extra} is in the bundle but pack.toml does not name it"
+        )));
+    }
+    pack.sha256 = bundle::sha256_hex(&bytes);
+    pack.origin = Origin::Bundle {
+        path: path.display().to_string(),
+        signed,
+    };
+    Ok(pack)
+}
+
+/// The SHA-256 of the bundle `files` make.
+fn bundle_sha256(files: &Files, prefix: &str) -> Result<String, PackError> {
+    let bytes = bundle::write(files).map_err(|e| PackError {
+        file: format!("{prefix}pack.toml"),
+        message: format!("cannot bundle: {e}"),
+    })?;
+    Ok(bundle::sha256_hex(&bytes))
 }
 
 /// A lone script (`.rhai`) or component (`.wasm`) as a pack of one.
@@ -224,7 +347,7 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
         file: path.display().to_string(),
         message,
     };
-    let bytes = read_lone(path).map_err(err)?;
+    let bytes = read_file(path, MAX_PACK_FILE).map_err(err)?;
     let file_name = path
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
@@ -232,6 +355,8 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
     let s = ScenarioSource::new(&file_name, path.display().to_string(), bytes).map_err(err)?;
     Ok(Pack {
         sha256: s.sha256(),
+        files: Files::new(),
+        origin: Origin::Script(path.display().to_string()),
         name: s.name.clone(),
         version: String::new(),
         description: String::new(),
@@ -245,8 +370,8 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
 }
 
 /// A file named on the command line: followed like any path the user gives,
-/// but it must be a regular file (a FIFO would block) of bounded size.
-fn read_lone(path: &Path) -> Result<Vec<u8>, String> {
+/// but it must be a regular file (a FIFO would block) of at most `max` bytes.
+pub fn read_file(path: &Path, max: u64) -> Result<Vec<u8>, String> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
@@ -259,11 +384,11 @@ fn read_lone(path: &Path) -> Result<Vec<u8>, String> {
         return Err("not a regular file".into());
     }
     let mut bytes = Vec::new();
-    f.take(MAX_PACK_FILE + 1)
+    f.take(max + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_PACK_FILE {
-        return Err(format!("larger than the limit of {MAX_PACK_FILE} bytes"));
+    if bytes.len() as u64 > max {
+        return Err(format!("larger than the limit of {max} bytes"));
     }
     Ok(bytes)
 }
@@ -282,25 +407,36 @@ fn from_manifest(
         file: file.clone(),
         message,
     })?;
-    let mut hasher = Sha256::new();
-    hasher.update(text.as_bytes());
+    let mut files = Files::new();
+    files.insert("pack.toml".into(), text.as_bytes().to_vec());
     let mut scenarios = Vec::new();
     for f in &m.scenarios {
         let pack_err = |message| PackError {
             file: file.clone(),
             message,
         };
+        if !bundle::plain_name(f) {
+            return Err(pack_err(format!(
+                "'{f}' must be a plain file name inside the pack"
+            )));
+        }
         let bytes = read(f).map_err(pack_err)?;
-        hasher.update(&bytes);
+        files.insert(f.clone(), bytes.clone());
         scenarios.push(ScenarioSource::new(f, format!("{prefix}{f}"), bytes).map_err(pack_err)?);
     }
     let mut data = BTreeMap::new();
     for f in &m.data {
+        if !bundle::plain_name(f) {
+            return Err(PackError {
+                file: file.clone(),
+                message: format!("'{f}' must be a plain file name inside the pack"),
+            });
+        }
         let text = read(f).map_err(|message| PackError {
             file: file.clone(),
             message,
         })?;
-        hasher.update(&text);
+        files.insert(f.clone(), text.clone());
         let text = String::from_utf8(text).map_err(|_| PackError {
             file: file.clone(),
             message: format!("data file {f} is not UTF-8 text"),
@@ -315,19 +451,26 @@ fn from_manifest(
         params: m.params,
         scenarios,
         capabilities: m.capabilities,
-        sha256: format!("{:x}", hasher.finalize()),
+        sha256: bundle_sha256(&files, prefix)?,
+        files,
+        origin: Origin::Builtin,
         declared: true,
         asserts: m.assert,
     })
 }
 
-/// Resolves a scenario argument: a `.rhai` file, a pack folder, or a built-in pack name.
-pub fn resolve(arg: &str) -> Result<Pack, PackError> {
+/// Resolves a scenario argument: a bundle (`.plumbpack`), a `.rhai` or
+/// `.wasm` file, a pack folder, or a built-in pack name; a bundle's
+/// signature is checked against `trusted` keys.
+pub fn resolve(arg: &str, trusted: &[(minisign::PublicKey, String)]) -> Result<Pack, PackError> {
     let path = Path::new(arg);
     if path.is_dir() {
         return load_dir(path);
     }
     if path.is_file() {
+        if path.extension().is_some_and(|e| e == bundle::EXTENSION) {
+            return load_bundle(path, trusted);
+        }
         return single_script(path);
     }
     builtin(arg).unwrap_or_else(|| {

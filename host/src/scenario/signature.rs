@@ -1,0 +1,182 @@
+//! Pack signatures in minisign's formats (Ed25519, through the `minisign`
+//! crate), so the real `minisign` tool verifies what plumb signs and plumb
+//! verifies what `minisign` signs: keys are minisign key files, and a
+//! bundle's signature is `BUNDLE.minisig` beside it, as `minisign -S`
+//! writes it.
+
+use minisign::{PublicKey, PublicKeyBox, SecretKey, SecretKeyBox, SignatureBox};
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+/// The largest key or signature file read.
+const MAX_KEY_FILE: u64 = 64 << 10;
+
+/// The signature file of a bundle: `BUNDLE.minisig`.
+pub fn signature_path(bundle: &Path) -> PathBuf {
+    let mut p = bundle.as_os_str().to_owned();
+    p.push(".minisig");
+    PathBuf::from(p)
+}
+
+/// A key id as minisign prints it: 16 hex digits.
+fn key_id(keynum: &[u8]) -> String {
+    let mut n = [0u8; 8];
+    n.copy_from_slice(&keynum[..8.min(keynum.len())]);
+    format!("{:016X}", u64::from_le_bytes(n))
+}
+
+fn read_small(path: &Path) -> Result<String, String> {
+    let bytes = super::pack::read_file(path, MAX_KEY_FILE)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    String::from_utf8(bytes).map_err(|_| format!("{}: not text", path.display()))
+}
+
+/// A public key: a minisign public key file, or the key itself (the
+/// base64 line of such a file).
+pub fn public_key(spec: &str) -> Result<(PublicKey, String), String> {
+    let path = Path::new(spec);
+    let key = if path.is_file() {
+        let text = read_small(path)?;
+        PublicKeyBox::from_string(&text)
+            .and_then(|b| b.into_public_key())
+            .map_err(|e| format!("{}: not a minisign public key: {e}", path.display()))?
+    } else {
+        PublicKey::from_base64(spec.trim()).map_err(|e| {
+            format!("'{spec}' is neither a public key file nor a minisign public key: {e}")
+        })?
+    };
+    let id = key_id(key.keynum());
+    Ok((key, id))
+}
+
+/// Trusted keys from a file: one minisign public key (base64) per line;
+/// blank lines, comments (`#`) and minisign's `untrusted comment:` lines
+/// are skipped.
+pub fn trusted_keys(path: &Path) -> Result<Vec<(PublicKey, String)>, String> {
+    let text = read_small(path)?;
+    let mut keys = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with("untrusted comment:") {
+            continue;
+        }
+        keys.push(public_key(line).map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?);
+    }
+    Ok(keys)
+}
+
+/// Makes a key pair without a password (as `minisign -G -W`): writes the
+/// public key to `public` and the secret key to `secret` (mode 0600);
+/// refuses to overwrite either. Returns the key id.
+pub fn keygen(public: &Path, secret: &Path) -> Result<String, String> {
+    for p in [public, secret] {
+        if p.exists() {
+            return Err(format!(
+                "{} exists; plumb does not overwrite keys",
+                p.display()
+            ));
+        }
+    }
+    let pair = minisign::KeyPair::generate_unencrypted_keypair().map_err(|e| e.to_string())?;
+    let id = key_id(pair.pk.keynum());
+    let pk = pair.pk.to_box().map_err(|e| e.to_string())?.to_string();
+    let sk = pair
+        .sk
+        .to_box(Some(&format!("plumb secret key {id}")))
+        .map_err(|e| e.to_string())?
+        .to_string();
+    write_new(secret, sk.as_bytes(), 0o600)?;
+    write_new(public, pk.as_bytes(), 0o644)?;
+    Ok(id)
+}
+
+fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    f.write_all(bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Signs `bundle` with the secret key file `key` (unencrypted, or with the
+/// password in `password`), writing `BUNDLE.minisig`. Returns the key id.
+pub fn sign(bundle: &Path, key: &Path, password: Option<String>) -> Result<String, String> {
+    let text = read_small(key)?;
+    let sk_box = SecretKeyBox::from_string(&text)
+        .map_err(|e| format!("{}: not a minisign secret key: {e}", key.display()))?;
+    let sk: SecretKey = match password {
+        None => sk_box.into_unencrypted_secret_key(),
+        Some(p) => sk_box.into_secret_key(Some(p)),
+    }
+    .map_err(|e| {
+        format!(
+            "{}: {e} (an encrypted key needs its password in PLUMB_KEY_PASSWORD)",
+            key.display()
+        )
+    })?;
+    let data = super::pack::read_file(bundle, super::bundle::MAX_BUNDLE)
+        .map_err(|e| format!("{}: {e}", bundle.display()))?;
+    let name = bundle
+        .file_name()
+        .map_or("bundle".into(), |n| n.to_string_lossy().into_owned());
+    let trusted = format!("file:{name}\tsha256:{}", super::bundle::sha256_hex(&data));
+    let sig = minisign::sign(None, &sk, Cursor::new(&data), Some(&trusted), None)
+        .map_err(|e| e.to_string())?;
+    let out = signature_path(bundle);
+    crate::report::save::write_atomic(&out, sig.to_string().as_bytes())
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    Ok(key_id(sig.keynum()))
+}
+
+/// What a bundle's signature says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Signed {
+    /// No `BUNDLE.minisig`.
+    Unsigned,
+    /// Signed by this key, which is not among the trusted ones (the
+    /// signature itself is not checked without the key).
+    Untrusted {
+        /// The signer's key id.
+        key_id: String,
+    },
+    /// Signed by a trusted key, and the signature holds.
+    Verified {
+        /// The signer's key id.
+        key_id: String,
+        /// The signature's trusted comment.
+        comment: String,
+    },
+}
+
+/// Checks the signature of `data` (the bundle's bytes) in `sig_file`
+/// against `trusted` keys. A signature by a trusted key that does not hold
+/// (the bundle or the signature was altered) is an error.
+pub fn check(
+    data: &[u8],
+    sig_file: &Path,
+    trusted: &[(PublicKey, String)],
+) -> Result<Signed, String> {
+    if !sig_file.exists() {
+        return Ok(Signed::Unsigned);
+    }
+    let text = read_small(sig_file)?;
+    let sig = SignatureBox::from_string(&text)
+        .map_err(|e| format!("{}: not a minisign signature: {e}", sig_file.display()))?;
+    let key_id = key_id(sig.keynum());
+    let Some((pk, _)) = trusted.iter().find(|(_, id)| *id == key_id) else {
+        return Ok(Signed::Untrusted { key_id });
+    };
+    minisign::verify(pk, &sig, Cursor::new(data), true, false, false).map_err(|e| {
+        format!(
+            "{}: the signature by key {key_id} does not match the bundle (altered after signing?): {e}",
+            sig_file.display()
+        )
+    })?;
+    let comment = sig.trusted_comment().unwrap_or_default();
+    Ok(Signed::Verified { key_id, comment })
+}
