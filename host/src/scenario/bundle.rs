@@ -38,6 +38,18 @@ pub fn plain_name(name: &str) -> bool {
         && name.bytes().all(|b| b.is_ascii_graphic() && b != b'\\')
 }
 
+/// A tar reader's error, as plain text of bounded length (it may quote the
+/// archive's bytes).
+fn not_a_bundle(e: std::io::Error) -> String {
+    let text: String = e
+        .to_string()
+        .chars()
+        .filter(|c| c.is_ascii_graphic() || *c == ' ')
+        .take(80)
+        .collect();
+    format!("not a bundle (a ustar archive): {text}")
+}
+
 /// The index text: `HASH  NAME` per file, sorted by name.
 fn index(files: &Files) -> String {
     files
