@@ -273,3 +273,88 @@ fn two_real_quick_runs_compare_in_markdown() {
     }
     assert!(md.stdout.contains("| vm-a") || md.stdout.contains("vm-a |"));
 }
+
+/// A pack whose one metric is a constant times its `n` parameter.
+const SCALE_PACK: &str = r#"name = "scale"
+version = "1"
+scenarios = ["s.rhai"]
+[params.n]
+default = 1
+"#;
+
+#[test]
+fn runs_with_other_parameters_are_not_comparable() {
+    let dir = workdir();
+    let d = dir.path();
+    std::fs::create_dir(d.join("scale")).unwrap();
+    std::fs::write(d.join("scale/pack.toml"), SCALE_PACK).unwrap();
+    std::fs::write(
+        d.join("scale/s.rhai"),
+        r#"report::metric("value", parse_int(param("n", "1")) * 10.0, "n", "higher");"#,
+    )
+    .unwrap();
+    std::fs::create_dir(d.join("t")).unwrap();
+    for (label, n) in [("a", "1"), ("b", "1"), ("c", "2")] {
+        let r = plumb(
+            d,
+            &[
+                "run",
+                "scale/",
+                "--target",
+                "t",
+                "--repeat",
+                "3",
+                "-p",
+                &format!("n={n}"),
+                "--label",
+                label,
+                "--json",
+                &format!("{label}.json"),
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    // Same parameters: a verdict as always.
+    let same = compare_json(d, &["a.json", "b.json"]);
+    let cell = &row(&same, "value")["cells"][1];
+    assert_eq!(cell["verdict"], "within_noise", "{same}");
+    assert!(cell.get("not_comparable").is_none(), "{same}");
+    // Other parameters: no ratio, no verdict, the reason.
+    let other = compare_json(d, &["a.json", "c.json"]);
+    let cell = &row(&other, "value")["cells"][1];
+    assert_eq!(cell["verdict"], "not_comparable", "{other}");
+    assert_eq!(cell["ratio"], serde_json::Value::Null, "{other}");
+    assert_eq!(cell["not_comparable"], "params differ: n 1 vs 2", "{other}");
+    let table = plumb(d, &["compare", "a.json", "c.json"]);
+    assert!(
+        table
+            .stdout
+            .contains("not comparable (params differ: n 1 vs 2)"),
+        "{}",
+        table.stdout
+    );
+    assert!(
+        table.stdout.contains("1 cell(s) not comparable"),
+        "{}",
+        table.stdout
+    );
+    // The gate ignores it (twice the value would be a 100% "regression" the
+    // other way round) unless told otherwise.
+    let gate = plumb(
+        d,
+        &["compare", "c.json", "a.json", "--fail-if-slower", "10%"],
+    );
+    assert_eq!(gate.code, 0, "{}", gate.stderr);
+    let gate = plumb(
+        d,
+        &[
+            "compare",
+            "c.json",
+            "a.json",
+            "--fail-if-slower",
+            "10%",
+            "--allow-mismatch",
+        ],
+    );
+    assert_eq!(gate.code, 1, "{}", gate.stderr);
+}

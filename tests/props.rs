@@ -690,7 +690,7 @@ proptest! {
                         prop_assert!(!out.contains('\u{1b}') && !out.contains('\u{9b}'), "raw ESC/CSI in the terminal table for {input}");
                     }
                 }
-                no_panic("compare::regressions", &input, || plumb::compare::regressions(&c, 10.0))?;
+                no_panic("compare::regressions", &input, || plumb::compare::regressions(&c, 10.0, false))?;
             }
         }
     }

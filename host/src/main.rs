@@ -31,6 +31,10 @@ enum Command {
         /// Exit 1 when any metric is worse than the baseline by more than this (e.g. 10%).
         #[arg(long, value_name = "PCT")]
         fail_if_slower: Option<String>,
+        /// Let --fail-if-slower count metrics that are not comparable (other
+        /// parameters, scenario or pack version).
+        #[arg(long)]
+        allow_mismatch: bool,
         /// Write SVG charts into this directory.
         #[arg(long, value_name = "DIR")]
         svg: Option<PathBuf>,
@@ -94,8 +98,15 @@ fn main() {
             files,
             format,
             fail_if_slower,
+            allow_mismatch,
             svg,
-        } => compare::compare_main(&files, format, fail_if_slower.as_deref(), svg.as_deref()),
+        } => compare::compare_main(
+            &files,
+            format,
+            fail_if_slower.as_deref(),
+            allow_mismatch,
+            svg.as_deref(),
+        ),
         Command::Check { scenario } => check::check_main(&scenario),
         Command::List { pack } => list::list_main(pack.as_deref()),
         Command::Sysinfo { json, target } => sysinfo::sysinfo_main(json, &target),

@@ -13,6 +13,7 @@ pub fn compare_main(
     files: &[std::path::PathBuf],
     format: Format,
     fail_if_slower: Option<&str>,
+    allow_mismatch: bool,
     svg: Option<&std::path::Path>,
 ) -> ExitCode {
     if files.len() < 2 {
@@ -43,6 +44,15 @@ pub fn compare_main(
         }
     }
     let c = compare(&docs);
+    let versions: std::collections::BTreeSet<&str> =
+        docs.iter().map(|d| d.plumb_version.as_str()).collect();
+    if versions.len() > 1 {
+        let list: Vec<&str> = versions.into_iter().collect();
+        eprintln!(
+            "plumb compare: warning: the runs were made by different plumb versions ({})",
+            clean(&list.join(", "))
+        );
+    }
     print!("{}", comparison::render(&c, &docs, format));
     if let Some(dir) = svg {
         match crate::report::charts::write_all(dir, &docs, &c) {
@@ -54,7 +64,7 @@ pub fn compare_main(
         }
     }
     if let Some(pct) = threshold {
-        let bad = regressions(&c, pct);
+        let bad = regressions(&c, pct, allow_mismatch);
         if !bad.is_empty() {
             eprintln!(
                 "plumb compare: {} metric(s) regressed by more than {pct}%:",

@@ -6,20 +6,25 @@ pub mod stats;
 
 use crate::model::comparison::run_title;
 pub use crate::model::comparison::{Cell, Comparison, Row, Verdict, COMPARE_SCHEMA};
-use crate::model::document::{Better, Metric, RunDocument};
+use crate::model::document::{Better, Metric, RunDocument, ScenarioResult};
 use std::collections::{HashMap, HashSet};
 
-/// Builds the comparison; the first document is the baseline.
+/// Builds the comparison; the first document is the baseline. A metric of a
+/// scenario whose source, effective parameters or pack version differ from
+/// the baseline's is marked not comparable, with the reason.
 pub fn compare(docs: &[RunDocument]) -> Comparison {
     // (scenario, metric) keys in first-seen order, and per document the
     // first metric under each key: linear in the documents' size.
     let mut keys: Vec<(String, String)> = Vec::new();
     let mut index: Vec<HashMap<(String, String), &Metric>> = Vec::with_capacity(docs.len());
+    let mut scenarios: Vec<HashMap<String, &ScenarioResult>> = Vec::with_capacity(docs.len());
     let mut seen: HashSet<(String, String)> = HashSet::new();
     for d in docs {
         let mut found = HashMap::new();
+        let mut ran = HashMap::new();
         for s in &d.scenarios {
             let scenario = scenario_name(s);
+            ran.entry(scenario.clone()).or_insert(s);
             for m in &s.metrics {
                 let k = (scenario.clone(), m.name.clone());
                 if seen.insert(k.clone()) {
@@ -29,6 +34,7 @@ pub fn compare(docs: &[RunDocument]) -> Comparison {
             }
         }
         index.push(found);
+        scenarios.push(ran);
     }
     let rows = keys
         .iter()
@@ -39,7 +45,18 @@ pub fn compare(docs: &[RunDocument]) -> Comparison {
             let cells = metrics
                 .iter()
                 .enumerate()
-                .map(|(i, m)| cell(i, base, *m, first.better))
+                .map(|(i, m)| {
+                    let why = match (scenarios[0].get(&k.0), scenarios[i].get(&k.0)) {
+                        (Some(b), Some(s)) if i > 0 && m.is_some() && base.is_some() => {
+                            mismatch(b, s)
+                        }
+                        _ => None,
+                    };
+                    match why {
+                        Some(why) => not_comparable(m.map(|m| m.value), why),
+                        None => cell(i, base, *m, first.better),
+                    }
+                })
                 .collect();
             Some(Row {
                 scenario: k.0.clone(),
@@ -54,6 +71,51 @@ pub fn compare(docs: &[RunDocument]) -> Comparison {
         schema: COMPARE_SCHEMA,
         runs: docs.iter().map(run_title).collect(),
         rows,
+    }
+}
+
+/// Why scenario `s` did not measure what the baseline's `b` did: its
+/// source, its effective parameters or its pack's version differ.
+pub fn mismatch(b: &ScenarioResult, s: &ScenarioResult) -> Option<String> {
+    let mut why = Vec::new();
+    if b.source_sha256.is_some() && s.source_sha256.is_some() && b.source_sha256 != s.source_sha256
+    {
+        why.push("scenario changed".to_string());
+    }
+    let keys: std::collections::BTreeSet<&String> =
+        b.params.keys().chain(s.params.keys()).collect();
+    let differ: Vec<String> = keys
+        .into_iter()
+        .filter(|k| b.params.get(*k) != s.params.get(*k))
+        .map(|k| {
+            let v = |p: &std::collections::BTreeMap<String, String>| {
+                p.get(k).cloned().unwrap_or_else(|| "unset".into())
+            };
+            format!("{k} {} vs {}", v(&b.params), v(&s.params))
+        })
+        .collect();
+    if !differ.is_empty() {
+        why.push(format!("params differ: {}", differ.join(", ")));
+    }
+    if b.pack_version.is_some() && s.pack_version.is_some() && b.pack_version != s.pack_version {
+        why.push(format!(
+            "pack version {} vs {}",
+            b.pack_version.as_deref().unwrap_or_default(),
+            s.pack_version.as_deref().unwrap_or_default()
+        ));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+/// A cell set apart from the baseline: its value, no ratio, no verdict.
+fn not_comparable(value: Option<f64>, why: String) -> Cell {
+    Cell {
+        value,
+        samples: 0,
+        ratio: None,
+        ratio_ci: None,
+        verdict: Verdict::NotComparable,
+        not_comparable: Some(why),
     }
 }
 
@@ -77,6 +139,7 @@ fn cell(
             ratio: None,
             ratio_ci: None,
             verdict: Verdict::Missing,
+            not_comparable: None,
         };
     };
     let samples = if m.samples.is_empty() {
@@ -92,6 +155,7 @@ fn cell(
             ratio: Some(1.0),
             ratio_ci: None,
             verdict: Verdict::Baseline,
+            not_comparable: None,
         };
     }
     let Some(b) = base else {
@@ -101,6 +165,7 @@ fn cell(
             ratio: None,
             ratio_ci: None,
             verdict: Verdict::Missing,
+            not_comparable: None,
         };
     };
     let base_samples = if b.samples.is_empty() {
@@ -130,15 +195,26 @@ fn cell(
         ratio,
         ratio_ci,
         verdict,
+        not_comparable: None,
     }
 }
 
-/// Metrics whose median is worse than the baseline by more than `pct` percent.
-pub fn regressions(c: &Comparison, pct: f64) -> Vec<String> {
+/// Metrics whose median is worse than the baseline by more than `pct`
+/// percent; cells that are not comparable count only with `allow_mismatch`
+/// (their ratio is then the ratio of medians).
+pub fn regressions(c: &Comparison, pct: f64, allow_mismatch: bool) -> Vec<String> {
     let mut out = Vec::new();
     for r in &c.rows {
+        let base = r.cells.first().and_then(|b| b.value);
         for (i, cell) in r.cells.iter().enumerate().skip(1) {
-            let Some(ratio) = cell.ratio else { continue };
+            let ratio = match (cell.verdict, cell.value, base) {
+                (Verdict::NotComparable, Some(v), Some(b)) if allow_mismatch && b != 0.0 => v / b,
+                (Verdict::NotComparable, ..) => continue,
+                _ => match cell.ratio {
+                    Some(r) => r,
+                    None => continue,
+                },
+            };
             let worse_by = match r.better {
                 Better::Higher => (1.0 - ratio) * 100.0,
                 Better::Lower => (ratio - 1.0) * 100.0,

@@ -24,6 +24,9 @@ pub enum Verdict {
     Unknown,
     /// The metric is missing from this run or from the baseline.
     Missing,
+    /// The runs did not measure the same thing (scenario, parameters or
+    /// pack version differ): no ratio, no verdict.
+    NotComparable,
 }
 
 /// One run's value of one metric.
@@ -40,6 +43,9 @@ pub struct Cell {
     pub ratio_ci: Option<(f64, f64)>,
     /// The verdict.
     pub verdict: Verdict,
+    /// Why the cell is not comparable with the baseline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_comparable: Option<String>,
 }
 
 /// One metric across runs.
@@ -73,4 +79,15 @@ pub fn run_title(doc: &RunDocument) -> String {
     doc.label
         .clone()
         .unwrap_or_else(|| doc.host.hostname.clone())
+}
+
+impl Comparison {
+    /// How many cells are not comparable with the baseline.
+    pub fn not_comparable(&self) -> usize {
+        self.rows
+            .iter()
+            .flat_map(|r| &r.cells)
+            .filter(|c| c.verdict == Verdict::NotComparable)
+            .count()
+    }
 }

@@ -49,6 +49,7 @@ fn verdict_text(v: Verdict) -> &'static str {
         Verdict::WithinNoise => "within noise",
         Verdict::Unknown => "1 sample: no verdict",
         Verdict::Missing => "missing",
+        Verdict::NotComparable => "not comparable",
     }
 }
 
@@ -60,6 +61,10 @@ fn cell_text(row: &Row, i: usize) -> String {
     let (v, u) = scaled(v, &row.unit);
     let u = cleaned(&u);
     let mut s = format!("{} {u}", num(v));
+    if let Some(why) = &c.not_comparable {
+        s.push_str(&format!(" not comparable ({})", cleaned(why)));
+        return s;
+    }
     if i > 0 {
         match c.ratio {
             Some(r) => s.push_str(&format!(" ×{r:.3}")),
@@ -139,8 +144,18 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
         Format::Csv => {
             let mut w = csv::Writer::from_writer(Vec::new());
             let _ = w.write_record([
-                "scenario", "metric", "unit", "better", "run", "value", "samples", "ratio",
-                "ci_low", "ci_high", "verdict",
+                "scenario",
+                "metric",
+                "unit",
+                "better",
+                "run",
+                "value",
+                "samples",
+                "ratio",
+                "ci_low",
+                "ci_high",
+                "verdict",
+                "not_comparable",
             ]);
             for r in &c.rows {
                 for (i, cell) in r.cells.iter().enumerate() {
@@ -157,6 +172,10 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
                         opt(cell.ratio_ci.map(|x| x.0)),
                         opt(cell.ratio_ci.map(|x| x.1)),
                         verdict_text(cell.verdict).to_string(),
+                        cell.not_comparable
+                            .as_deref()
+                            .map(cleaned)
+                            .unwrap_or_default(),
                     ]);
                 }
             }
@@ -200,7 +219,13 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
             }
             let note = "Each run: median, ×ratio to the baseline, [95% interval of the ratio], verdict. \
                         \"within noise\" when the interval includes 1; one sample on a side gives no verdict.";
-            format!("{machines}\n\n{metrics}\n\n{note}\n")
+            let apart = c.not_comparable();
+            let apart = if apart > 0 {
+                format!("\n{apart} cell(s) not comparable: those runs did not measure the same thing (no ratio, no verdict).")
+            } else {
+                String::new()
+            };
+            format!("{machines}\n\n{metrics}\n\n{note}{apart}\n")
         }
     }
 }

@@ -85,11 +85,9 @@ pub fn read(bytes: &[u8], max_file: u64) -> Result<Files, String> {
     let mut archive = tar::Archive::new(bytes);
     let mut files = Files::new();
     let mut listed = None;
-    let entries = archive
-        .entries()
-        .map_err(|e| format!("not a bundle: {e}"))?;
+    let entries = archive.entries().map_err(not_a_bundle)?;
     for entry in entries {
-        let mut entry = entry.map_err(|e| format!("not a bundle: {e}"))?;
+        let mut entry = entry.map_err(not_a_bundle)?;
         let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let shown: String = name.chars().take(60).collect();
         if entry.header().entry_type() != tar::EntryType::Regular {
