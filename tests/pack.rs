@@ -181,3 +181,102 @@ fn runs_are_pinned_by_hash_and_signature_and_record_what_ran() {
     );
     assert_eq!(s["params"]["size"], "4M", "{s}");
 }
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = succeed(
+        Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .current_dir(dir),
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_pack_runs_from_a_git_commit_and_records_it() {
+    require_tool("git", "--version", "git");
+    let dir = workdir();
+    let d = dir.path();
+    let src = d.join("src");
+    std::fs::create_dir_all(src.join("packs/one")).unwrap();
+    git(&src, &["init", "-q"]);
+    std::fs::write(
+        src.join("packs/one/pack.toml"),
+        "name = \"one\"\nversion = \"1\"\nscenarios = [\"s.rhai\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("packs/one/s.rhai"),
+        "report::metric(\"v\", 1, \"n\", \"higher\");\n",
+    )
+    .unwrap();
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-qm", "one"]);
+    git(&src, &["tag", "v1"]);
+    let first = git(&src, &["rev-parse", "HEAD"]);
+    std::fs::write(
+        src.join("packs/one/s.rhai"),
+        "report::metric(\"v\", 2, \"n\", \"higher\");\n",
+    )
+    .unwrap();
+    git(&src, &["commit", "-qam", "two"]);
+    git(d, &["clone", "-q", "--bare", "src", "bare.git"]);
+    let url = format!("git+file://{}#", d.join("bare.git").display());
+    std::fs::create_dir(d.join("t")).unwrap();
+    let cache = d.join("cache");
+    let run = |args: &[&str]| {
+        crate::util::to_run(
+            Command::new(crate::util::plumb_bin())
+                .args(args)
+                .env("PLUMB_CACHE_DIR", &cache)
+                .current_dir(d)
+                .output()
+                .unwrap(),
+        )
+    };
+    for (rev, value) in [(first.as_str(), 1.0), ("v1", 1.0), ("main", 2.0)] {
+        let spec = format!("{url}{rev}:packs/one");
+        let r = run(&["run", &spec, "--target", "t", "--json", "g.json"]);
+        assert_eq!(r.code, 0, "{spec}: {}", r.stderr);
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join("g.json")).unwrap()).unwrap();
+        let s = &doc["scenarios"][0];
+        assert_eq!(s["metrics"][0]["value"], value, "{spec}: {s}");
+        let origin = s["pack_origin"].as_str().unwrap();
+        assert!(
+            origin.starts_with("git file://") && origin.ends_with(":packs/one"),
+            "{origin}"
+        );
+        if rev != "main" {
+            assert!(origin.contains(&format!("@{first}:")), "{origin}");
+        }
+    }
+    // A wrong hash is refused before anything is written; a missing
+    // revision is named.
+    let wrong = "f".repeat(64);
+    let r = run(&[
+        "run",
+        &format!("{url}v1:packs/one"),
+        "--target",
+        "t",
+        "--sha256",
+        &wrong,
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("nothing was run"), "{}", r.stderr);
+    assert!(
+        entries(&d.join("t")).is_empty(),
+        "{:?}",
+        entries(&d.join("t"))
+    );
+    let r = run(&["run", &format!("{url}nope:packs/one"), "--target", "t"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("revision nope"), "{}", r.stderr);
+}

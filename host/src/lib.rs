@@ -16,6 +16,7 @@
 
 pub mod api;
 pub mod buffer;
+pub mod cache;
 pub mod cli;
 pub mod compare;
 pub mod cpu;

@@ -6,6 +6,7 @@
 
 pub mod assertions;
 pub mod bundle;
+pub mod git;
 pub mod pack;
 pub mod signature;
 

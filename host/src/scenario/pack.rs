@@ -151,6 +151,15 @@ pub enum Origin {
     },
     /// A lone script or component.
     Script(String),
+    /// A git repository at a commit.
+    Git {
+        /// The repository URL.
+        url: String,
+        /// The commit the revision resolved to.
+        commit: String,
+        /// The pack's folder in the repository.
+        subdir: String,
+    },
 }
 
 impl Origin {
@@ -162,6 +171,16 @@ impl Origin {
             Origin::Folder(p) => format!("folder {p}"),
             Origin::Bundle { path, .. } => format!("bundle {path}"),
             Origin::Script(p) => format!("script {p}"),
+            Origin::Git {
+                url,
+                commit,
+                subdir,
+            } if subdir.is_empty() => format!("git {url}@{commit}"),
+            Origin::Git {
+                url,
+                commit,
+                subdir,
+            } => format!("git {url}@{commit}:{subdir}"),
         }
     }
 
@@ -332,6 +351,37 @@ pub fn load_bundle(
     Ok(pack)
 }
 
+/// Loads a pack from a git repository at a commit (`git+URL#REV[:SUBDIR]`).
+fn load_git(arg: &str, spec: Result<super::git::GitSpec, String>) -> Result<Pack, PackError> {
+    let err = |message: String| PackError {
+        file: arg.to_string(),
+        message,
+    };
+    let spec = spec.map_err(err)?;
+    let checkout = super::git::Checkout::open(&spec).map_err(err)?;
+    let read = |f: &str| {
+        if !bundle::plain_name(f) {
+            return Err(format!("'{f}' must be a file name inside the pack"));
+        }
+        checkout.read(f, MAX_PACK_FILE)
+    };
+    let text = read("pack.toml")
+        .and_then(|b| String::from_utf8(b).map_err(|_| "pack.toml: not UTF-8 text".into()))
+        .map_err(err)?;
+    let prefix = format!("{arg}:");
+    let mut pack = from_manifest(&prefix, &text, read)?;
+    if let Ok(readme) = checkout.read(README, MAX_PACK_FILE) {
+        pack.files.insert(README.into(), readme);
+        pack.sha256 = bundle_sha256(&pack.files, &prefix)?;
+    }
+    pack.origin = Origin::Git {
+        url: spec.url,
+        commit: checkout.commit.clone(),
+        subdir: spec.subdir,
+    };
+    Ok(pack)
+}
+
 /// The SHA-256 of the bundle `files` make.
 fn bundle_sha256(files: &Files, prefix: &str) -> Result<String, PackError> {
     let bytes = bundle::write(files).map_err(|e| PackError {
@@ -463,6 +513,9 @@ fn from_manifest(
 /// `.wasm` file, a pack folder, or a built-in pack name; a bundle's
 /// signature is checked against `trusted` keys.
 pub fn resolve(arg: &str, trusted: &[(minisign::PublicKey, String)]) -> Result<Pack, PackError> {
+    if let Some(spec) = super::git::parse(arg) {
+        return load_git(arg, spec);
+    }
     let path = Path::new(arg);
     if path.is_dir() {
         return load_dir(path);

@@ -33,11 +33,7 @@ const MAX_ARTIFACT: u64 = 1 << 30;
 
 /// The cache directory, if one can be named.
 pub fn dir() -> Option<PathBuf> {
-    let base = std::env::var_os("PLUMB_CACHE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("plumb")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/plumb")))?;
-    Some(base.join("wasm"))
+    crate::cache::dir("wasm")
 }
 
 fn key(engine: &Engine, bytes: &[u8]) -> String {
