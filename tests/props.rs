@@ -342,12 +342,19 @@ fn trace_text() -> impl Strategy<Value = String> {
         0u32..3,
         trace_number(),
         trace_number(),
-        0usize..22,
+        0usize..34,
         0u32..4,
         trace_number(),
         trace_number(),
+        prop::option::of(prop_oneof![
+            Just("ENOENT"),
+            Just("EEXIST"),
+            Just("E4095"),
+            Just("E0"),
+            Just("ENOPE")
+        ]),
     )
-        .prop_map(|(thread, start, dur, kind, h, a, b)| {
+        .prop_map(|(thread, start, dur, kind, h, a, b, failed)| {
             let f = h % 3;
             let args = match kind {
                 0 => format!("open {h} {f} rw,creat"),
@@ -371,9 +378,23 @@ fn trace_text() -> impl Strategy<Value = String> {
                 18 => format!("readv {h} {a} {b}"),
                 19 => format!("rmdir {f}"),
                 20 => format!("fstat {h}"),
+                // Version-2 operations (refused by name in a version-1 trace).
+                21 => format!("readdir {h} {a}"),
+                22 => format!("dup {h} {}", (h + 1) % 4),
+                23 => format!("inherit {h} {}", (h + 2) % 4),
+                24 => format!("open {h} {f} r,dir"),
+                25 => format!("symlink {f} %2e%2e/%2e%2e/{a}"),
+                26 => format!("link {f} {}", (f + 1) % 3),
+                27 => format!("chmod {f} {:o}", a),
+                28 => format!("fchmod {h} {b}"),
+                29 => format!("truncate {f} {a}"),
+                30 => format!("readlink {f}"),
+                31 => format!("rename {f} {} exchange", (f + 2) % 3),
+                32 => format!("access {f}"),
                 _ => format!("open {h} {f} rw,creat,trunc,direct,sync"),
             };
-            (start, format!("op {thread} {start} {dur} {args}"))
+            let failed = failed.map_or(String::new(), |e| format!(" ={e}"));
+            (start, format!("op {thread} {start} {dur} {args}{failed}"))
         });
     (
         trace_number(),
@@ -381,25 +402,39 @@ fn trace_text() -> impl Strategy<Value = String> {
         1usize..4,
         prop::collection::vec(op, 0..8),
         any::<bool>(),
+        prop::collection::vec(
+            prop_oneof![8 => Just("f"), 4 => Just("d"), 4 => Just("l"), 1 => Just("q")],
+            4,
+        ),
+        1u32..3,
     )
-        .prop_map(|(duration, files, threads, mut ops, end_ok)| {
-            ops.sort_by_key(|(s, _)| *s);
-            let mut t = format!("plumb-trace 1\nduration_us {duration}\n");
-            for (i, (size, path)) in files.iter().enumerate() {
-                let size = size.map_or("-".to_string(), |s| s.to_string());
-                t.push_str(&format!("file {i} {size} {path}\n"));
-            }
-            for i in 0..threads {
-                t.push_str(&format!("thread {i} {}\n", 100 + i));
-            }
-            for (_, o) in &ops {
-                t.push_str(o);
-                t.push('\n');
-            }
-            let n = if end_ok { ops.len() } else { ops.len() + 1 };
-            t.push_str(&format!("end {n}\n"));
-            t
-        })
+        .prop_map(
+            |(duration, files, threads, mut ops, end_ok, kinds, version)| {
+                ops.sort_by_key(|(s, _)| *s);
+                let mut t = format!("plumb-trace {version}\nduration_us {duration}\n");
+                if version == 2 {
+                    t.push_str(&format!("tracer strace {duration} {}\n", ops.len()));
+                }
+                for (i, (size, path)) in files.iter().enumerate() {
+                    let size = size.map_or("-".to_string(), |s| s.to_string());
+                    match (version, kinds[i]) {
+                        (1, _) => t.push_str(&format!("file {i} {size} {path}\n")),
+                        (_, "l") => t.push_str(&format!("file {i} l {size} {path} %2fetc\n")),
+                        (_, kind) => t.push_str(&format!("file {i} {kind} {size} {path}\n")),
+                    }
+                }
+                for i in 0..threads {
+                    t.push_str(&format!("thread {i} {}\n", 100 + i));
+                }
+                for (_, o) in &ops {
+                    t.push_str(o);
+                    t.push('\n');
+                }
+                let n = if end_ok { ops.len() } else { ops.len() + 1 };
+                t.push_str(&format!("end {n}\n"));
+                t
+            },
+        )
 }
 
 proptest! {
@@ -992,16 +1027,24 @@ proptest! {
 #[test]
 fn generators_reach_valid_inputs() {
     let mut runner = proptest::test_runner::TestRunner::new(config(1, 0x1157_0009));
-    let mut ok = 0;
-    for _ in 0..300 {
+    let (mut ok, mut v2) = (0, 0);
+    for _ in 0..1000 {
         let t = trace_text().new_tree(&mut runner).unwrap().current();
         if plumb::trace::Trace::parse("t", &t).is_ok() {
             ok += 1;
+            // Version-2 records (failed calls, duplicates, directories) parse too.
+            if t.starts_with("plumb-trace 2")
+                && [" =E", " dup ", " readdir ", " symlink "]
+                    .iter()
+                    .any(|w| t.contains(w))
+            {
+                v2 += 1;
+            }
         }
     }
     assert!(
-        ok >= 10,
-        "only {ok} of 300 generated traces parse: the trace property would test errors only"
+        ok >= 30 && v2 >= 2,
+        "only {ok} of 1000 generated traces parse ({v2} with version-2 records): the trace property would test errors only"
     );
     let good = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
