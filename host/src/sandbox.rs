@@ -433,12 +433,7 @@ impl RunDir {
 
     /// Renames within the run directory (replacing the target, like rename(2)).
     pub fn rename(&self, from: &str, to: &str) -> Result<(), SandboxError> {
-        let (fd_a, a) = self.parent_of(from)?;
-        let (fd_b, b) = self.parent_of(to)?;
-        // SAFETY: valid descriptors and C strings.
-        let r =
-            unsafe { libc::renameat(fd_a.as_raw_fd(), a.as_ptr(), fd_b.as_raw_fd(), b.as_ptr()) };
-        os(r, "rename", from)
+        self.rename_with(from, to, 0)
     }
 
     /// Metadata of a path (not following a final symlink).

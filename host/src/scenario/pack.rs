@@ -6,7 +6,6 @@
 use super::bundle::{self, Files};
 pub use crate::api::capabilities::Capabilities;
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -58,7 +57,7 @@ impl ScenarioSource {
 
     /// SHA-256 of the source, hex.
     pub fn sha256(&self) -> String {
-        format!("{:x}", Sha256::digest(self.bytes()))
+        bundle::sha256_hex(self.bytes())
     }
 }
 
@@ -260,15 +259,11 @@ pub fn builtin(name: &str) -> Option<Result<Pack, PackError>> {
             .map(|(_, s)| s.to_string())
     };
     Some(
-        from_manifest(
-            &format!("{name}/"),
-            &read("pack.toml").unwrap_or_default(),
-            |f| {
-                read(f)
-                    .map(String::into_bytes)
-                    .ok_or_else(|| format!("missing embedded file {f}"))
-            },
-        )
+        from_manifest(&format!("{name}/"), |f| {
+            read(f)
+                .map(String::into_bytes)
+                .ok_or_else(|| format!("missing embedded file {f}"))
+        })
         .map(|p| Pack {
             origin: Origin::Builtin,
             ..p
@@ -289,24 +284,12 @@ pub fn load_dir(dir: &Path) -> Result<Pack, PackError> {
         }
         crate::sandbox::read_beneath(dir, f, MAX_PACK_FILE).map_err(|e| format!("{f}: {e}"))
     };
-    let manifest_path = dir.join("pack.toml");
-    let text = read("pack.toml")
-        .and_then(|b| String::from_utf8(b).map_err(|_| "pack.toml: not UTF-8 text".into()))
-        .map_err(|message| PackError {
-            file: manifest_path.display().to_string(),
-            message,
-        })?;
-    let mut pack = from_manifest(&format!("{}/", dir.display()), &text, read)?;
-    // A README travels with the pack when there is one.
-    if let Ok(readme) = crate::sandbox::read_beneath(dir, README, MAX_PACK_FILE) {
-        pack.files.insert(README.into(), readme);
-        pack.sha256 = bundle_sha256(&pack.files, &format!("{}/", dir.display()))?;
-    }
+    let mut pack = from_manifest(&format!("{}/", dir.display()), read)?;
     pack.origin = Origin::Folder(dir.display().to_string());
     Ok(pack)
 }
 
-/// The README a pack folder may hold, bundled with it.
+/// The README a pack may hold, bundled with it.
 pub const README: &str = "README.md";
 
 /// Loads a bundle file: every file checked against its index, the
@@ -323,21 +306,12 @@ pub fn load_bundle(
     let files = bundle::read(&bytes, MAX_PACK_FILE).map_err(err)?;
     let signed = super::signature::check(&bytes, &super::signature::signature_path(path), trusted)
         .map_err(err)?;
-    let manifest = files
-        .get("pack.toml")
-        .ok_or_else(|| err("the bundle has no pack.toml".into()))?;
-    let text =
-        String::from_utf8(manifest.clone()).map_err(|_| err("pack.toml: not UTF-8 text".into()))?;
-    let prefix = format!("{}:", path.display());
-    let mut pack = from_manifest(&prefix, &text, |f| {
+    let mut pack = from_manifest(&format!("{}:", path.display()), |f| {
         files
             .get(f)
             .cloned()
             .ok_or_else(|| format!("{f} is not in the bundle"))
     })?;
-    if let Some(readme) = files.get(README) {
-        pack.files.insert(README.into(), readme.clone());
-    }
     if let Some(extra) = files.keys().find(|f| !pack.files.contains_key(*f)) {
         return Err(err(format!(
             "{extra} is in the bundle but pack.toml does not name it"
@@ -365,15 +339,7 @@ fn load_git(arg: &str, spec: Result<super::git::GitSpec, String>) -> Result<Pack
         }
         checkout.read(f, MAX_PACK_FILE)
     };
-    let text = read("pack.toml")
-        .and_then(|b| String::from_utf8(b).map_err(|_| "pack.toml: not UTF-8 text".into()))
-        .map_err(err)?;
-    let prefix = format!("{arg}:");
-    let mut pack = from_manifest(&prefix, &text, read)?;
-    if let Ok(readme) = checkout.read(README, MAX_PACK_FILE) {
-        pack.files.insert(README.into(), readme);
-        pack.sha256 = bundle_sha256(&pack.files, &prefix)?;
-    }
+    let mut pack = from_manifest(&format!("{arg}:"), read)?;
     pack.origin = Origin::Git {
         url: spec.url,
         commit: checkout.commit.clone(),
@@ -443,12 +409,22 @@ pub fn read_file(path: &Path, max: u64) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
+/// A pack from its files, which `read` gives by name: `pack.toml`, the
+/// scenarios and data files it names, and `README.md` when there is one.
+/// `prefix` (the folder, bundle or built-in name) starts every file name in
+/// errors.
 fn from_manifest(
     prefix: &str,
-    text: &str,
     read: impl Fn(&str) -> Result<Vec<u8>, String>,
 ) -> Result<Pack, PackError> {
     let file = format!("{prefix}pack.toml");
+    let text = read("pack.toml")
+        .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".into()))
+        .map_err(|message| PackError {
+            file: file.clone(),
+            message,
+        })?;
+    let text = text.as_str();
     let m: Manifest = toml::from_str(text).map_err(|e| PackError {
         file: file.clone(),
         message: e.to_string(),
@@ -492,6 +468,10 @@ fn from_manifest(
             message: format!("data file {f} is not UTF-8 text"),
         })?;
         data.insert(f.clone(), text);
+    }
+    // A README travels with the pack when there is one.
+    if let Ok(readme) = read(README) {
+        files.insert(README.into(), readme);
     }
     Ok(Pack {
         data,
