@@ -18,6 +18,7 @@ mod run;
 mod safety;
 mod seed_commands;
 mod serve;
+mod templates;
 mod trace;
 mod trace_apps;
 mod wasm;

@@ -24,6 +24,7 @@ pub mod engine;
 pub mod files;
 pub mod gate;
 pub mod halt;
+pub mod heap;
 pub mod job;
 pub mod mem;
 pub mod model;

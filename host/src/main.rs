@@ -5,6 +5,10 @@ use plumb::cli::run::{self, RunArgs};
 use plumb::cli::{check, compare, fio, list, pack, serve, sysinfo, trace, ExitCode};
 use std::path::PathBuf;
 
+/// Counts each thread's heap, so that scripts' memory limits hold.
+#[global_allocator]
+static ALLOC: plumb::heap::CountingAlloc = plumb::heap::CountingAlloc;
+
 #[derive(Parser)]
 #[command(
     name = "plumb",
@@ -38,6 +42,15 @@ enum Command {
         /// Write SVG charts into this directory.
         #[arg(long, value_name = "DIR")]
         svg: Option<PathBuf>,
+        /// Lay the comparison out with this template: a `.rhai` or `.wasm`
+        /// file, or a pack (folder, bundle, git+URL#REV, built-in name)
+        /// that ships one. By default, the template of the pack every run
+        /// came from, when it has one.
+        #[arg(long, value_name = "FILE|PACK", conflicts_with = "no_template")]
+        template: Option<String>,
+        /// Print the generic table even when the runs' pack has a template.
+        #[arg(long)]
+        no_template: bool,
     },
     /// Compile and validate a scenario or pack without running it.
     Check {
@@ -100,12 +113,21 @@ fn main() {
             fail_if_slower,
             allow_mismatch,
             svg,
+            template,
+            no_template,
         } => compare::compare_main(
             &files,
-            format,
-            fail_if_slower.as_deref(),
-            allow_mismatch,
-            svg.as_deref(),
+            compare::Options {
+                format,
+                fail_if_slower: fail_if_slower.as_deref(),
+                allow_mismatch,
+                svg: svg.as_deref(),
+                template: match (no_template, template.as_deref()) {
+                    (true, _) => compare::TemplateChoice::Generic,
+                    (false, Some(t)) => compare::TemplateChoice::Given(t),
+                    (false, None) => compare::TemplateChoice::FromPack,
+                },
+            },
         ),
         Command::Check { scenario } => check::check_main(&scenario),
         Command::List { pack } => list::list_main(pack.as_deref()),

@@ -188,6 +188,46 @@ pub fn format_count(v: f64) -> String {
     scale_number(v, 1000.0, &["", "k", "M", "G", "T"])
 }
 
+/// A figure with its unit scaled for reading: bytes and bytes/s to
+/// KiB…TiB, ns/µs/ms up to seconds, anything else as given; three or four
+/// significant digits (`1.23 GiB/s`, `850 µs`, `31.4 IOPS`).
+pub fn format_value(value: f64, unit: &str) -> String {
+    let steps = |v: f64, base: f64, units: &[&str]| {
+        let mut v = v;
+        let mut i = 0;
+        while v.abs() >= base && i + 1 < units.len() {
+            v /= base;
+            i += 1;
+        }
+        (v, units[i].to_string())
+    };
+    let (v, unit) = match unit {
+        "bytes/s" | "B/s" => steps(value, 1024.0, &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]),
+        "KiB/s" => steps(value, 1024.0, &["KiB/s", "MiB/s", "GiB/s", "TiB/s"]),
+        "MiB/s" => steps(value, 1024.0, &["MiB/s", "GiB/s", "TiB/s"]),
+        "bytes" | "B" => steps(value, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"]),
+        "ns" => steps(value, 1000.0, &["ns", "µs", "ms", "s"]),
+        "us" | "µs" => steps(value, 1000.0, &["µs", "ms", "s"]),
+        "ms" => steps(value, 1000.0, &["ms", "s"]),
+        // Seconds shorter than one are shown in ms or µs.
+        "s" if value != 0.0 && value.abs() < 1e-3 => (value * 1e6, "µs".to_string()),
+        "s" if value.abs() < 1.0 && value != 0.0 => (value * 1e3, "ms".to_string()),
+        _ => (value, unit.to_string()),
+    };
+    let digits = if v.abs() >= 100.0 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    if unit.is_empty() {
+        format!("{v:.digits$}")
+    } else {
+        format!("{v:.digits$} {unit}")
+    }
+}
+
 fn scale_number(mut v: f64, base: f64, units: &[&str]) -> String {
     let mut i = 0;
     while v >= 10_000.0 && i + 1 < units.len() {

@@ -1,9 +1,10 @@
 //! `plumb check`: loads a scenario, pack folder or built-in pack and
 //! compiles every scenario in it without running anything (Rhai syntax and
 //! host-function names; components linked against the world, through the
-//! cache).
+//! cache), and its comparison template.
 
 use super::ExitCode;
+use crate::scenario::template::Template;
 use crate::scenario::{self, pack};
 use crate::terminal::{clean, clean_text};
 use std::time::Instant;
@@ -34,6 +35,17 @@ pub fn check_main(arg: &str) -> ExitCode {
             Ok(_) => println!("{}: ok", clean(&s.file)),
             Err(e) => {
                 eprintln!("{}", clean_text(&e.to_string()));
+                code = ExitCode::BadInput;
+            }
+        }
+    }
+    if let Some(t) = &pack.compare {
+        let checked = Template::from_pack(&format!("{}/", pack.name), t)
+            .and_then(|template| template.check().map(|()| template));
+        match checked {
+            Ok(template) => println!("{}: ok (comparison template)", clean(&template.file)),
+            Err(e) => {
+                eprintln!("{}", clean_text(&e));
                 code = ExitCode::BadInput;
             }
         }

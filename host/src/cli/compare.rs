@@ -1,21 +1,53 @@
 //! `plumb compare`: loads result files, compares them against the first,
-//! prints the table (or JSON, CSV, Markdown), writes charts on request, and
+//! prints the table (or JSON, CSV, Markdown) — laid out by the runs' pack's
+//! comparison template when it has one —, writes charts on request, and
 //! exits 1 when `--fail-if-slower` trips.
 
 use super::ExitCode;
 use crate::compare::{compare, load, regressions};
-use crate::report::comparison;
+use crate::model::comparison::Comparison;
+use crate::model::document::RunDocument;
+use crate::model::template::TemplateInput;
 use crate::report::run_table::Format;
+use crate::report::{comparison, made_tables};
+use crate::scenario::template::{self, Template};
 use crate::terminal::clean;
 
+/// Which template lays the comparison out.
+#[derive(Debug, Clone, Copy)]
+pub enum TemplateChoice<'a> {
+    /// The template of the pack every run came from, if it has one.
+    FromPack,
+    /// `--template ARG`.
+    Given(&'a str),
+    /// `--no-template`.
+    Generic,
+}
+
+/// `plumb compare`'s options.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a> {
+    /// Output format.
+    pub format: Format,
+    /// `--fail-if-slower PCT`.
+    pub fail_if_slower: Option<&'a str>,
+    /// `--allow-mismatch`.
+    pub allow_mismatch: bool,
+    /// `--svg DIR`.
+    pub svg: Option<&'a std::path::Path>,
+    /// `--template` / `--no-template`.
+    pub template: TemplateChoice<'a>,
+}
+
 /// `plumb compare`: prints the comparison; exit 1 when `--fail-if-slower` trips.
-pub fn compare_main(
-    files: &[std::path::PathBuf],
-    format: Format,
-    fail_if_slower: Option<&str>,
-    allow_mismatch: bool,
-    svg: Option<&std::path::Path>,
-) -> ExitCode {
+pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode {
+    let Options {
+        format,
+        fail_if_slower,
+        allow_mismatch,
+        svg,
+        template,
+    } = options;
     if files.len() < 2 {
         eprintln!(
             "plumb compare: error: give at least two result files (the first is the baseline)"
@@ -33,6 +65,18 @@ pub fn compare_main(
             return ExitCode::BadInput;
         }
     };
+    // A template named on the command line is loaded before anything else.
+    let template = match template {
+        TemplateChoice::Given(arg) => match Template::from_arg(arg) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("plumb compare: error: --template: {}", clean(&e));
+                return ExitCode::BadInput;
+            }
+        },
+        _ => None,
+    }
+    .map(Ok);
     let mut docs = Vec::new();
     for f in files {
         match load::load(f) {
@@ -53,7 +97,15 @@ pub fn compare_main(
             clean(&list.join(", "))
         );
     }
-    print!("{}", comparison::render(&c, &docs, format));
+    let template = template.or(match options.template {
+        TemplateChoice::FromPack => match template::for_runs(&docs) {
+            template::Choice::Template(t) => Some(Ok(t)),
+            template::Choice::Generic => None,
+            template::Choice::Unavailable(why) => Some(Err(why)),
+        },
+        _ => None,
+    });
+    print!("{}", laid_out(&c, &docs, format, template));
     if let Some(dir) = svg {
         match crate::report::charts::write_all(dir, &docs, &c) {
             Ok(files) => eprintln!("wrote {} chart(s) to {}", files.len(), dir.display()),
@@ -77,4 +129,31 @@ pub fn compare_main(
         }
     }
     ExitCode::Ok
+}
+
+/// The comparison laid out by `template` when there is one and it works;
+/// else, with the reason on stderr, the generic table.
+fn laid_out(
+    c: &Comparison,
+    docs: &[RunDocument],
+    format: Format,
+    template: Option<Result<Template, String>>,
+) -> String {
+    match template {
+        None => comparison::render(c, docs, format),
+        Some(Err(why)) => {
+            eprintln!("plumb compare: note: {}", clean(&why));
+            comparison::render(c, docs, format)
+        }
+        Some(Ok(t)) => match t.render(&TemplateInput::new(docs, c)) {
+            Ok(tables) => made_tables::render(&tables, &t.file, c, format),
+            Err(e) => {
+                eprintln!(
+                    "plumb compare: error: the comparison template failed: {}\nplumb compare: the generic table follows (--no-template skips the template)",
+                    crate::terminal::clean_text(&e)
+                );
+                comparison::render(c, docs, format)
+            }
+        },
+    }
 }

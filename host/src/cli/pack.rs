@@ -280,6 +280,8 @@ struct Inspection {
     files: Vec<(String, String, usize)>,
     signature: String,
     signer: Option<String>,
+    /// The comparison template's file, when the pack has one.
+    compare_template: Option<String>,
 }
 
 fn inspect(arg: &str, trust: &[String], keys: Option<&Path>, json: bool) -> Outcome {
@@ -317,6 +319,7 @@ fn inspect(arg: &str, trust: &[String], keys: Option<&Path>, json: bool) -> Outc
             .collect(),
         signature,
         signer,
+        compare_template: p.compare.as_ref().map(|t| t.name.clone()),
     };
     if json {
         let text =
@@ -338,6 +341,11 @@ fn inspect(arg: &str, trust: &[String], keys: Option<&Path>, json: bool) -> Outc
     }
     for c in &i.capabilities {
         out.push_str(&format!("  {c}\n"));
+    }
+    if let Some(t) = &i.compare_template {
+        out.push_str(&format!(
+            "\ncomparison template: {t} (plumb compare lays out this pack's runs with it)\n"
+        ));
     }
     out.push_str("\nfiles:\n");
     for (n, h, len) in &i.files {

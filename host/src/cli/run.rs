@@ -11,7 +11,6 @@ use crate::scenario;
 use crate::scenario::assertions;
 use crate::scenario::pack::{self, Pack};
 use crate::terminal::{clean, clean_text};
-use crate::wasm::WasmLimits;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -61,9 +60,15 @@ pub struct RunArgs {
     /// Write SVG charts of this run into DIR.
     #[arg(long, value_name = "DIR")]
     pub svg: Option<PathBuf>,
-    /// Linear memory each WebAssembly scenario may use.
-    #[arg(long, default_value = "256M", value_name = "SIZE")]
-    pub wasm_memory: String,
+    /// Memory each scenario may use: a WebAssembly guest's linear memory,
+    /// a Rhai script's data.
+    #[arg(
+        long,
+        alias = "wasm-memory",
+        default_value = "256M",
+        value_name = "SIZE"
+    )]
+    pub scenario_memory: String,
     /// A threshold, e.g. 'randrw.read_iops >= 50k' or 'read_lat_p99 <= 2ms' (repeatable); exit 1 when one fails.
     #[arg(long = "assert", value_name = "EXPR")]
     pub asserts: Vec<String>,
@@ -113,11 +118,9 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
     for p in &packs {
         crate::cli::pack::pinned(p, args.sha256.as_deref(), args.require_signature).map_err(bad)?;
     }
-    let wasm_memory = crate::units::parse_size(&args.wasm_memory)
-        .map_err(|e| bad(format!("--wasm-memory: {e}")))?;
-    let wasm_limits = WasmLimits {
-        memory: usize::try_from(wasm_memory).unwrap_or(usize::MAX),
-    };
+    let memory = crate::units::parse_size(&args.scenario_memory)
+        .map_err(|e| bad(format!("--scenario-memory: {e}")))?;
+    let memory = usize::try_from(memory).unwrap_or(usize::MAX);
     // Compile everything before running anything.
     let mut compiled = Vec::new();
     for p in &packs {
@@ -254,7 +257,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                     Limits { timeout },
                     stop.clone(),
                 );
-                let (report, outcome) = scenario::run(s, &code, host, wasm_limits);
+                let (report, outcome) = scenario::run(s, &code, host, memory);
                 merge_samples(&mut g.metrics, report.metrics);
                 g.jobs.extend(report.jobs);
                 g.tables.extend(report.tables);

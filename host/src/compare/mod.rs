@@ -23,7 +23,7 @@ pub fn compare(docs: &[RunDocument]) -> Comparison {
         let mut found = HashMap::new();
         let mut ran = HashMap::new();
         for s in &d.scenarios {
-            let scenario = scenario_name(s);
+            let scenario = s.qualified_name();
             ran.entry(scenario.clone()).or_insert(s);
             for m in &s.metrics {
                 let k = (scenario.clone(), m.name.clone());
@@ -116,13 +116,6 @@ fn not_comparable(value: Option<f64>, why: String) -> Cell {
         ratio_ci: None,
         verdict: Verdict::NotComparable,
         not_comparable: Some(why),
-    }
-}
-
-fn scenario_name(s: &crate::model::document::ScenarioResult) -> String {
-    match &s.pack {
-        Some(p) => format!("{p}/{}", s.name),
-        None => s.name.clone(),
     }
 }
 

@@ -75,6 +75,17 @@ pub struct ScenarioResult {
     pub error_kind: Option<String>,
 }
 
+impl ScenarioResult {
+    /// `PACK/NAME`, or the name alone for a scenario without a pack: how
+    /// comparisons key a scenario's metrics.
+    pub fn qualified_name(&self) -> String {
+        match &self.pack {
+            Some(p) => format!("{p}/{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
 /// Which direction of a metric is an improvement.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]

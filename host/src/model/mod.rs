@@ -8,3 +8,4 @@ pub mod document;
 pub mod machine;
 pub mod result;
 pub mod run;
+pub mod template;

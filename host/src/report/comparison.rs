@@ -5,41 +5,8 @@ use crate::model::comparison::{Comparison, Row, Verdict};
 use crate::model::document::{Better, RunDocument};
 use crate::report::run_table::Format;
 use crate::terminal::cleaned;
-use crate::units::format_bytes_binary;
+use crate::units::{format_bytes_binary, format_value};
 use comfy_table::{presets, Table};
-
-/// Scales a value for reading: bytes → KiB…, ns → µs → ms, big counts → k/M.
-pub fn scaled(value: f64, unit: &str) -> (f64, String) {
-    let steps = |v: f64, base: f64, units: &[&str]| {
-        let mut v = v;
-        let mut i = 0;
-        while v.abs() >= base && i + 1 < units.len() {
-            v /= base;
-            i += 1;
-        }
-        (v, units[i].to_string())
-    };
-    match unit {
-        "bytes/s" | "B/s" => steps(value, 1024.0, &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]),
-        "KiB/s" => steps(value, 1024.0, &["KiB/s", "MiB/s", "GiB/s", "TiB/s"]),
-        "MiB/s" => steps(value, 1024.0, &["MiB/s", "GiB/s", "TiB/s"]),
-        "bytes" | "B" => steps(value, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"]),
-        "ns" => steps(value, 1000.0, &["ns", "µs", "ms", "s"]),
-        "us" | "µs" => steps(value, 1000.0, &["µs", "ms", "s"]),
-        "ms" => steps(value, 1000.0, &["ms", "s"]),
-        _ => (value, unit.to_string()),
-    }
-}
-
-fn num(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
 
 fn verdict_text(v: Verdict) -> &'static str {
     match v {
@@ -58,9 +25,7 @@ fn cell_text(row: &Row, i: usize) -> String {
     let Some(v) = c.value else {
         return "missing".into();
     };
-    let (v, u) = scaled(v, &row.unit);
-    let u = cleaned(&u);
-    let mut s = format!("{} {u}", num(v));
+    let mut s = cleaned(&format_value(v, &row.unit));
     if let Some(why) = &c.not_comparable {
         s.push_str(&format!(" not comparable ({})", cleaned(why)));
         return s;

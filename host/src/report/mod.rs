@@ -9,5 +9,6 @@ pub mod fio_json;
 pub mod fio_normal;
 pub mod fio_terse;
 pub mod journal;
+pub mod made_tables;
 pub mod run_table;
 pub mod save;

@@ -9,6 +9,7 @@ pub mod bundle;
 pub mod git;
 pub mod pack;
 pub mod signature;
+pub mod template;
 
 use crate::api::scenario_error::ScenarioError;
 use crate::api::{Host, ScenarioReport};
@@ -41,12 +42,18 @@ pub fn run(
     s: &ScenarioSource,
     compiled: &Compiled,
     host: Host,
-    wasm_limits: wasm::WasmLimits,
+    memory: usize,
 ) -> (ScenarioReport, Result<(), ScenarioError>) {
     match compiled {
-        Compiled::Rhai(_) => rhai_engine::run(&s.file, &s.source, host, &ScriptLimits::default()),
+        Compiled::Rhai(_) => {
+            let limits = ScriptLimits {
+                max_heap_bytes: memory,
+                ..ScriptLimits::default()
+            };
+            rhai_engine::run(&s.file, &s.source, host, &limits)
+        }
         Compiled::Wasm(c) => {
-            let (host, outcome) = wasm::run(&s.file, c, host, wasm_limits);
+            let (host, outcome) = wasm::run(&s.file, c, host, wasm::WasmLimits { memory });
             (host.report, outcome)
         }
     }

@@ -101,6 +101,9 @@ struct Manifest {
     assert: Vec<String>,
     #[serde(default)]
     data: Vec<String>,
+    /// The comparison template's file, when not `compare.rhai` or `compare.wasm`.
+    #[serde(default)]
+    compare: Option<String>,
 }
 
 /// A loaded pack.
@@ -132,7 +135,23 @@ pub struct Pack {
     pub asserts: Vec<String>,
     /// Data files the scenarios read (`data = [...]`, e.g. traces), by name.
     pub data: BTreeMap<String, String>,
+    /// The pack's comparison template (`compare.rhai`, `compare.wasm`, or
+    /// the file `compare = "…"` names), which `plumb compare` runs to lay
+    /// out the comparison of this pack's runs.
+    pub compare: Option<PackTemplate>,
 }
+
+/// A pack's comparison template: its file name and bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackTemplate {
+    /// File name inside the pack (`compare.rhai`).
+    pub name: String,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// The file names a comparison template has when pack.toml names none.
+pub const TEMPLATE_FILES: [&str; 2] = ["compare.rhai", "compare.wasm"];
 
 /// Where a pack came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,7 +243,7 @@ const BUILTIN: &[(&str, &[(&str, &str)])] = &[
     ),
     (
         "cloud-compare",
-        pack_files!("cloud-compare": "pack.toml", "fio-random.rhai", "dd.rhai", "ioping.rhai", "big-file.rhai", "sysbench-fileio.rhai", "bonnie.rhai"),
+        pack_files!("cloud-compare": "pack.toml", "compare.rhai", "fio-random.rhai", "dd.rhai", "ioping.rhai", "big-file.rhai", "sysbench-fileio.rhai", "bonnie.rhai"),
     ),
     (
         "fileio",
@@ -382,6 +401,7 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
         declared: false,
         asserts: Vec::new(),
         data: BTreeMap::new(),
+        compare: None,
     })
 }
 
@@ -473,6 +493,33 @@ fn from_manifest(
     if let Ok(readme) = read(README) {
         files.insert(README.into(), readme);
     }
+    let compare = match &m.compare {
+        Some(f) => {
+            let pack_err = |message| PackError {
+                file: file.clone(),
+                message,
+            };
+            if !bundle::plain_name(f) || !(f.ends_with(".rhai") || f.ends_with(".wasm")) {
+                return Err(pack_err(format!(
+                    "compare = '{f}' must be a .rhai or .wasm file name inside the pack"
+                )));
+            }
+            Some(PackTemplate {
+                name: f.clone(),
+                bytes: read(f).map_err(pack_err)?,
+            })
+        }
+        // Where pack.toml names none, the conventional names, if present.
+        None => TEMPLATE_FILES.iter().find_map(|f| {
+            read(f).ok().map(|bytes| PackTemplate {
+                name: f.to_string(),
+                bytes,
+            })
+        }),
+    };
+    if let Some(t) = &compare {
+        files.insert(t.name.clone(), t.bytes.clone());
+    }
     Ok(Pack {
         data,
         name: m.name,
@@ -486,6 +533,7 @@ fn from_manifest(
         origin: Origin::Builtin,
         declared: true,
         asserts: m.assert,
+        compare,
     })
 }
 

@@ -3,6 +3,7 @@
 
 pub mod rhai_engine;
 pub mod rhai_modules;
+pub mod template;
 mod values;
 
 use std::fmt;

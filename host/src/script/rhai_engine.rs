@@ -25,6 +25,9 @@ pub struct ScriptLimits {
     pub max_array_size: usize,
     /// Most map entries.
     pub max_map_size: usize,
+    /// Most heap bytes the script's values may hold (counted by
+    /// [`crate::heap`]: Rhai's size limits miss some ways data grows).
+    pub max_heap_bytes: usize,
 }
 
 impl Default for ScriptLimits {
@@ -35,11 +38,12 @@ impl Default for ScriptLimits {
             max_string_size: 1 << 20,
             max_array_size: 1_000_000,
             max_map_size: 100_000,
+            max_heap_bytes: 256 << 20,
         }
     }
 }
 
-fn base_engine(limits: &ScriptLimits) -> Engine {
+pub(super) fn base_engine(limits: &ScriptLimits) -> Engine {
     let mut engine = Engine::new_raw();
     StandardPackage::new().register_into_engine(&mut engine);
     engine.set_max_operations(limits.max_operations);
@@ -81,7 +85,7 @@ fn place(
     }
 }
 
-fn parse_error(file: &str, source: &str, e: ParseError) -> ScriptError {
+pub(super) fn parse_error(file: &str, source: &str, e: ParseError) -> ScriptError {
     let pos = e.position();
     place(
         file,
@@ -203,7 +207,12 @@ fn run_here(
     let outcome = {
         let mut engine = base_engine(limits);
         rhai_modules::register(&mut engine, &host);
+        let heap = crate::heap::HeapWatch::start(limits.max_heap_bytes);
+        let memory = limits.max_heap_bytes;
         engine.on_progress(move |ops| {
+            if ops % 64 == 0 && heap.over() {
+                return Some(memory_limit_token(memory, "--scenario-memory"));
+            }
             if ops % 1024 != 0 {
                 return None;
             }
@@ -237,6 +246,21 @@ fn run_here(
     (report, outcome)
 }
 
+/// The tag of the value that stops a script over its memory limit (apart
+/// from the host error categories' codes).
+const MEMORY_LIMIT_TAG: i32 = 1000;
+
+/// The value that stops a script whose heap outgrew `limit` bytes.
+/// `rule` names the limit (`--scenario-memory`).
+pub(super) fn memory_limit_token(limit: usize, rule: &str) -> rhai::Dynamic {
+    let mut token = rhai::Dynamic::from(format!(
+        "the script's data went over its memory limit of {} (rule: {rule})",
+        crate::units::format_bytes_binary(limit as f64)
+    ));
+    token.set_tag(MEMORY_LIMIT_TAG);
+    token
+}
+
 /// What stopped a script, from the category its error value carries (a
 /// host error's tag, or the progress check's reason): a host error the
 /// script did not catch, the deadline, a signal; else a script error.
@@ -247,6 +271,9 @@ fn stopped_by(e: &EvalAltResult) -> ScenarioErrorKind {
         }
         _ => 0,
     };
+    if tag == MEMORY_LIMIT_TAG {
+        return ScenarioErrorKind::MemoryLimit;
+    }
     match ErrorKind::from_code(tag) {
         None => ScenarioErrorKind::Script,
         Some(ErrorKind::Interrupted) => ScenarioErrorKind::Interrupted,
@@ -255,7 +282,7 @@ fn stopped_by(e: &EvalAltResult) -> ScenarioErrorKind {
     }
 }
 
-fn runtime_error(file: &str, source: &str, e: EvalAltResult) -> ScriptError {
+pub(super) fn runtime_error(file: &str, source: &str, e: EvalAltResult) -> ScriptError {
     let pos = e.position();
     let message = match &e {
         EvalAltResult::ErrorTerminated(reason, _) => format!("stopped: {reason}"),

@@ -28,7 +28,7 @@ pub struct WasmLimits {
 }
 
 /// The process's engine; a background thread advances its epoch.
-fn engine() -> &'static Engine {
+pub(super) fn engine() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
     ENGINE.get_or_init(|| {
         let mut config = Config::new();
@@ -105,7 +105,7 @@ fn stopped_by(
         return at(
             ScenarioErrorKind::MemoryLimit,
             format!(
-                "the guest went over its memory limit of {} (rule: --wasm-memory)",
+                "the guest went over its memory limit of {} (rule: --scenario-memory, alias --wasm-memory)",
                 crate::units::format_bytes_binary(limits.memory as f64)
             ),
         );

@@ -9,6 +9,7 @@ mod cache;
 mod convert;
 mod engine;
 mod limiter;
+pub mod template;
 
 pub use engine::{check, compile, run, Compiled, WasmLimits};
 

@@ -1,0 +1,316 @@
+//! What a pack's comparison template receives and gives back: the loaded
+//! runs with every metric's samples, medians, ratios, intervals and verdicts
+//! ([`TemplateInput`]), and the tables it makes ([`MadeTable`]). Rhai
+//! templates see the input as maps and arrays (the field names below); the
+//! WIT world `compare-template` has the same records.
+
+use crate::model::comparison::{run_title, Comparison, Verdict};
+use crate::model::document::{Better, RunDocument};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// Everything `plumb compare` knows, for a template.
+#[derive(Debug, Clone, Serialize)]
+pub struct TemplateInput {
+    /// One per result file, the baseline first.
+    pub runs: Vec<RunView>,
+    /// One per (scenario, metric), in the order first seen.
+    pub rows: Vec<RowView>,
+}
+
+/// One run: its machine, its storage and what it ran with.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunView {
+    /// The column title: its label, else its host name.
+    pub title: String,
+    /// `--label`, if given.
+    pub label: Option<String>,
+    /// Host name.
+    pub hostname: String,
+    /// CPU model.
+    pub cpu_model: String,
+    /// Logical CPUs.
+    pub cpus: u32,
+    /// Memory in bytes.
+    pub memory_bytes: u64,
+    /// Kernel release.
+    pub kernel: String,
+    /// Operating system.
+    pub os: String,
+    /// Architecture.
+    pub arch: String,
+    /// Filesystem of the target directory.
+    pub filesystem: Option<String>,
+    /// Block device of the target directory.
+    pub device: Option<String>,
+    /// Device model.
+    pub device_model: Option<String>,
+    /// Start time, RFC 3339.
+    pub started: String,
+    /// plumb's version.
+    pub plumb_version: String,
+    /// The pack's version, as its first scenario records it.
+    pub pack_version: Option<String>,
+    /// Effective parameters (defaults included), of all its scenarios.
+    pub params: BTreeMap<String, String>,
+}
+
+/// One metric across the runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowView {
+    /// The scenario's name inside its pack (`dd`).
+    pub scenario: String,
+    /// The pack (`cloud-compare`), when there is one.
+    pub pack: Option<String>,
+    /// The metric's name (`write_bw`).
+    pub metric: String,
+    /// Its unit as reported.
+    pub unit: String,
+    /// `higher` or `lower`: which way is better.
+    pub better: String,
+    /// One per run, the baseline first.
+    pub cells: Vec<CellView>,
+}
+
+/// One run's figure of one metric.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellView {
+    /// The median, if the run has the metric.
+    pub value: Option<f64>,
+    /// Every sample behind it.
+    pub samples: Vec<f64>,
+    /// value / baseline value.
+    pub ratio: Option<f64>,
+    /// Low end of the 95% interval of the ratio.
+    pub ci_low: Option<f64>,
+    /// High end of that interval.
+    pub ci_high: Option<f64>,
+    /// `baseline`, `better`, `worse`, `within_noise`, `unknown`, `missing`
+    /// or `not_comparable`.
+    pub verdict: String,
+    /// Why the run did not measure what the baseline did.
+    pub not_comparable: Option<String>,
+}
+
+/// A table a template made.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MadeTable {
+    /// Heading.
+    pub title: String,
+    /// Column names.
+    pub header: Vec<String>,
+    /// Rows of cells (as many as the header, or fewer).
+    pub rows: Vec<Vec<String>>,
+    /// Lines printed under the table.
+    pub notes: Vec<String>,
+}
+
+/// The name a verdict has in templates and JSON.
+pub fn verdict_name(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Baseline => "baseline",
+        Verdict::Better => "better",
+        Verdict::Worse => "worse",
+        Verdict::WithinNoise => "within_noise",
+        Verdict::Unknown => "unknown",
+        Verdict::Missing => "missing",
+        Verdict::NotComparable => "not_comparable",
+    }
+}
+
+impl TemplateInput {
+    /// The input for `docs` as `c` compares them: each cell's samples are
+    /// the run's own.
+    pub fn new(docs: &[RunDocument], c: &Comparison) -> TemplateInput {
+        // Per document, the first metric under each (scenario, metric) key,
+        // as `compare` takes it.
+        let samples: Vec<HashMap<(String, String), Vec<f64>>> = docs
+            .iter()
+            .map(|d| {
+                let mut found = HashMap::new();
+                for s in &d.scenarios {
+                    let scenario = s.qualified_name();
+                    for m in &s.metrics {
+                        found
+                            .entry((scenario.clone(), m.name.clone()))
+                            .or_insert_with(|| {
+                                if m.samples.is_empty() {
+                                    vec![m.value]
+                                } else {
+                                    m.samples.clone()
+                                }
+                            });
+                    }
+                }
+                found
+            })
+            .collect();
+        let runs = docs.iter().map(run_view).collect();
+        let rows = c
+            .rows
+            .iter()
+            .map(|r| {
+                let key = (r.scenario.clone(), r.metric.clone());
+                let (pack, scenario) = match r.scenario.split_once('/') {
+                    Some((p, s)) => (Some(p.to_string()), s.to_string()),
+                    None => (None, r.scenario.clone()),
+                };
+                RowView {
+                    scenario,
+                    pack,
+                    metric: r.metric.clone(),
+                    unit: r.unit.clone(),
+                    better: match r.better {
+                        Better::Higher => "higher",
+                        Better::Lower => "lower",
+                    }
+                    .into(),
+                    cells: r
+                        .cells
+                        .iter()
+                        .enumerate()
+                        .map(|(i, cell)| CellView {
+                            value: cell.value,
+                            samples: if cell.value.is_some() {
+                                samples[i].get(&key).cloned().unwrap_or_default()
+                            } else {
+                                Vec::new()
+                            },
+                            ratio: cell.ratio,
+                            ci_low: cell.ratio_ci.map(|x| x.0),
+                            ci_high: cell.ratio_ci.map(|x| x.1),
+                            verdict: verdict_name(cell.verdict).into(),
+                            not_comparable: cell.not_comparable.clone(),
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        TemplateInput { runs, rows }
+    }
+}
+
+fn run_view(d: &RunDocument) -> RunView {
+    let params = d
+        .scenarios
+        .iter()
+        .flat_map(|s| s.params.iter())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    RunView {
+        title: run_title(d),
+        label: d.label.clone(),
+        hostname: d.host.hostname.clone(),
+        cpu_model: d.host.cpu_model.clone(),
+        cpus: d.host.cpus,
+        memory_bytes: d.host.memory_bytes,
+        kernel: d.host.kernel.clone(),
+        os: d.host.os.clone(),
+        arch: d.host.arch.clone(),
+        filesystem: d.target.as_ref().map(|t| t.fs_type.clone()),
+        device: d.target.as_ref().and_then(|t| t.device.clone()),
+        device_model: d.target.as_ref().and_then(|t| t.model.clone()),
+        started: d.started.clone(),
+        plumb_version: d.plumb_version.clone(),
+        pack_version: d.scenarios.iter().find_map(|s| s.pack_version.clone()),
+        params,
+    }
+}
+
+/// Bounds on what a template may return.
+pub mod limits {
+    /// How long a template may run.
+    pub const TIME: std::time::Duration = std::time::Duration::from_secs(5);
+    /// Linear memory a WebAssembly template may grow to.
+    pub const WASM_MEMORY: usize = 64 << 20;
+    /// Most tables.
+    pub const TABLES: usize = 32;
+    /// Most columns in a table.
+    pub const COLUMNS: usize = 64;
+    /// Most rows in a table.
+    pub const ROWS: usize = 10_000;
+    /// Most notes under a table.
+    pub const NOTES: usize = 64;
+    /// Longest cell, title or note, in characters.
+    pub const TEXT_CHARS: usize = 4096;
+    /// Most text in all tables together, in bytes.
+    pub const TOTAL_BYTES: usize = 4 << 20;
+}
+
+/// Checks what a template returned against [`limits`]: the error names the
+/// table (1-based) and the row.
+pub fn check_tables(tables: &[MadeTable]) -> Result<(), String> {
+    if tables.is_empty() {
+        return Err("it returned no table".into());
+    }
+    if tables.len() > limits::TABLES {
+        return Err(format!(
+            "it returned {} tables, more than {}",
+            tables.len(),
+            limits::TABLES
+        ));
+    }
+    let mut total = 0usize;
+    let mut text = |what: &dyn Fn() -> String, s: &str| -> Result<(), String> {
+        if s.chars().count() > limits::TEXT_CHARS {
+            return Err(format!(
+                "{} is longer than {} characters",
+                what(),
+                limits::TEXT_CHARS
+            ));
+        }
+        total = total.saturating_add(s.len());
+        if total > limits::TOTAL_BYTES {
+            return Err(format!(
+                "its tables hold more than {} MiB of text",
+                limits::TOTAL_BYTES >> 20
+            ));
+        }
+        Ok(())
+    };
+    for (t, table) in tables.iter().enumerate() {
+        let at = format!("table {}", t + 1);
+        text(&|| format!("{at}'s title"), &table.title)?;
+        if table.header.is_empty() || table.header.len() > limits::COLUMNS {
+            return Err(format!(
+                "{at} has {} columns; a table has 1 to {}",
+                table.header.len(),
+                limits::COLUMNS
+            ));
+        }
+        for h in &table.header {
+            text(&|| format!("a column name of {at}"), h)?;
+        }
+        if table.rows.len() > limits::ROWS {
+            return Err(format!(
+                "{at} has {} rows, more than {}",
+                table.rows.len(),
+                limits::ROWS
+            ));
+        }
+        for (r, row) in table.rows.iter().enumerate() {
+            if row.len() > table.header.len() {
+                return Err(format!(
+                    "{at}, row {}: {} cells for {} columns",
+                    r + 1,
+                    row.len(),
+                    table.header.len()
+                ));
+            }
+            for cell in row {
+                text(&|| format!("{at}, row {}: a cell", r + 1), cell)?;
+            }
+        }
+        if table.notes.len() > limits::NOTES {
+            return Err(format!(
+                "{at} has {} notes, more than {}",
+                table.notes.len(),
+                limits::NOTES
+            ));
+        }
+        for n in &table.notes {
+            text(&|| format!("a note of {at}"), n)?;
+        }
+    }
+    Ok(())
+}
