@@ -678,6 +678,32 @@ fn pointers(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
     }
 }
 
+/// Writes a document to a temporary file that lives as long as the process.
+fn write_doc(doc: &serde_json::Value) -> std::path::PathBuf {
+    let file = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
+    std::fs::write(file.path(), serde_json::to_string(doc).unwrap()).unwrap();
+    let (_, path) = file.keep().unwrap();
+    path
+}
+
+/// A Rhai expression for a template's text: plain, with terminal controls,
+/// long, a number, unit, or not text at all.
+fn template_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("\"plain\"".to_string()),
+        Just("\"\\x1b[2J\\x9b1m\\u202e|pipe\"".to_string()),
+        Just("\"a,\\\"b\\\"\\r\\nc\"".to_string()),
+        Just("\"x\".pad(5000, \"y\")".to_string()),
+        Just("42".to_string()),
+        Just("()".to_string()),
+        Just("[1, 2]".to_string()),
+    ]
+}
+
+fn template_cell() -> impl Strategy<Value = String> {
+    prop_oneof![template_text(), rhai_value()]
+}
+
 fn finite_sample() -> impl Strategy<Value = f64> {
     prop_oneof![
         0.0f64..1e6,
@@ -726,6 +752,46 @@ proptest! {
                     }
                 }
                 no_panic("compare::regressions", &input, || plumb::compare::regressions(&c, 10.0, false))?;
+                // What a template receives, and cloud-compare's template on it.
+                let t_input = no_panic("TemplateInput::new", &input, || plumb::model::template::TemplateInput::new(&docs, &c))?;
+                let template = plumb::scenario::template::Template::from_arg("cloud-compare").map_err(TestCaseError::fail)?;
+                let made = no_panic("cloud-compare's template", &input, || template.render(&t_input))?;
+                prop_assert!(made.is_ok(), "cloud-compare's template failed on {input}: {made:?}");
+            }
+        }
+    }
+
+    /// Whatever a Rhai template's render returns, the conversion to tables
+    /// never panics; what it accepts is within the limits and renders in
+    /// every format without a raw ESC/CSI.
+    #[test]
+    fn template_returns_never_panic(title in template_text(), header in prop::collection::vec(template_cell(), 0..4),
+                                    rows in prop::collection::vec(prop::collection::vec(template_cell(), 0..5), 0..4),
+                                    notes in template_cell(), extra in rhai_value(), shape in 0..6u8) {
+        let table = format!("#{{ title: {title}, header: [{}], rows: [{}], notes: {notes} }}",
+            header.join(", "),
+            rows.iter().map(|r| format!("[{}]", r.join(", "))).collect::<Vec<_>>().join(", "));
+        let ret = match shape {
+            0 => table,
+            1 => format!("[{table}, {table}]"),
+            2 => extra,
+            3 => format!("[{table}, {extra}]"),
+            4 => format!("#{{ title: {title}, header: {extra}, rows: [] }}"),
+            _ => format!("#{{ title: {title}, header: [\"a\"], rows: {extra}, colour: 1 }}"),
+        };
+        let source = format!("fn render(c) {{ {ret} }}");
+        let docs = vec![plumb::compare::load::load(&write_doc(&valid_doc("a", &[1.0, 2.0]))).map_err(TestCaseError::fail)?];
+        let c = plumb::compare::compare(&docs);
+        let input = plumb::model::template::TemplateInput::new(&docs, &c);
+        let out = no_panic("script::template::render", &source, || plumb::script::template::render("t.rhai", &source, &input))?;
+        match out {
+            Err(e) => prop_assert!(e.starts_with("t.rhai"), "error does not name the template: {e}"),
+            Ok(tables) => {
+                prop_assert!(plumb::model::template::check_tables(&tables).is_ok());
+                for f in [plumb::report::run_table::Format::Table, plumb::report::run_table::Format::Markdown, plumb::report::run_table::Format::Csv, plumb::report::run_table::Format::Json] {
+                    let text = no_panic("made_tables::render", &source, || plumb::report::made_tables::render(&tables, "t.rhai", &c, f))?;
+                    prop_assert!(!text.contains('\u{1b}') && !text.contains('\u{9b}'), "raw ESC/CSI in {f:?} for {source}");
+                }
             }
         }
     }

@@ -441,3 +441,107 @@ fn the_api_tour_calls_every_wit_import_and_checks_each_result() {
     let d = doc(&dir.path().join("t.json"));
     assert_eq!(metric(&d, "api-tour", "calls"), Some(called.len() as f64));
 }
+
+/// A result document with one metric of pack `p`, labelled `label`.
+fn tiny_result(dir: &Path, label: &str, samples: &[f64]) -> String {
+    let v = serde_json::json!({
+        "schema": "plumb.result.v1", "plumb_version": "0.1.0", "label": label,
+        "started": "2026-12-01T10:00:00+00:00", "finished": "2026-12-01T10:01:00+00:00",
+        "host": { "hostname": "h", "os": "Linux", "kernel": "6.1", "arch": "x86_64",
+                  "cpu_model": "c", "cpus": 2, "memory_bytes": 1u64 << 30 },
+        "target": null,
+        "scenarios": [{ "name": "s", "pack": "p", "source_sha256": null, "params": {}, "repeat": 3,
+                        "metrics": [{ "name": "iops", "unit": "IOPS", "better": "higher",
+                                      "value": samples[1], "samples": samples }],
+                        "jobs": [], "tables": [], "error": null }]
+    });
+    let name = format!("{label}.json");
+    std::fs::write(dir.join(&name), v.to_string()).unwrap();
+    name
+}
+
+#[test]
+fn a_webassembly_template_lays_out_the_comparison() {
+    let dir = workdir();
+    let a = tiny_result(dir.path(), "a", &[100.0, 101.0, 99.0]);
+    let b = tiny_result(dir.path(), "b", &[300.0, 303.0, 297.0]);
+    let template = guest("compare_template");
+    let r = plumb(dir.path(), &["compare", &a, &b, "--template", &template]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("2 runs compared (WebAssembly template)"),
+        "{}",
+        r.stdout
+    );
+    let row = r.stdout.lines().find(|l| l.contains("s iops")).unwrap();
+    assert!(
+        row.contains("100 IOPS") && row.contains("300 IOPS *"),
+        "{row}"
+    );
+    assert!(
+        row.trim_end_matches(['│', ' ']).ends_with('b'),
+        "b wins: {row}"
+    );
+    // Shipped in a pack as compare.wasm, it travels with the pack.
+    let pack = dir.path().join("wpack");
+    std::fs::create_dir(&pack).unwrap();
+    std::fs::write(
+        pack.join("pack.toml"),
+        "name = \"wpack\"\nscenarios = [\"s.rhai\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pack.join("s.rhai"),
+        "report::metric(\"x\", 1, \"\", \"higher\");\n",
+    )
+    .unwrap();
+    std::fs::copy(&template, pack.join("compare.wasm")).unwrap();
+    let check = plumb(dir.path(), &["check", "wpack"]);
+    assert!(
+        check
+            .stdout
+            .contains("compare.wasm: ok (comparison template)"),
+        "{}{}",
+        check.stdout,
+        check.stderr
+    );
+    let r = plumb(
+        dir.path(),
+        &["compare", &a, &b, "--template", "wpack", "--format", "csv"],
+    );
+    assert!(r.stdout.contains(",winner,b"), "{}", r.stdout);
+}
+
+#[test]
+fn a_rogue_webassembly_template_falls_back_to_the_generic_table() {
+    let dir = workdir();
+    let rogue = guest("rogue_template");
+    let b = tiny_result(dir.path(), "b", &[300.0, 303.0, 297.0]);
+    for (mode, reason) in [
+        ("spin", "ran longer than 5 s"),
+        ("grow", "memory limit of 64 MiB"),
+        ("trap", "trapped"),
+        ("fail", "render failed: the rogue template gives up"),
+        ("flood", "1000 tables, more than 32"),
+    ] {
+        let a = tiny_result(dir.path(), mode, &[100.0, 101.0, 99.0]);
+        let started = std::time::Instant::now();
+        let r = plumb(dir.path(), &["compare", &a, &b, "--template", &rogue]);
+        assert_eq!(r.code, 0, "{mode}: {}", r.stderr);
+        assert!(
+            started.elapsed().as_secs() < 15,
+            "{mode}: {:?}",
+            started.elapsed()
+        );
+        assert!(
+            r.stderr.contains("the comparison template failed") && r.stderr.contains(reason),
+            "{mode}: {}",
+            r.stderr
+        );
+        assert!(
+            r.stdout.contains("×3.000"),
+            "{mode}: generic table: {}",
+            r.stdout
+        );
+    }
+}

@@ -5,9 +5,13 @@
 //! allocator refuses comes back as a [`BufError`], never as an abort. Every
 //! view of the memory is a bounds-checked slice, so a syscall is always given
 //! a pointer and a length taken from the same slice.
+//!
+//! Buffers come from the system allocator directly, not through the
+//! counting global allocator ([`crate::heap`]): they are the host's, bounded
+//! by their own budgets, and not a script's data.
 
 use crate::workload::fill_random;
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::ops::Range;
 use std::ptr::NonNull;
 
@@ -112,8 +116,8 @@ impl AlignedBuf {
             limit,
         })?;
         // SAFETY: the layout has a non-zero size.
-        let ptr =
-            NonNull::new(unsafe { alloc_zeroed(layout) }).ok_or(BufError::OutOfMemory(size))?;
+        let ptr = NonNull::new(unsafe { System.alloc_zeroed(layout) })
+            .ok_or(BufError::OutOfMemory(size))?;
         Ok(AlignedBuf { ptr, layout })
     }
 
@@ -190,7 +194,7 @@ impl AlignedBuf {
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
         // SAFETY: allocated in `zeroed` with this layout.
-        unsafe { dealloc(self.ptr.as_ptr(), self.layout) };
+        unsafe { System.dealloc(self.ptr.as_ptr(), self.layout) };
     }
 }
 

@@ -150,7 +150,10 @@ fn text(v: Dynamic) -> String {
         return String::new();
     }
     if v.is_string() {
-        return v.into_immutable_string().map(|s| s.to_string()).unwrap_or_default();
+        return v
+            .into_immutable_string()
+            .map(|s| s.to_string())
+            .unwrap_or_default();
     }
     v.to_string()
 }
