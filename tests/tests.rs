@@ -3,6 +3,7 @@
 mod util;
 
 mod accuracy;
+mod background;
 mod compare;
 mod engines;
 mod file_api;

@@ -104,6 +104,28 @@ fn job(t: &mut Tour) {
     });
     let bad = io::job(&[("rw".to_string(), "sideways".to_string())]);
     t.check("io.job", matches!(bad, Err(Error::Invalid(_))), &bad);
+
+    let pairs = |kv: &[(&str, &str)]| kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
+    let a = pairs(&[("name", "ga"), ("rw", "randread"), ("bs", "4k"), ("size", "1m"), ("io_size", "256k")]);
+    let b = pairs(&[("name", "gb"), ("rw", "write"), ("bs", "64k"), ("size", "1m")]);
+    t.ok("io.group", io::group(&[a.clone(), b.clone()], false), |rs| {
+        rs.len() == 2 && rs[0].name == "ga" && rs[0].read.total_ios == 64 && rs[1].name == "gb" && rs[1].write.io_bytes == 1 << 20
+    });
+    t.ok("io.group", io::group(&[a, b], true), |rs| rs.len() == 1 && rs[0].read.total_ios == 64 && rs[0].write.io_bytes == 1 << 20);
+
+    let bg = pairs(&[("name", "bg"), ("rw", "randread"), ("bs", "4k"), ("size", "1m"), ("time_based", "1"), ("runtime", "30s"), ("ioengine", "psync")]);
+    let Some(h) = t.ok("io.start", io::start(&bg), |_| true) else { return };
+    t.ok("job-handle.name", Ok(h.name()), |n| n == "bg");
+    t.ok("job-handle.done", Ok(h.done()), |d| !*d);
+    // Wait until the watcher has published a second of figures.
+    let t0 = time::now();
+    while h.progress().read.ios == 0 && time::now() - t0 < 5.0 {
+        let _ = time::sleep(0.05);
+    }
+    t.ok("job-handle.progress", Ok(h.progress()), |p| p.elapsed > 0.0 && p.read.ios > 0 && p.read.iops > 0.0 && p.write.ios == 0);
+    t.ok("job-handle.stop", h.stop(), |r| r.read.total_ios > 0 && r.runtime_ms < 30_000);
+    t.ok("job-handle.wait", h.wait(), |r| r.read.total_ios > 0);
+    t.ok("job-handle.done", Ok(h.done()), |d| *d);
 }
 
 fn compute(t: &mut Tour) {

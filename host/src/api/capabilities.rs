@@ -113,10 +113,18 @@ impl Host {
             Capability::DirectIo => {
                 (!c.direct_io).then(|| "direct I/O (declare direct_io = true)".to_string())
             }
-            Capability::Threads(n) => c
-                .threads
-                .filter(|t| n > *t)
-                .map(|t| format!("{n} threads (the pack declares at most {t})")),
+            Capability::Threads(n) => {
+                // Background jobs still running hold theirs.
+                let busy = self.background_threads();
+                let total = n.saturating_add(busy);
+                c.threads.filter(|t| total > *t).map(|t| {
+                    if busy > 0 {
+                        format!("{n} threads beside the {busy} its background jobs hold (the pack declares at most {t})")
+                    } else {
+                        format!("{n} threads (the pack declares at most {t})")
+                    }
+                })
+            }
             Capability::Root => {
                 (!c.root).then(|| "root-only operations (declare root = true)".to_string())
             }

@@ -241,6 +241,8 @@ pub struct Host {
     handles: Arc<HandleBudget>,
     /// What the scenario reported so far.
     pub report: ScenarioReport,
+    /// Jobs started with `io::start`.
+    background: io::Background,
 }
 
 impl Host {
@@ -259,6 +261,7 @@ impl Host {
             stop,
             handles: Arc::default(),
             report: ScenarioReport::default(),
+            background: io::Background::default(),
         }
     }
 

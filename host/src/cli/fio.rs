@@ -198,6 +198,7 @@ pub fn main(args: &[String]) -> ExitCode {
         allow_device: inv.allow_device,
         progress: true,
         stop: stop.clone(),
+        ..RunOptions::default()
     };
     let file_error = |e: crate::files::FileError| {
         eprintln!("plumb fio: error: {e}");

@@ -6,6 +6,7 @@
 //! and returns a [`RunReport`] with [`JobResult`]s.
 
 mod jobstats;
+pub mod live;
 mod progress;
 mod verify;
 mod worker;
@@ -32,6 +33,21 @@ pub struct RunOptions {
     pub progress: bool,
     /// Set by a signal handler (or a caller) to stop early, keeping results.
     pub stop: Arc<AtomicBool>,
+    /// A second flag that stops this run alone (a background job's `stop`).
+    pub stop_this: Option<Arc<AtomicBool>>,
+    /// Where the watcher publishes the run's totals as it goes.
+    pub live: Option<Arc<live::LiveTotals>>,
+}
+
+impl RunOptions {
+    /// True once either stop flag is raised.
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+            || self
+                .stop_this
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed))
+    }
 }
 
 impl Default for RunOptions {
@@ -40,6 +56,8 @@ impl Default for RunOptions {
             allow_device: false,
             progress: false,
             stop: Arc::new(AtomicBool::new(false)),
+            stop_this: None,
+            live: None,
         }
     }
 }
@@ -142,7 +160,7 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
         );
         let bar = progress::layout_bar(total, opts.progress);
         let should_stop = || {
-            if opts.stop.load(Ordering::Relaxed) {
+            if opts.stopping() {
                 Some(StopReason::Interrupted)
             } else if prepared.deadline.is_some_and(|d| Instant::now() >= d) {
                 Some(StopReason::Deadline)
@@ -166,7 +184,7 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
     let mut groups: Vec<GroupBuilder> = Vec::new();
     let run_sets = planned.iter().map(|p| p.run_set).max().unwrap_or(0);
     for set in 0..=run_sets {
-        if opts.stop.load(std::sync::atomic::Ordering::Relaxed) {
+        if opts.stopping() {
             break;
         }
         let members: Vec<&Planned> = planned
@@ -194,7 +212,7 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
     }
     Ok(RunReport {
         groups: groups.into_iter().map(|g| finish_group(g, jobs)).collect(),
-        interrupted: opts.stop.load(std::sync::atomic::Ordering::Relaxed),
+        interrupted: opts.stopping(),
         started,
         finished: SystemTime::now(),
         disk_util: disk_start

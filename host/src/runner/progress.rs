@@ -58,8 +58,12 @@ pub fn watch(
     let mut last_plain = Instant::now();
     while !all_ended() {
         std::thread::sleep(Duration::from_millis(50));
-        if opts.stop.load(Ordering::Relaxed) {
+        if opts.stopping() {
             set_stop.store(true, Ordering::Relaxed);
+        }
+        if let Some(sink) = &opts.live {
+            let (ios, bytes) = totals(live);
+            sink.record(ios, bytes);
         }
         if !opts.progress || last.0.elapsed() < Duration::from_millis(1000) {
             continue;

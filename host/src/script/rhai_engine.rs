@@ -240,8 +240,13 @@ fn run_here(
             }),
         }
     };
+    // Background jobs end with the scenario, their results kept.
     let report = Rc::try_unwrap(host)
-        .map(|h| h.into_inner().report)
+        .map(|h| {
+            let mut h = h.into_inner();
+            h.end_background();
+            h.report
+        })
         .unwrap_or_default();
     (report, outcome)
 }

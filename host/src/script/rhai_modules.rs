@@ -6,6 +6,7 @@
 //! operation lives here.
 
 use super::values::{err, option_pairs, param_value, to_bytes, to_seconds};
+use crate::api::io::JobHandle;
 use crate::api::{ApiError, FileHandle, Host};
 use rhai::{Array, Dynamic, Engine, EvalAltResult, FnPtr, Map, Module, NativeCallContext};
 use serde::de::DeserializeOwned;
@@ -150,6 +151,7 @@ pub fn register(engine: &mut Engine, host: &Shared) {
         engine.register_static_module(name, module.into());
     }
     register_file_type(engine, host);
+    register_job_type(engine, host);
     let h = host.clone();
     engine.register_fn("param", move |name: &str, default: Dynamic| -> R<Dynamic> {
         match h.borrow().param(name) {
@@ -166,7 +168,69 @@ fn io_module() -> Module {
         let result = h.borrow_mut().job(pairs).map_err(api)?;
         to_map(&result)
     });
+    native!(m, "start", h, |opts: Map| -> JobHandle {
+        let pairs = option_pairs(&opts)?;
+        h.borrow_mut().start_job(pairs).map_err(api)
+    });
+    native!(m, "group", h, |jobs: Array| -> Array {
+        group(&h, jobs, Map::new())
+    });
+    native!(m, "group", h, |jobs: Array, o: Map| -> Array {
+        group(&h, jobs, o)
+    });
     m
+}
+
+/// `io::group(jobs)` and `io::group(jobs, #{ group_reporting: true })`.
+fn group(h: &Shared, jobs: Array, o: Map) -> R<Array> {
+    let mut group_reporting = false;
+    for (k, v) in o {
+        match (k.as_str(), v.as_bool()) {
+            ("group_reporting", Ok(b)) => group_reporting = b,
+            ("group_reporting", Err(t)) => {
+                return Err(err(format!(
+                    "io::group: group_reporting: expected a boolean, got {t}"
+                )))
+            }
+            (other, _) => {
+                return Err(err(format!(
+                    "io::group: unknown option '{other}' (the one option is group_reporting)"
+                )))
+            }
+        }
+    }
+    let pairs = jobs
+        .into_iter()
+        .enumerate()
+        .map(|(i, j)| match j.try_cast::<Map>() {
+            Some(m) => option_pairs(&m),
+            None => Err(err(format!(
+                "io::group: job {} is not an options map",
+                i + 1
+            ))),
+        })
+        .collect::<R<Vec<_>>>()?;
+    let results = h.borrow_mut().group(pairs, group_reporting).map_err(api)?;
+    results.iter().map(to_map).collect()
+}
+
+fn register_job_type(engine: &mut Engine, host: &Shared) {
+    engine.register_type_with_name::<JobHandle>("Job");
+    engine.register_fn("name", |j: &mut JobHandle| j.name());
+    engine.register_fn("done", |j: &mut JobHandle| j.done());
+    engine.register_fn("progress", |j: &mut JobHandle| -> R<Dynamic> {
+        to_map(&j.progress())
+    });
+    let h = host.clone();
+    engine.register_fn("wait", move |j: &mut JobHandle| -> R<Dynamic> {
+        let r = j.wait(&mut h.borrow_mut()).map_err(api)?;
+        to_map(&r)
+    });
+    let h = host.clone();
+    engine.register_fn("stop", move |j: &mut JobHandle| -> R<Dynamic> {
+        let r = j.stop(&mut h.borrow_mut()).map_err(api)?;
+        to_map(&r)
+    });
 }
 
 fn transfer_map(t: crate::api::fs::Transfer) -> Map {

@@ -4,6 +4,7 @@
 
 use super::convert;
 use super::limiter::MemoryLimiter;
+pub use crate::api::io::JobHandle;
 pub use crate::api::FileHandle;
 use crate::api::{ApiError, Host};
 use wasmtime::component::{Resource, ResourceTable};
@@ -13,7 +14,10 @@ wasmtime::component::bindgen!({
     path: "wit",
     world: "scenario",
     imports: { default: trappable },
-    with: { "plumb:bench/fs.file": crate::api::FileHandle },
+    with: {
+        "plumb:bench/fs.file": crate::api::FileHandle,
+        "plumb:bench/io.job-handle": crate::api::io::JobHandle,
+    },
 });
 
 use self::plumb::bench::types::{Error, OsError, Storm as WitStorm, Transfer as WitTransfer};
@@ -95,6 +99,51 @@ impl plumb::bench::types::Host for State {}
 impl plumb::bench::io::Host for State {
     fn job(&mut self, options: Vec<(String, String)>) -> Out<plumb::bench::io::JobResult> {
         done(self.host.job(options))
+    }
+    fn group(
+        &mut self,
+        jobs: Vec<Vec<(String, String)>>,
+        group_reporting: bool,
+    ) -> Out<Vec<plumb::bench::io::JobResult>> {
+        Ok(self
+            .host
+            .group(jobs, group_reporting)
+            .map(|rs| rs.into_iter().map(Into::into).collect())
+            .map_err(Error::from))
+    }
+    fn start(&mut self, options: Vec<(String, String)>) -> Out<Resource<JobHandle>> {
+        match self.host.start_job(options) {
+            Ok(h) => Ok(Ok(self.table.push(h)?)),
+            Err(e) => Ok(Err(e.into())),
+        }
+    }
+}
+
+impl plumb::bench::io::HostJobHandle for State {
+    fn name(&mut self, j: Resource<JobHandle>) -> wasmtime::Result<String> {
+        Ok(self.table.get(&j)?.name())
+    }
+    fn done(&mut self, j: Resource<JobHandle>) -> wasmtime::Result<bool> {
+        Ok(self.table.get(&j)?.done())
+    }
+    fn progress(
+        &mut self,
+        j: Resource<JobHandle>,
+    ) -> wasmtime::Result<plumb::bench::io::JobProgress> {
+        Ok(self.table.get(&j)?.progress().into())
+    }
+    fn wait(&mut self, j: Resource<JobHandle>) -> Out<plumb::bench::io::JobResult> {
+        let j = self.table.get(&j)?.clone();
+        done(j.wait(&mut self.host))
+    }
+    fn stop(&mut self, j: Resource<JobHandle>) -> Out<plumb::bench::io::JobResult> {
+        let j = self.table.get(&j)?.clone();
+        done(j.stop(&mut self.host))
+    }
+    fn drop(&mut self, j: Resource<JobHandle>) -> wasmtime::Result<()> {
+        // Dropping a handle does not stop the job: the scenario's end does.
+        self.table.delete(j)?;
+        Ok(())
     }
 }
 

@@ -485,3 +485,26 @@ impl From<crate::model::machine::HostInfo> for wsys::HostInfo {
         }
     }
 }
+
+impl From<crate::runner::live::LiveDirection> for wio::LiveDirection {
+    fn from(d: crate::runner::live::LiveDirection) -> Self {
+        wio::LiveDirection {
+            ios: d.ios,
+            bytes: d.bytes,
+            iops: d.iops,
+            bw_bytes: d.bw_bytes,
+            iops_last_second: d.iops_last_second,
+            bw_bytes_last_second: d.bw_bytes_last_second,
+        }
+    }
+}
+
+impl From<crate::runner::live::LiveProgress> for wio::JobProgress {
+    fn from(p: crate::runner::live::LiveProgress) -> Self {
+        wio::JobProgress {
+            elapsed: p.elapsed,
+            read: p.read.into(),
+            write: p.write.into(),
+        }
+    }
+}

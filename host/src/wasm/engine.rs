@@ -181,6 +181,8 @@ pub fn run(
             eprintln!("  | (the guest's {name} was cut at {MAX_OUTPUT} bytes)");
         }
     }
-    let state = store.into_data();
+    let mut state = store.into_data();
+    // Background jobs end with the scenario, their results kept.
+    state.host.end_background();
     (state.host, result)
 }

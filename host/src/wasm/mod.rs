@@ -71,6 +71,6 @@ mod tests {
                 "file method {m} is not registered for Rhai"
             );
         }
-        assert_eq!(methods.len(), 9);
+        assert_eq!(methods.len(), 14, "{methods:?}");
     }
 }

@@ -1,0 +1,171 @@
+//! `io::job`, `io::group` and `io::start`: declarative fio-style jobs run
+//! natively inside the run directory — one and waited for, several at once
+//! (one fio group), or one in the background behind a [`JobHandle`].
+
+mod background;
+
+pub use background::{Background, JobHandle};
+
+use super::{ApiError, Capability, Host};
+use crate::files::{FileError, FileSpace};
+use crate::job::options::job_from_pairs;
+use crate::job::spec::JobSpec;
+use crate::model::result::JobResult;
+use crate::model::run::RunReport;
+use crate::runner::{prepare_in, RunError, RunOptions};
+use std::time::Instant;
+
+/// The most jobs one `io::group` runs.
+pub const MAX_GROUP_JOBS: usize = 64;
+
+impl Host {
+    /// Runs one job given as fio `name=value` options; files live in the run directory.
+    pub fn job(&mut self, options: Vec<(String, String)>) -> Result<JobResult, ApiError> {
+        let job = self.job_spec("io::job", options)?;
+        let report = self.run_now("io::job", std::slice::from_ref(&job))?;
+        let result = report
+            .groups
+            .into_iter()
+            .next()
+            .map(|g| g.total)
+            .unwrap_or_default();
+        self.job_done(&job, result)
+    }
+
+    /// Runs several jobs at once, as fio runs the jobs of one group; one
+    /// result per job (its clones merged), or one for all of them with
+    /// `group_reporting`.
+    pub fn group(
+        &mut self,
+        jobs: Vec<Vec<(String, String)>>,
+        group_reporting: bool,
+    ) -> Result<Vec<JobResult>, ApiError> {
+        if jobs.is_empty() || jobs.len() > MAX_GROUP_JOBS {
+            return Err(ApiError::Invalid(format!(
+                "io::group: {} jobs; a group has 1 to {MAX_GROUP_JOBS}",
+                jobs.len()
+            )));
+        }
+        let mut specs = Vec::with_capacity(jobs.len());
+        for (i, options) in jobs.into_iter().enumerate() {
+            let mut job = self.job_spec("io::group", options)?;
+            // All at once; each job its own reporting group unless merged.
+            job.stonewall = false;
+            job.new_group = i > 0 && !group_reporting;
+            job.group_reporting = group_reporting;
+            specs.push(job);
+        }
+        let names: std::collections::BTreeSet<&str> =
+            specs.iter().map(|j| j.name.as_str()).collect();
+        if names.len() < specs.len() {
+            return Err(ApiError::Invalid(
+                "io::group: two jobs have the same name; give each its own".into(),
+            ));
+        }
+        let report = self.run_now("io::group", &specs)?;
+        let totals: Vec<JobResult> = report.groups.into_iter().map(|g| g.total).collect();
+        if group_reporting {
+            let merged = totals.into_iter().next().unwrap_or_default();
+            return Ok(vec![self.job_done(&specs[0], merged)?]);
+        }
+        specs
+            .iter()
+            .zip(totals)
+            .map(|(job, result)| self.job_done(job, result))
+            .collect()
+    }
+
+    /// A job's options as a job: refused options, capabilities, and the
+    /// runtime capped at the time left.
+    fn job_spec(&self, op: &str, options: Vec<(String, String)>) -> Result<JobSpec, ApiError> {
+        if let Some((k, _)) = options.iter().find(|(k, _)| k == "write_iolog") {
+            return Err(ApiError::Invalid(format!(
+                "{op}: option '{k}' is not allowed in scenarios (use report:: for results)"
+            )));
+        }
+        let mut job =
+            job_from_pairs(options).map_err(|e| ApiError::Invalid(format!("{op}: {e}")))?;
+        if job.direct {
+            self.allow(Capability::DirectIo)?;
+        }
+        if job.runtime.is_none_or(|r| r > self.time_left()) {
+            job.runtime = Some(self.time_left());
+        }
+        Ok(job)
+    }
+
+    /// Checks the threads `jobs` add to what runs already, and charges the
+    /// bytes their layout writes; the files are resolved beneath the run
+    /// directory's descriptor (escapes, FIFOs and devices are refused there).
+    fn admit(&mut self, op: &'static str, jobs: &[JobSpec]) -> Result<FileSpace, ApiError> {
+        let threads = jobs.iter().fold(0u32, |n, j| n.saturating_add(j.numjobs));
+        self.allow(Capability::Threads(threads))?;
+        let space = FileSpace::sandboxed(self.run_dir()).map_err(|source| ApiError::Os {
+            op: format!("{op}: run directory"),
+            source,
+        })?;
+        let prepared =
+            prepare_in(jobs, false, &space).map_err(|RunError::Files(e)| file_err(op, e))?;
+        self.charge(op, prepared.bytes_to_lay_out())?;
+        Ok(space)
+    }
+
+    /// Runs `jobs` on this thread until they end.
+    fn run_now(&mut self, op: &'static str, jobs: &[JobSpec]) -> Result<RunReport, ApiError> {
+        let space = self.admit(op, jobs)?;
+        let deadline = Instant::now() + self.time_left();
+        let opts = RunOptions {
+            progress: true,
+            stop: self.stop_flag().clone(),
+            ..RunOptions::default()
+        };
+        let report = run_jobs(jobs, &space, deadline, &opts).map_err(|e| self.run_err(op, e))?;
+        self.check()?;
+        Ok(report)
+    }
+
+    /// A run's error as the scenario sees it.
+    fn run_err(&self, op: &'static str, e: FileError) -> ApiError {
+        match e {
+            FileError::Deadline => ApiError::Deadline(self.limits.timeout),
+            e => file_err(op, e),
+        }
+    }
+
+    /// A finished job's result: an error if it failed, else recorded in
+    /// the scenario's report and returned.
+    fn job_done(&mut self, job: &JobSpec, result: JobResult) -> Result<JobResult, ApiError> {
+        if let Some(e) = &result.error {
+            return Err(ApiError::Failed {
+                op: "io::job",
+                message: format!("'{}' failed: {e}", job.name),
+            });
+        }
+        if !job.create_only {
+            self.report.jobs.push(result.clone());
+        }
+        Ok(result)
+    }
+}
+
+/// Lays out and runs `jobs` in `space` (planned again: the plan is
+/// deterministic, and a background thread owns its own).
+fn run_jobs(
+    jobs: &[JobSpec],
+    space: &FileSpace,
+    deadline: Instant,
+    opts: &RunOptions,
+) -> Result<RunReport, FileError> {
+    let prepared = prepare_in(jobs, false, space).map_err(|RunError::Files(e)| e)?;
+    prepared
+        .with_deadline(deadline)
+        .run(opts)
+        .map_err(|RunError::Files(e)| e)
+}
+
+fn file_err(op: &str, e: FileError) -> ApiError {
+    match e {
+        FileError::Interrupted => ApiError::Interrupted,
+        other => ApiError::Invalid(format!("{op}: {other}")),
+    }
+}

@@ -1,0 +1,282 @@
+//! Background jobs and groups (`io::start`, `io::group`) through the real
+//! binary: work beside the foreground, live progress, stopping on request,
+//! at the scenario's end, on an error, at the deadline and on SIGINT — each
+//! within about a second, leaving no files and keeping partial results.
+
+use crate::util::{doc, entries, plumb, plumb_signalled, run_scripts, script, workdir};
+use std::time::{Duration, Instant};
+
+/// A time-based job's options running `secs` seconds on an 8 MiB file.
+fn job(name: &str, rw: &str, secs: u32) -> String {
+    format!(
+        "#{{ name: \"{name}\", rw: \"{rw}\", bs: \"4k\", size: \"8M\", time_based: true, runtime: \"{secs}s\", iodepth: 4, ioengine: \"psync\" }}"
+    )
+}
+
+/// The `jobs` of the result document's first scenario, as (name, read I/Os, write I/Os, runtime ms).
+fn jobs_of(d: &serde_json::Value) -> Vec<(String, u64, u64, u64)> {
+    d["scenarios"][0]["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["name"].as_str().unwrap().to_string(),
+                j["read"]["total_ios"].as_u64().unwrap(),
+                j["write"]["total_ios"].as_u64().unwrap(),
+                j["runtime_ms"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_background_job_runs_beside_the_foreground_and_stops_on_request() {
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "bg.rhai",
+        &format!(
+            r#"
+let h = io::start({});
+if h.done() {{ throw "done at once"; }}
+// Foreground work while it runs.
+let f = fs::write_file("fg.dat", "2M", #{{ fsync: true }});
+let t0 = time::now();
+while h.progress().read.ios == 0 && time::now() - t0 < 5.0 {{ time::sleep(0.05); }}
+time::sleep(1.2);
+let p = h.progress();
+report::metric("progress_ios", p.read.ios, "", "higher");
+report::metric("progress_last_second", p.read.iops_last_second, "iops", "higher");
+report::metric("progress_writes", p.write.ios, "", "higher");
+let t1 = time::now();
+let r = h.stop();
+report::metric("stop_seconds", time::now() - t1, "s", "lower");
+report::metric("stopped_ios", r.read.total_ios, "", "higher");
+report::metric("stopped_runtime_ms", r.runtime_ms, "ms", "lower");
+report::metric("done_after", if h.done() {{ 1 }} else {{ 0 }}, "", "higher");
+report::metric("wait_again_ios", h.wait().read.total_ios, "", "higher");
+report::metric("fg_bytes", f.bytes, "B", "higher");
+"#,
+            job("bg", "randread", 60)
+        ),
+    );
+    let (r, target) = run_scripts(dir.path(), &[&s, "--json", "r.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = doc(&dir.path().join("r.json"));
+    let m = |n: &str| crate::util::metric(&d, "bg", n).unwrap();
+    assert!(m("progress_ios") > 0.0 && m("progress_last_second") > 0.0);
+    assert_eq!(m("progress_writes"), 0.0);
+    assert!(m("stop_seconds") < 1.0, "stop took {} s", m("stop_seconds"));
+    assert!(m("stopped_ios") >= m("progress_ios"));
+    assert!(m("stopped_runtime_ms") < 10_000.0);
+    assert_eq!(m("done_after"), 1.0);
+    assert_eq!(m("wait_again_ios"), m("stopped_ios"));
+    assert_eq!(m("fg_bytes"), 2097152.0);
+    // The job's result is recorded once.
+    let jobs = jobs_of(&d);
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!(jobs[0].0, "bg");
+    assert!(entries(&target).is_empty());
+}
+
+#[test]
+fn a_group_runs_its_jobs_at_once_with_a_result_each_or_merged() {
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "g.rhai",
+        &format!(
+            r#"
+let t0 = time::now();
+let rs = io::group([{}, {}]);
+report::metric("seconds", time::now() - t0, "s", "lower");
+report::metric("count", rs.len(), "", "higher");
+report::metric("a_reads", rs[0].read.total_ios, "", "higher");
+report::metric("b_writes", rs[1].write.total_ios, "", "higher");
+report::metric("a_writes", rs[0].write.total_ios, "", "higher");
+let m = io::group([{}, {}], #{{ group_reporting: true }});
+report::metric("merged_count", m.len(), "", "higher");
+report::metric("merged_reads", m[0].read.total_ios, "", "higher");
+report::metric("merged_writes", m[0].write.total_ios, "", "higher");
+"#,
+            job("a", "randread", 2),
+            job("b", "randwrite", 2),
+            job("c", "randread", 1),
+            job("d", "randwrite", 1)
+        ),
+    );
+    let (r, _) = run_scripts(dir.path(), &[&s, "--json", "g.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = doc(&dir.path().join("g.json"));
+    let m = |n: &str| crate::util::metric(&d, "g", n).unwrap();
+    // Two 2 s jobs at once take about 2 s (layout included), not 4.
+    assert!(m("seconds") < 3.5, "the group took {} s", m("seconds"));
+    assert_eq!(m("count"), 2.0);
+    assert!(m("a_reads") > 0.0 && m("b_writes") > 0.0);
+    assert_eq!(m("a_writes"), 0.0, "a's result is a's own");
+    assert_eq!(m("merged_count"), 1.0);
+    assert!(m("merged_reads") > 0.0 && m("merged_writes") > 0.0);
+    let names: Vec<String> = jobs_of(&d).into_iter().map(|j| j.0).collect();
+    assert_eq!(
+        names,
+        ["a", "b", "c"],
+        "recorded: each job, then the merged one"
+    );
+    // Bad groups are errors naming the call.
+    for (bad, why) in [
+        ("io::group([])", "1 to 64"),
+        ("io::group([1])", "job 1 is not an options map"),
+        (
+            &format!(
+                "io::group([{}, {}])",
+                job("x", "read", 1),
+                job("x", "read", 1)
+            ),
+            "same name",
+        ),
+        (
+            &format!("io::group([{}], #{{ colour: 1 }})", job("y", "read", 1)),
+            "unknown option",
+        ),
+    ] {
+        let f = script(dir.path(), "bad.rhai", bad);
+        let (r, _) = run_scripts(dir.path(), &[&f]);
+        assert_eq!(r.code, 1, "{bad}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(why) && r.stderr.contains("io::group"),
+            "{bad}: {}",
+            r.stderr
+        );
+    }
+}
+
+/// Runs `text` as a scenario with `extra` arguments; returns the run, the
+/// seconds it took, and the result document.
+fn timed(
+    dir: &std::path::Path,
+    text: &str,
+    extra: &[&str],
+) -> (crate::util::Run, f64, serde_json::Value) {
+    let s = script(dir, "s.rhai", text);
+    let mut args = vec![s.as_str(), "--json", "s.json"];
+    args.extend_from_slice(extra);
+    let started = Instant::now();
+    let (r, target) = run_scripts(dir, &args);
+    let secs = started.elapsed().as_secs_f64();
+    assert!(
+        entries(&target).is_empty(),
+        "files left: {:?}",
+        entries(&target)
+    );
+    (r, secs, doc(&dir.join("s.json")))
+}
+
+#[test]
+fn background_jobs_stop_when_the_scenario_ends_fails_or_runs_out_of_time() {
+    let dir = workdir();
+    let three = format!(
+        "let a = io::start({}); let b = io::start({}); let c = io::start({}); time::sleep(1.0);",
+        job("a", "randread", 60),
+        job("b", "randwrite", 60),
+        job("c", "read", 60)
+    );
+    // Never waited on: stopped at the end, results kept with a note each.
+    let (r, secs, d) = timed(dir.path(), &three, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(secs < 6.0, "took {secs} s");
+    let jobs = jobs_of(&d);
+    assert_eq!(jobs.len(), 3, "{jobs:?}");
+    assert!(
+        jobs.iter().all(|j| j.1 + j.2 > 0 && j.3 < 10_000),
+        "{jobs:?}"
+    );
+    let notes = d["scenarios"][0]["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(notes[0].as_str().unwrap().contains("was not waited on"));
+
+    // An error right after starting them.
+    let (r, secs, d) = timed(dir.path(), &format!("{three} throw \"boom\";"), &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("boom"));
+    assert!(secs < 6.0, "took {secs} s");
+    assert_eq!(jobs_of(&d).len(), 3, "partial results kept");
+
+    // The deadline, while the foreground sleeps.
+    let (r, secs, d) = timed(
+        dir.path(),
+        &format!("{three} time::sleep(100.0);"),
+        &["--timeout", "3s"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(d["scenarios"][0]["error_kind"], "deadline");
+    assert!(secs < 8.0, "took {secs} s");
+    assert_eq!(jobs_of(&d).len(), 3, "partial results kept");
+}
+
+#[test]
+fn sigint_stops_background_jobs_and_leaves_no_files() {
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "s.rhai",
+        &format!(
+            "let a = io::start({}); let b = io::start({}); time::sleep(0.5); print(\"both running\"); time::sleep(100.0);",
+            job("a", "randread", 60),
+            job("b", "randwrite", 60)
+        ),
+    );
+    std::fs::create_dir(dir.path().join("target")).unwrap();
+    let started = Instant::now();
+    let out = plumb_signalled(
+        dir.path(),
+        &["run", &s, "--target", "target", "--json", "s.json"],
+        "both running",
+        libc::SIGINT,
+    );
+    let after_marker = started.elapsed();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(after_marker < Duration::from_secs(10), "{after_marker:?}");
+    assert!(entries(&dir.path().join("target")).is_empty());
+    let d = doc(&dir.path().join("s.json"));
+    assert_eq!(jobs_of(&d).len(), 2, "partial results kept");
+}
+
+#[test]
+fn background_threads_count_against_the_pack() {
+    let dir = workdir();
+    let pack = dir.path().join("p");
+    std::fs::create_dir(&pack).unwrap();
+    std::fs::write(
+        pack.join("pack.toml"),
+        "name = \"p\"\nscenarios = [\"s.rhai\"]\n[capabilities]\nthreads = 2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pack.join("s.rhai"),
+        format!(
+            "let a = io::start({});\nlet b = io::start({});\ntime::sleep(1.0);\nlet c = io::start({});\n",
+            job("a", "randread", 30),
+            job("b", "randread", 30),
+            job("c", "randread", 30)
+        ),
+    )
+    .unwrap();
+    let r = plumb(
+        dir.path(),
+        &["run", "p", "--target", ".", "--json", "p.json"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("beside the 2 its background jobs hold"),
+        "{}",
+        r.stderr
+    );
+    // The two that started were stopped and kept.
+    assert_eq!(jobs_of(&doc(&dir.path().join("p.json"))).len(), 2);
+}
