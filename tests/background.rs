@@ -280,3 +280,110 @@ fn background_threads_count_against_the_pack() {
     // The two that started were stopped and kept.
     assert_eq!(jobs_of(&doc(&dir.path().join("p.json"))).len(), 2);
 }
+
+/// The whole-disk device (`MAJ:MIN`) under `dir`, as the blkio controller names it.
+fn disk_of(dir: &std::path::Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).unwrap().dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let sys = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    if sys.join("partition").exists() {
+        // A partition: its disk is the parent directory in sysfs.
+        let parent = std::fs::canonicalize(&sys)
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join("dev");
+        return std::fs::read_to_string(parent).unwrap().trim().to_string();
+    }
+    format!("{major}:{minor}")
+}
+
+#[test]
+fn a_background_job_and_the_foreground_share_a_device_iops_cap() {
+    if !crate::util::privileged(
+        "a_background_job_and_the_foreground_share_a_device_iops_cap",
+        "a blkio cgroup",
+    ) {
+        return;
+    }
+    const CAP: f64 = 2000.0;
+    let dir = workdir();
+    let group = std::path::PathBuf::from(format!(
+        "/sys/fs/cgroup/blkio/plumb-test-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir(&group).expect("make a blkio cgroup (cgroup v1 blkio mounted?)");
+    let _cleanup = scopeguard(group.clone());
+    std::fs::write(
+        group.join("blkio.throttle.read_iops_device"),
+        format!("{} {CAP}", disk_of(dir.path())),
+    )
+    .unwrap();
+    let s = script(
+        dir.path(),
+        "share.rhai",
+        r#"
+fs::write_file("fg.dat", "32M", #{ direct: true });
+let h = io::start(#{ name: "bg", filename: "bg.dat", rw: "randread", bs: "4k", size: "32M", direct: true,
+                     iodepth: 4, ioengine: "io_uring", time_based: true, runtime: "20s" });
+let f = fs::open("fg.dat", #{ read: true, direct: true });
+while h.progress().read.ios == 0 { time::sleep(0.05); }
+time::sleep(1.0);
+let b0 = h.progress().read.ios;
+let t0 = time::now();
+let n = 0;
+let x = 12345;
+while time::now() - t0 < 6.0 {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    f.read_at((x % 8192) * 4096, 4096);
+    n += 1;
+}
+let secs = time::now() - t0;
+let b1 = h.progress().read.ios;
+h.stop();
+report::metric("fg_iops", n / secs, "iops", "higher");
+report::metric("bg_iops", (b1 - b0) / secs, "iops", "higher");
+"#,
+    );
+    std::fs::create_dir(dir.path().join("target")).unwrap();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "echo $$ > {}/cgroup.procs && exec \"$0\" run {s} --target target --json share.json",
+            group.display()
+        ))
+        .arg(crate::util::plumb_bin())
+        .current_dir(dir.path())
+        .env("PLUMB_CACHE_DIR", crate::util::test_cache())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d = doc(&dir.path().join("share.json"));
+    let fg = crate::util::metric(&d, "share", "fg_iops").unwrap();
+    let bg = crate::util::metric(&d, "share", "bg_iops").unwrap();
+    assert!(fg > 50.0 && bg > 50.0, "both did I/O: fg {fg}, bg {bg}");
+    let sum = fg + bg;
+    eprintln!("under a {CAP} IOPS read cap: foreground {fg:.0} + background {bg:.0} = {sum:.0}");
+    assert!(
+        (sum / CAP - 1.0).abs() <= 0.05,
+        "foreground {fg:.0} + background {bg:.0} = {sum:.0} IOPS under a {CAP} IOPS cap"
+    );
+}
+
+/// Removes the cgroup directory when dropped (after its processes ended).
+struct CgroupDir(std::path::PathBuf);
+
+fn scopeguard(path: std::path::PathBuf) -> CgroupDir {
+    CgroupDir(path)
+}
+
+impl Drop for CgroupDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}

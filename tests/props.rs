@@ -1037,6 +1037,21 @@ proptest! {
         run_script(&call)?;
     }
 
+    /// A background job from hostile options, then every handle method;
+    /// and a group of two hostile jobs with a hostile group_reporting.
+    #[test]
+    fn io_start_and_group_arguments(start in host_call("io::start", JOB_KEYS),
+                                    a in host_call("io::job", JOB_KEYS), b in host_call("io::job", JOB_KEYS),
+                                    merged in rhai_value(), which in 0usize..2) {
+        let map = |call: &str| call.trim_start_matches("io::job(").trim_end_matches(");").to_string();
+        let script = if which == 0 {
+            format!("let h = {}\nh.name(); h.done(); h.progress(); h.stop(); h.wait(); h.done();", start)
+        } else {
+            format!("io::group([{}, {}], #{{ group_reporting: {merged} }});", map(&a), map(&b))
+        };
+        run_script(&script)?;
+    }
+
     #[test]
     fn cpu_run_arguments(call in prop_oneof![
         host_call("cpu::run", &["kernel", "threads", "duration", "baseline", "n", "items", "buffer", "cpu_max_prime"]),

@@ -18,6 +18,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+/// The most background jobs one scenario may start.
+pub const MAX_BACKGROUND_JOBS: usize = 64;
+
+/// The most threads the background jobs of one scenario may run at once
+/// (whatever the pack declares).
+pub const MAX_BACKGROUND_THREADS: u32 = 4096;
+
 /// A background job, as scripts and guests hold it.
 #[derive(Debug, Clone)]
 pub struct JobHandle {
@@ -85,6 +92,18 @@ impl Host {
     /// Starts a job in the background and returns at once.
     pub fn start_job(&mut self, options: Vec<(String, String)>) -> Result<JobHandle, ApiError> {
         let job = self.job_spec("io::start", options)?;
+        if self.background.slots.len() >= MAX_BACKGROUND_JOBS {
+            return Err(ApiError::Invalid(format!(
+                "io::start: a scenario may start at most {MAX_BACKGROUND_JOBS} background jobs"
+            )));
+        }
+        let busy = self.background_threads();
+        if busy.saturating_add(job.numjobs) > MAX_BACKGROUND_THREADS {
+            return Err(ApiError::Invalid(format!(
+                "io::start: '{}' needs {} threads beside the {busy} background jobs hold; at most {MAX_BACKGROUND_THREADS} run in the background",
+                job.name, job.numjobs
+            )));
+        }
         let space = self.admit("io::start", std::slice::from_ref(&job))?;
         let stop = Arc::new(AtomicBool::new(false));
         let live = Arc::new(LiveTotals::default());
