@@ -387,3 +387,63 @@ impl Drop for CgroupDir {
         let _ = std::fs::remove_dir(&self.0);
     }
 }
+
+#[test]
+fn the_interference_pack_measures_latency_alone_and_beside_each_neighbour() {
+    let dir = workdir();
+    let (r, target) = run_scripts(
+        dir.path(),
+        &[
+            "interference",
+            "-p",
+            "size=32M",
+            "-p",
+            "runtime=2s",
+            "--json",
+            "i.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(entries(&target).is_empty());
+    let d = doc(&dir.path().join("i.json"));
+    let m = |n: &str| crate::util::metric(&d, "interference", n).unwrap_or_else(|| panic!("{n}"));
+    for case in ["quiet", "seq-writes", "rand-writes", "fsync-stream"] {
+        let (p50, p99, p999) = (
+            m(&format!("{case}.p50")),
+            m(&format!("{case}.p99")),
+            m(&format!("{case}.p99_9")),
+        );
+        assert!(
+            0.5 < p50 && p50 <= p99 && p99 <= p999 && p999 < 1e6,
+            "{case}: p50 {p50} p99 {p99} p99.9 {p999} µs"
+        );
+        assert!(m(&format!("{case}.probe_iops")) > 10.0);
+        if case != "quiet" {
+            assert!(
+                m(&format!("{case}.bg_mib_s")) > 0.0,
+                "{case}'s neighbour did work"
+            );
+            let ratio = m(&format!("{case}.p99_inflation"));
+            assert!(
+                (ratio - p99 / m("quiet.p99")).abs() < 0.01 * ratio,
+                "{case}: inflation {ratio}"
+            );
+        }
+    }
+    let table = &d["scenarios"][0]["tables"][0];
+    assert_eq!(table["rows"].as_array().unwrap().len(), 4, "{table}");
+    // The background jobs were stopped and recorded beside the probes.
+    let names: Vec<String> = jobs_of(&d).into_iter().map(|j| j.0).collect();
+    assert_eq!(
+        names,
+        [
+            "probe",
+            "probe",
+            "seq-writes",
+            "probe",
+            "rand-writes",
+            "probe",
+            "fsync-stream"
+        ]
+    );
+}

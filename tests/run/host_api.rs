@@ -51,6 +51,11 @@ fn every_host_function_is_reachable_from_rhai() {
         report::metric("cpu_time", sys::cpu_time(), "s", "lower");
         let j = io::job(#{ name: "j", rw: "randread", size: "1M", bs: "4k", ioengine: "psync" });
         report::metric("job_ios", j.read.total_ios, "", "higher");
+        let g = io::group([#{ name: "g1", rw: "read", size: "256k", bs: "4k", ioengine: "psync" },
+                           #{ name: "g2", rw: "write", size: "256k", bs: "4k", ioengine: "psync" }]);
+        report::metric("group", g.len() * 1000 + g[0].read.total_ios, "", "higher");
+        let h = io::start(#{ name: "bg", rw: "read", size: "256k", bs: "4k", ioengine: "psync" });
+        report::metric("bg_ios", h.wait().read.total_ios, "", "higher");
         let c = cpu::run(#{ threads: 1, duration: 0.05, cpu_max_prime: 1000 });
         report::metric("kernels", cpu::kernels().len(), "", "higher");
         let bw = mem::bandwidth(#{ block_size: "4K", total_size: "4M", duration: 5 });
@@ -81,6 +86,8 @@ fn every_host_function_is_reachable_from_rhai() {
     assert_eq!(m("measured"), 42.0);
     assert_eq!(m("param"), 7.0);
     assert_eq!(m("job_ios"), 256.0);
+    assert_eq!(m("group"), 2064.0, "two results, g1's 64 reads");
+    assert_eq!(m("bg_ios"), 64.0);
     let cpus = std::thread::available_parallelism().unwrap().get() as f64;
     assert_eq!(m("cpus"), cpus, "the CPUs this process may use");
     assert!(m("cpu_time") > 0.0, "plumb has used some CPU");

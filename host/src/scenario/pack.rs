@@ -261,6 +261,10 @@ const BUILTIN: &[(&str, &[(&str, &str)])] = &[
         "replay",
         pack_files!("replay": "pack.toml", "sqlite.rhai", "sqlite.trace"),
     ),
+    (
+        "interference",
+        pack_files!("interference": "pack.toml", "interference.rhai"),
+    ),
 ];
 
 /// Names of the built-in packs.
