@@ -123,6 +123,27 @@ report::metric("merged_writes", m[0].write.total_ios, "", "higher");
         ["a", "b", "c"],
         "recorded: each job, then the merged one"
     );
+    // On one clock: the two jobs of a group start together and run 2 s.
+    let jobs = d["scenarios"][0]["jobs"].as_array().unwrap();
+    let at = |i: usize, k: &str| {
+        jobs[i][k]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{k}: {}", jobs[i]))
+    };
+    assert!(
+        (at(0, "started_s") - at(1, "started_s")).abs() < 0.3,
+        "{jobs:?}"
+    );
+    for i in 0..2 {
+        let span = at(i, "ended_s") - at(i, "started_s");
+        assert!((span - 2.0).abs() < 0.2, "job {i} spans {span} s");
+        assert!(
+            at(i, "ended_s") <= m("seconds") + 0.5,
+            "ends within the scenario's clock"
+        );
+    }
+    // The merged group started after the first one ended.
+    assert!(at(2, "started_s") >= at(0, "ended_s"));
     // Bad groups are errors naming the call.
     for (bad, why) in [
         ("io::group([])", "1 to 64"),

@@ -110,6 +110,14 @@ pub struct JobResult {
     pub latency_ms: BTreeMap<String, f64>,
     /// I/O per second over the run.
     pub timeline: Vec<TimelinePoint>,
+    /// In a scenario: when the measured phase began, in seconds on the
+    /// scenario's clock (`time::now()`); the timeline's zero. Results of
+    /// jobs run together share the clock, so their timelines align.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_s: Option<f64>,
+    /// In a scenario: `started_s` plus the runtime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_s: Option<f64>,
     /// The options as given.
     pub options: BTreeMap<String, String>,
 }

@@ -19,6 +19,8 @@ pub struct GroupReport {
     pub runtime_range_ms: (u64, u64),
     /// Per-thread bandwidth range per direction (bytes/s).
     pub bw_range: [(u64, u64); 2],
+    /// When the group's measured phase began (its timelines' zero).
+    pub measured_from: Option<std::time::Instant>,
 }
 
 /// Everything a run produced.

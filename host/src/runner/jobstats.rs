@@ -38,6 +38,9 @@ pub struct JobStats {
     pub cpu: CpuUsage,
     /// Per-second figures, summed across merged threads.
     pub timeline: Vec<TimelinePoint>,
+    /// When the measured phase began (the timeline's zero): the earliest
+    /// among merged threads.
+    pub measured_from: Option<std::time::Instant>,
     /// Threads merged.
     pub threads: u32,
     /// I/Os issued at each queue depth bucket (1, 2, 4, 8, 16, 32, >=64), as fio.
@@ -65,6 +68,10 @@ impl JobStats {
         }
         self.sync.merge(&other.sync);
         self.runtime = self.runtime.max(other.runtime);
+        self.measured_from = match (self.measured_from, other.measured_from) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         self.runtime_sum += other.runtime_sum;
         self.cpu = self.cpu.add(&other.cpu);
         if self.timeline.len() < other.timeline.len() {
@@ -185,6 +192,9 @@ impl JobStats {
             errno: self.errno,
             error: self.error.clone(),
             timeline: self.timeline.clone(),
+            // Set by the scenario API, which knows the scenario's clock.
+            started_s: None,
+            ended_s: None,
             options: job.given.iter().cloned().collect(),
         }
     }

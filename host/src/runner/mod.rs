@@ -456,6 +456,7 @@ fn finish_group(g: GroupBuilder, jobs: &[JobSpec]) -> GroupReport {
         }
         results.push(r);
     }
+    let measured_from = total.measured_from;
     let total = total.to_result(lead, g.id);
     if g.raw.iter().any(|(ji, _)| jobs[*ji].group_reporting) {
         results = vec![total.clone()];
@@ -467,5 +468,6 @@ fn finish_group(g: GroupBuilder, jobs: &[JobSpec]) -> GroupReport {
         total,
         runtime_range_ms: fix(runtime_range_ms),
         bw_range: [fix(bw_range[0]), fix(bw_range[1])],
+        measured_from,
     }
 }

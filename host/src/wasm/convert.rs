@@ -468,6 +468,8 @@ impl From<JobResult> for wio::JobResult {
                     write_bytes: p.write_bytes,
                 })
                 .collect(),
+            started_s: r.started_s,
+            ended_s: r.ended_s,
         }
     }
 }

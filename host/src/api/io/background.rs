@@ -224,7 +224,7 @@ impl JobHandle {
                 .groups
                 .into_iter()
                 .next()
-                .map(|g| g.total)
+                .map(|g| host.stamped(g))
                 .unwrap_or_default();
             host.job_done(&job, result)
         });

@@ -11,7 +11,7 @@ use crate::files::{FileError, FileSpace};
 use crate::job::options::job_from_pairs;
 use crate::job::spec::JobSpec;
 use crate::model::result::JobResult;
-use crate::model::run::RunReport;
+use crate::model::run::{GroupReport, RunReport};
 use crate::runner::{prepare_in, RunError, RunOptions};
 use std::time::Instant;
 
@@ -63,7 +63,7 @@ impl Host {
             ));
         }
         let report = self.run_now("io::group", &specs)?;
-        let totals: Vec<JobResult> = report.groups.into_iter().map(|g| g.total).collect();
+        let totals: Vec<JobResult> = report.groups.into_iter().map(|g| self.stamped(g)).collect();
         if group_reporting {
             let merged = totals.into_iter().next().unwrap_or_default();
             return Ok(vec![self.job_done(&specs[0], merged)?]);
@@ -130,6 +130,17 @@ impl Host {
             FileError::Deadline => ApiError::Deadline(self.limits.timeout),
             e => file_err(op, e),
         }
+    }
+
+    /// A group's merged result with its start and end on the scenario's clock.
+    fn stamped(&self, g: GroupReport) -> JobResult {
+        let mut r = g.total;
+        if let Some(from) = g.measured_from {
+            let start = from.saturating_duration_since(self.started).as_secs_f64();
+            r.started_s = Some(start);
+            r.ended_s = Some(start + r.runtime_ms as f64 / 1000.0);
+        }
+        r
     }
 
     /// A finished job's result: an error if it failed, else recorded in

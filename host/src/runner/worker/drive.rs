@@ -291,6 +291,7 @@ impl Worker<'_> {
         stats.runtime = end - d.start;
         stats.runtime_sum = stats.runtime;
         stats.timeline = d.timeline.finish(end);
+        stats.measured_from = Some(d.start);
         Ok(())
     }
 
