@@ -335,7 +335,7 @@ fn a_background_job_and_the_foreground_share_a_device_iops_cap() {
         std::process::id()
     ));
     std::fs::create_dir(&group).expect("make a blkio cgroup (cgroup v1 blkio mounted?)");
-    let _cleanup = scopeguard(group.clone());
+    let _cleanup = CgroupDir(group.clone());
     std::fs::write(
         group.join("blkio.throttle.read_iops_device"),
         format!("{} {CAP}", disk_of(dir.path())),
@@ -398,10 +398,6 @@ report::metric("bg_iops", (b1 - b0) / secs, "iops", "higher");
 
 /// Removes the cgroup directory when dropped (after its processes ended).
 struct CgroupDir(std::path::PathBuf);
-
-fn scopeguard(path: std::path::PathBuf) -> CgroupDir {
-    CgroupDir(path)
-}
 
 impl Drop for CgroupDir {
     fn drop(&mut self) {
