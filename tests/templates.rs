@@ -3,7 +3,7 @@
 //! carrying their template in folders and bundles; templates that fail
 //! falling back to the generic table.
 
-use crate::util::{plumb, run_scripts, workdir};
+use crate::util::{plumb, run_scripts, workdir, CLOUD_COMPARE_SMALL};
 use serde_json::json;
 use std::path::Path;
 
@@ -180,31 +180,11 @@ fn cloud_compare_template_lays_out_the_summary_in_every_format() {
 #[test]
 fn cloud_compare_template_names_every_test_of_real_runs() {
     let dir = workdir();
-    let small = [
-        "-p",
-        "size=16M",
-        "-p",
-        "dd_size=8M",
-        "-p",
-        "dd_runs=2",
-        "-p",
-        "ioping_count=3",
-        "-p",
-        "ioping_interval=0.05",
-        "-p",
-        "fileio_size=16M",
-        "-p",
-        "fileio_time=1s",
-        "-p",
-        "bonnie_size=4M",
-        "-p",
-        "bonnie_files=100",
-    ];
     for label in ["one", "two"] {
         let mut args = vec!["cloud-compare", "--label", label, "--json"];
         let file = format!("{label}.json");
         args.push(&file);
-        args.extend_from_slice(&small);
+        args.extend_from_slice(&CLOUD_COMPARE_SMALL);
         let (r, _) = run_scripts(dir.path(), &args);
         assert_eq!(r.code, 0, "{}", r.stderr);
     }

@@ -304,3 +304,25 @@ pub fn serve_address(child: &mut Child) -> String {
         .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
         .to_string()
 }
+
+/// `cloud-compare`'s parameters at sizes that run in seconds.
+pub const CLOUD_COMPARE_SMALL: [&str; 18] = [
+    "-p",
+    "size=16M",
+    "-p",
+    "dd_size=8M",
+    "-p",
+    "dd_runs=2",
+    "-p",
+    "ioping_count=3",
+    "-p",
+    "ioping_interval=0.05",
+    "-p",
+    "fileio_size=16M",
+    "-p",
+    "fileio_time=1s",
+    "-p",
+    "bonnie_size=4M",
+    "-p",
+    "bonnie_files=100",
+];

@@ -1,7 +1,7 @@
 //! The bundled packs: they run at small sizes, declare their parameters and
 //! capabilities, and `plumb run` alone runs the quick pack.
 
-use crate::util::{doc, entries, metric, plumb, run_scripts, workdir};
+use crate::util::{doc, entries, metric, plumb, run_scripts, workdir, CLOUD_COMPARE_SMALL};
 
 #[test]
 fn quick_pack_runs_reports_and_cleans_up() {
@@ -133,33 +133,18 @@ fn cloud_compare_and_fileio_packs_run_at_small_sizes() {
     let (r, target) = run_scripts(
         dir.path(),
         &[
-            "cloud-compare",
-            "fileio",
-            "-p",
-            "size=16M",
-            "-p",
-            "dd_size=8M",
-            "-p",
-            "dd_runs=2",
-            "-p",
-            "ioping_count=3",
-            "-p",
-            "ioping_interval=0.05",
-            "-p",
-            "fileio_size=16M",
-            "-p",
-            "fileio_time=1s",
-            "-p",
-            "bonnie_size=4M",
-            "-p",
-            "bonnie_files=100",
-            "-p",
-            "file_total_size=16M",
-            "-p",
-            "time=1s",
-            "--json",
-            "c.json",
-        ],
+            &["cloud-compare", "fileio"][..],
+            &CLOUD_COMPARE_SMALL,
+            &[
+                "-p",
+                "file_total_size=16M",
+                "-p",
+                "time=1s",
+                "--json",
+                "c.json",
+            ],
+        ]
+        .concat(),
     );
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(entries(&target).is_empty());

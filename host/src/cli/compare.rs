@@ -66,7 +66,7 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
         }
     };
     // A template named on the command line is loaded before anything else.
-    let template = match template {
+    let given = match template {
         TemplateChoice::Given(arg) => match Template::from_arg(arg) {
             Ok(t) => Some(t),
             Err(e) => {
@@ -75,8 +75,7 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
             }
         },
         _ => None,
-    }
-    .map(Ok);
+    };
     let mut docs = Vec::new();
     for f in files {
         match load::load(f) {
@@ -97,14 +96,15 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
             clean(&list.join(", "))
         );
     }
-    let template = template.or(match options.template {
+    let template = match template {
+        TemplateChoice::Given(_) => given.map(Ok),
         TemplateChoice::FromPack => match template::for_runs(&docs) {
             template::Choice::Template(t) => Some(Ok(t)),
             template::Choice::Generic => None,
             template::Choice::Unavailable(why) => Some(Err(why)),
         },
-        _ => None,
-    });
+        TemplateChoice::Generic => None,
+    };
     print!("{}", laid_out(&c, &docs, format, template));
     if let Some(dir) = svg {
         match crate::report::charts::write_all(dir, &docs, &c) {

@@ -53,7 +53,7 @@ pub fn compare(docs: &[RunDocument]) -> Comparison {
                         _ => None,
                     };
                     match why {
-                        Some(why) => not_comparable(m.map(|m| m.value), why),
+                        Some(why) => not_comparable(*m, why),
                         None => cell(i, base, *m, first.better),
                     }
                 })
@@ -108,10 +108,11 @@ pub fn mismatch(b: &ScenarioResult, s: &ScenarioResult) -> Option<String> {
 }
 
 /// A cell set apart from the baseline: its value, no ratio, no verdict.
-fn not_comparable(value: Option<f64>, why: String) -> Cell {
+fn not_comparable(m: Option<&Metric>, why: String) -> Cell {
     Cell {
-        value,
+        value: m.map(|m| m.value),
         samples: 0,
+        sample_values: m.map(Metric::sample_values).unwrap_or_default(),
         ratio: None,
         ratio_ci: None,
         verdict: Verdict::NotComparable,
@@ -129,22 +130,20 @@ fn cell(
         return Cell {
             value: None,
             samples: 0,
+            sample_values: Vec::new(),
             ratio: None,
             ratio_ci: None,
             verdict: Verdict::Missing,
             not_comparable: None,
         };
     };
-    let samples = if m.samples.is_empty() {
-        vec![m.value]
-    } else {
-        m.samples.clone()
-    };
+    let samples = m.sample_values();
     let value = stats::median(&samples);
     if i == 0 {
         return Cell {
             value: Some(value),
             samples: samples.len(),
+            sample_values: samples,
             ratio: Some(1.0),
             ratio_ci: None,
             verdict: Verdict::Baseline,
@@ -155,17 +154,14 @@ fn cell(
         return Cell {
             value: Some(value),
             samples: samples.len(),
+            sample_values: samples,
             ratio: None,
             ratio_ci: None,
             verdict: Verdict::Missing,
             not_comparable: None,
         };
     };
-    let base_samples = if b.samples.is_empty() {
-        vec![b.value]
-    } else {
-        b.samples.clone()
-    };
+    let base_samples = b.sample_values();
     let base_value = stats::median(&base_samples);
     let ratio = (base_value != 0.0).then(|| value / base_value);
     let ratio_ci = stats::ratio_ci(&base_samples, &samples);
@@ -185,6 +181,7 @@ fn cell(
     Cell {
         value: Some(value),
         samples: samples.len(),
+        sample_values: samples,
         ratio,
         ratio_ci,
         verdict,

@@ -36,6 +36,10 @@ pub struct Cell {
     pub value: Option<f64>,
     /// Samples behind it.
     pub samples: usize,
+    /// The run's samples of the metric (for comparison templates; the JSON
+    /// gives only their count).
+    #[serde(skip)]
+    pub sample_values: Vec<f64>,
     /// value / baseline value.
     pub ratio: Option<f64>,
     /// 95% interval of the ratio of medians (needs ≥ 2 samples on both sides):

@@ -127,6 +127,17 @@ pub struct Metric {
     pub samples: Vec<f64>,
 }
 
+impl Metric {
+    /// Its samples, or its value alone when it has none.
+    pub fn sample_values(&self) -> Vec<f64> {
+        if self.samples.is_empty() {
+            vec![self.value]
+        } else {
+            self.samples.clone()
+        }
+    }
+}
+
 /// A table a scenario reported.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Table {

@@ -7,7 +7,7 @@
 use crate::model::comparison::{run_title, Comparison, Verdict};
 use crate::model::document::{Better, RunDocument};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Everything `plumb compare` knows, for a template.
 #[derive(Debug, Clone, Serialize)]
@@ -119,38 +119,14 @@ pub fn verdict_name(v: Verdict) -> &'static str {
 }
 
 impl TemplateInput {
-    /// The input for `docs` as `c` compares them: each cell's samples are
-    /// the run's own.
+    /// The input for `docs` as `c` compares them (each cell with the run's
+    /// own samples).
     pub fn new(docs: &[RunDocument], c: &Comparison) -> TemplateInput {
-        // Per document, the first metric under each (scenario, metric) key,
-        // as `compare` takes it.
-        let samples: Vec<HashMap<(String, String), Vec<f64>>> = docs
-            .iter()
-            .map(|d| {
-                let mut found = HashMap::new();
-                for s in &d.scenarios {
-                    let scenario = s.qualified_name();
-                    for m in &s.metrics {
-                        found
-                            .entry((scenario.clone(), m.name.clone()))
-                            .or_insert_with(|| {
-                                if m.samples.is_empty() {
-                                    vec![m.value]
-                                } else {
-                                    m.samples.clone()
-                                }
-                            });
-                    }
-                }
-                found
-            })
-            .collect();
         let runs = docs.iter().map(run_view).collect();
         let rows = c
             .rows
             .iter()
             .map(|r| {
-                let key = (r.scenario.clone(), r.metric.clone());
                 let (pack, scenario) = match r.scenario.split_once('/') {
                     Some((p, s)) => (Some(p.to_string()), s.to_string()),
                     None => (None, r.scenario.clone()),
@@ -168,14 +144,9 @@ impl TemplateInput {
                     cells: r
                         .cells
                         .iter()
-                        .enumerate()
-                        .map(|(i, cell)| CellView {
+                        .map(|cell| CellView {
                             value: cell.value,
-                            samples: if cell.value.is_some() {
-                                samples[i].get(&key).cloned().unwrap_or_default()
-                            } else {
-                                Vec::new()
-                            },
+                            samples: cell.sample_values.clone(),
                             ratio: cell.ratio,
                             ci_low: cell.ratio_ci.map(|x| x.0),
                             ci_high: cell.ratio_ci.map(|x| x.1),

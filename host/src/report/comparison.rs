@@ -184,13 +184,20 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
             }
             let note = "Each run: median, ×ratio to the baseline, [95% interval of the ratio], verdict. \
                         \"within noise\" when the interval includes 1; one sample on a side gives no verdict.";
-            let apart = c.not_comparable();
-            let apart = if apart > 0 {
-                format!("\n{apart} cell(s) not comparable: those runs did not measure the same thing (no ratio, no verdict).")
-            } else {
-                String::new()
-            };
+            let apart = not_comparable_line(c)
+                .map(|l| format!("\n{l}"))
+                .unwrap_or_default();
             format!("{machines}\n\n{metrics}\n\n{note}{apart}\n")
         }
     }
+}
+
+/// The summary line counting cells that are not comparable, when there are any.
+pub fn not_comparable_line(c: &Comparison) -> Option<String> {
+    let apart = c.not_comparable();
+    (apart > 0).then(|| {
+        format!(
+            "{apart} cell(s) not comparable: those runs did not measure the same thing (no ratio, no verdict)."
+        )
+    })
 }

@@ -100,11 +100,9 @@ pub fn render(tables: &[MadeTable], file: &str, c: &Comparison, format: Format) 
                 }
                 out.push('\n');
             }
-            let apart = c.not_comparable();
-            if apart > 0 {
-                out.push_str(&format!(
-                    "{apart} cell(s) not comparable: those runs did not measure the same thing (no ratio, no verdict).\n"
-                ));
+            if let Some(line) = super::comparison::not_comparable_line(c) {
+                out.push_str(&line);
+                out.push('\n');
             }
             out
         }

@@ -171,18 +171,24 @@ pub fn run(
         )),
         Err(e) => Err(stopped_by(file, &e, store.data(), limits, started)),
     };
+    show_log(stdout, stderr, MAX_OUTPUT);
+    let mut state = store.into_data();
+    // Background jobs end with the scenario, their results kept.
+    state.host.end_background();
+    (state.host, result)
+}
+
+/// Prints what a guest wrote to its stdout and stderr (pipes of at most
+/// `max` bytes) as plumb's log, escaped, saying where a pipe was cut.
+pub(super) fn show_log(stdout: MemoryOutputPipe, stderr: MemoryOutputPipe, max: usize) {
     for (pipe, name) in [(stdout, "stdout"), (stderr, "stderr")] {
         let text = String::from_utf8_lossy(&pipe.contents()).into_owned();
         for line in text.lines() {
             // The guest's text is escaped: no control reaches the terminal.
             eprintln!("  | {}", crate::terminal::clean_text(line));
         }
-        if text.len() >= MAX_OUTPUT {
-            eprintln!("  | (the guest's {name} was cut at {MAX_OUTPUT} bytes)");
+        if text.len() >= max {
+            eprintln!("  | (the guest's {name} was cut at {max} bytes)");
         }
     }
-    let mut state = store.into_data();
-    // Background jobs end with the scenario, their results kept.
-    state.host.end_background();
-    (state.host, result)
 }

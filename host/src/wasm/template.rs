@@ -3,7 +3,7 @@
 //! tables. The guest gets no host API, WASI's stdout and stderr (shown as
 //! its log), at most [`limits::WASM_MEMORY`] of memory and [`limits::TIME`].
 
-use super::engine::engine;
+use super::engine::{engine, show_log};
 use super::limiter::MemoryLimiter;
 use crate::model::template::{check_tables, limits, MadeTable, TemplateInput};
 use std::time::Instant;
@@ -64,11 +64,7 @@ pub fn render(file: &str, bytes: &[u8], input: &TemplateInput) -> Result<Vec<Mad
     let outcome = pre
         .instantiate(&mut store)
         .and_then(|t| t.call_render(&mut store, &to_wit(input)));
-    for pipe in [stdout, stderr] {
-        for line in String::from_utf8_lossy(&pipe.contents()).lines() {
-            eprintln!("  | {}", crate::terminal::clean_text(line));
-        }
-    }
+    show_log(stdout, stderr, MAX_OUTPUT);
     let tables = match outcome {
         Ok(Ok(tables)) => tables,
         Ok(Err(msg)) => {

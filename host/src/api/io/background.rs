@@ -6,13 +6,13 @@
 //! ends — a handle never waited on is stopped then, its result kept with a
 //! note — so no job outlives its scenario or its run directory.
 
-use super::{run_jobs, ApiError, Host};
+use super::{ApiError, Host};
 use crate::files::FileError;
 use crate::job::spec::JobSpec;
 use crate::model::result::JobResult;
 use crate::model::run::RunReport;
 use crate::runner::live::{LiveProgress, LiveTotals};
-use crate::runner::RunOptions;
+use crate::runner::{prepare_in, RunError, RunOptions};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -104,7 +104,8 @@ impl Host {
                 job.name, job.numjobs
             )));
         }
-        let space = self.admit("io::start", std::slice::from_ref(&job))?;
+        let space = self.job_space("io::start")?;
+        self.admit("io::start", std::slice::from_ref(&job), &space)?;
         let stop = Arc::new(AtomicBool::new(false));
         let live = Arc::new(LiveTotals::default());
         let opts = RunOptions {
@@ -120,7 +121,15 @@ impl Host {
                 "bg-{}",
                 job.name.chars().take(12).collect::<String>()
             ))
-            .spawn(move || run_jobs(&jobs, &space, deadline, &opts))
+            .spawn(move || {
+                // Planned again on this thread, which owns its jobs (the plan
+                // is deterministic: the same files, sizes and budget).
+                let prepared = prepare_in(&jobs, false, &space).map_err(|RunError::Files(e)| e)?;
+                prepared
+                    .with_deadline(deadline)
+                    .run(&opts)
+                    .map_err(|RunError::Files(e)| e)
+            })
             .map_err(|e| ApiError::Failed {
                 op: "io::start",
                 message: format!("cannot start a thread for '{}': {e}", job.name),

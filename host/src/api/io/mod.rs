@@ -12,7 +12,7 @@ use crate::job::options::job_from_pairs;
 use crate::job::spec::JobSpec;
 use crate::model::result::JobResult;
 use crate::model::run::{GroupReport, RunReport};
-use crate::runner::{prepare_in, RunError, RunOptions};
+use crate::runner::{prepare_in, PreparedRun, RunError, RunOptions};
 use std::time::Instant;
 
 /// The most jobs one `io::group` runs.
@@ -94,32 +94,45 @@ impl Host {
         Ok(job)
     }
 
-    /// Checks the threads `jobs` add to what runs already, and charges the
-    /// bytes their layout writes; the files are resolved beneath the run
-    /// directory's descriptor (escapes, FIFOs and devices are refused there).
-    fn admit(&mut self, op: &'static str, jobs: &[JobSpec]) -> Result<FileSpace, ApiError> {
-        let threads = jobs.iter().fold(0u32, |n, j| n.saturating_add(j.numjobs));
-        self.allow(Capability::Threads(threads))?;
-        let space = FileSpace::sandboxed(self.run_dir()).map_err(|source| ApiError::Os {
+    /// The run directory as the space job files are planned in: every
+    /// name is resolved beneath its descriptor (escapes, FIFOs and devices
+    /// are refused there).
+    fn job_space(&self, op: &str) -> Result<FileSpace, ApiError> {
+        FileSpace::sandboxed(self.run_dir()).map_err(|source| ApiError::Os {
             op: format!("{op}: run directory"),
             source,
-        })?;
+        })
+    }
+
+    /// Plans `jobs` in `space`, checks the threads they add to what runs
+    /// already and charges the bytes their layout writes.
+    fn admit<'a>(
+        &mut self,
+        op: &'static str,
+        jobs: &'a [JobSpec],
+        space: &'a FileSpace,
+    ) -> Result<PreparedRun<'a>, ApiError> {
+        let threads = jobs.iter().fold(0u32, |n, j| n.saturating_add(j.numjobs));
+        self.allow(Capability::Threads(threads))?;
         let prepared =
-            prepare_in(jobs, false, &space).map_err(|RunError::Files(e)| file_err(op, e))?;
+            prepare_in(jobs, false, space).map_err(|RunError::Files(e)| file_err(op, e))?;
         self.charge(op, prepared.bytes_to_lay_out())?;
-        Ok(space)
+        Ok(prepared)
     }
 
     /// Runs `jobs` on this thread until they end.
     fn run_now(&mut self, op: &'static str, jobs: &[JobSpec]) -> Result<RunReport, ApiError> {
-        let space = self.admit(op, jobs)?;
-        let deadline = Instant::now() + self.time_left();
+        let space = self.job_space(op)?;
+        let prepared = self.admit(op, jobs, &space)?;
         let opts = RunOptions {
             progress: true,
             stop: self.stop_flag().clone(),
             ..RunOptions::default()
         };
-        let report = run_jobs(jobs, &space, deadline, &opts).map_err(|e| self.run_err(op, e))?;
+        let report = prepared
+            .with_deadline(Instant::now() + self.time_left())
+            .run(&opts)
+            .map_err(|RunError::Files(e)| self.run_err(op, e))?;
         self.check()?;
         Ok(report)
     }
@@ -157,21 +170,6 @@ impl Host {
         }
         Ok(result)
     }
-}
-
-/// Lays out and runs `jobs` in `space` (planned again: the plan is
-/// deterministic, and a background thread owns its own).
-fn run_jobs(
-    jobs: &[JobSpec],
-    space: &FileSpace,
-    deadline: Instant,
-    opts: &RunOptions,
-) -> Result<RunReport, FileError> {
-    let prepared = prepare_in(jobs, false, space).map_err(|RunError::Files(e)| e)?;
-    prepared
-        .with_deadline(deadline)
-        .run(opts)
-        .map_err(|RunError::Files(e)| e)
 }
 
 fn file_err(op: &str, e: FileError) -> ApiError {
