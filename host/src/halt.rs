@@ -27,13 +27,25 @@ const SLEEP_SLICE: Duration = Duration::from_millis(20);
 #[derive(Debug, Clone)]
 pub struct Halt {
     stop: Arc<AtomicBool>,
+    /// A second stop flag (a background task's own `stop`).
+    also: Option<Arc<AtomicBool>>,
     deadline: Option<Instant>,
 }
 
 impl Halt {
     /// Stops on `stop`, or at `deadline` when there is one.
     pub fn new(stop: Arc<AtomicBool>, deadline: Option<Instant>) -> Halt {
-        Halt { stop, deadline }
+        Halt {
+            stop,
+            also: None,
+            deadline,
+        }
+    }
+
+    /// Stops on `flag` too.
+    pub fn or_on(mut self, flag: Arc<AtomicBool>) -> Halt {
+        self.also = Some(flag);
+        self
     }
 
     /// Stops on `stop`, or `after` from now (no deadline when that is
@@ -44,7 +56,9 @@ impl Halt {
 
     /// Fails when the operation must stop now.
     pub fn check(&self) -> Result<(), Halted> {
-        if self.stop.load(Ordering::Relaxed) {
+        if self.stop.load(Ordering::Relaxed)
+            || self.also.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
+        {
             return Err(Halted::Interrupted);
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {

@@ -8,6 +8,7 @@
 //! [`RunDir`] sandbox, every write through the byte budget, every long
 //! operation checks the deadline and the stop flag.
 
+pub mod background;
 pub mod capabilities;
 pub mod compute;
 pub mod fs;
@@ -241,8 +242,8 @@ pub struct Host {
     handles: Arc<HandleBudget>,
     /// What the scenario reported so far.
     pub report: ScenarioReport,
-    /// Jobs started with `io::start`.
-    background: io::Background,
+    /// Work started in the background (`io::start`, `fs::start_copy`, …).
+    background: background::Background,
 }
 
 impl Host {
@@ -261,7 +262,7 @@ impl Host {
             stop,
             handles: Arc::default(),
             report: ScenarioReport::default(),
-            background: io::Background::default(),
+            background: background::Background::default(),
         }
     }
 

@@ -1,14 +1,19 @@
 //! A run's live totals for whoever started it in the background: the
-//! watcher publishes the summed counters of every job thread every 50 ms,
-//! and [`LiveTotals::snapshot`] turns them into figures since the start and
-//! over the last second.
+//! watcher publishes the summed counters of every job thread every 50 ms
+//! (and their latency buckets every 200 ms), and [`LiveTotals::snapshot`]
+//! turns them into figures since the start and over the last second.
 
+use crate::stats::live_latency::{LivePercentiles, BUCKETS};
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How far back samples are kept: enough for "the last second".
 const KEEP: Duration = Duration::from_millis(1500);
+
+/// How often latency buckets are kept with a sample (they are large).
+const LATENCY_EVERY: Duration = Duration::from_millis(200);
 
 /// The live counters of a run, shared with its starter.
 #[derive(Debug)]
@@ -17,11 +22,13 @@ pub struct LiveTotals {
     samples: Mutex<VecDeque<Sample>>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Sample {
     at: Instant,
     ios: [u64; 2],
     bytes: [u64; 2],
+    /// Cumulative latency bucket counts per direction, on some samples.
+    latency: Option<Box<[Vec<u64>; 2]>>,
 }
 
 /// Figures of one direction.
@@ -39,6 +46,10 @@ pub struct LiveDirection {
     pub iops_last_second: f64,
     /// Bytes per second over the last second.
     pub bw_bytes_last_second: f64,
+    /// Completion latency percentiles since the start (jobs only).
+    pub latency: Option<LivePercentiles>,
+    /// Completion latency percentiles over about the last second (jobs only).
+    pub latency_last_second: Option<LivePercentiles>,
 }
 
 /// What a background run has done so far.
@@ -64,16 +75,49 @@ impl Default for LiveTotals {
 impl LiveTotals {
     /// Records the run's summed counters now.
     pub fn record(&self, ios: [u64; 2], bytes: [u64; 2]) {
+        self.push(ios, bytes, None::<fn(usize, &mut [u64])>);
+    }
+
+    /// Records the run's summed counters now, and its latency buckets when
+    /// the last ones kept are old enough: `fill(direction, sums)` adds the
+    /// counts of every thread to `sums`.
+    pub fn record_with_latency(
+        &self,
+        ios: [u64; 2],
+        bytes: [u64; 2],
+        fill: impl Fn(usize, &mut [u64]),
+    ) {
+        self.push(ios, bytes, Some(fill));
+    }
+
+    fn push(&self, ios: [u64; 2], bytes: [u64; 2], fill: Option<impl Fn(usize, &mut [u64])>) {
         let now = Instant::now();
         let mut samples = self.samples.lock().unwrap_or_else(|p| p.into_inner());
+        let due = samples
+            .iter()
+            .rev()
+            .find(|s| s.latency.is_some())
+            .is_none_or(|s| now.duration_since(s.at) >= LATENCY_EVERY);
+        let latency = fill.filter(|_| due).map(|fill| {
+            Box::new([0, 1].map(|d| {
+                let mut sums = vec![0u64; BUCKETS];
+                fill(d, &mut sums);
+                sums
+            }))
+        });
         samples.push_back(Sample {
             at: now,
             ios,
             bytes,
+            latency,
         });
-        while samples
-            .front()
-            .is_some_and(|s| now.duration_since(s.at) > KEEP)
+        // Keep the last latency sample however old, and the samples of the
+        // last KEEP.
+        while samples.len() > 1
+            && samples
+                .front()
+                .is_some_and(|s| now.duration_since(s.at) > KEEP)
+            && (samples[0].latency.is_none() || samples.iter().skip(1).any(|s| s.latency.is_some()))
         {
             samples.pop_front();
         }
@@ -84,7 +128,7 @@ impl LiveTotals {
     pub fn snapshot(&self) -> LiveProgress {
         let samples = self.samples.lock().unwrap_or_else(|p| p.into_inner());
         let elapsed = self.started.elapsed().as_secs_f64();
-        let Some(last) = samples.back().copied() else {
+        let Some(last) = samples.back() else {
             return LiveProgress {
                 elapsed,
                 ..LiveProgress::default()
@@ -95,8 +139,19 @@ impl LiveTotals {
         let base = samples
             .iter()
             .find(|s| last.at.duration_since(s.at) <= Duration::from_secs(1))
-            .copied()
             .unwrap_or(last);
+        // Latency: the newest buckets, and the oldest within about a second
+        // before them.
+        let newest = samples.iter().rev().find_map(|s| Some((s.at, s.latency.as_ref()?)));
+        // A run younger than that has its whole life as its last second.
+        let zeros = [vec![0u64; BUCKETS], vec![0u64; BUCKETS]];
+        let older = newest.map(|(at, _)| {
+            samples
+                .iter()
+                .filter(|s| s.at < at && at.duration_since(s.at) <= Duration::from_millis(1100))
+                .find_map(|s| s.latency.as_deref())
+                .unwrap_or(&zeros)
+        });
         let window = last.at.duration_since(base.at).as_secs_f64();
         let dir = |d: usize| {
             let per = |v: u64, secs: f64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
@@ -107,6 +162,12 @@ impl LiveTotals {
                 bw_bytes: per(last.bytes[d], since),
                 iops_last_second: per(last.ios[d].saturating_sub(base.ios[d]), window),
                 bw_bytes_last_second: per(last.bytes[d].saturating_sub(base.bytes[d]), window),
+                latency: newest.map(|(_, n)| LivePercentiles::of(&n[d])),
+                latency_last_second: newest.zip(older).map(|((_, n), o)| {
+                    let recent: Vec<u64> =
+                        n[d].iter().zip(&o[d]).map(|(a, b)| a.saturating_sub(*b)).collect();
+                    LivePercentiles::of(&recent)
+                }),
             }
         };
         LiveProgress {
@@ -114,5 +175,34 @@ impl LiveTotals {
             read: dir(0),
             write: dir(1),
         }
+    }
+}
+
+/// Counters that background work other than jobs (a copy, a CPU hog, a
+/// network stream) adds to as it goes; sampled into [`LiveTotals`].
+#[derive(Debug, Default)]
+pub struct Meter {
+    used: AtomicBool,
+    ios: [AtomicU64; 2],
+    bytes: [AtomicU64; 2],
+}
+
+impl Meter {
+    /// Counts `ios` operations moving `bytes` in direction `dir` (0 read or
+    /// received, 1 written or sent).
+    pub fn add(&self, dir: usize, ios: u64, bytes: u64) {
+        self.ios[dir].fetch_add(ios, Ordering::Relaxed);
+        self.bytes[dir].fetch_add(bytes, Ordering::Relaxed);
+        self.used.store(true, Ordering::Relaxed);
+    }
+
+    /// The totals so far, once anything was counted.
+    pub fn totals(&self) -> Option<([u64; 2], [u64; 2])> {
+        self.used.load(Ordering::Relaxed).then(|| {
+            (
+                [0, 1].map(|d| self.ios[d].load(Ordering::Relaxed)),
+                [0, 1].map(|d| self.bytes[d].load(Ordering::Relaxed)),
+            )
+        })
     }
 }

@@ -296,7 +296,12 @@ fn run_set(members: &[&Planned], opts: &RunOptions) -> SetOutcome {
     }
     let live: Vec<Vec<LiveCounters>> = members
         .iter()
-        .map(|p| p.workers.iter().map(|_| LiveCounters::default()).collect())
+        .map(|p| {
+            p.workers
+                .iter()
+                .map(|_| LiveCounters::new(opts.live.is_some()))
+                .collect()
+        })
         .collect();
     let set_stop = AtomicBool::new(false);
     let set_stop = &set_stop;

@@ -63,7 +63,13 @@ pub fn watch(
         }
         if let Some(sink) = &opts.live {
             let (ios, bytes) = totals(live);
-            sink.record(ios, bytes);
+            sink.record_with_latency(ios, bytes, |d, sums| {
+                for c in live.iter().flatten() {
+                    if let Some(l) = &c.latency {
+                        l[d].add_to(sums);
+                    }
+                }
+            });
         }
         if !opts.progress || last.0.elapsed() < Duration::from_millis(1000) {
             continue;

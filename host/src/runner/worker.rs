@@ -10,6 +10,7 @@ use crate::buffer::AlignedBuf;
 use crate::engine::{self, EngineSetup, SlotBuffer};
 use crate::files::{open_for_job, FilePlan};
 use crate::job::spec::{Dir, JobSpec, Verify};
+use crate::stats::live_latency::LiveLatency;
 use crate::stats::CpuUsage;
 use crate::trace::iolog::IologWriter;
 use crate::workload::{OffsetGenerator, Region};
@@ -27,6 +28,19 @@ pub struct LiveCounters {
     pub bytes: [AtomicU64; 2],
     /// Phase: 0 starting, 1 ramp, 2 measuring, 3 verifying, 4 done.
     pub phase: AtomicU8,
+    /// Completion latency per direction in the measured phase, for a run
+    /// whose starter reads live percentiles (a background job); none else.
+    pub latency: Option<Box<[LiveLatency; 2]>>,
+}
+
+impl LiveCounters {
+    /// Counters for one clone, with live latency buckets when asked.
+    pub fn new(with_latency: bool) -> LiveCounters {
+        LiveCounters {
+            latency: with_latency.then(Box::default),
+            ..LiveCounters::default()
+        }
+    }
 }
 
 /// Publishes a job's counters for the progress display.

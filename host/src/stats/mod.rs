@@ -4,6 +4,7 @@
 mod cpu;
 pub mod disk;
 mod latency;
+pub mod live_latency;
 mod timeline;
 
 pub use cpu::CpuUsage;

@@ -4,7 +4,7 @@
 
 mod background;
 
-pub use background::{Background, JobHandle};
+pub use background::JobHandle;
 
 use super::{ApiError, Capability, Host};
 use crate::files::{FileError, FileSpace};
@@ -63,7 +63,7 @@ impl Host {
             ));
         }
         let report = self.run_now("io::group", &specs)?;
-        let totals: Vec<JobResult> = report.groups.into_iter().map(|g| self.stamped(g)).collect();
+        let totals: Vec<JobResult> = report.groups.into_iter().map(|g| stamped(self.started, g)).collect();
         if group_reporting {
             let merged = totals.into_iter().next().unwrap_or_default();
             return Ok(vec![self.job_done(&specs[0], merged)?]);
@@ -145,17 +145,6 @@ impl Host {
         }
     }
 
-    /// A group's merged result with its start and end on the scenario's clock.
-    fn stamped(&self, g: GroupReport) -> JobResult {
-        let mut r = g.total;
-        if let Some(from) = g.measured_from {
-            let start = from.saturating_duration_since(self.started).as_secs_f64();
-            r.started_s = Some(start);
-            r.ended_s = Some(start + r.runtime_ms as f64 / 1000.0);
-        }
-        r
-    }
-
     /// A finished job's result: an error if it failed, else recorded in
     /// the scenario's report and returned.
     fn job_done(&mut self, job: &JobSpec, result: JobResult) -> Result<JobResult, ApiError> {
@@ -170,6 +159,18 @@ impl Host {
         }
         Ok(result)
     }
+}
+
+/// A group's merged result with its start and end on the clock of a
+/// scenario that started at `started`.
+fn stamped(started: Instant, g: GroupReport) -> JobResult {
+    let mut r = g.total;
+    if let Some(from) = g.measured_from {
+        let start = from.saturating_duration_since(started).as_secs_f64();
+        r.started_s = Some(start);
+        r.ended_s = Some(start + r.runtime_ms as f64 / 1000.0);
+    }
+    r
 }
 
 fn file_err(op: &str, e: FileError) -> ApiError {

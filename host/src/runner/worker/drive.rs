@@ -161,7 +161,7 @@ impl Worker<'_> {
                 // Take a few completions at a time and refill them at once, so
                 // the device queue stays full (as fio does) instead of draining.
                 engine.reap(1, d.batch, &mut d.completions)?;
-                d.last_completion = self.complete(&mut d, stats);
+                d.last_completion = self.complete(&mut d, live, stats);
             } else if let Some(wait) = sleep_for {
                 let cap = d
                     .deadline
@@ -212,7 +212,7 @@ impl Worker<'_> {
                         stats.depth_counts[0] += 1;
                     }
                     d.completions.push(Completion { slot, result });
-                    let done = self.complete(d, stats);
+                    let done = self.complete(d, live, stats);
                     d.last_completion = done;
                     // Synchronous engines stay in this loop for the whole
                     // run: publish the counters for the progress line.
@@ -318,7 +318,7 @@ impl Worker<'_> {
 
     /// Records a batch of completions that just finished, frees their slots,
     /// and returns the completion time.
-    fn complete(&mut self, d: &mut Drive, stats: &mut JobStats) -> Instant {
+    fn complete(&mut self, d: &mut Drive, live: &LiveCounters, stats: &mut JobStats) -> Instant {
         let now = Instant::now();
         for c in d.completions.drain(..) {
             let io = self.inflight[c.slot as usize];
@@ -360,8 +360,11 @@ impl Worker<'_> {
             }
             if d.measuring {
                 let s = &mut stats.dirs[dir];
-                s.clat
-                    .record(now.saturating_duration_since(io.issued).as_nanos() as u64);
+                let clat = now.saturating_duration_since(io.issued).as_nanos() as u64;
+                s.clat.record(clat);
+                if let Some(l) = &live.latency {
+                    l[dir].record(clat);
+                }
                 s.slat
                     .record(io.issued.saturating_duration_since(io.start).as_nanos() as u64);
                 s.lat

@@ -1,0 +1,149 @@
+//! A latency histogram that a job thread fills while another thread reads
+//! it: the live percentiles of a background job (`h.progress()`).
+//!
+//! The job's own HDR histogram is private to its thread until the job ends;
+//! this one is a fixed array of atomic counters in log-linear buckets (16
+//! per power of two, so a bucket is at most 6.25% wide and a percentile read
+//! from its middle is within about 3% of the exact one). Only jobs started
+//! in the background fill one: a foreground job pays nothing for it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Linear sub-buckets per power of two, as bits.
+const SUB_BITS: u32 = 4;
+/// Linear sub-buckets per power of two.
+const SUB: usize = 1 << SUB_BITS;
+/// Buckets covering every `u64` nanosecond value.
+pub const BUCKETS: usize = (64 - SUB_BITS as usize + 1) * SUB;
+
+/// The bucket of a latency in nanoseconds: exact below 32 ns, then 16
+/// buckets per power of two.
+fn bucket(ns: u64) -> usize {
+    if ns < SUB as u64 {
+        return ns as usize;
+    }
+    let top = 63 - ns.leading_zeros();
+    let sub = (ns >> (top - SUB_BITS)) as usize & (SUB - 1);
+    (top - SUB_BITS + 1) as usize * SUB + sub
+}
+
+/// The middle of a bucket's range, in nanoseconds.
+fn middle(index: usize) -> u64 {
+    if index < SUB {
+        return index as u64;
+    }
+    let shift = (index / SUB - 1) as u32;
+    let low = ((SUB + index % SUB) as u64) << shift;
+    low.saturating_add((1u64 << shift) / 2)
+}
+
+/// Counters of completions per latency bucket, written by one job thread.
+#[derive(Debug)]
+pub struct LiveLatency {
+    counts: Box<[AtomicU64]>,
+}
+
+impl Default for LiveLatency {
+    fn default() -> Self {
+        LiveLatency {
+            counts: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+}
+
+impl LiveLatency {
+    /// Counts one completion. One thread writes (its clone's), so a plain
+    /// load and store suffice; readers may see it a moment late.
+    #[inline]
+    pub fn record(&self, ns: u64) {
+        let c = &self.counts[bucket(ns)];
+        c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    }
+
+    /// Adds the counts so far to `sums` (`BUCKETS` long).
+    pub fn add_to(&self, sums: &mut [u64]) {
+        for (s, c) in sums.iter_mut().zip(self.counts.iter()) {
+            *s += c.load(Ordering::Relaxed);
+        }
+    }
+}
+
+/// Percentiles read from bucket counts, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct LivePercentiles {
+    /// Completions counted.
+    pub samples: u64,
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p99_9: u64,
+}
+
+impl LivePercentiles {
+    /// The percentiles of bucket counts (zeros without samples).
+    pub fn of(counts: &[u64]) -> LivePercentiles {
+        let samples: u64 = counts.iter().sum();
+        if samples == 0 {
+            return LivePercentiles::default();
+        }
+        let at = |q: f64| {
+            // The smallest bucket holding the q-th sample (1-based rank).
+            let rank = ((q / 100.0) * samples as f64).ceil().max(1.0) as u64;
+            let mut seen = 0u64;
+            for (i, &c) in counts.iter().enumerate() {
+                seen += c;
+                if seen >= rank {
+                    return middle(i);
+                }
+            }
+            middle(counts.len().saturating_sub(1))
+        };
+        LivePercentiles {
+            samples,
+            p50: at(50.0),
+            p90: at(90.0),
+            p99: at(99.0),
+            p99_9: at(99.9),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_ordered_and_narrow() {
+        let mut last = 0;
+        for ns in [0u64, 1, 15, 16, 17, 31, 32, 33, 1000, 123_456, u64::MAX / 3, u64::MAX] {
+            let b = bucket(ns);
+            assert!(b >= last && b < BUCKETS, "{ns} → {b}");
+            last = b;
+            let m = middle(b);
+            let err = (m as f64 - ns as f64).abs() / (ns.max(1) as f64);
+            assert!(err <= 0.04, "{ns}: middle {m} is {err} away");
+        }
+    }
+
+    #[test]
+    fn percentiles_of_a_known_mix() {
+        let l = LiveLatency::default();
+        for _ in 0..990 {
+            l.record(100_000);
+        }
+        for _ in 0..10 {
+            l.record(5_000_000);
+        }
+        let mut sums = vec![0; BUCKETS];
+        l.add_to(&mut sums);
+        let p = LivePercentiles::of(&sums);
+        assert_eq!(p.samples, 1000);
+        assert!((p.p50 as f64 / 100_000.0 - 1.0).abs() < 0.04, "{p:?}");
+        assert!((p.p99 as f64 / 100_000.0 - 1.0).abs() < 0.04, "{p:?}");
+        assert!((p.p99_9 as f64 / 5_000_000.0 - 1.0).abs() < 0.04, "{p:?}");
+    }
+}
