@@ -57,6 +57,15 @@ fn files(t: &mut Tour) {
     let _ = w;
     t.ok("fs.read-file", fs::read_file("a.dat", fs::ReadOptions { bs: None, direct: false }), |x| x.bytes == 1 << 20);
     t.ok("fs.copy", fs::copy("a.dat", "b.dat", fs::CopyOptions { method: fs::CopyMethod::CopyFileRange, bs: None }), |x| x.bytes == 1 << 20);
+    if let Some(c) = t.ok("fs.start-copy", fs::start_copy("a.dat", "c.dat", fs::CopyOptions { method: fs::CopyMethod::ReadWrite, bs: Some(64 << 10) }), |_| true) {
+        t.ok("copy-handle.name", Ok(c.name()), |n| n == "a.dat → c.dat");
+        t.ok("copy-handle.wait", c.wait(), |x| x.bytes == 1 << 20);
+        t.ok("copy-handle.done", Ok(c.done()), |d| *d);
+        t.ok("copy-handle.stop", c.stop(), |x| x.bytes == 1 << 20);
+        t.ok("copy-handle.progress", Ok(c.progress()), |p| p.write.bytes <= 1 << 20 && p.read.latency.is_none());
+    }
+    let escape = fs::start_copy("a.dat", "../out.dat", fs::CopyOptions { method: fs::CopyMethod::ReadWrite, bs: None });
+    t.check("fs.start-copy", matches!(escape, Err(Error::Sandbox(_))), &escape.map(|c| c.name()));
     t.ok("fs.rename", fs::rename("b.dat", "c.dat"), |_| true);
     t.ok("fs.exists", fs::exists("c.dat"), |e| *e);
     t.ok("fs.stat", fs::stat("c.dat"), |s| s.size == 1 << 20 && !s.is_dir && !s.is_symlink && s.mtime > 0);
@@ -123,6 +132,13 @@ fn job(t: &mut Tour) {
         let _ = time::sleep(0.05);
     }
     t.ok("job-handle.progress", Ok(h.progress()), |p| p.elapsed > 0.0 && p.read.ios > 0 && p.read.iops > 0.0 && p.write.ios == 0);
+    // Latency buckets are kept every 200 ms: wait for a set with samples.
+    while h.progress().read.latency.map_or(true, |l| l.samples == 0) && time::now() - t0 < 5.0 {
+        let _ = time::sleep(0.05);
+    }
+    t.ok("job-handle.progress", Ok(h.progress()), |p| {
+        p.read.latency.is_some_and(|l| l.samples > 0 && l.p50 > 0 && l.p50 <= l.p99 && l.p99 <= l.p999) && p.write.latency.is_some_and(|l| l.samples == 0)
+    });
     t.ok("job-handle.stop", h.stop(), |r| r.read.total_ios > 0 && r.runtime_ms < 30_000);
     t.ok("job-handle.wait", h.wait(), |r| r.read.total_ios > 0);
     t.ok("job-handle.done", Ok(h.done()), |d| *d);
@@ -133,6 +149,17 @@ fn compute(t: &mut Tour) {
     let _ = kernels;
     let options = cpu::CpuOptions { kernel: Some("prime".into()), threads: Some(2), seconds: Some(0.2), param: Some(2000), baseline: None };
     t.ok("cpu.run", cpu::run(&options), |r| r.kernel == "prime" && r.threads == 2 && r.per_thread.len() == 2 && r.param == 2000 && r.rate > 0.0 && r.efficiency > 0.0);
+    if let Some(h) = t.ok("cpu.start", cpu::start(&cpu::CpuOptions { seconds: Some(30.0), threads: Some(1), ..options.clone() }), |_| true) {
+        t.ok("cpu-handle.name", Ok(h.name()), |n| n == "prime");
+        let t0 = time::now();
+        while h.progress().events == 0 && time::now() - t0 < 5.0 {
+            let _ = time::sleep(0.05);
+        }
+        t.ok("cpu-handle.progress", Ok(h.progress()), |p| p.events > 0 && p.events_per_sec > 0.0 && p.elapsed > 0.0);
+        t.ok("cpu-handle.stop", h.stop(), |r| r.kernel == "prime" && r.events > 0 && r.seconds < 30.0);
+        t.ok("cpu-handle.done", Ok(h.done()), |d| *d);
+        t.ok("cpu-handle.wait", h.wait(), |r| r.events > 0);
+    }
     let zero = cpu::run(&cpu::CpuOptions { threads: Some(0), ..options });
     t.check("cpu.run", matches!(zero, Err(Error::Invalid(_))), &zero);
 
@@ -149,6 +176,18 @@ fn network(t: &mut Tour) {
     t.ok("net.connect-time", net::connect_time(&net::ConnectOptions { addr: peer.clone(), count: Some(3), timeout: None, interval: None }), |r| r.connect.count == 3 && r.failures == 0);
     let options = net::ThroughputOptions { addr: peer, streams: Some(2), seconds: Some(0.3), direction: Some(net::Direction::Both), buffer: None };
     t.ok("net.throughput", net::throughput(&options), |r| r.streams.len() == 4 && r.bytes > 0 && r.send_gbps > 0.0 && r.recv_gbps > 0.0);
+    let long = net::ThroughputOptions { seconds: Some(30.0), streams: Some(1), direction: Some(net::Direction::Send), ..options };
+    if let Some(h) = t.ok("net.start-throughput", net::start_throughput(&long), |_| true) {
+        let t0 = time::now();
+        while h.progress().write.bytes == 0 && time::now() - t0 < 5.0 {
+            let _ = time::sleep(0.05);
+        }
+        t.ok("throughput-handle.progress", Ok(h.progress()), |p| p.write.bytes > 0 && p.read.bytes == 0);
+        t.ok("throughput-handle.stop", h.stop(), |r| r.bytes > 0 && r.seconds < 30.0);
+        t.ok("throughput-handle.done", Ok(h.done()), |d| *d);
+        t.ok("throughput-handle.wait", h.wait(), |r| r.bytes > 0);
+        t.ok("throughput-handle.name", Ok(h.name()), |n| n.starts_with("127.0.0.1:"));
+    }
     let denied = net::rtt(&net::RttOptions { addr: "127.0.0.1:9".into(), count: None, size: None, interval: None });
     t.check("net.rtt", matches!(denied, Err(Error::Denied(_))), &denied);
 }

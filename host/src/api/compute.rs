@@ -2,8 +2,11 @@
 //! and `mem::latency`, each with its options, defaults and rules.
 
 use super::options::{by_name, positive, Bytes, Number, Seconds};
+use super::background::{Task, TaskKind};
 use super::{ApiError, Capability, Host};
 use crate::cpu::{CpuError, CpuResult};
+use crate::halt::Halt;
+use crate::runner::live::{LiveProgress, Meter};
 use crate::mem::{BandwidthResult, LatencyError, LatencyResult, Oper, Scope};
 use serde::Deserialize;
 use std::time::Duration;
@@ -221,23 +224,29 @@ impl Host {
         let run = o.validate()?;
         self.allow(Capability::Threads(run.threads))?;
         let d = run.duration.min(self.time_left());
-        let r = crate::cpu::run(
-            &run.kernel,
-            run.threads,
-            d,
-            run.param,
-            run.baseline,
-            &self.halt(),
-        )
-        .map_err(|e| match e {
-            CpuError::Invalid(m) => ApiError::Invalid(format!("cpu::run: {m}")),
-            CpuError::Failed(m) => ApiError::Failed {
-                op: "cpu::run",
-                message: m,
-            },
-        })?;
+        let r = run_cpu(&run, d, &self.halt(), None)?;
         self.check()?;
         Ok(r)
+    }
+
+    /// Starts a CPU kernel in the background (`cpu::start`): a CPU hog
+    /// beside a foreground workload. Stopped early, its result is the
+    /// rate over the time it ran.
+    pub fn start_cpu(&mut self, o: &CpuOptions) -> Result<CpuHandle, ApiError> {
+        const OP: &str = "cpu::start";
+        let run = o.validate()?;
+        self.task_room(OP, &run.kernel, run.threads)?;
+        self.allow(Capability::Threads(run.threads))?;
+        let kind = TaskKind {
+            op: OP,
+            on_result: |_, _| {},
+            describe: |r: &CpuResult| format!("{:.1} {} in {:.2} s", r.rate, r.unit, r.seconds),
+        };
+        let (name, threads) = (run.kernel.clone(), run.threads);
+        let d = run.duration.min(self.time_left());
+        self.spawn_task(kind, &name, threads, move |ctx| {
+            run_cpu(&run, d, &ctx.halt(), Some(&ctx.meter))
+        })
     }
 
     /// Memory bandwidth as `sysbench memory` measures it.
@@ -269,5 +278,52 @@ impl Host {
         })?;
         self.check()?;
         Ok(r)
+    }
+}
+
+/// Runs a checked CPU kernel for `d`, as `cpu::run`'s errors.
+fn run_cpu(run: &CpuRun, d: Duration, halt: &Halt, meter: Option<&Meter>) -> Result<CpuResult, ApiError> {
+    crate::cpu::run(
+        &run.kernel,
+        run.threads,
+        d,
+        run.param,
+        run.baseline,
+        halt,
+        meter,
+    )
+    .map_err(|e| match e {
+        CpuError::Invalid(m) => ApiError::Invalid(format!("cpu::run: {m}")),
+        CpuError::Failed(m) => ApiError::Failed {
+            op: "cpu::run",
+            message: m,
+        },
+    })
+}
+
+/// A CPU kernel running in the background, as scripts and guests hold it.
+pub type CpuHandle = Task<CpuResult>;
+
+/// What a background CPU kernel has done so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct CpuProgress {
+    /// Seconds since it started.
+    pub elapsed: f64,
+    /// Events (kernel iterations) so far, every thread.
+    pub events: u64,
+    /// Events per second since the start.
+    pub events_per_sec: f64,
+    /// Events per second over the last second.
+    pub events_per_sec_last_second: f64,
+}
+
+impl From<LiveProgress> for CpuProgress {
+    fn from(p: LiveProgress) -> Self {
+        CpuProgress {
+            elapsed: p.elapsed,
+            events: p.read.ios,
+            events_per_sec: p.read.iops,
+            events_per_sec_last_second: p.read.iops_last_second,
+        }
     }
 }

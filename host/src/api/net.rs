@@ -5,10 +5,22 @@
 
 use super::options::{by_name, positive, Bytes, Seconds};
 use super::{ApiError, Capability, Host};
+use super::background::{Task, TaskKind};
+use crate::halt::Halt;
 use crate::net::{self, Direction, ServeOptions, Server};
 use serde::Deserialize;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
+
+/// TCP streams running in the background, as scripts and guests hold them.
+pub type ThroughputHandle = Task<net::Throughput>;
+
+/// Threads a throughput test runs: one per stream and direction.
+fn stream_threads(t: &net::ThroughputOptions) -> u32 {
+    let per_stream = if t.direction == Direction::Both { 2 } else { 1 };
+    t.streams.saturating_mul(per_stream)
+}
 
 /// The required `HOST:PORT` of a network call.
 fn required_addr(call: &str, addr: &str) -> Result<(), ApiError> {
@@ -223,14 +235,53 @@ impl Host {
 
     /// TCP throughput against a `plumb serve` peer (capped by the deadline).
     pub fn net_throughput(&mut self, o: &ThroughputOptions) -> Result<net::Throughput, ApiError> {
-        let mut t = o.validate()?;
-        let a = self.granted_addr(&o.addr)?;
-        let per_stream = if t.direction == Direction::Both { 2 } else { 1 };
-        self.allow(Capability::Threads(t.streams.saturating_mul(per_stream)))?;
-        t.duration = t.duration.min(self.time_left());
-        let r = net::throughput(a, &t, &self.stop)?;
+        let (a, t) = self.throughput_plan(o)?;
+        let r = net::throughput(a, &t, &Halt::new(self.stop.clone(), None), None)?;
         self.check()?;
         Ok(r)
+    }
+
+    /// Starts TCP streams in the background (`net::start_throughput`):
+    /// traffic beside a foreground workload. Stopped early, its result is
+    /// the figures so far.
+    pub fn start_throughput(&mut self, o: &ThroughputOptions) -> Result<ThroughputHandle, ApiError> {
+        const OP: &str = "net::start_throughput";
+        let (a, t) = self.throughput_plan(o)?;
+        self.task_room(OP, &o.addr, stream_threads(&t))?;
+        let kind = TaskKind {
+            op: OP,
+            on_result: |_, _| {},
+            describe: |r: &net::Throughput| {
+                format!("{:.3} Gbit/s over {:.2} s", r.total_gbps, r.seconds)
+            },
+        };
+        let name = o.addr.clone();
+        self.spawn_task(kind, &name, stream_threads(&t), move |ctx| {
+            let own = ctx.stop.clone();
+            match net::throughput(a, &t, &ctx.stops(), Some(&ctx.meter)) {
+                Ok(r) => Ok(r),
+                // Stopped on purpose: the figures so far are its result.
+                Err(net::NetError {
+                    partial: Some(p), ..
+                }) if own.load(Ordering::Relaxed) || ctx.scenario_stop.load(Ordering::Relaxed) => {
+                    Ok(*p)
+                }
+                Err(e) => Err(e.into()),
+            }
+        })
+    }
+
+    /// The checked options and granted address of a throughput test, its
+    /// threads allowed and its length capped at the time left.
+    fn throughput_plan(
+        &mut self,
+        o: &ThroughputOptions,
+    ) -> Result<(SocketAddr, net::ThroughputOptions), ApiError> {
+        let mut t = o.validate()?;
+        let a = self.granted_addr(&o.addr)?;
+        self.allow(Capability::Threads(stream_threads(&t)))?;
+        t.duration = t.duration.min(self.time_left());
+        Ok((a, t))
     }
 
     /// TCP round-trip times of `size`-byte messages.

@@ -9,6 +9,7 @@ mod kernels;
 mod prime;
 
 use crate::halt::Halt;
+use crate::runner::live::Meter;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -150,7 +151,8 @@ pub enum CpuError {
 /// with `baseline`, a single-thread rate measured before; without it, and
 /// with more than one thread, a single-thread phase of a quarter of the
 /// duration runs first. The threads' prepared data must fit in half the
-/// available memory.
+/// available memory. Events are counted in `meter` as they happen (as
+/// reads), for a background run's progress.
 pub fn run(
     name: &str,
     threads: u32,
@@ -158,6 +160,7 @@ pub fn run(
     param: Option<u64>,
     baseline: Option<f64>,
     halt: &Halt,
+    meter: Option<&Meter>,
 ) -> Result<CpuResult, CpuError> {
     let k = kernel(name).map_err(CpuError::Invalid)?;
     if threads == 0 || threads > MAX_THREADS {
@@ -186,13 +189,13 @@ pub fn run(
     let single = if baseline.is_some() {
         baseline
     } else if threads > 1 {
-        let (rates, _, _) = timed(k, 1, duration / 4, param, halt).map_err(CpuError::Failed)?;
+        let (rates, _, _) = timed(k, 1, duration / 4, param, halt, meter).map_err(CpuError::Failed)?;
         Some(rates[0])
     } else {
         None
     };
     let (per_thread, events, seconds) =
-        timed(k, threads, duration, param, halt).map_err(CpuError::Failed)?;
+        timed(k, threads, duration, param, halt, meter).map_err(CpuError::Failed)?;
     let rate: f64 = per_thread.iter().sum();
     let single_thread_rate = single.unwrap_or(rate);
     Ok(CpuResult {
@@ -210,6 +213,9 @@ pub fn run(
     })
 }
 
+/// Events a thread counts before adding them to a meter.
+const METER_EVERY: u64 = 64;
+
 /// Runs the timed phase: every thread prepares its work, all start together,
 /// and each counts events until the end (or until `halt`). Returns per-thread
 /// rates, events and wall seconds; a thread that cannot start or that fails
@@ -220,6 +226,7 @@ fn timed(
     duration: Duration,
     param: u64,
     halt: &Halt,
+    meter: Option<&Meter>,
 ) -> Result<(Vec<f64>, u64, f64), String> {
     let (counts, seconds) =
         crate::gate::run_together(&format!("cpu-{}", k.name), threads, |_, start| {
@@ -235,6 +242,14 @@ fn timed(
             while t0.elapsed() < duration && !halt.due() {
                 sink = sink.wrapping_add(work.event());
                 events += 1;
+                if events % METER_EVERY == 0 {
+                    if let Some(m) = meter {
+                        m.add(0, METER_EVERY, 0);
+                    }
+                }
+            }
+            if let Some(m) = meter {
+                m.add(0, events % METER_EVERY, 0);
             }
             std::hint::black_box(sink);
             let secs = t0.elapsed().as_secs_f64();

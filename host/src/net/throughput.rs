@@ -5,6 +5,8 @@ use super::intervals::Intervals;
 use super::protocol::Request;
 use super::session::{fail, new_session, open, NetError};
 use super::tcp_info::sender_info;
+use crate::halt::Halt;
+use crate::runner::live::Meter;
 use serde::Serialize;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -132,11 +134,15 @@ fn gbps(bytes: u64, secs: f64) -> f64 {
 }
 
 /// Measures TCP throughput against a `plumb serve` peer, like
-/// `iperf3 -c ADDR -P streams -t duration` (receiver-side figures).
+/// `iperf3 -c ADDR -P streams -t duration` (receiver-side figures). Ends
+/// early when `stop` says so (an error carrying the partial figures);
+/// bytes moved are counted in `meter` as they go (received as reads, sent
+/// as writes).
 pub fn throughput(
     addr: SocketAddr,
     o: &ThroughputOptions,
-    stop: &AtomicBool,
+    stop: &Halt,
+    meter: Option<&Meter>,
 ) -> Result<Throughput, NetError> {
     if o.streams == 0 || o.streams > 128 {
         return Err(fail(format!(
@@ -183,8 +189,8 @@ pub fn throughput(
                         .expect("start")
                         .get_or_insert_with(Instant::now);
                     let r = match dir {
-                        Direction::Send => send_stream(conn, t0, o, stop),
-                        _ => recv_stream(conn, t0, o, stop),
+                        Direction::Send => send_stream(conn, t0, o, stop, meter),
+                        _ => recv_stream(conn, t0, o, stop, meter),
                     };
                     match r {
                         Ok(r) => Some(r),
@@ -211,7 +217,7 @@ pub fn throughput(
     let errors = errors.into_inner().expect("errors");
     let streams: Vec<StreamResult> = results.into_iter().flatten().collect();
     let result = Throughput::from_streams(addr, streams, seconds);
-    if stop.load(Ordering::Relaxed) {
+    if stop.due() {
         return Err(NetError {
             message: "interrupted".into(),
             partial: Some(Box::new(result)),
@@ -283,7 +289,8 @@ fn send_stream(
     mut s: TcpStream,
     t0: Instant,
     o: &ThroughputOptions,
-    stop: &AtomicBool,
+    stop: &Halt,
+    meter: Option<&Meter>,
 ) -> StreamOutcome {
     let buf = vec![0x5au8; o.buffer];
     let end = t0 + o.duration;
@@ -294,9 +301,14 @@ fn send_stream(
     let base = acked(&s);
     let mut p = Progress::new(Direction::Send, t0, base.unwrap_or(0));
     let mut now = Instant::now();
-    while now < end && !stop.load(Ordering::Relaxed) {
+    while now < end && !stop.due() {
         match s.write(&buf) {
-            Ok(n) => sent += n as u64,
+            Ok(n) => {
+                sent += n as u64;
+                if let Some(m) = meter {
+                    m.add(1, 1, n as u64);
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err((p.result(sent), format!("sending: {e}"))),
         }
@@ -324,17 +336,23 @@ fn recv_stream(
     mut s: TcpStream,
     t0: Instant,
     o: &ThroughputOptions,
-    stop: &AtomicBool,
+    stop: &Halt,
+    meter: Option<&Meter>,
 ) -> StreamOutcome {
     let mut buf = vec![0u8; o.buffer.max(64 << 10)];
     let end = t0 + o.duration;
     let mut got = 0u64;
     let mut p = Progress::new(Direction::Recv, t0, 0);
     let mut now = Instant::now();
-    while now < end && !stop.load(Ordering::Relaxed) {
+    while now < end && !stop.due() {
         match s.read(&mut buf) {
             Ok(0) => return Err((p.result(got), "the peer closed the connection".into())),
-            Ok(n) => got += n as u64,
+            Ok(n) => {
+                got += n as u64;
+                if let Some(m) = meter {
+                    m.add(0, 1, n as u64);
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err((p.result(got), format!("receiving: {e}"))),
         }

@@ -6,8 +6,15 @@
 //! operation lives here.
 
 use super::values::{err, option_pairs, param_value, to_bytes, to_seconds};
+use crate::api::background::Task;
+use crate::api::compute::CpuProgress;
+use crate::api::fs::Transfer;
 use crate::api::io::JobHandle;
 use crate::api::{ApiError, FileHandle, Host};
+use crate::cpu::CpuResult;
+use crate::model::result::JobResult;
+use crate::net::Throughput;
+use crate::runner::live::LiveProgress;
 use rhai::{Array, Dynamic, Engine, EvalAltResult, FnPtr, Map, Module, NativeCallContext};
 use serde::de::DeserializeOwned;
 use std::cell::RefCell;
@@ -151,7 +158,7 @@ pub fn register(engine: &mut Engine, host: &Shared) {
         engine.register_static_module(name, module.into());
     }
     register_file_type(engine, host);
-    register_job_type(engine, host);
+    register_task_types(engine, host);
     let h = host.clone();
     engine.register_fn("param", move |name: &str, default: Dynamic| -> R<Dynamic> {
         match h.borrow().param(name) {
@@ -214,22 +221,49 @@ fn group(h: &Shared, jobs: Array, o: Map) -> R<Array> {
     results.iter().map(to_map).collect()
 }
 
-fn register_job_type(engine: &mut Engine, host: &Shared) {
-    engine.register_type_with_name::<JobHandle>("Job");
-    engine.register_fn("name", |j: &mut JobHandle| j.name());
-    engine.register_fn("done", |j: &mut JobHandle| j.done());
-    engine.register_fn("progress", |j: &mut JobHandle| -> R<Dynamic> {
-        to_map(&j.progress())
+/// The handle types of background work: `Job` (`io::start`), `CopyTask`
+/// (`fs::start_copy`), `CpuTask` (`cpu::start`) and `ThroughputTask`
+/// (`net::start_throughput`), each with `name`, `done`, `progress`, `wait`
+/// and `stop`.
+fn register_task_types(engine: &mut Engine, host: &Shared) {
+    register_task_type::<JobResult>(engine, host, "Job", |r| to_map(r), |p| to_map(&p));
+    register_task_type::<Transfer>(
+        engine,
+        host,
+        "CopyTask",
+        |t| Ok(transfer_map(*t).into()),
+        |p| to_map(&p),
+    );
+    register_task_type::<CpuResult>(engine, host, "CpuTask", |r| to_map(r), |p| {
+        to_map(&CpuProgress::from(p))
+    });
+    register_task_type::<Throughput>(
+        engine,
+        host,
+        "ThroughputTask",
+        |r| to_map(r),
+        |p| to_map(&p),
+    );
+}
+
+fn register_task_type<T: Clone + Send + Sync + std::fmt::Debug + 'static>(
+    engine: &mut Engine,
+    host: &Shared,
+    name: &str,
+    result: fn(&T) -> R<Dynamic>,
+    progress: fn(LiveProgress) -> R<Dynamic>,
+) {
+    engine.register_type_with_name::<Task<T>>(name);
+    engine.register_fn("name", |j: &mut Task<T>| j.name());
+    engine.register_fn("done", |j: &mut Task<T>| j.done());
+    engine.register_fn("progress", move |j: &mut Task<T>| progress(j.progress()));
+    let h = host.clone();
+    engine.register_fn("wait", move |j: &mut Task<T>| -> R<Dynamic> {
+        result(&j.wait(&mut h.borrow_mut()).map_err(api)?)
     });
     let h = host.clone();
-    engine.register_fn("wait", move |j: &mut JobHandle| -> R<Dynamic> {
-        let r = j.wait(&mut h.borrow_mut()).map_err(api)?;
-        to_map(&r)
-    });
-    let h = host.clone();
-    engine.register_fn("stop", move |j: &mut JobHandle| -> R<Dynamic> {
-        let r = j.stop(&mut h.borrow_mut()).map_err(api)?;
-        to_map(&r)
+    engine.register_fn("stop", move |j: &mut Task<T>| -> R<Dynamic> {
+        result(&j.stop(&mut h.borrow_mut()).map_err(api)?)
     });
 }
 
@@ -305,6 +339,15 @@ fn fs_module() -> Module {
         Ok(transfer_map(
             h.borrow_mut().copy(src, dst, &o).map_err(api)?,
         ))
+    });
+    native!(m, "start_copy", h, |src: &str, dst: &str| -> Task<Transfer> {
+        h.borrow_mut()
+            .start_copy(src, dst, &Default::default())
+            .map_err(api)
+    });
+    native!(m, "start_copy", h, |src: &str, dst: &str, o: Map| -> Task<Transfer> {
+        let o = options("fs::start_copy", o)?;
+        h.borrow_mut().start_copy(src, dst, &o).map_err(api)
     });
 
     native!(m, "rename", h, |a: &str, b: &str| -> () {
@@ -424,6 +467,11 @@ fn cpu_module() -> Module {
     native!(m, "run", h, |o: Map| -> Dynamic {
         to_map(&h.borrow_mut().cpu(&options("cpu::run", o)?).map_err(api)?)
     });
+    native!(m, "start", h, |o: Map| -> Task<CpuResult> {
+        h.borrow_mut()
+            .start_cpu(&options("cpu::start", o)?)
+            .map_err(api)
+    });
     native!(m, "kernels", h, || -> Dynamic {
         to_map(&crate::cpu::catalogue())
     });
@@ -457,6 +505,11 @@ fn net_module() -> Module {
                 .net_throughput(&options("net::throughput", o)?)
                 .map_err(api)?,
         )
+    });
+    native!(m, "start_throughput", h, |o: Map| -> Task<Throughput> {
+        h.borrow_mut()
+            .start_throughput(&options("net::start_throughput", o)?)
+            .map_err(api)
     });
     native!(m, "rtt", h, |o: Map| -> Dynamic {
         to_map(

@@ -4,7 +4,10 @@
 
 use super::convert;
 use super::limiter::MemoryLimiter;
+pub use crate::api::compute::CpuHandle;
+pub use crate::api::fs::CopyHandle;
 pub use crate::api::io::JobHandle;
+pub use crate::api::net::ThroughputHandle;
 pub use crate::api::FileHandle;
 use crate::api::{ApiError, Host};
 use wasmtime::component::{Resource, ResourceTable};
@@ -17,10 +20,15 @@ wasmtime::component::bindgen!({
     with: {
         "plumb:bench/fs.file": crate::api::FileHandle,
         "plumb:bench/io.job-handle": crate::api::io::JobHandle,
+        "plumb:bench/fs.copy-handle": crate::api::fs::CopyHandle,
+        "plumb:bench/cpu.cpu-handle": crate::api::compute::CpuHandle,
+        "plumb:bench/net.throughput-handle": crate::api::net::ThroughputHandle,
     },
 });
 
-use self::plumb::bench::types::{Error, OsError, Storm as WitStorm, Transfer as WitTransfer};
+use self::plumb::bench::types::{
+    Error, OsError, Progress as WitProgress, Storm as WitStorm, Transfer as WitTransfer,
+};
 
 /// What a guest's store holds.
 pub struct State {
@@ -119,33 +127,65 @@ impl plumb::bench::io::Host for State {
     }
 }
 
-impl plumb::bench::io::HostJobHandle for State {
-    fn name(&mut self, j: Resource<JobHandle>) -> wasmtime::Result<String> {
-        Ok(self.table.get(&j)?.name())
-    }
-    fn done(&mut self, j: Resource<JobHandle>) -> wasmtime::Result<bool> {
-        Ok(self.table.get(&j)?.done())
-    }
-    fn progress(
-        &mut self,
-        j: Resource<JobHandle>,
-    ) -> wasmtime::Result<plumb::bench::io::JobProgress> {
-        Ok(self.table.get(&j)?.progress().into())
-    }
-    fn wait(&mut self, j: Resource<JobHandle>) -> Out<plumb::bench::io::JobResult> {
-        let j = self.table.get(&j)?.clone();
-        done(j.wait(&mut self.host))
-    }
-    fn stop(&mut self, j: Resource<JobHandle>) -> Out<plumb::bench::io::JobResult> {
-        let j = self.table.get(&j)?.clone();
-        done(j.stop(&mut self.host))
-    }
-    fn drop(&mut self, j: Resource<JobHandle>) -> wasmtime::Result<()> {
-        // Dropping a handle does not stop the job: the scenario's end does.
-        self.table.delete(j)?;
-        Ok(())
-    }
+/// A background task's resource: the same five methods whatever the work,
+/// with its result and progress converted.
+macro_rules! task_resource {
+    ($trait:path, $handle:ty, $progress:ty, $result:ty, $convert:expr) => {
+        impl $trait for State {
+            fn name(&mut self, j: Resource<$handle>) -> wasmtime::Result<String> {
+                Ok(self.table.get(&j)?.name())
+            }
+            fn done(&mut self, j: Resource<$handle>) -> wasmtime::Result<bool> {
+                Ok(self.table.get(&j)?.done())
+            }
+            fn progress(&mut self, j: Resource<$handle>) -> wasmtime::Result<$progress> {
+                Ok(<$progress>::from(self.table.get(&j)?.progress()))
+            }
+            fn wait(&mut self, j: Resource<$handle>) -> Out<$result> {
+                let j = self.table.get(&j)?.clone();
+                Ok(j.wait(&mut self.host).map($convert).map_err(Error::from))
+            }
+            fn stop(&mut self, j: Resource<$handle>) -> Out<$result> {
+                let j = self.table.get(&j)?.clone();
+                Ok(j.stop(&mut self.host).map($convert).map_err(Error::from))
+            }
+            fn drop(&mut self, j: Resource<$handle>) -> wasmtime::Result<()> {
+                // Dropping a handle does not stop the work: the scenario's end does.
+                self.table.delete(j)?;
+                Ok(())
+            }
+        }
+    };
 }
+
+task_resource!(
+    plumb::bench::io::HostJobHandle,
+    JobHandle,
+    WitProgress,
+    plumb::bench::io::JobResult,
+    Into::into
+);
+task_resource!(
+    plumb::bench::fs::HostCopyHandle,
+    CopyHandle,
+    WitProgress,
+    WitTransfer,
+    transfer
+);
+task_resource!(
+    plumb::bench::cpu::HostCpuHandle,
+    CpuHandle,
+    plumb::bench::cpu::CpuProgress,
+    plumb::bench::cpu::CpuResult,
+    Into::into
+);
+task_resource!(
+    plumb::bench::net::HostThroughputHandle,
+    ThroughputHandle,
+    WitProgress,
+    plumb::bench::net::ThroughputResult,
+    Into::into
+);
 
 impl plumb::bench::fs::HostFile for State {
     fn read_at(&mut self, f: Resource<FileHandle>, offset: u64, len: u64) -> Out<u64> {
@@ -216,6 +256,17 @@ impl plumb::bench::fs::Host for State {
         o: plumb::bench::fs::CopyOptions,
     ) -> Out<WitTransfer> {
         done(self.host.copy(&src, &dst, &o.into()).map(transfer))
+    }
+    fn start_copy(
+        &mut self,
+        src: String,
+        dst: String,
+        o: plumb::bench::fs::CopyOptions,
+    ) -> Out<Resource<CopyHandle>> {
+        match self.host.start_copy(&src, &dst, &o.into()) {
+            Ok(h) => Ok(Ok(self.table.push(h)?)),
+            Err(e) => Ok(Err(e.into())),
+        }
     }
     fn rename(&mut self, src: String, dst: String) -> Out<()> {
         done(self.host.rename(&src, &dst))
@@ -313,6 +364,12 @@ impl plumb::bench::cpu::Host for State {
     fn run(&mut self, o: plumb::bench::cpu::CpuOptions) -> Out<plumb::bench::cpu::CpuResult> {
         done(convert::cpu_options(o).and_then(|o| self.host.cpu(&o)))
     }
+    fn start(&mut self, o: plumb::bench::cpu::CpuOptions) -> Out<Resource<CpuHandle>> {
+        match convert::cpu_options(o).and_then(|o| self.host.start_cpu(&o)) {
+            Ok(h) => Ok(Ok(self.table.push(h)?)),
+            Err(e) => Ok(Err(e.into())),
+        }
+    }
     fn kernels(&mut self) -> wasmtime::Result<Vec<plumb::bench::cpu::KernelInfo>> {
         Ok(crate::cpu::catalogue()
             .into_iter()
@@ -342,6 +399,15 @@ impl plumb::bench::net::Host for State {
         o: plumb::bench::net::ThroughputOptions,
     ) -> Out<plumb::bench::net::ThroughputResult> {
         done(self.host.net_throughput(&o.into()))
+    }
+    fn start_throughput(
+        &mut self,
+        o: plumb::bench::net::ThroughputOptions,
+    ) -> Out<Resource<ThroughputHandle>> {
+        match self.host.start_throughput(&o.into()) {
+            Ok(h) => Ok(Ok(self.table.push(h)?)),
+            Err(e) => Ok(Err(e.into())),
+        }
     }
     fn rtt(&mut self, o: plumb::bench::net::RttOptions) -> Out<plumb::bench::net::RttResult> {
         done(self.host.net_rtt(&o.into()))

@@ -5,7 +5,7 @@
 
 use super::bindings::plumb::bench::{
     cpu as wcpu, fs as wfs, io as wio, mem as wmem, net as wnet, report as wreport, sys as wsys,
-    trace as wtrace,
+    trace as wtrace, types as wtypes,
 };
 use crate::api::options::{Bytes, Number, Seconds};
 use crate::api::{self, ApiError};
@@ -488,25 +488,51 @@ impl From<crate::model::machine::HostInfo> for wsys::HostInfo {
     }
 }
 
-impl From<crate::runner::live::LiveDirection> for wio::LiveDirection {
+impl From<crate::stats::live_latency::LivePercentiles> for wtypes::LiveLatency {
+    fn from(p: crate::stats::live_latency::LivePercentiles) -> Self {
+        wtypes::LiveLatency {
+            samples: p.samples,
+            p50: p.p50,
+            p90: p.p90,
+            p99: p.p99,
+            p999: p.p99_9,
+        }
+    }
+}
+
+impl From<crate::runner::live::LiveDirection> for wtypes::LiveDirection {
     fn from(d: crate::runner::live::LiveDirection) -> Self {
-        wio::LiveDirection {
+        wtypes::LiveDirection {
             ios: d.ios,
             bytes: d.bytes,
             iops: d.iops,
             bw_bytes: d.bw_bytes,
             iops_last_second: d.iops_last_second,
             bw_bytes_last_second: d.bw_bytes_last_second,
+            latency: d.latency.map(Into::into),
+            latency_last_second: d.latency_last_second.map(Into::into),
         }
     }
 }
 
-impl From<crate::runner::live::LiveProgress> for wio::JobProgress {
+impl From<crate::runner::live::LiveProgress> for wtypes::Progress {
     fn from(p: crate::runner::live::LiveProgress) -> Self {
-        wio::JobProgress {
+        wtypes::Progress {
             elapsed: p.elapsed,
             read: p.read.into(),
             write: p.write.into(),
+        }
+    }
+}
+
+impl From<crate::runner::live::LiveProgress> for wcpu::CpuProgress {
+    fn from(p: crate::runner::live::LiveProgress) -> Self {
+        let p = api::compute::CpuProgress::from(p);
+        wcpu::CpuProgress {
+            elapsed: p.elapsed,
+            events: p.events,
+            events_per_sec: p.events_per_sec,
+            events_per_sec_last_second: p.events_per_sec_last_second,
         }
     }
 }

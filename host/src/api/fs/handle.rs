@@ -103,6 +103,34 @@ impl HandleBudget {
     pub fn buffer_bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)
     }
+
+    /// Holds `bytes` of buffer for work outside an open file (a background
+    /// copy's buffer), within the same [`MAX_BUFFER_BYTES`]; given back when
+    /// the lease is dropped.
+    pub fn lease(self: &Arc<Self>, op: &str, bytes: u64) -> Result<BufferLease, ApiError> {
+        HandleBudget::take(&self.bytes, bytes, MAX_BUFFER_BYTES).map_err(|held| {
+            ApiError::Invalid(format!(
+                "{op}: buffers of {held} bytes are held already and this needs {bytes} more, over the {MAX_BUFFER_BYTES} bytes a scenario may hold"
+            ))
+        })?;
+        Ok(BufferLease {
+            budget: self.clone(),
+            bytes,
+        })
+    }
+}
+
+/// Buffer bytes held against a scenario's [`HandleBudget`] until dropped.
+#[derive(Debug)]
+pub struct BufferLease {
+    budget: Arc<HandleBudget>,
+    bytes: u64,
+}
+
+impl Drop for BufferLease {
+    fn drop(&mut self) {
+        HandleBudget::give(&self.budget.bytes, self.bytes);
+    }
 }
 
 /// An open file; data is generated and kept in the host.

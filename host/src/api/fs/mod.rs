@@ -13,7 +13,7 @@ pub mod meta;
 pub mod whole;
 
 pub use handle::{FileHandle, HandleBudget, OpenOptions, Pattern};
-pub use whole::{CopyMethod, CopyOptions, ReadOptions, WriteOptions};
+pub use whole::{CopyHandle, CopyMethod, CopyOptions, ReadOptions, WriteOptions};
 
 use super::{os_err, ApiError};
 use crate::buffer::AlignedBuf;

@@ -3,10 +3,13 @@
 
 use super::{bs_arg, buf_err, read_some, write_all, OpenOptions, Transfer, MAX_IO};
 use crate::api::options::Bytes;
-use crate::api::{os_err, ApiError, Host};
+use crate::api::background::{Task, TaskKind};
+use crate::api::{os_err, ApiError, Capability, Host};
 use crate::buffer::AlignedBuf;
+use crate::halt::{Halt, Halted};
+use crate::runner::live::Meter;
 use serde::Deserialize;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Instant;
 
 /// The block size of whole-file operations unless told otherwise: 1 MiB.
@@ -166,19 +169,118 @@ impl Host {
     /// copy_file_range; at most the source's size when the copy started
     /// (what the budget was charged for) is copied.
     pub fn copy(&mut self, src: &str, dst: &str, o: &CopyOptions) -> Result<Transfer, ApiError> {
-        let bs = bs_arg("copy", o.bs.0)?;
         let t = Instant::now();
+        let c = self.open_copy("copy", src, dst, o)?;
+        let halt = self.halt();
+        let (bytes, halted) = c.run(&halt, None)?;
+        if let Some(why) = halted {
+            return Err(self.halted(why));
+        }
+        Ok(Transfer {
+            bytes,
+            seconds: t.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Starts a copy in the background (`fs::start_copy`): the same copy as
+    /// [`Host::copy`], its buffer held against the scenario's buffer budget
+    /// while it runs; stopped early, its result is what it copied so far.
+    pub fn start_copy(
+        &mut self,
+        src: &str,
+        dst: &str,
+        o: &CopyOptions,
+    ) -> Result<CopyHandle, ApiError> {
+        const OP: &str = "fs::start_copy";
+        let name = format!("{src} → {dst}");
+        self.task_room(OP, &name, 1)?;
+        self.allow(Capability::Threads(1))?;
+        let c = self.open_copy(OP, src, dst, o)?;
+        let lease = self.handle_budget().lease(OP, c.buffer_len())?;
+        let kind = TaskKind {
+            op: OP,
+            on_result: |_, _| {},
+            describe: |t: &Transfer| format!("{} bytes in {:.2} s", t.bytes, t.seconds),
+        };
+        self.spawn_task(kind, &name, 1, move |ctx| {
+            let _lease = lease;
+            let t = Instant::now();
+            let (bytes, _) = c.run(&ctx.halt(), Some(&ctx.meter))?;
+            Ok(Transfer {
+                bytes,
+                seconds: t.elapsed().as_secs_f64(),
+            })
+        })
+    }
+
+    /// Opens both ends of a copy and charges the source's size.
+    fn open_copy(
+        &mut self,
+        op: &'static str,
+        src: &str,
+        dst: &str,
+        o: &CopyOptions,
+    ) -> Result<Copy, ApiError> {
+        let bs = bs_arg(op, o.bs.0)?;
         let from = self.run_dir().open(src, libc::O_RDONLY, 0)?;
         let size = self.run_dir().stat(src)?.size;
-        self.charge("copy", size)?;
+        self.charge(op, size)?;
         let to = self
             .run_dir()
             .open(dst, libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, 0o644)?;
-        let (from_fd, to_fd) = (from.as_raw_fd(), to.as_raw_fd());
+        Ok(Copy {
+            from,
+            to,
+            size,
+            method: o.method,
+            bs: bs.clamp(4096, MAX_IO).min(size.max(4096)) as usize,
+            names: (src.to_string(), dst.to_string()),
+        })
+    }
+}
+
+/// A copy with both ends open, ready to run.
+#[derive(Debug)]
+struct Copy {
+    from: OwnedFd,
+    to: OwnedFd,
+    /// Bytes to copy: the source's size when opened.
+    size: u64,
+    method: CopyMethod,
+    /// Bytes per read/write (read-write method).
+    bs: usize,
+    names: (String, String),
+}
+
+impl Copy {
+    /// The buffer it holds while it runs.
+    fn buffer_len(&self) -> u64 {
+        match self.method {
+            CopyMethod::CopyFileRange => 0,
+            CopyMethod::ReadWrite => self.bs as u64,
+        }
+    }
+
+    /// Copies until the end or until `halt`; the bytes copied, and why it
+    /// stopped early if it did. Each block read and written is counted in
+    /// `meter` (direction 0 read, 1 written).
+    fn run(&self, halt: &Halt, meter: Option<&Meter>) -> Result<(u64, Option<Halted>), ApiError> {
+        let (src, dst) = (&self.names.0, &self.names.1);
+        let (from_fd, to_fd) = (self.from.as_raw_fd(), self.to.as_raw_fd());
+        let size = self.size;
         let mut done = 0u64;
-        if o.method == CopyMethod::CopyFileRange {
+        let count = |n: u64| {
+            if let Some(m) = meter {
+                m.add(0, 1, n);
+                m.add(1, 1, n);
+            }
+        };
+        if self.method == CopyMethod::CopyFileRange {
             while done < size {
-                self.check()?;
+                if let Err(why) = halt.check() {
+                    return Ok((done, Some(why)));
+                }
+                // Chunks of at most 64 MiB, so a stop is seen between them.
                 // SAFETY: valid descriptors; null offsets use the file positions.
                 let r = unsafe {
                     libc::copy_file_range(
@@ -186,7 +288,7 @@ impl Host {
                         std::ptr::null_mut(),
                         to_fd,
                         std::ptr::null_mut(),
-                        (size - done).min(1 << 30) as usize,
+                        (size - done).min(MAX_IO) as usize,
                         0,
                     )
                 };
@@ -199,13 +301,15 @@ impl Host {
                     break;
                 }
                 done += r as u64;
+                count(r as u64);
             }
         } else {
-            let bs = bs.clamp(4096, MAX_IO).min(size.max(4096)) as usize;
-            let mut buf = AlignedBuf::zeroed(bs).map_err(buf_err("copy"))?;
+            let mut buf = AlignedBuf::zeroed(self.bs).map_err(buf_err("copy"))?;
             while done < size {
-                self.check()?;
-                let want = (size - done).min(bs as u64) as usize;
+                if let Err(why) = halt.check() {
+                    return Ok((done, Some(why)));
+                }
+                let want = (size - done).min(self.bs as u64) as usize;
                 let chunk = buf.prefix_mut(want).map_err(buf_err("copy"))?;
                 let r = read_some(from_fd, chunk, None, &format!("copy: read '{src}'"))?;
                 if r == 0 {
@@ -215,11 +319,12 @@ impl Host {
                 let data = &chunk[..r as usize];
                 write_all(to_fd, data, None, &format!("copy: write '{dst}'"))?;
                 done += r;
+                count(r);
             }
         }
-        Ok(Transfer {
-            bytes: done,
-            seconds: t.elapsed().as_secs_f64(),
-        })
+        Ok((done, None))
     }
 }
+
+/// A copy running in the background, as scripts and guests hold it.
+pub type CopyHandle = Task<Transfer>;
