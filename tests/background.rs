@@ -1,9 +1,10 @@
-//! Background jobs and groups (`io::start`, `io::group`) through the real
-//! binary: work beside the foreground, live progress, stopping on request,
-//! at the scenario's end, on an error, at the deadline and on SIGINT — each
-//! within about a second, leaving no files and keeping partial results.
+//! Background work and groups (`io::start`, `fs::start_copy`, `cpu::start`,
+//! `net::start_throughput`, `io::group`) through the real binary: work
+//! beside the foreground, live progress, stopping on request, at the
+//! scenario's end, on an error, at the deadline and on SIGINT — each within
+//! about a second, leaving no files and keeping partial results.
 
-use crate::util::{doc, entries, plumb, plumb_signalled, run_scripts, script, workdir};
+use crate::util::{doc, entries, plumb, plumb_signalled_timed, run_scripts, script, workdir};
 use std::time::{Duration, Instant};
 
 /// A time-based job's options running `secs` seconds on an 8 MiB file.
@@ -193,6 +194,174 @@ fn timed(
     (r, secs, doc(&dir.join("s.json")))
 }
 
+/// A metric of the result document's first scenario.
+fn metric(d: &serde_json::Value, name: &str) -> f64 {
+    d["scenarios"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .and_then(|m| m["value"].as_f64())
+        .unwrap_or_else(|| panic!("no metric {name} in {d}"))
+}
+
+#[test]
+fn copies_cpu_hogs_and_streams_run_in_the_background_with_progress() {
+    let dir = workdir();
+    let text = r#"
+        fs::write_file("src.dat", 8 * 1024 * 1024);
+        let c = fs::start_copy("src.dat", "dst.dat", #{ bs: "64k" });
+        let t = c.wait();
+        report::metric("copied", t.bytes, "B", "higher");
+        report::metric("copy_written", c.progress().write.bytes, "B", "higher");
+        report::metric("dst_size", fs::stat("dst.dat").size, "B", "higher");
+        let hog = cpu::start(#{ kernel: "prime", duration: 30, cpu_max_prime: 2000 });
+        let n = net::start_throughput(#{ addr: net::local_peer(), duration: 30 });
+        // Foreground work goes on beside them.
+        let r = fs::read_file("src.dat");
+        report::metric("fg_read", r.bytes, "B", "higher");
+        time::sleep(1.3);
+        let hp = hog.progress();
+        let np = n.progress();
+        report::metric("hog_events", hp.events, "", "higher");
+        report::metric("hog_last_second", hp.events_per_sec_last_second, "", "higher");
+        report::metric("net_sent", np.write.bytes, "B", "higher");
+        report::metric("net_last_second", np.write.bw_bytes_last_second, "B/s", "higher");
+        report::metric("hog_done", if hog.done() { 1 } else { 0 }, "", "higher");
+        let t0 = time::now();
+        let hr = hog.stop();
+        let nr = n.stop();
+        report::metric("stop_s", time::now() - t0, "s", "lower");
+        report::metric("hog_secs", hr.seconds, "s", "lower");
+        report::metric("hog_rate", hr.rate, "", "higher");
+        report::metric("net_secs", nr.seconds, "s", "lower");
+        report::metric("net_bytes", nr.bytes, "B", "higher");
+        report::metric("both_done", if hog.done() && n.done() { 1 } else { 0 }, "", "higher");
+    "#;
+    let (r, _, d) = timed(dir.path(), text, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(metric(&d, "copied"), 8.0 * 1048576.0);
+    assert_eq!(metric(&d, "copy_written"), 8.0 * 1048576.0);
+    assert_eq!(metric(&d, "dst_size"), 8.0 * 1048576.0);
+    assert_eq!(metric(&d, "fg_read"), 8.0 * 1048576.0);
+    assert!(metric(&d, "hog_events") > 0.0, "{d}");
+    assert!(metric(&d, "hog_last_second") > 0.0, "{d}");
+    assert!(metric(&d, "net_sent") > 0.0, "{d}");
+    assert!(metric(&d, "net_last_second") > 0.0, "{d}");
+    assert_eq!(metric(&d, "hog_done"), 0.0, "a 30 s hog still runs");
+    assert!(metric(&d, "stop_s") < 1.0, "{d}");
+    let hog_secs = metric(&d, "hog_secs");
+    assert!(hog_secs > 1.0 && hog_secs < 5.0, "{d}");
+    assert!(metric(&d, "hog_rate") > 0.0, "{d}");
+    let net_secs = metric(&d, "net_secs");
+    assert!(net_secs > 1.0 && net_secs < 5.0, "{d}");
+    assert!(metric(&d, "net_bytes") > 0.0, "{d}");
+    assert_eq!(metric(&d, "both_done"), 1.0);
+}
+
+#[test]
+fn a_background_copy_is_charged_and_sandboxed_like_a_copy() {
+    let dir = workdir();
+    for (text, expect) in [
+        (
+            r#"fs::write_file("a", 4096); fs::start_copy("a", "../out");"#,
+            "host/sandbox",
+        ),
+        (
+            r#"fs::write_file("a", 4096); fs::start_copy("/etc/passwd", "b");"#,
+            "host/sandbox",
+        ),
+        (
+            r#"fs::write_file("a", 600000); fs::start_copy("a", "b");"#,
+            "host/budget",
+        ),
+        (
+            r#"fs::write_file("a", 4096); fs::start_copy("a", "b", #{ bs: 0 });"#,
+            "host/invalid",
+        ),
+        (
+            r#"fs::write_file("a", 4096); cpu::start(#{ threads: 0 });"#,
+            "host/invalid",
+        ),
+        (
+            r#"net::start_throughput(#{ addr: "127.0.0.1:9", duration: 1 });"#,
+            "host/denied",
+        ),
+    ] {
+        let (r, _, d) = timed(dir.path(), text, &["--max-bytes", "1M"]);
+        assert_eq!(r.code, 1, "{text}: {}", r.stderr);
+        assert_eq!(
+            d["scenarios"][0]["error_kind"], expect,
+            "{text}: {}",
+            r.stderr
+        );
+        assert!(!dir.path().join("out").exists());
+    }
+}
+
+/// Starts one of each kind of background work beside three jobs; each
+/// runs for a minute unless stopped. The source of the copy is sparse and
+/// copied 4 KiB at a time, so the copy runs for seconds.
+fn every_kind() -> String {
+    format!(
+        r#"let a = io::start({}); let b = io::start({}); let c = io::start({});
+        let f = fs::open("sparse", #{{ write: true, create: true }}); f.truncate(256 * 1024 * 1024); f.close();
+        let cp = fs::start_copy("sparse", "copy", #{{ bs: "4k" }});
+        let hog = cpu::start(#{{ kernel: "prime", duration: 60, cpu_max_prime: 2000 }});
+        let n = net::start_throughput(#{{ addr: net::local_peer(), duration: 60 }});
+        time::sleep(1.0);"#,
+        job("a", "randread", 60),
+        job("b", "randwrite", 60),
+        job("c", "read", 60)
+    )
+}
+
+#[test]
+fn every_kind_of_background_work_stops_with_the_scenario() {
+    let dir = workdir();
+    let all = every_kind();
+    let (r, secs, d) = timed(dir.path(), &all, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The event comes 1 s in (plus the start): the end follows within a second.
+    assert!(secs < 2.2, "took {secs} s");
+    let notes: Vec<&str> = d["scenarios"][0]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert_eq!(notes.len(), 6, "{notes:?}");
+    for op in [
+        "io::start",
+        "fs::start_copy",
+        "cpu::start",
+        "net::start_throughput",
+    ] {
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with(op) && n.contains("was not waited on")),
+            "{op}: {notes:?}"
+        );
+    }
+    assert!(notes.iter().any(|n| n.contains("Gbit/s")), "{notes:?}");
+
+    let (r, secs, d) = timed(dir.path(), &format!("{all} throw \"boom\";"), &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(secs < 2.2, "took {secs} s");
+    assert_eq!(jobs_of(&d).len(), 3, "partial results kept");
+
+    let (r, secs, d) = timed(
+        dir.path(),
+        &format!("{all} time::sleep(100.0);"),
+        &["--timeout", "3s"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(d["scenarios"][0]["error_kind"], "deadline");
+    assert!(secs < 4.0, "took {secs} s");
+    assert_eq!(jobs_of(&d).len(), 3, "partial results kept");
+}
+
 #[test]
 fn background_jobs_stop_when_the_scenario_ends_fails_or_runs_out_of_time() {
     let dir = workdir();
@@ -242,30 +411,29 @@ fn sigint_stops_background_jobs_and_leaves_no_files() {
         dir.path(),
         "s.rhai",
         &format!(
-            "let a = io::start({}); let b = io::start({}); time::sleep(0.5); print(\"both running\"); time::sleep(100.0);",
-            job("a", "randread", 60),
-            job("b", "randwrite", 60)
+            "{} print(\"all running\"); time::sleep(100.0);",
+            every_kind()
         ),
     );
     std::fs::create_dir(dir.path().join("target")).unwrap();
-    let started = Instant::now();
-    let out = plumb_signalled(
+    let (out, after_signal) = plumb_signalled_timed(
         dir.path(),
         &["run", &s, "--target", "target", "--json", "s.json"],
-        "both running",
+        "all running",
         libc::SIGINT,
     );
-    let after_marker = started.elapsed();
     assert_eq!(
         out.status.code(),
         Some(130),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(after_marker < Duration::from_secs(10), "{after_marker:?}");
+    // Every task stopped and joined, the run directory removed and the
+    // results written within a second of the signal.
+    assert!(after_signal < Duration::from_secs(1), "{after_signal:?}");
     assert!(entries(&dir.path().join("target")).is_empty());
     let d = doc(&dir.path().join("s.json"));
-    assert_eq!(jobs_of(&d).len(), 2, "partial results kept");
+    assert_eq!(jobs_of(&d).len(), 3, "partial results kept");
 }
 
 #[test]

@@ -151,6 +151,16 @@ pub fn plumb_cached(dir: &Path, cache: &Path, args: &[&str]) -> Run {
 /// printed and its exit status. Fails if the marker does not come within a
 /// minute or plumb exits first.
 pub fn plumb_signalled(dir: &Path, args: &[&str], marker: &str, signal: i32) -> Output {
+    plumb_signalled_timed(dir, args, marker, signal).0
+}
+
+/// [`plumb_signalled`], with the time from the signal to plumb's exit.
+pub fn plumb_signalled_timed(
+    dir: &Path,
+    args: &[&str],
+    marker: &str,
+    signal: i32,
+) -> (Output, Duration) {
     let mut child = Command::new(plumb_bin())
         .args(args)
         .env("PLUMB_CACHE_DIR", test_cache())
@@ -196,12 +206,15 @@ pub fn plumb_signalled(dir: &Path, args: &[&str], marker: &str, signal: i32) -> 
     let pid = libc::pid_t::try_from(child.id()).expect("pid fits pid_t");
     // SAFETY: kill(2) on our own child, which has not been waited for.
     assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "kill {signal}");
+    let signalled = Instant::now();
     let status = child.wait().expect("wait for plumb");
-    Output {
+    let took = signalled.elapsed();
+    let out = Output {
         status,
         stdout: out_reader.join().expect("stdout reader"),
         stderr: err_reader.join().expect("stderr reader"),
-    }
+    };
+    (out, took)
 }
 
 /// Runs `plumb fio ARGS --output-format=json` in `dir` and expects success.

@@ -57,7 +57,10 @@ impl Halt {
     /// Fails when the operation must stop now.
     pub fn check(&self) -> Result<(), Halted> {
         if self.stop.load(Ordering::Relaxed)
-            || self.also.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
+            || self
+                .also
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::Relaxed))
         {
             return Err(Halted::Interrupted);
         }

@@ -285,6 +285,10 @@ fn sampled<T>(
         });
         let r = work(ctx);
         done.store(true, Ordering::Relaxed);
+        // The final totals, so progress after the end shows all of it.
+        if let Some((ios, bytes)) = ctx.meter.totals() {
+            ctx.live.record(ios, bytes);
+        }
         r
     })
 }

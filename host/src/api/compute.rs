@@ -1,13 +1,13 @@
 //! CPU and memory operations of the host API: `cpu::run`, `mem::bandwidth`
 //! and `mem::latency`, each with its options, defaults and rules.
 
-use super::options::{by_name, positive, Bytes, Number, Seconds};
 use super::background::{Task, TaskKind};
+use super::options::{by_name, positive, Bytes, Number, Seconds};
 use super::{ApiError, Capability, Host};
 use crate::cpu::{CpuError, CpuResult};
 use crate::halt::Halt;
-use crate::runner::live::{LiveProgress, Meter};
 use crate::mem::{BandwidthResult, LatencyError, LatencyResult, Oper, Scope};
+use crate::runner::live::{LiveProgress, Meter};
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -282,7 +282,12 @@ impl Host {
 }
 
 /// Runs a checked CPU kernel for `d`, as `cpu::run`'s errors.
-fn run_cpu(run: &CpuRun, d: Duration, halt: &Halt, meter: Option<&Meter>) -> Result<CpuResult, ApiError> {
+fn run_cpu(
+    run: &CpuRun,
+    d: Duration,
+    halt: &Halt,
+    meter: Option<&Meter>,
+) -> Result<CpuResult, ApiError> {
     crate::cpu::run(
         &run.kernel,
         run.threads,

@@ -3,9 +3,9 @@
 //! loopback peer plumb started for this pack) before any name is resolved or
 //! any packet is sent.
 
+use super::background::{Task, TaskKind};
 use super::options::{by_name, positive, Bytes, Seconds};
 use super::{ApiError, Capability, Host};
-use super::background::{Task, TaskKind};
 use crate::halt::Halt;
 use crate::net::{self, Direction, ServeOptions, Server};
 use serde::Deserialize;
@@ -244,7 +244,10 @@ impl Host {
     /// Starts TCP streams in the background (`net::start_throughput`):
     /// traffic beside a foreground workload. Stopped early, its result is
     /// the figures so far.
-    pub fn start_throughput(&mut self, o: &ThroughputOptions) -> Result<ThroughputHandle, ApiError> {
+    pub fn start_throughput(
+        &mut self,
+        o: &ThroughputOptions,
+    ) -> Result<ThroughputHandle, ApiError> {
         const OP: &str = "net::start_throughput";
         let (a, t) = self.throughput_plan(o)?;
         self.task_room(OP, &o.addr, stream_threads(&t))?;

@@ -189,7 +189,8 @@ pub fn run(
     let single = if baseline.is_some() {
         baseline
     } else if threads > 1 {
-        let (rates, _, _) = timed(k, 1, duration / 4, param, halt, meter).map_err(CpuError::Failed)?;
+        let (rates, _, _) =
+            timed(k, 1, duration / 4, param, halt, meter).map_err(CpuError::Failed)?;
         Some(rates[0])
     } else {
         None
@@ -242,7 +243,7 @@ fn timed(
             while t0.elapsed() < duration && !halt.due() {
                 sink = sink.wrapping_add(work.event());
                 events += 1;
-                if events % METER_EVERY == 0 {
+                if events.is_multiple_of(METER_EVERY) {
                     if let Some(m) = meter {
                         m.add(0, METER_EVERY, 0);
                     }

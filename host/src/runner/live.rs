@@ -142,7 +142,10 @@ impl LiveTotals {
             .unwrap_or(last);
         // Latency: the newest buckets, and the oldest within about a second
         // before them.
-        let newest = samples.iter().rev().find_map(|s| Some((s.at, s.latency.as_ref()?)));
+        let newest = samples
+            .iter()
+            .rev()
+            .find_map(|s| Some((s.at, s.latency.as_ref()?)));
         // A run younger than that has its whole life as its last second.
         let zeros = [vec![0u64; BUCKETS], vec![0u64; BUCKETS]];
         let older = newest.map(|(at, _)| {
@@ -164,8 +167,11 @@ impl LiveTotals {
                 bw_bytes_last_second: per(last.bytes[d].saturating_sub(base.bytes[d]), window),
                 latency: newest.map(|(_, n)| LivePercentiles::of(&n[d])),
                 latency_last_second: newest.zip(older).map(|((_, n), o)| {
-                    let recent: Vec<u64> =
-                        n[d].iter().zip(&o[d]).map(|(a, b)| a.saturating_sub(*b)).collect();
+                    let recent: Vec<u64> = n[d]
+                        .iter()
+                        .zip(&o[d])
+                        .map(|(a, b)| a.saturating_sub(*b))
+                        .collect();
                     LivePercentiles::of(&recent)
                 }),
             }

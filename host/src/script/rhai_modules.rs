@@ -226,7 +226,7 @@ fn group(h: &Shared, jobs: Array, o: Map) -> R<Array> {
 /// (`net::start_throughput`), each with `name`, `done`, `progress`, `wait`
 /// and `stop`.
 fn register_task_types(engine: &mut Engine, host: &Shared) {
-    register_task_type::<JobResult>(engine, host, "Job", |r| to_map(r), |p| to_map(&p));
+    register_task_type::<JobResult>(engine, host, "Job", to_map, |p| to_map(&p));
     register_task_type::<Transfer>(
         engine,
         host,
@@ -234,16 +234,10 @@ fn register_task_types(engine: &mut Engine, host: &Shared) {
         |t| Ok(transfer_map(*t).into()),
         |p| to_map(&p),
     );
-    register_task_type::<CpuResult>(engine, host, "CpuTask", |r| to_map(r), |p| {
+    register_task_type::<CpuResult>(engine, host, "CpuTask", to_map, |p| {
         to_map(&CpuProgress::from(p))
     });
-    register_task_type::<Throughput>(
-        engine,
-        host,
-        "ThroughputTask",
-        |r| to_map(r),
-        |p| to_map(&p),
-    );
+    register_task_type::<Throughput>(engine, host, "ThroughputTask", to_map, |p| to_map(&p));
 }
 
 fn register_task_type<T: Clone + Send + Sync + std::fmt::Debug + 'static>(
@@ -340,12 +334,17 @@ fn fs_module() -> Module {
             h.borrow_mut().copy(src, dst, &o).map_err(api)?,
         ))
     });
-    native!(m, "start_copy", h, |src: &str, dst: &str| -> Task<Transfer> {
+    native!(m, "start_copy", h, |src: &str,
+                                 dst: &str|
+     -> Task<Transfer> {
         h.borrow_mut()
             .start_copy(src, dst, &Default::default())
             .map_err(api)
     });
-    native!(m, "start_copy", h, |src: &str, dst: &str, o: Map| -> Task<Transfer> {
+    native!(m, "start_copy", h, |src: &str,
+                                 dst: &str,
+                                 o: Map|
+     -> Task<Transfer> {
         let o = options("fs::start_copy", o)?;
         h.borrow_mut().start_copy(src, dst, &o).map_err(api)
     });

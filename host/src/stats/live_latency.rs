@@ -119,7 +119,20 @@ mod tests {
     #[test]
     fn buckets_are_ordered_and_narrow() {
         let mut last = 0;
-        for ns in [0u64, 1, 15, 16, 17, 31, 32, 33, 1000, 123_456, u64::MAX / 3, u64::MAX] {
+        for ns in [
+            0u64,
+            1,
+            15,
+            16,
+            17,
+            31,
+            32,
+            33,
+            1000,
+            123_456,
+            u64::MAX / 3,
+            u64::MAX,
+        ] {
             let b = bucket(ns);
             assert!(b >= last && b < BUCKETS, "{ns} → {b}");
             last = b;

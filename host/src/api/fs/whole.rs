@@ -2,8 +2,8 @@
 //! end, copy one (read/write or copy_file_range).
 
 use super::{bs_arg, buf_err, read_some, write_all, OpenOptions, Transfer, MAX_IO};
-use crate::api::options::Bytes;
 use crate::api::background::{Task, TaskKind};
+use crate::api::options::Bytes;
 use crate::api::{os_err, ApiError, Capability, Host};
 use crate::buffer::AlignedBuf;
 use crate::halt::{Halt, Halted};

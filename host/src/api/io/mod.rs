@@ -63,7 +63,11 @@ impl Host {
             ));
         }
         let report = self.run_now("io::group", &specs)?;
-        let totals: Vec<JobResult> = report.groups.into_iter().map(|g| stamped(self.started, g)).collect();
+        let totals: Vec<JobResult> = report
+            .groups
+            .into_iter()
+            .map(|g| stamped(self.started, g))
+            .collect();
         if group_reporting {
             let merged = totals.into_iter().next().unwrap_or_default();
             return Ok(vec![self.job_done(&specs[0], merged)?]);
