@@ -1052,6 +1052,20 @@ proptest! {
         run_script(&script)?;
     }
 
+    /// A background copy, CPU kernel or throughput test from hostile
+    /// options, then every handle method.
+    #[test]
+    fn background_task_arguments(start in prop_oneof![
+        (rhai_value(), rhai_value(), rhai_value())
+            .prop_map(|(a, b, c)| format!("fs::write_file(\"f\", 65536); let h = fs::start_copy(\"f\", {a}, #{{ bs: {b}, method: {c} }});")),
+        host_call("cpu::start", &["kernel", "threads", "duration", "baseline", "n", "items", "buffer", "cpu_max_prime"])
+            .prop_map(|c| format!("let h = {c}")),
+        host_call("net::start_throughput", &["addr", "streams", "duration", "direction", "buffer"])
+            .prop_map(|c| format!("let h = {}", c.replace("addr: \"127.0.0.1:1\"", "addr: net::local_peer()"))),
+    ]) {
+        run_script(&format!("{start}\nh.name(); h.done(); h.progress(); h.stop(); h.wait(); h.done();"))?;
+    }
+
     #[test]
     fn cpu_run_arguments(call in prop_oneof![
         host_call("cpu::run", &["kernel", "threads", "duration", "baseline", "n", "items", "buffer", "cpu_max_prime"]),
