@@ -1,7 +1,7 @@
 //! What a scenario reports: metrics, tables, notes, and the jobs it ran.
 
 use super::{ApiError, Host};
-use crate::model::document::{Better, Metric, Table};
+use crate::model::document::{Better, Metric, Series, Table};
 use crate::model::result::JobResult;
 
 /// Most metrics one scenario run may report.
@@ -18,6 +18,10 @@ pub const MAX_NOTES: usize = 1_000;
 pub const MAX_NOTE_LEN: usize = 4_096;
 /// Longest name, unit, title or table cell, in bytes.
 pub const MAX_TEXT_LEN: usize = 1_024;
+/// Most time series one scenario run may report.
+pub const MAX_SERIES: usize = 64;
+/// Most points in one series.
+pub const MAX_POINTS: usize = 100_000;
 
 /// Refuses `text` longer than `max` bytes, naming the call and the field.
 fn bounded(call: &str, field: &str, text: &str, max: usize) -> Result<(), ApiError> {
@@ -49,6 +53,8 @@ pub struct ScenarioReport {
     pub tables: Vec<Table>,
     /// Free-form notes.
     pub notes: Vec<String>,
+    /// Time series, for charts.
+    pub series: Vec<Series>,
     /// Results of `io::job` calls.
     pub jobs: Vec<JobResult>,
 }
@@ -117,6 +123,45 @@ impl Host {
             title: title.into(),
             header,
             rows,
+        });
+        Ok(())
+    }
+
+    /// Records a time series of `(x, y)` points (x in seconds): a name, a
+    /// unit, finite values, at most [`MAX_POINTS`] points and
+    /// [`MAX_SERIES`] series.
+    pub fn series(
+        &mut self,
+        name: &str,
+        unit: &str,
+        points: Vec<(f64, f64)>,
+    ) -> Result<(), ApiError> {
+        let call = "report::series";
+        bounded(call, "name", name, MAX_TEXT_LEN)?;
+        bounded(call, "unit", unit, MAX_TEXT_LEN)?;
+        room(call, "series", self.report.series.len(), MAX_SERIES)?;
+        if name.is_empty() {
+            return Err(ApiError::Invalid(format!("{call}: a series needs a name")));
+        }
+        if points.len() > MAX_POINTS {
+            return Err(ApiError::Invalid(format!(
+                "{call} '{name}': {} points, more than the {MAX_POINTS} allowed",
+                points.len()
+            )));
+        }
+        if let Some(i) = points
+            .iter()
+            .position(|(x, y)| !x.is_finite() || !y.is_finite())
+        {
+            return Err(ApiError::Invalid(format!(
+                "{call} '{name}': point {i} ({:?}) is not a pair of finite numbers",
+                points[i]
+            )));
+        }
+        self.report.series.push(Series {
+            name: name.into(),
+            unit: unit.into(),
+            points: points.into_iter().map(|(x, y)| [x, y]).collect(),
         });
         Ok(())
     }

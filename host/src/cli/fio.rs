@@ -308,6 +308,7 @@ fn write_document(
             jobs,
             tables: Vec::new(),
             notes: Vec::new(),
+            series: Vec::new(),
         }],
     };
     let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";

@@ -226,6 +226,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 jobs: Vec::new(),
                 tables: Vec::new(),
                 notes: Vec::new(),
+                series: Vec::new(),
                 error: None,
                 error_kind: None,
             };
@@ -262,6 +263,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 g.jobs.extend(report.jobs);
                 g.tables.extend(report.tables);
                 g.notes.extend(report.notes);
+                g.series.extend(report.series);
                 g.repeat += 1;
                 if let Err(e) = outcome {
                     g.error_kind = Some(e.kind.name());

@@ -65,6 +65,9 @@ pub struct ScenarioResult {
     /// Notes the scenario wrote (`report::note`).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Time series the scenario reported (`report::series`), for charts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<Series>,
     /// Why it failed, if it did.
     pub error: Option<String>,
     /// What stopped it, when it failed: `deadline`, `interrupted`,
@@ -84,6 +87,19 @@ impl ScenarioResult {
             None => self.name.clone(),
         }
     }
+}
+
+/// A time series a scenario reported (`report::series`): `--svg` draws
+/// the series of a scenario on one chart, those of a second unit against a
+/// right-hand axis.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Series {
+    /// What it shows (`probe p99`, `copy MiB/s`).
+    pub name: String,
+    /// Unit of the values.
+    pub unit: String,
+    /// `[x, y]` points, x in seconds on the scenario's clock.
+    pub points: Vec<[f64; 2]>,
 }
 
 /// Which direction of a metric is an improvement.
@@ -316,6 +332,16 @@ impl ScenarioResult {
             check_count(&at, "rows", t.rows.len(), ITEMS)?;
             for cell in t.header.iter().chain(t.rows.iter().flatten()) {
                 check_len(&at, "a cell", cell, TEXT)?;
+            }
+        }
+        check_count(place, "series", self.series.len(), ITEMS)?;
+        for (i, x) in self.series.iter().enumerate() {
+            let at = format!("{place}.series[{i}]");
+            check_len(&at, "name", &x.name, NAME)?;
+            check_len(&at, "unit", &x.unit, NAME)?;
+            check_count(&at, "points", x.points.len(), SAMPLES)?;
+            if x.points.iter().flatten().any(|v| !v.is_finite()) {
+                return Err(format!("{at}: a point is not a finite number"));
             }
         }
         check_count(place, "jobs", self.jobs.len(), JOBS)?;

@@ -1,8 +1,9 @@
 //! SVG charts with plotters: metrics normalised to the baseline, latency
-//! percentiles per I/O job (log scale), and per-second IOPS and bandwidth timelines.
+//! percentiles per I/O job (log scale), per-second IOPS and bandwidth
+//! timelines, and the time series each scenario reported.
 
 use crate::model::comparison::Comparison;
-use crate::model::document::RunDocument;
+use crate::model::document::{RunDocument, Series};
 use crate::model::result::JobResult;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -75,7 +76,127 @@ pub fn write_all(dir: &Path, docs: &[RunDocument], c: &Comparison) -> Res<Vec<Pa
         let bw = timeline_chart(&name, &jobs, Rate::Bandwidth)?;
         out.push(save(dir, format!("bandwidth-{file}.svg"), &bw)?);
     }
+    let mut scenarios: Vec<String> = Vec::new();
+    for d in docs {
+        for g in d.scenarios.iter().filter(|g| !g.series.is_empty()) {
+            if !scenarios.contains(&g.qualified_name()) {
+                scenarios.push(g.qualified_name());
+            }
+        }
+    }
+    for name in scenarios {
+        let mut lines: Vec<(String, &Series)> = Vec::new();
+        for (d, run) in docs.iter().zip(runs) {
+            for g in d.scenarios.iter().filter(|g| g.qualified_name() == name) {
+                for x in &g.series {
+                    let label = if docs.len() > 1 {
+                        format!("{run} {}", x.name)
+                    } else {
+                        x.name.clone()
+                    };
+                    lines.push((label, x));
+                }
+            }
+        }
+        let svg = series_chart(&name, &lines)?;
+        out.push(save(dir, format!("series-{}.svg", file_name(&name)), &svg)?);
+    }
     Ok(out)
+}
+
+/// The series of one scenario over time: those of the first unit against
+/// the left axis, those of a second unit against the right one (a third
+/// unit's series are left out, and the caption says so).
+fn series_chart(name: &str, lines: &[(String, &Series)]) -> Res<String> {
+    let mut units: Vec<&str> = Vec::new();
+    for (_, x) in lines {
+        if !units.contains(&x.unit.as_str()) {
+            units.push(&x.unit);
+        }
+    }
+    let side = |x: &Series| units.iter().position(|u| *u == x.unit);
+    let range = |axis: usize| {
+        lines
+            .iter()
+            .filter(|(_, x)| side(x) == Some(axis))
+            .flat_map(|(_, x)| x.points.iter().map(|p| p[1]))
+            .fold((0f64, 1e-9f64), |(lo, hi), v| (lo.min(v), hi.max(v)))
+    };
+    let x_max = lines
+        .iter()
+        .flat_map(|(_, x)| x.points.iter().map(|p| p[0]))
+        .fold(1e-9, f64::max);
+    let x_min = lines
+        .iter()
+        .flat_map(|(_, x)| x.points.iter().map(|p| p[0]))
+        .fold(0f64, f64::min);
+    let (l_lo, l_hi) = range(0);
+    let (r_lo, r_hi) = range(1);
+    let left_out = units.len().saturating_sub(2);
+    let caption = if left_out > 0 {
+        format!("{name} ({left_out} more units not drawn)")
+    } else {
+        name.to_string()
+    };
+    let mut svg = String::new();
+    let root = SVGBackend::with_string(&mut svg, (900, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(e)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(caption, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .right_y_label_area_size(if units.len() > 1 { 80 } else { 0 })
+        .build_cartesian_2d(x_min..x_max * 1.02, l_lo..l_hi * 1.1)
+        .map_err(e)?
+        .set_secondary_coord(x_min..x_max * 1.02, r_lo..r_hi * 1.1);
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc(units.first().copied().unwrap_or(""))
+        .draw()
+        .map_err(e)?;
+    if units.len() > 1 {
+        chart
+            .configure_secondary_axes()
+            .y_desc(units[1])
+            .draw()
+            .map_err(e)?;
+    }
+    for (i, (label, x)) in lines.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let pts: Vec<(f64, f64)> = x.points.iter().map(|p| (p[0], p[1])).collect();
+        let legend = move |(x, y): (i32, i32)| {
+            PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+        };
+        match side(x) {
+            Some(0) => {
+                chart
+                    .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                    .map_err(e)?
+                    .label(format!("{label} ({})", x.unit))
+                    .legend(legend);
+            }
+            Some(1) => {
+                chart
+                    .draw_secondary_series(LineSeries::new(pts, color.stroke_width(2)))
+                    .map_err(e)?
+                    .label(format!("{label} ({}, right)", x.unit))
+                    .legend(legend);
+            }
+            _ => {}
+        }
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(e)?;
+    root.present().map_err(e)?;
+    drop(chart);
+    drop(root);
+    Ok(svg)
 }
 
 /// Saves one chart with the all-or-nothing writer.

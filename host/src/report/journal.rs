@@ -211,6 +211,7 @@ mod tests {
             jobs: Vec::new(),
             tables: Vec::new(),
             notes: Vec::new(),
+            series: Vec::new(),
             error: None,
             error_kind: None,
         }

@@ -613,7 +613,46 @@ fn report_module() -> Module {
     native!(m, "note", h, |text: &str| -> () {
         h.borrow_mut().note(text).map_err(api)
     });
+    native!(m, "series", h, |name: &str,
+                             unit: &str,
+                             points: Array|
+     -> () {
+        let points = series_points(name, points)?;
+        h.borrow_mut().series(name, unit, points).map_err(api)
+    });
     m
+}
+
+/// `[[x, y], …]` (integers or floats) as points; the count is bounded
+/// before anything is converted.
+fn series_points(name: &str, points: Array) -> R<Vec<(f64, f64)>> {
+    use crate::api::report::MAX_POINTS;
+    if points.len() > MAX_POINTS {
+        return Err(err(format!(
+            "report::series '{name}': {} points, more than the {MAX_POINTS} allowed",
+            points.len()
+        )));
+    }
+    let number = |v: &Dynamic| {
+        v.as_float()
+            .ok()
+            .or_else(|| v.as_int().ok().map(|i| i as f64))
+    };
+    points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let pair = p.read_lock::<Array>().and_then(|a| match a.as_slice() {
+                [x, y] => number(x).zip(number(y)),
+                _ => None,
+            });
+            pair.ok_or_else(|| {
+                err(format!(
+                    "report::series '{name}': point {i} is not [x, y] with two numbers"
+                ))
+            })
+        })
+        .collect()
 }
 
 fn sys_module() -> Module {
