@@ -1109,7 +1109,7 @@ proptest! {
             9 => format!("fs::list({a}); fs::stat({b}); fs::exists({c});"),
             10 => format!("fs::evict({a}); fs::stat_files({b}); fs::remove_files({c}); fs::fsync_dir({a});"),
             11 => format!("time::sleep({a});"),
-            12 => format!("report::metric({a}, {b}, {c}, {a}); report::note({b}); report::table({a}, {b}, {c});"),
+            12 => format!("report::metric({a}, {b}, {c}, {a}); report::note({b}); report::table({a}, {b}, {c}); report::series({a}, {b}, {c}); report::series(\"s\", \"u\", [[{a}, {b}], [{c}]]);"),
             _ => format!("trace::replay({a}, #{{ speed: {b}, threads: {c} }});"),
         };
         run_script(&call)?;

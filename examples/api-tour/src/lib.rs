@@ -215,6 +215,9 @@ fn others(t: &mut Tour) {
     t.ok("report.note", report::note("the tour ran"), |_| true);
     let long = report::note(&"x".repeat(10_000));
     t.check("report.note", matches!(long, Err(Error::Invalid(_))), &long);
+    t.ok("report.series", report::series("tour", "x", &[(0.0, 1.0), (1.0, 2.5)]), |_| true);
+    let nan = report::series("tour", "x", &[(0.0, f64::NAN)]);
+    t.check("report.series", matches!(nan, Err(Error::Invalid(_))), &nan);
     let nan = report::metric("nan", f64::NAN, "", Better::HigherIsBetter);
     t.check("report.metric", matches!(nan, Err(Error::Invalid(_))), &nan);
 }

@@ -22,6 +22,9 @@ pub const MAX_TEXT_LEN: usize = 1_024;
 pub const MAX_SERIES: usize = 64;
 /// Most points in one series.
 pub const MAX_POINTS: usize = 100_000;
+/// Most points in all the series of one scenario run (about 13 MB of the
+/// result document's JSON).
+pub const MAX_TOTAL_POINTS: usize = 200_000;
 
 /// Refuses `text` longer than `max` bytes, naming the call and the field.
 fn bounded(call: &str, field: &str, text: &str, max: usize) -> Result<(), ApiError> {
@@ -128,8 +131,8 @@ impl Host {
     }
 
     /// Records a time series of `(x, y)` points (x in seconds): a name, a
-    /// unit, finite values, at most [`MAX_POINTS`] points and
-    /// [`MAX_SERIES`] series.
+    /// unit, finite values, at most [`MAX_POINTS`] points, [`MAX_SERIES`]
+    /// series and [`MAX_TOTAL_POINTS`] points in all.
     pub fn series(
         &mut self,
         name: &str,
@@ -146,6 +149,13 @@ impl Host {
         if points.len() > MAX_POINTS {
             return Err(ApiError::Invalid(format!(
                 "{call} '{name}': {} points, more than the {MAX_POINTS} allowed",
+                points.len()
+            )));
+        }
+        let held: usize = self.report.series.iter().map(|x| x.points.len()).sum();
+        if held + points.len() > MAX_TOTAL_POINTS {
+            return Err(ApiError::Invalid(format!(
+                "{call} '{name}': {} more points beside the {held} reported, more than the {MAX_TOTAL_POINTS} a scenario may report",
                 points.len()
             )));
         }
