@@ -10,8 +10,14 @@
 //! into one of the next tier: it reads them sequentially, writes the merged
 //! segment, fsyncs it and deletes the old ones.
 //!
-//! Reports documents indexed per second, bulk latency p50/p99, fsyncs per
-//! second, bytes written per document (write amplification) and merge time.
+//! Searches run beside the indexing: a searcher (a background `io.start`
+//! job) reads 4 KiB at random over the segments written so far,
+//! `searches_per_sec` of them (direct reads), and is reopened after every
+//! refresh over the new set of segments, as Lucene reopens its reader.
+//!
+//! Reports documents indexed per second, bulk latency p50/p99, search
+//! latency p50/p99/p99.9 over all the searchers, fsyncs per second, bytes
+//! written per document (write amplification) and merge time.
 //! The same scenario in Rhai is `scripts/es-indexing/`.
 //!
 //! Build: `cargo build --manifest-path examples/Cargo.toml --target wasm32-wasip2 --release`
@@ -20,6 +26,7 @@
 wit_bindgen::generate!({ world: "scenario", path: "../../wit" });
 
 use plumb::bench::fs::{self, File, OpenOptions};
+use plumb::bench::io::{self, JobHandle, JobResult};
 use plumb::bench::types::Error;
 use plumb::bench::{params, report, sys, time};
 
@@ -48,6 +55,71 @@ fn param(name: &str, default: f64) -> Result<f64, String> {
 struct Segment {
     name: String,
     tier: u32,
+    size: u64,
+}
+
+/// A searcher over `segments`, reading at random within the first bytes of
+/// each (as many as the smallest holds); none with nothing to search.
+fn searcher(segments: &[Segment], rate: u64) -> Result<Option<JobHandle>, String> {
+    let Some(smallest) = segments.iter().map(|s| s.size).min() else { return Ok(None) };
+    if rate == 0 {
+        return Ok(None);
+    }
+    let names: Vec<&str> = segments.iter().map(|s| s.name.as_str()).collect();
+    let options = [
+        ("name", "search".to_string()),
+        ("filename", names.join(":")),
+        ("rw", "randread".into()),
+        ("bs", "4k".into()),
+        ("iodepth", "1".into()),
+        ("ioengine", "psync".into()),
+        ("direct", "1".into()),
+        ("size", (smallest * segments.len() as u64).to_string()),
+        ("rate_iops", rate.to_string()),
+        ("time_based", "1".into()),
+        ("runtime", "24h".into()),
+    ];
+    let pairs: Vec<(String, String)> = options.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    io::start(&pairs).map(Some).map_err(e)
+}
+
+/// A stopped searcher's latency distribution: its count and its percentile
+/// grid (percent, ns).
+struct Generation {
+    n: u64,
+    grid: [(f64, u64); 8],
+}
+
+impl From<JobResult> for Generation {
+    fn from(r: JobResult) -> Self {
+        let l = r.read.clat;
+        Generation {
+            n: r.read.total_ios,
+            grid: [(0.0, l.min_ns), (50.0, l.p50_ns), (90.0, l.p90_ns), (95.0, l.p95_ns), (99.0, l.p99_ns), (99.9, l.p999_ns), (99.99, l.p9999_ns), (100.0, l.max_ns)],
+        }
+    }
+}
+
+/// The q-th percentile (ns) of the searchers together: the smallest grid
+/// value below which q% of all searches fall, each searcher's distribution
+/// read as a step function of its grid.
+fn merged(gens: &[Generation], q: f64) -> u64 {
+    let total: u64 = gens.iter().map(|g| g.n).sum();
+    if total == 0 {
+        return 0;
+    }
+    let mut values: Vec<u64> = gens.iter().flat_map(|g| g.grid.iter().map(|p| p.1)).collect();
+    values.sort_unstable();
+    for &v in &values {
+        let c: f64 = gens
+            .iter()
+            .map(|g| g.grid.iter().filter(|p| p.1 <= v).map(|p| p.0 / 100.0).fold(0.0, f64::max) * g.n as f64)
+            .sum();
+        if c >= q / 100.0 * total as f64 {
+            return v;
+        }
+    }
+    values.last().copied().unwrap_or(0)
 }
 
 struct Index {
@@ -61,6 +133,9 @@ struct Index {
     merge_seconds: f64,
     merges: u64,
     merge_factor: usize,
+    searches_per_sec: u64,
+    search: Option<JobHandle>,
+    searched: Vec<Generation>,
 }
 
 fn writer() -> OpenOptions {
@@ -91,9 +166,21 @@ impl Index {
         self.bytes_written += t.bytes;
         self.fsyncs += 1;
         self.translog.truncate(0).map_err(e)?;
-        self.segments.push(Segment { name, tier: 0 });
+        self.segments.push(Segment { name, tier: 0, size: t.bytes });
         self.buffered_docs = 0;
-        self.merge()
+        self.merge()?;
+        // Reopen the searcher over the segments there are now.
+        self.stop_searcher()?;
+        self.search = searcher(&self.segments, self.searches_per_sec)?;
+        Ok(())
+    }
+
+    /// Stops the searcher, keeping its latencies.
+    fn stop_searcher(&mut self) -> Result<(), String> {
+        if let Some(h) = self.search.take() {
+            self.searched.push(h.stop().map_err(e)?.into());
+        }
+        Ok(())
     }
 
     /// Tiered merging: while some tier holds merge_factor segments, merge them.
@@ -118,7 +205,7 @@ impl Index {
             for s in &victims {
                 fs::remove(&s.name).map_err(e)?;
             }
-            self.segments.push(Segment { name, tier: tier + 1 });
+            self.segments.push(Segment { name, tier: tier + 1, size: t.bytes });
             self.merges += 1;
             self.merge_seconds += time::now() - t0;
         }
@@ -145,6 +232,7 @@ impl Guest for EsIndexing {
         let burst_off = param("burst_off", 1.0)?;
         let refresh_every = (param("refresh_every", 5000.0)? as u64).max(1);
         let merge_factor = (param("merge_factor", 4.0)? as usize).max(2);
+        let searches_per_sec = param("searches_per_sec", 200.0)?.max(0.0) as u64;
         let mut index = Index {
             doc_size,
             translog: fs::open("translog.dat", writer()).map_err(e)?,
@@ -156,6 +244,9 @@ impl Guest for EsIndexing {
             merge_seconds: 0.0,
             merges: 0,
             merge_factor,
+            searches_per_sec,
+            search: None,
+            searched: Vec::new(),
         };
         let mut shard_docs = [0u64; 5];
         let mut terms = vec![0u64; 1024];
@@ -201,6 +292,7 @@ impl Guest for EsIndexing {
         index.refresh()?;
         let seconds = time::now() - start;
         let cpu = sys::cpu_time() - cpu0;
+        index.stop_searcher()?;
         latencies.sort_by(f64::total_cmp);
         let m = |name: &str, v: f64, unit: &str, better: &str| {
             let better = if better == "lower" { report::Better::LowerIsBetter } else { report::Better::HigherIsBetter };
@@ -209,6 +301,14 @@ impl Guest for EsIndexing {
         m("docs_per_sec", docs as f64 / seconds, "docs/s", "higher")?;
         m("bulk_p50", percentile(&latencies, 50.0), "ms", "lower")?;
         m("bulk_p99", percentile(&latencies, 99.0), "ms", "lower")?;
+        if searches_per_sec > 0 {
+            let gens = &index.searched;
+            m("search_p50", merged(gens, 50.0) as f64 / 1e6, "ms", "lower")?;
+            m("search_p99", merged(gens, 99.0) as f64 / 1e6, "ms", "lower")?;
+            m("search_p99_9", merged(gens, 99.9) as f64 / 1e6, "ms", "lower")?;
+            m("searches", gens.iter().map(|g| g.n).sum::<u64>() as f64, "", "higher")?;
+            m("searchers", gens.len() as f64, "", "higher")?;
+        }
         m("fsyncs_per_sec", index.fsyncs as f64 / seconds, "fsyncs/s", "higher")?;
         m("write_amplification", index.bytes_written as f64 / (docs * doc_size) as f64, "x", "lower")?;
         m("bytes_per_doc", index.bytes_written as f64 / docs as f64, "B", "lower")?;

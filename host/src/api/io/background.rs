@@ -53,12 +53,17 @@ impl Host {
                 FileError::Deadline => ApiError::Deadline(timeout),
                 e => super::file_err("io::start", e),
             })?;
+            // A job stopped before it began has no group: an empty result
+            // under its name.
             let result = report
                 .groups
                 .into_iter()
                 .next()
                 .map(|g| super::stamped(started, g))
-                .unwrap_or_default();
+                .unwrap_or_else(|| JobResult {
+                    name: jobs[0].name.clone(),
+                    ..JobResult::default()
+                });
             match &result.error {
                 Some(e) => Err(ApiError::Failed {
                     op: "io::start",
