@@ -299,6 +299,42 @@ fn a_background_copy_is_charged_and_sandboxed_like_a_copy() {
     }
 }
 
+#[test]
+fn a_task_that_failed_unwaited_fails_the_scenario_and_finished_ones_free_their_place() {
+    let dir = workdir();
+    // Nothing listens on port 1: the stream fails, nobody waits on it.
+    let (r, _, d) = timed(
+        dir.path(),
+        r#"let n = net::start_throughput(#{ addr: "127.0.0.1:1", duration: 5 }); time::sleep(0.5);"#,
+        &["--allow-net", "127.0.0.1:1"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(d["scenarios"][0]["error_kind"], "failed", "{}", r.stderr);
+    let error = d["scenarios"][0]["error"].as_str().unwrap();
+    assert!(
+        error.contains("net::start_throughput") && error.contains("it failed"),
+        "{error}"
+    );
+    // Waited on, the same failure is the script's to handle.
+    let (r, _, _) = timed(
+        dir.path(),
+        r#"let n = net::start_throughput(#{ addr: "127.0.0.1:1", duration: 5 });
+           try { n.wait(); } catch (e) { print("handled"); }"#,
+        &["--allow-net", "127.0.0.1:1"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Tasks waited on free their place: 200 copies one after another.
+    let (r, _, d) = timed(
+        dir.path(),
+        r#"fs::write_file("a", 4096);
+           for i in 0..200 { fs::start_copy("a", "b").wait(); }
+           report::metric("copies", 200, "", "higher");"#,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(metric(&d, "copies"), 200.0);
+}
+
 /// Starts one of each kind of background work beside three jobs; each
 /// runs for a minute unless stopped. The source of the copy is sparse and
 /// copied 4 KiB at a time, so the copy runs for seconds.
@@ -462,7 +498,7 @@ fn background_threads_count_against_the_pack() {
     );
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
-        r.stderr.contains("beside the 2 its background jobs hold"),
+        r.stderr.contains("beside the 2 its background tasks hold"),
         "{}",
         r.stderr
     );
@@ -581,7 +617,7 @@ fn the_interference_pack_measures_latency_alone_and_beside_each_neighbour() {
         &[
             "interference",
             "-p",
-            "size=32M",
+            "size=64M",
             "-p",
             "runtime=2s",
             "--json",

@@ -114,8 +114,12 @@ trait Running: Send + std::fmt::Debug {
     fn raise(&self);
     /// Joins its thread, dropping what it returns.
     fn join(&self);
-    /// Collects it at the scenario's end: a note when it was never waited on.
-    fn end(&self, host: &mut Host) -> Option<String>;
+    /// Collects it at the scenario's end: when it was never waited on, a
+    /// note, and whether it had failed (not merely been stopped).
+    fn end(&self, host: &mut Host) -> Option<(String, bool)>;
+    /// True once its result was collected and its thread joined: the
+    /// scenario's list need not hold it any more.
+    fn collected(&self) -> bool;
 }
 
 impl<T: Clone + Send + std::fmt::Debug + 'static> Running for Task<T> {
@@ -139,21 +143,33 @@ impl<T: Clone + Send + std::fmt::Debug + 'static> Running for Task<T> {
         }
     }
 
-    fn end(&self, host: &mut Host) -> Option<String> {
-        if lock(&self.slot).outcome.is_some() {
+    fn end(&self, host: &mut Host) -> Option<(String, bool)> {
+        if self.collected() {
             return None;
         }
         let (op, name, describe) = {
             let s = lock(&self.slot);
             (s.kind.op, s.name.clone(), s.kind.describe)
         };
-        let what = match self.finish(host) {
-            Ok(r) => format!("its result so far: {}", describe(&r)),
-            Err(e) => format!("it failed: {e}"),
+        let (what, failed) = match self.finish(host) {
+            Ok(r) => (format!("its result so far: {}", describe(&r)), false),
+            Err(e) => (format!("it failed: {e}"), true),
         };
-        Some(format!(
-            "{op} '{name}' was not waited on: stopped at the end of the scenario; {what}"
+        // The name is the scenario's text: a note stays within its bound.
+        let name: String = name.chars().take(200).collect();
+        let note =
+            format!("{op} '{name}' was not waited on: stopped at the end of the scenario; {what}");
+        Some((
+            note.chars()
+                .take(crate::api::report::MAX_NOTE_LEN / 4)
+                .collect(),
+            failed,
         ))
+    }
+
+    fn collected(&self) -> bool {
+        let s = lock(&self.slot);
+        s.outcome.is_some() && s.thread.is_none()
     }
 }
 
@@ -230,10 +246,12 @@ impl Host {
 
     /// Fails when one more task of `threads` threads would pass the
     /// background limits (checked before anything is charged for it).
-    pub fn task_room(&self, op: &str, name: &str, threads: u32) -> Result<(), ApiError> {
+    pub fn task_room(&mut self, op: &str, name: &str, threads: u32) -> Result<(), ApiError> {
+        // Tasks waited on or stopped are done with: only the others count.
+        self.background.tasks.retain(|t| !t.collected());
         if self.background.tasks.len() >= MAX_BACKGROUND_TASKS {
             return Err(ApiError::Invalid(format!(
-                "{op}: a scenario may start at most {MAX_BACKGROUND_TASKS} background tasks"
+                "{op}: a scenario may have at most {MAX_BACKGROUND_TASKS} background tasks not yet waited on or stopped"
             )));
         }
         let busy = self.background_threads();
@@ -253,28 +271,43 @@ impl Host {
 
     /// Stops every background task not waited on, keeps their results with
     /// a note each, and joins every thread: called when the scenario ends,
-    /// however it ends.
-    pub fn end_background(&mut self) {
+    /// however it ends. Returns the note of the first such task that had
+    /// failed (not merely been stopped): the scenario fails with it.
+    pub fn end_background(&mut self) -> Option<String> {
         let tasks = std::mem::take(&mut self.background.tasks);
         for t in &tasks {
             t.raise();
         }
+        let mut first_failure = None;
         for t in &tasks {
-            if let Some(note) = t.end(self) {
+            if let Some((note, failed)) = t.end(self) {
                 let _ = self.note(&note);
+                if failed && first_failure.is_none() {
+                    first_failure = Some(note);
+                }
             }
         }
+        first_failure
     }
 }
 
 /// Runs `work`, sampling its meter into its live totals every 50 ms until
-/// it returns (work that publishes its own totals leaves the meter alone).
+/// it returns (work that publishes its own totals leaves the meter alone),
+/// then records the final totals. The sampler ends however the work ends,
+/// a panic included (the panic then fails the task's thread).
 fn sampled<T>(
     ctx: &TaskContext,
     work: impl FnOnce(&TaskContext) -> Result<T, ApiError>,
 ) -> Result<T, ApiError> {
+    /// Raises the flag when dropped: on return and on unwinding alike.
+    struct Raise<'a>(&'a AtomicBool);
+    impl Drop for Raise<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
     let done = AtomicBool::new(false);
-    std::thread::scope(|s| {
+    let r = std::thread::scope(|s| {
         s.spawn(|| {
             while !done.load(Ordering::Relaxed) {
                 if let Some((ios, bytes)) = ctx.meter.totals() {
@@ -283,14 +316,14 @@ fn sampled<T>(
                 std::thread::sleep(SAMPLE_EVERY);
             }
         });
-        let r = work(ctx);
-        done.store(true, Ordering::Relaxed);
-        // The final totals, so progress after the end shows all of it.
-        if let Some((ios, bytes)) = ctx.meter.totals() {
-            ctx.live.record(ios, bytes);
-        }
-        r
-    })
+        let _raise = Raise(&done);
+        work(ctx)
+    });
+    // The sampler has been joined: nothing older comes after these.
+    if let Some((ios, bytes)) = ctx.meter.totals() {
+        ctx.live.record(ios, bytes);
+    }
+    r
 }
 
 impl<T: Clone + Send + std::fmt::Debug + 'static> Task<T> {
@@ -323,31 +356,34 @@ impl<T: Clone + Send + std::fmt::Debug + 'static> Task<T> {
     }
 
     /// Joins the thread once and keeps its result; the kind's `on_result`
-    /// sees it the first time.
+    /// sees it the first time. The slot is not locked while joining or
+    /// while `on_result` works with the host.
     fn finish(&self, host: &mut Host) -> Result<T, ApiError> {
-        let mut s = lock(&self.slot);
-        let op = s.kind.op;
-        match &s.outcome {
-            Some(Ok(r)) => return Ok(r.clone()),
-            Some(Err(message)) => {
-                return Err(ApiError::Failed {
-                    op,
-                    message: message.clone(),
-                })
+        let (op, name, on_result, thread) = {
+            let mut s = lock(&self.slot);
+            match &s.outcome {
+                Some(Ok(r)) => return Ok(r.clone()),
+                Some(Err(message)) => {
+                    return Err(ApiError::Failed {
+                        op: s.kind.op,
+                        message: message.clone(),
+                    })
+                }
+                None => {}
             }
-            None => {}
-        }
-        let outcome = match s.thread.take().map(JoinHandle::join) {
+            (s.kind.op, s.name.clone(), s.kind.on_result, s.thread.take())
+        };
+        let outcome = match thread.map(JoinHandle::join) {
             Some(Ok(r)) => r,
             Some(Err(_)) | None => Err(ApiError::Failed {
                 op,
-                message: format!("'{}': the task's thread failed", s.name),
+                message: format!("'{name}': the task's thread failed"),
             }),
         };
         if let Ok(r) = &outcome {
-            (s.kind.on_result)(host, r);
+            on_result(host, r);
         }
-        s.outcome = Some(
+        lock(&self.slot).outcome = Some(
             outcome
                 .as_ref()
                 .map(Clone::clone)

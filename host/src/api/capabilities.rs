@@ -114,12 +114,12 @@ impl Host {
                 (!c.direct_io).then(|| "direct I/O (declare direct_io = true)".to_string())
             }
             Capability::Threads(n) => {
-                // Background jobs still running hold theirs.
+                // Background tasks still running hold theirs.
                 let busy = self.background_threads();
                 let total = n.saturating_add(busy);
                 c.threads.filter(|t| total > *t).map(|t| {
                     if busy > 0 {
-                        format!("{n} threads beside the {busy} its background jobs hold (the pack declares at most {t})")
+                        format!("{n} threads beside the {busy} its background tasks hold (the pack declares at most {t})")
                     } else {
                         format!("{n} threads (the pack declares at most {t})")
                     }

@@ -237,6 +237,12 @@ impl Host {
         let run = o.validate()?;
         self.task_room(OP, &run.kernel, run.threads)?;
         self.allow(Capability::Threads(run.threads))?;
+        // Checked here, not on the task's thread: bad options are an error
+        // of this call. The kernel's data is held against the scenario's
+        // buffers while it runs, so hogs started in a loop cannot add up.
+        let (_, _, memory) = crate::cpu::check(&run.kernel, run.threads, run.param, run.baseline)
+            .map_err(|e| cpu_error(OP, e))?;
+        let lease = self.handle_budget().lease(OP, memory)?;
         let kind = TaskKind {
             op: OP,
             on_result: |_, _| {},
@@ -245,6 +251,7 @@ impl Host {
         let (name, threads) = (run.kernel.clone(), run.threads);
         let d = run.duration.min(self.time_left());
         self.spawn_task(kind, &name, threads, move |ctx| {
+            let _lease = lease;
             run_cpu(&run, d, &ctx.halt(), Some(&ctx.meter))
         })
     }
@@ -297,13 +304,15 @@ fn run_cpu(
         halt,
         meter,
     )
-    .map_err(|e| match e {
-        CpuError::Invalid(m) => ApiError::Invalid(format!("cpu::run: {m}")),
-        CpuError::Failed(m) => ApiError::Failed {
-            op: "cpu::run",
-            message: m,
-        },
-    })
+    .map_err(|e| cpu_error("cpu::run", e))
+}
+
+/// A kernel's error as the scenario sees it.
+fn cpu_error(op: &'static str, e: CpuError) -> ApiError {
+    match e {
+        CpuError::Invalid(m) => ApiError::Invalid(format!("{op}: {m}")),
+        CpuError::Failed(m) => ApiError::Failed { op, message: m },
+    }
 }
 
 /// A CPU kernel running in the background, as scripts and guests hold it.
@@ -314,7 +323,8 @@ pub type CpuHandle = Task<CpuResult>;
 pub struct CpuProgress {
     /// Seconds since it started.
     pub elapsed: f64,
-    /// Events (kernel iterations) so far, every thread.
+    /// Events (kernel iterations) so far, every thread; with more than one
+    /// thread and no baseline, the single-thread phase's events included.
     pub events: u64,
     /// Events per second since the start.
     pub events_per_sec: f64,

@@ -10,7 +10,6 @@ use crate::halt::Halt;
 use crate::net::{self, Direction, ServeOptions, Server};
 use serde::Deserialize;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// TCP streams running in the background, as scripts and guests hold them.
@@ -251,6 +250,10 @@ impl Host {
         const OP: &str = "net::start_throughput";
         let (a, t) = self.throughput_plan(o)?;
         self.task_room(OP, &o.addr, stream_threads(&t))?;
+        // Each stream's buffer (a receiver's at least 64 KiB) is held
+        // against the scenario's buffers while the test runs.
+        let buffers = (t.buffer.max(64 << 10) as u64).saturating_mul(u64::from(stream_threads(&t)));
+        let lease = self.handle_budget().lease(OP, buffers)?;
         let kind = TaskKind {
             op: OP,
             on_result: |_, _| {},
@@ -260,15 +263,16 @@ impl Host {
         };
         let name = o.addr.clone();
         self.spawn_task(kind, &name, stream_threads(&t), move |ctx| {
-            let own = ctx.stop.clone();
+            let _lease = lease;
             match net::throughput(a, &t, &ctx.stops(), Some(&ctx.meter)) {
                 Ok(r) => Ok(r),
-                // Stopped on purpose: the figures so far are its result.
+                // Stopped (its own stop, the scenario's end or a signal):
+                // the figures so far are its result. A stream that failed
+                // is still an error.
                 Err(net::NetError {
-                    partial: Some(p), ..
-                }) if own.load(Ordering::Relaxed) || ctx.scenario_stop.load(Ordering::Relaxed) => {
-                    Ok(*p)
-                }
+                    partial: Some(p),
+                    message,
+                }) if message == net::INTERRUPTED => Ok(*p),
                 Err(e) => Err(e.into()),
             }
         })

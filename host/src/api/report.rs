@@ -20,6 +20,7 @@ pub const MAX_NOTE_LEN: usize = 4_096;
 pub const MAX_TEXT_LEN: usize = 1_024;
 /// Most time series one scenario run may report.
 pub const MAX_SERIES: usize = 64;
+pub use crate::model::document::MAX_SERIES_VALUE;
 /// Most points in one series.
 pub const MAX_POINTS: usize = 100_000;
 /// Most points in all the series of one scenario run (about 13 MB of the
@@ -159,12 +160,13 @@ impl Host {
                 points.len()
             )));
         }
+        let drawable = |v: f64| v.is_finite() && v.abs() <= MAX_SERIES_VALUE;
         if let Some(i) = points
             .iter()
-            .position(|(x, y)| !x.is_finite() || !y.is_finite())
+            .position(|(x, y)| !drawable(*x) || !drawable(*y))
         {
             return Err(ApiError::Invalid(format!(
-                "{call} '{name}': point {i} ({:?}) is not a pair of finite numbers",
+                "{call} '{name}': point {i} ({:?}) is not a pair of numbers within ±{MAX_SERIES_VALUE:e}",
                 points[i]
             )));
         }

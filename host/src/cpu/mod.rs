@@ -145,23 +145,17 @@ pub enum CpuError {
     Failed(String),
 }
 
-/// Runs `kernel` on `threads` threads for `duration`, ending early when
-/// `halt` says so (each thread checks it between events, and events are
-/// bounded by the kernel's parameter range). The scaling efficiency compares
-/// with `baseline`, a single-thread rate measured before; without it, and
-/// with more than one thread, a single-thread phase of a quarter of the
-/// duration runs first. The threads' prepared data must fit in half the
-/// available memory. Events are counted in `meter` as they happen (as
-/// reads), for a background run's progress.
-pub fn run(
+/// Checks a run before anything starts: a known kernel, 1 to
+/// [`MAX_THREADS`] threads, the parameter in the kernel's range, a positive
+/// baseline, and the threads' data within half the available memory.
+/// Returns the kernel, the parameter (its default when not given) and the
+/// bytes of data the threads prepare.
+pub fn check(
     name: &str,
     threads: u32,
-    duration: Duration,
     param: Option<u64>,
     baseline: Option<f64>,
-    halt: &Halt,
-    meter: Option<&Meter>,
-) -> Result<CpuResult, CpuError> {
+) -> Result<(&'static Kernel, u64, u64), CpuError> {
     let k = kernel(name).map_err(CpuError::Invalid)?;
     if threads == 0 || threads > MAX_THREADS {
         return Err(CpuError::Invalid(format!(
@@ -181,11 +175,33 @@ pub fn run(
             "baseline must be a positive single-thread rate".into(),
         ));
     }
+    let memory = (k.memory)(param).saturating_mul(threads as u64);
     crate::mem::check_size(
         &format!("{} threads × the {} kernel's data", threads, k.name),
-        (k.memory)(param).saturating_mul(threads as u64),
+        memory,
     )
     .map_err(CpuError::Invalid)?;
+    Ok((k, param, memory))
+}
+
+/// Runs `kernel` on `threads` threads for `duration`, ending early when
+/// `halt` says so (each thread checks it between events, and events are
+/// bounded by the kernel's parameter range). The scaling efficiency compares
+/// with `baseline`, a single-thread rate measured before; without it, and
+/// with more than one thread, a single-thread phase of a quarter of the
+/// duration runs first. The threads' prepared data must fit in half the
+/// available memory. Events are counted in `meter` as they happen (as
+/// reads), for a background run's progress.
+pub fn run(
+    name: &str,
+    threads: u32,
+    duration: Duration,
+    param: Option<u64>,
+    baseline: Option<f64>,
+    halt: &Halt,
+    meter: Option<&Meter>,
+) -> Result<CpuResult, CpuError> {
+    let (k, param, _) = check(name, threads, param, baseline)?;
     let single = if baseline.is_some() {
         baseline
     } else if threads > 1 {

@@ -89,6 +89,10 @@ impl ScenarioResult {
     }
 }
 
+/// Largest magnitude of a series value: a chart's axis range around it
+/// stays finite.
+pub const MAX_SERIES_VALUE: f64 = 1e300;
+
 /// A time series a scenario reported (`report::series`): `--svg` draws
 /// the series of a scenario on one chart, those of a second unit against a
 /// right-hand axis.
@@ -340,8 +344,14 @@ impl ScenarioResult {
             check_len(&at, "name", &x.name, NAME)?;
             check_len(&at, "unit", &x.unit, NAME)?;
             check_count(&at, "points", x.points.len(), SAMPLES)?;
-            if x.points.iter().flatten().any(|v| !v.is_finite()) {
-                return Err(format!("{at}: a point is not a finite number"));
+            if x.points
+                .iter()
+                .flatten()
+                .any(|v| !v.is_finite() || v.abs() > MAX_SERIES_VALUE)
+            {
+                return Err(format!(
+                    "{at}: a point is not a number within ±{MAX_SERIES_VALUE:e}"
+                ));
             }
         }
         check_count(place, "jobs", self.jobs.len(), JOBS)?;

@@ -219,7 +219,7 @@ pub fn throughput(
     let result = Throughput::from_streams(addr, streams, seconds);
     if stop.due() {
         return Err(NetError {
-            message: "interrupted".into(),
+            message: super::INTERRUPTED.into(),
             partial: Some(Box::new(result)),
         });
     }

@@ -132,6 +132,12 @@ fn series_chart(name: &str, lines: &[(String, &Series)]) -> Res<String> {
         .fold(0f64, f64::min);
     let (l_lo, l_hi) = range(0);
     let (r_lo, r_hi) = range(1);
+    // Values from a result file are bounded (±1e300), but spans and margins
+    // of such values are not: an axis must have a finite length.
+    let spans = [x_max * 1.02 - x_min, l_hi * 1.1 - l_lo, r_hi * 1.1 - r_lo];
+    if spans.iter().any(|v| !v.is_finite()) {
+        return Err(format!("series of {name}: values too far apart to draw"));
+    }
     let left_out = units.len().saturating_sub(2);
     let caption = if left_out > 0 {
         format!("{name} ({left_out} more units not drawn)")
@@ -428,10 +434,20 @@ fn timeline_chart(name: &str, jobs: &[(String, &JobResult)], rate: Rate) -> Res<
             if j.dir(di).total_ios == 0 {
                 continue;
             }
+            // Each interval's rate (a partial last one normalised by its
+            // length), drawn at its end; a partial interval shorter than a
+            // fifth of a second holds too few I/Os to draw a rate from.
             let pts = j
                 .timeline
                 .iter()
-                .map(|p| ((p.t_ms + p.duration_ms) as f64 / 1000.0, p.iops(di)))
+                .filter(|p| !p.partial || p.duration_ms >= 200)
+                .map(|p| {
+                    let y = match rate {
+                        Rate::Iops => p.iops(di),
+                        Rate::Bandwidth => p.bw_bytes(di) / 1048576.0,
+                    };
+                    ((p.t_ms + p.duration_ms) as f64 / 1000.0, y)
+                })
                 .collect();
             series.push((format!("{run} {dir_name}"), pts));
         }

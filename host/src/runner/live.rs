@@ -1,7 +1,9 @@
-//! A run's live totals for whoever started it in the background: the
-//! watcher publishes the summed counters of every job thread every 50 ms
-//! (and their latency buckets every 200 ms), and [`LiveTotals::snapshot`]
-//! turns them into figures since the start and over the last second.
+//! Live totals of background work for whoever started it: for a job, the
+//! runner's watcher publishes the summed counters of every job thread every
+//! 50 ms (and their latency buckets every 200 ms); other work (a copy, a
+//! CPU kernel, a network test) adds to a [`Meter`] that its task samples as
+//! often. [`LiveTotals::snapshot`] turns either into figures since the
+//! start and over the last second.
 
 use crate::stats::live_latency::{LivePercentiles, BUCKETS};
 use std::collections::VecDeque;
@@ -146,13 +148,16 @@ impl LiveTotals {
             .iter()
             .rev()
             .find_map(|s| Some((s.at, s.latency.as_ref()?)));
-        // A run younger than that has its whole life as its last second.
+        // The base: the oldest within 1.1 s of the newest; else (the watcher
+        // stalled) the newest one before it; else — a run younger than its
+        // first set of buckets — zeros, its whole life being its last second.
         let zeros = [vec![0u64; BUCKETS], vec![0u64; BUCKETS]];
         let older = newest.map(|(at, _)| {
-            samples
-                .iter()
-                .filter(|s| s.at < at && at.duration_since(s.at) <= Duration::from_millis(1100))
+            let before = || samples.iter().filter(|s| s.at < at);
+            before()
+                .filter(|s| at.duration_since(s.at) <= Duration::from_millis(1100))
                 .find_map(|s| s.latency.as_deref())
+                .or_else(|| before().filter_map(|s| s.latency.as_deref()).next_back())
                 .unwrap_or(&zeros)
         });
         let window = last.at.duration_since(base.at).as_secs_f64();

@@ -240,14 +240,19 @@ fn run_here(
             }),
         }
     };
-    // Background jobs end with the scenario, their results kept.
-    let report = Rc::try_unwrap(host)
+    // Background work ends with the scenario, its results kept; a task
+    // never waited on that had failed fails the scenario.
+    let (report, failed) = Rc::try_unwrap(host)
         .map(|h| {
             let mut h = h.into_inner();
-            h.end_background();
-            h.report
+            let failed = h.end_background();
+            (h.report, failed)
         })
         .unwrap_or_default();
+    let outcome = match (outcome, failed) {
+        (Ok(()), Some(note)) => Err(ScenarioError::new(ScenarioErrorKind::Failed, note)),
+        (outcome, _) => outcome,
+    };
     (report, outcome)
 }
 

@@ -90,9 +90,14 @@ impl LivePercentiles {
         if samples == 0 {
             return LivePercentiles::default();
         }
-        let at = |q: f64| {
-            // The smallest bucket holding the q-th sample (1-based rank).
-            let rank = ((q / 100.0) * samples as f64).ceil().max(1.0) as u64;
+        let at = |per_mille: u64| {
+            // The smallest bucket holding the sample of rank
+            // ceil(samples × q), 1-based, in integers (no rounding up of
+            // 999.000…1 into the next rank).
+            let rank = (u128::from(samples) * u128::from(per_mille))
+                .div_ceil(1000)
+                .max(1);
+            let rank = u64::try_from(rank).unwrap_or(u64::MAX);
             let mut seen = 0u64;
             for (i, &c) in counts.iter().enumerate() {
                 seen += c;
@@ -104,10 +109,10 @@ impl LivePercentiles {
         };
         LivePercentiles {
             samples,
-            p50: at(50.0),
-            p90: at(90.0),
-            p99: at(99.0),
-            p99_9: at(99.9),
+            p50: at(500),
+            p90: at(900),
+            p99: at(990),
+            p99_9: at(999),
         }
     }
 }
@@ -145,7 +150,7 @@ mod tests {
     #[test]
     fn percentiles_of_a_known_mix() {
         let l = LiveLatency::default();
-        for _ in 0..990 {
+        for _ in 0..9990 {
             l.record(100_000);
         }
         for _ in 0..10 {
@@ -154,9 +159,15 @@ mod tests {
         let mut sums = vec![0; BUCKETS];
         l.add_to(&mut sums);
         let p = LivePercentiles::of(&sums);
-        assert_eq!(p.samples, 1000);
+        assert_eq!(p.samples, 10_000);
         assert!((p.p50 as f64 / 100_000.0 - 1.0).abs() < 0.04, "{p:?}");
         assert!((p.p99 as f64 / 100_000.0 - 1.0).abs() < 0.04, "{p:?}");
+        // Rank 9990 is the last fast one: p99.9 is not the slow tail.
+        assert!((p.p99_9 as f64 / 100_000.0 - 1.0).abs() < 0.04, "{p:?}");
+        l.record(5_000_000);
+        let mut sums = vec![0; BUCKETS];
+        l.add_to(&mut sums);
+        let p = LivePercentiles::of(&sums);
         assert!((p.p99_9 as f64 / 5_000_000.0 - 1.0).abs() < 0.04, "{p:?}");
     }
 }

@@ -10,6 +10,10 @@ pub struct TimelinePoint {
     pub t_ms: u64,
     /// Length of the interval in ms (1000, except a last partial one).
     pub duration_ms: u64,
+    /// True for the last interval when the job ended inside a second: its
+    /// counts cover `duration_ms` only, and its rates are normalised by it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
     /// Reads completed in the interval.
     pub read_ios: u64,
     /// Bytes read in the interval.
@@ -100,8 +104,42 @@ impl Timeline {
             .saturating_sub(self.current.t_ms);
         if partial_ms > 0 && (self.current.read_ios + self.current.write_ios) > 0 {
             self.current.duration_ms = partial_ms;
+            self.current.partial = true;
             self.points.push(self.current);
         }
         self.points
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_last_partial_interval_is_marked_and_its_rate_normalised() {
+        let t0 = Instant::now();
+        let mut t = Timeline::new(t0);
+        // 5000 IOPS for 3.05 s: 5 I/Os every millisecond.
+        for ms in 0..3050u64 {
+            t.add(t0 + Duration::from_millis(ms), 0, 5, 5 * 4096);
+        }
+        let points = t.finish(t0 + Duration::from_millis(3050));
+        assert_eq!(points.len(), 4, "{points:?}");
+        assert!(points[..3]
+            .iter()
+            .all(|p| !p.partial && p.duration_ms == 1000));
+        let last = &points[3];
+        assert!(last.partial);
+        assert_eq!(last.duration_ms, 50);
+        assert_eq!(last.read_ios, 250);
+        assert_eq!(last.iops(0), 5000.0, "not a collapse to {}", last.iops(0));
+        assert_eq!(last.bw_bytes(0), 5000.0 * 4096.0);
+        // The mark is in the JSON of the partial point only.
+        assert!(serde_json::to_string(last)
+            .unwrap()
+            .contains("\"partial\":true"));
+        assert!(!serde_json::to_string(&points[0])
+            .unwrap()
+            .contains("partial"));
     }
 }

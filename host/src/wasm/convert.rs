@@ -67,6 +67,7 @@ impl From<wfs::CopyOptions> for api::CopyOptions {
                 wfs::CopyMethod::ReadWrite => api::CopyMethod::ReadWrite,
                 wfs::CopyMethod::CopyFileRange => api::CopyMethod::CopyFileRange,
             },
+            fsync: o.fsync,
             ..Default::default()
         };
         set(&mut c.bs, o.bs.map(Bytes));
@@ -466,6 +467,7 @@ impl From<JobResult> for wio::JobResult {
                     read_bytes: p.read_bytes,
                     write_ios: p.write_ios,
                     write_bytes: p.write_bytes,
+                    partial: p.partial,
                 })
                 .collect(),
             started_s: r.started_s,

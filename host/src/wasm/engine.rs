@@ -173,8 +173,12 @@ pub fn run(
     };
     show_log(stdout, stderr, MAX_OUTPUT);
     let mut state = store.into_data();
-    // Background jobs end with the scenario, their results kept.
-    state.host.end_background();
+    // Background work ends with the scenario, its results kept; a task
+    // never waited on that had failed fails the scenario.
+    let result = match (result, state.host.end_background()) {
+        (Ok(()), Some(note)) => Err(ScenarioError::new(ScenarioErrorKind::Failed, note)),
+        (result, _) => result,
+    };
     (state.host, result)
 }
 

@@ -70,7 +70,8 @@ pub enum CopyMethod {
 }
 
 /// `fs::copy`: by read/write in blocks of `bs` (default 1 MiB), or by
-/// copy_file_range.
+/// copy_file_range; optionally an fdatasync of the copy at the end (`cp`
+/// then `sync`), counted in the time.
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CopyOptions {
@@ -78,6 +79,8 @@ pub struct CopyOptions {
     pub method: CopyMethod,
     /// Bytes per read/write.
     pub bs: Bytes,
+    /// fdatasync the copy before returning.
+    pub fsync: bool,
 }
 
 impl Default for CopyOptions {
@@ -85,6 +88,7 @@ impl Default for CopyOptions {
         CopyOptions {
             method: CopyMethod::ReadWrite,
             bs: DEFAULT_BS,
+            fsync: false,
         }
     }
 }
@@ -195,8 +199,12 @@ impl Host {
         let name = format!("{src} → {dst}");
         self.task_room(OP, &name, 1)?;
         self.allow(Capability::Threads(1))?;
+        // The buffer is held before anything is charged or opened.
+        let size = self.run_dir().stat(src)?.size;
+        let lease = self
+            .handle_budget()
+            .lease(OP, buffer_len(o, bs_arg(OP, o.bs.0)?, size))?;
         let c = self.open_copy(OP, src, dst, o)?;
-        let lease = self.handle_budget().lease(OP, c.buffer_len())?;
         let kind = TaskKind {
             op: OP,
             on_result: |_, _| {},
@@ -225,17 +233,41 @@ impl Host {
         let from = self.run_dir().open(src, libc::O_RDONLY, 0)?;
         let size = self.run_dir().stat(src)?.size;
         self.charge(op, size)?;
-        let to = self
-            .run_dir()
-            .open(dst, libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, 0o644)?;
+        let to =
+            match self
+                .run_dir()
+                .open(dst, libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, 0o644)
+            {
+                Ok(to) => to,
+                Err(e) => {
+                    // Nothing was written: the charge goes back.
+                    self.refund(size);
+                    return Err(e.into());
+                }
+            };
         Ok(Copy {
             from,
             to,
             size,
             method: o.method,
-            bs: bs.clamp(4096, MAX_IO).min(size.max(4096)) as usize,
+            bs: block_len(bs, size),
+            fsync: o.fsync,
             names: (src.to_string(), dst.to_string()),
         })
+    }
+}
+
+/// Bytes per read/write of a copy of `size` bytes asked in blocks of `bs`:
+/// 4 KiB to 64 MiB, and no more than the file (rounded up to 4 KiB).
+fn block_len(bs: u64, size: u64) -> usize {
+    bs.clamp(4096, MAX_IO).min(size.max(4096)) as usize
+}
+
+/// The buffer a copy with options `o` of `size` bytes holds while it runs.
+fn buffer_len(o: &CopyOptions, bs: u64, size: u64) -> u64 {
+    match o.method {
+        CopyMethod::CopyFileRange => 0,
+        CopyMethod::ReadWrite => block_len(bs, size) as u64,
     }
 }
 
@@ -249,18 +281,12 @@ struct Copy {
     method: CopyMethod,
     /// Bytes per read/write (read-write method).
     bs: usize,
+    /// fdatasync the copy at the end.
+    fsync: bool,
     names: (String, String),
 }
 
 impl Copy {
-    /// The buffer it holds while it runs.
-    fn buffer_len(&self) -> u64 {
-        match self.method {
-            CopyMethod::CopyFileRange => 0,
-            CopyMethod::ReadWrite => self.bs as u64,
-        }
-    }
-
     /// Copies until the end or until `halt`; the bytes copied, and why it
     /// stopped early if it did. Each block read and written is counted in
     /// `meter` (direction 0 read, 1 written).
@@ -320,6 +346,17 @@ impl Copy {
                 write_all(to_fd, data, None, &format!("copy: write '{dst}'"))?;
                 done += r;
                 count(r);
+            }
+        }
+        if self.fsync {
+            if let Err(why) = halt.check() {
+                return Ok((done, Some(why)));
+            }
+            // SAFETY: a valid descriptor.
+            if unsafe { libc::fdatasync(to_fd) } != 0 {
+                return Err(os_err(format!("copy: fdatasync '{dst}'"))(
+                    std::io::Error::last_os_error(),
+                ));
             }
         }
         Ok((done, None))

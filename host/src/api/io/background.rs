@@ -18,7 +18,9 @@ impl Host {
         let job = self.job_spec("io::start", options)?;
         self.task_room("io::start", &job.name, job.numjobs)?;
         let space = self.job_space("io::start")?;
-        self.admit("io::start", std::slice::from_ref(&job), &space)?;
+        let charged = self
+            .admit("io::start", std::slice::from_ref(&job), &space)?
+            .bytes_to_lay_out();
         let record: fn(&mut Host, &JobResult) = if job.create_only {
             |_, _| {}
         } else {
@@ -32,7 +34,7 @@ impl Host {
         let (started, timeout) = (self.started, self.limits.timeout);
         let name = job.name.clone();
         let threads = job.numjobs;
-        self.spawn_task(kind, &name, threads, move |ctx| {
+        let started_task = self.spawn_task(kind, &name, threads, move |ctx| {
             let opts = RunOptions {
                 stop: ctx.scenario_stop.clone(),
                 stop_this: Some(ctx.stop.clone()),
@@ -71,7 +73,12 @@ impl Host {
                 }),
                 None => Ok(result),
             }
-        })
+        });
+        if started_task.is_err() {
+            // Nothing was laid out: the charge goes back.
+            self.refund(charged);
+        }
+        started_task
     }
 }
 
