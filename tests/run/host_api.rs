@@ -56,7 +56,12 @@ fn every_host_function_is_reachable_from_rhai() {
         report::metric("group", g.len() * 1000 + g[0].read.total_ios, "", "higher");
         let h = io::start(#{ name: "bg", rw: "read", size: "256k", bs: "4k", ioengine: "psync" });
         report::metric("bg_ios", h.wait().read.total_ios, "", "higher");
+        let sc = fs::start_copy("b.dat", "copied.dat", #{ fsync: true });
+        report::metric("bg_copy", sc.wait().bytes, "B", "higher");
         let c = cpu::run(#{ threads: 1, duration: 0.05, cpu_max_prime: 1000 });
+        let hog = cpu::start(#{ threads: 1, duration: 0.05, cpu_max_prime: 1000 });
+        report::metric("bg_cpu", if hog.wait().events > 0 { 1 } else { 0 }, "", "higher");
+        report::series("s", "x", [[0, 1], [1, 2.5]]);
         report::metric("kernels", cpu::kernels().len(), "", "higher");
         let bw = mem::bandwidth(#{ block_size: "4K", total_size: "4M", duration: 5 });
         report::metric("mem_bytes", bw.bytes, "B", "higher");
@@ -64,6 +69,8 @@ fn every_host_function_is_reachable_from_rhai() {
         report::metric("lat_points", lat.points.len(), "", "higher");
         let peer = net::local_peer();
         let tp = net::throughput(#{ addr: peer, duration: 0.1 });
+        let btp = net::start_throughput(#{ addr: peer, duration: 0.1 });
+        report::metric("bg_net", if btp.wait().bytes > 0 { 1 } else { 0 }, "", "higher");
         let rt = net::rtt(#{ addr: peer, count: 5 });
         let ct = net::connect_time(#{ addr: peer, count: 3 });
         let wp = net::wait_for_port(#{ addr: peer, timeout: 1 });
@@ -88,6 +95,10 @@ fn every_host_function_is_reachable_from_rhai() {
     assert_eq!(m("job_ios"), 256.0);
     assert_eq!(m("group"), 2064.0, "two results, g1's 64 reads");
     assert_eq!(m("bg_ios"), 64.0);
+    assert_eq!(m("bg_copy"), 65536.0);
+    assert_eq!(m("bg_cpu"), 1.0);
+    assert_eq!(m("bg_net"), 1.0);
+    assert_eq!(d["scenarios"][0]["series"][0]["points"][1][1], 2.5);
     let cpus = std::thread::available_parallelism().unwrap().get() as f64;
     assert_eq!(m("cpus"), cpus, "the CPUs this process may use");
     assert!(m("cpu_time") > 0.0, "plumb has used some CPU");
