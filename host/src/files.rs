@@ -297,20 +297,36 @@ pub struct Layout {
     pub from: u64,
     /// The size the jobs need.
     pub to: u64,
+    /// Write data into it (a job reads it, or writes with `overwrite=1`);
+    /// otherwise only allocate it, as fio does for jobs that only write:
+    /// their writes then allocate as they go, not overwrite.
+    pub fill: bool,
+}
+
+/// Whether a job needs its files' blocks written before it runs: it reads
+/// them, or it writes with fio's `overwrite=1`.
+fn needs_data(job: &JobSpec) -> bool {
+    job.rw.does(Dir::Read)
+        || job
+            .given
+            .iter()
+            .any(|(k, v)| k == "overwrite" && !matches!(v.trim(), "0" | "false"))
 }
 
 /// Files to lay out: each regular file that must grow, with its final size.
 pub fn layout_list(plans: &[(&JobSpec, Vec<FilePlan>)]) -> Vec<Layout> {
     let mut out: BTreeMap<PathBuf, Layout> = BTreeMap::new();
-    for (_, files) in plans {
+    for (job, files) in plans {
         for f in files.iter().filter(|f| !f.is_device) {
             let e = out.entry(f.path.clone()).or_insert(Layout {
                 path: f.path.clone(),
                 space: f.space.clone(),
                 from: f.existing,
                 to: 0,
+                fill: false,
             });
             e.to = e.to.max(f.needed_end());
+            e.fill |= needs_data(job);
         }
     }
     out.into_values().filter(|l| l.to > l.from).collect()
@@ -343,6 +359,20 @@ pub fn lay_out(
                 path: l.path.display().to_string(),
                 source,
             };
+            if !l.fill {
+                // Allocated, not written (fio's layout for jobs that only
+                // write); where the filesystem cannot allocate, only sized.
+                let len = i64::try_from(l.to - l.from).unwrap_or(i64::MAX);
+                let from = i64::try_from(l.from).unwrap_or(i64::MAX);
+                // SAFETY: a valid descriptor; offsets checked above.
+                match unsafe { libc::posix_fallocate(f.as_raw_fd(), from, len) } {
+                    0 => {}
+                    libc::EOPNOTSUPP | libc::EINVAL => f.set_len(l.to).map_err(io_err)?,
+                    e => return Err(io_err(std::io::Error::from_raw_os_error(e)).into()),
+                }
+                progress(l.to - l.from);
+                continue;
+            }
             let mut pos = l.from;
             use std::io::Seek;
             f.seek(std::io::SeekFrom::Start(pos)).map_err(io_err)?;
