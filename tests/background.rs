@@ -215,11 +215,17 @@ fn copies_cpu_hogs_and_streams_run_in_the_background_with_progress() {
         report::metric("copied", t.bytes, "B", "higher");
         report::metric("copy_written", c.progress().write.bytes, "B", "higher");
         report::metric("dst_size", fs::stat("dst.dat").size, "B", "higher");
+        // Every result says when it ran, on the clock of time::now.
+        report::metric("copy_span_error", t.ended_s - t.started_s - t.seconds, "s", "lower");
+        report::metric("copy_ended", t.ended_s, "s", "lower");
+        report::metric("copy_waited", time::now(), "s", "lower");
+        let hog_start = time::now();
         let hog = cpu::start(#{ kernel: "prime", duration: 30, cpu_max_prime: 2000 });
         let n = net::start_throughput(#{ addr: net::local_peer(), duration: 30 });
         // Foreground work goes on beside them.
         let r = fs::read_file("src.dat");
         report::metric("fg_read", r.bytes, "B", "higher");
+        report::metric("fg_read_started", r.started_s, "s", "lower");
         time::sleep(1.3);
         let hp = hog.progress();
         let np = n.progress();
@@ -231,7 +237,13 @@ fn copies_cpu_hogs_and_streams_run_in_the_background_with_progress() {
         let t0 = time::now();
         let hr = hog.stop();
         let nr = n.stop();
-        report::metric("stop_s", time::now() - t0, "s", "lower");
+        let t1 = time::now();
+        report::metric("stop_s", t1 - t0, "s", "lower");
+        report::metric("hog_started_late", hr.started_s - hog_start, "s", "lower");
+        report::metric("net_started_late", nr.started_s - hog_start, "s", "lower");
+        report::metric("hog_ended_at_stop", if hr.ended_s >= t0 && hr.ended_s <= t1 { 1 } else { 0 }, "", "higher");
+        report::metric("net_ended_at_stop", if nr.ended_s >= t0 && nr.ended_s <= t1 { 1 } else { 0 }, "", "higher");
+        report::metric("hog_span_error", hr.ended_s - hr.started_s - hr.seconds, "s", "lower");
         report::metric("hog_secs", hr.seconds, "s", "lower");
         report::metric("hog_rate", hr.rate, "", "higher");
         report::metric("net_secs", nr.seconds, "s", "lower");
@@ -257,6 +269,22 @@ fn copies_cpu_hogs_and_streams_run_in_the_background_with_progress() {
     assert!(net_secs > 1.0 && net_secs < 5.0, "{d}");
     assert!(metric(&d, "net_bytes") > 0.0, "{d}");
     assert_eq!(metric(&d, "both_done"), 1.0);
+    // One clock for all of them: the copy ended before it was waited on
+    // and the foreground read began after; the hog and the streams began
+    // when they were started and ended when they were stopped.
+    assert!(metric(&d, "copy_span_error").abs() < 1e-6, "{d}");
+    assert!(metric(&d, "copy_ended") <= metric(&d, "copy_waited"), "{d}");
+    assert!(
+        metric(&d, "fg_read_started") >= metric(&d, "copy_waited"),
+        "{d}"
+    );
+    for late in ["hog_started_late", "net_started_late"] {
+        let l = metric(&d, late);
+        assert!((-0.02..0.3).contains(&l), "{late}: {l} s ({d})");
+    }
+    assert_eq!(metric(&d, "hog_ended_at_stop"), 1.0, "{d}");
+    assert_eq!(metric(&d, "net_ended_at_stop"), 1.0, "{d}");
+    assert!(metric(&d, "hog_span_error").abs() < 1e-6, "{d}");
 }
 
 #[test]

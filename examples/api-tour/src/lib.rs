@@ -53,7 +53,7 @@ fn file_options(write: bool) -> fs::OpenOptions {
 }
 
 fn files(t: &mut Tour) {
-    let w = t.ok("fs.write-file", fs::write_file("a.dat", 1 << 20, fs::WriteOptions { bs: Some(64 << 10), direct: false, fsync: true }), |x| x.bytes == 1 << 20 && x.seconds >= 0.0);
+    let w = t.ok("fs.write-file", fs::write_file("a.dat", 1 << 20, fs::WriteOptions { bs: Some(64 << 10), direct: false, fsync: true }), |x| x.bytes == 1 << 20 && x.seconds >= 0.0 && (x.ended_s - x.started_s - x.seconds).abs() < 1e-6);
     let _ = w;
     t.ok("fs.read-file", fs::read_file("a.dat", fs::ReadOptions { bs: None, direct: false }), |x| x.bytes == 1 << 20);
     t.ok("fs.copy", fs::copy("a.dat", "b.dat", fs::CopyOptions { method: fs::CopyMethod::CopyFileRange, bs: None, fsync: false }), |x| x.bytes == 1 << 20);
@@ -156,7 +156,7 @@ fn compute(t: &mut Tour) {
             let _ = time::sleep(0.05);
         }
         t.ok("cpu-handle.progress", Ok(h.progress()), |p| p.events > 0 && p.events_per_sec > 0.0 && p.elapsed > 0.0);
-        t.ok("cpu-handle.stop", h.stop(), |r| r.kernel == "prime" && r.events > 0 && r.seconds < 30.0);
+        t.ok("cpu-handle.stop", h.stop(), |r| r.kernel == "prime" && r.events > 0 && r.seconds < 30.0 && r.ended_s > r.started_s);
         t.ok("cpu-handle.done", Ok(h.done()), |d| *d);
         t.ok("cpu-handle.wait", h.wait(), |r| r.events > 0);
     }
@@ -183,7 +183,7 @@ fn network(t: &mut Tour) {
             let _ = time::sleep(0.05);
         }
         t.ok("throughput-handle.progress", Ok(h.progress()), |p| p.write.bytes > 0 && p.read.bytes == 0);
-        t.ok("throughput-handle.stop", h.stop(), |r| r.bytes > 0 && r.seconds < 30.0);
+        t.ok("throughput-handle.stop", h.stop(), |r| r.bytes > 0 && r.seconds < 30.0 && r.ended_s > r.started_s);
         t.ok("throughput-handle.done", Ok(h.done()), |d| *d);
         t.ok("throughput-handle.wait", h.wait(), |r| r.bytes > 0);
         t.ok("throughput-handle.name", Ok(h.name()), |n| n.starts_with("127.0.0.1:"));

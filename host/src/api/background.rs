@@ -10,6 +10,7 @@
 //! work outlives its scenario or its run directory. Stopping a task early
 //! gives its result so far, not an error.
 
+use super::clock::Clock;
 use super::{ApiError, Host};
 use crate::halt::Halt;
 use crate::runner::live::{LiveProgress, LiveTotals, Meter};
@@ -41,6 +42,8 @@ pub struct TaskContext {
     pub meter: Arc<Meter>,
     /// Where `progress` reads its figures from.
     pub live: Arc<LiveTotals>,
+    /// The scenario's clock, to stamp the result with when it ran.
+    pub clock: Clock,
 }
 
 impl TaskContext {
@@ -220,6 +223,7 @@ impl Host {
             deadline: Instant::now() + self.time_left(),
             meter: Arc::default(),
             live: Arc::default(),
+            clock: self.clock(),
         };
         let (stop, live) = (ctx.stop.clone(), ctx.live.clone());
         let thread = std::thread::Builder::new()

@@ -224,8 +224,9 @@ impl Host {
         let run = o.validate()?;
         self.allow(Capability::Threads(run.threads))?;
         let d = run.duration.min(self.time_left());
-        let r = run_cpu(&run, d, &self.halt(), None)?;
+        let mut r = run_cpu(&run, d, &self.halt(), None)?;
         self.check()?;
+        (r.started_s, r.ended_s) = self.clock().ending_now(r.seconds).fields();
         Ok(r)
     }
 
@@ -252,7 +253,9 @@ impl Host {
         let d = run.duration.min(self.time_left());
         self.spawn_task(kind, &name, threads, move |ctx| {
             let _lease = lease;
-            run_cpu(&run, d, &ctx.halt(), Some(&ctx.meter))
+            let mut r = run_cpu(&run, d, &ctx.halt(), Some(&ctx.meter))?;
+            (r.started_s, r.ended_s) = ctx.clock.ending_now(r.seconds).fields();
+            Ok(r)
         })
     }
 

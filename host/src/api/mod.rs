@@ -10,6 +10,7 @@
 
 pub mod background;
 pub mod capabilities;
+pub mod clock;
 pub mod compute;
 pub mod fs;
 pub mod io;
@@ -284,6 +285,12 @@ impl Host {
     /// Seconds since the scenario started (monotonic).
     pub fn now(&self) -> f64 {
         self.started.elapsed().as_secs_f64()
+    }
+
+    /// The scenario's clock, whose zero is [`Host::now`]'s, for stamping
+    /// results with when they ran.
+    pub fn clock(&self) -> clock::Clock {
+        clock::Clock::new(self.started)
     }
 
     /// CPU seconds (user + system) this process has used so far, every thread.

@@ -235,8 +235,9 @@ impl Host {
     /// TCP throughput against a `plumb serve` peer (capped by the deadline).
     pub fn net_throughput(&mut self, o: &ThroughputOptions) -> Result<net::Throughput, ApiError> {
         let (a, t) = self.throughput_plan(o)?;
-        let r = net::throughput(a, &t, &Halt::new(self.stop.clone(), None), None)?;
+        let mut r = net::throughput(a, &t, &Halt::new(self.stop.clone(), None), None)?;
         self.check()?;
+        (r.started_s, r.ended_s) = self.clock().ending_now(r.seconds).fields();
         Ok(r)
     }
 
@@ -264,17 +265,19 @@ impl Host {
         let name = o.addr.clone();
         self.spawn_task(kind, &name, stream_threads(&t), move |ctx| {
             let _lease = lease;
-            match net::throughput(a, &t, &ctx.stops(), Some(&ctx.meter)) {
-                Ok(r) => Ok(r),
+            let mut r = match net::throughput(a, &t, &ctx.stops(), Some(&ctx.meter)) {
+                Ok(r) => r,
                 // Stopped (its own stop, the scenario's end or a signal):
                 // the figures so far are its result. A stream that failed
                 // is still an error.
                 Err(net::NetError {
                     partial: Some(p),
                     message,
-                }) if message == net::INTERRUPTED => Ok(*p),
-                Err(e) => Err(e.into()),
-            }
+                }) if message == net::INTERRUPTED => *p,
+                Err(e) => return Err(e.into()),
+            };
+            (r.started_s, r.ended_s) = ctx.clock.ending_now(r.seconds).fields();
+            Ok(r)
         })
     }
 

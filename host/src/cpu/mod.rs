@@ -129,6 +129,12 @@ pub struct CpuResult {
     pub single_thread_rate: f64,
     /// `rate / (threads × single_thread_rate)`: 1.0 is perfect scaling.
     pub efficiency: f64,
+    /// In a scenario: when the timed phase began, on the scenario's clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_s: Option<f64>,
+    /// In a scenario: when it ended, on the scenario's clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_s: Option<f64>,
 }
 
 pub use crate::gate::MAX_THREADS;
@@ -227,6 +233,8 @@ pub fn run(
         seconds,
         single_thread_rate,
         efficiency: rate / (threads as f64 * single_thread_rate).max(1e-12),
+        started_s: None,
+        ended_s: None,
     })
 }
 

@@ -93,6 +93,12 @@ pub struct Throughput {
     pub intervals: Vec<f64>,
     /// Segments retransmitted by the send streams (None without any).
     pub retransmits: Option<u64>,
+    /// In a scenario: when the test began, on the scenario's clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_s: Option<f64>,
+    /// In a scenario: when it ended, on the scenario's clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_s: Option<f64>,
 }
 
 impl Throughput {
@@ -124,6 +130,8 @@ impl Throughput {
             seconds,
             intervals,
             retransmits,
+            started_s: None,
+            ended_s: None,
         }
     }
 }

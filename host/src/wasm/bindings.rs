@@ -91,6 +91,8 @@ fn transfer(t: crate::api::fs::Transfer) -> WitTransfer {
         bytes: t.bytes,
         seconds: t.seconds,
         bw_bytes: t.bw_bytes(),
+        started_s: t.started_s,
+        ended_s: t.ended_s,
     }
 }
 
@@ -99,6 +101,8 @@ fn storm(s: crate::api::fs::Storm) -> WitStorm {
         ops: s.ops,
         seconds: s.seconds,
         ops_per_sec: s.ops_per_sec(),
+        started_s: s.started_s,
+        ended_s: s.ended_s,
     }
 }
 

@@ -108,6 +108,9 @@ impl From<crate::cpu::CpuResult> for wcpu::CpuResult {
             seconds: r.seconds,
             single_thread_rate: r.single_thread_rate,
             efficiency: r.efficiency,
+            // Always set in a scenario, the only place guests run.
+            started_s: r.started_s.unwrap_or_default(),
+            ended_s: r.ended_s.unwrap_or_default(),
         }
     }
 }
@@ -276,6 +279,9 @@ impl From<crate::net::Throughput> for wnet::ThroughputResult {
             seconds: r.seconds,
             intervals: r.intervals,
             retransmits: r.retransmits,
+            // Always set in a scenario, the only place guests run.
+            started_s: r.started_s.unwrap_or_default(),
+            ended_s: r.ended_s.unwrap_or_default(),
         }
     }
 }

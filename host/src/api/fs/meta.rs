@@ -144,10 +144,7 @@ impl Host {
                 )?;
             }
         }
-        Ok(Storm {
-            ops: count,
-            seconds: t.elapsed().as_secs_f64(),
-        })
+        Ok(Storm::measured(count, t, self.clock()))
     }
 
     /// Stats every entry of `dir`.
@@ -160,10 +157,7 @@ impl Host {
             }
             self.run_dir().stat(&format!("{dir}/{n}"))?;
         }
-        Ok(Storm {
-            ops: names.len() as u64,
-            seconds: t.elapsed().as_secs_f64(),
-        })
+        Ok(Storm::measured(names.len() as u64, t, self.clock()))
     }
 
     /// Removes every file of `dir` (the directory stays).
@@ -176,9 +170,6 @@ impl Host {
             }
             self.remove(&format!("{dir}/{n}"))?;
         }
-        Ok(Storm {
-            ops: names.len() as u64,
-            seconds: t.elapsed().as_secs_f64(),
-        })
+        Ok(Storm::measured(names.len() as u64, t, self.clock()))
     }
 }

@@ -15,9 +15,11 @@ pub mod whole;
 pub use handle::{FileHandle, HandleBudget, OpenOptions, Pattern};
 pub use whole::{CopyHandle, CopyMethod, CopyOptions, ReadOptions, WriteOptions};
 
+use super::clock::Clock;
 use super::{os_err, ApiError};
 use crate::buffer::AlignedBuf;
 use std::os::fd::RawFd;
+use std::time::Instant;
 
 /// The largest single I/O (and per-handle buffer): 64 MiB.
 pub const MAX_IO: u64 = 64 << 20;
@@ -32,9 +34,24 @@ pub struct Transfer {
     pub bytes: u64,
     /// Seconds it took.
     pub seconds: f64,
+    /// When it began, on the scenario's clock.
+    pub started_s: f64,
+    /// When it ended, on the scenario's clock.
+    pub ended_s: f64,
 }
 
 impl Transfer {
+    /// `bytes` moved from `from` until now.
+    pub fn measured(bytes: u64, from: Instant, clock: Clock) -> Transfer {
+        let s = clock.since(from);
+        Transfer {
+            bytes,
+            seconds: s.ended_s - s.started_s,
+            started_s: s.started_s,
+            ended_s: s.ended_s,
+        }
+    }
+
     /// Bytes per second.
     pub fn bw_bytes(&self) -> f64 {
         if self.seconds > 0.0 {
@@ -52,9 +69,24 @@ pub struct Storm {
     pub ops: u64,
     /// Seconds it took.
     pub seconds: f64,
+    /// When it began, on the scenario's clock.
+    pub started_s: f64,
+    /// When it ended, on the scenario's clock.
+    pub ended_s: f64,
 }
 
 impl Storm {
+    /// `ops` done from `from` until now.
+    pub fn measured(ops: u64, from: Instant, clock: Clock) -> Storm {
+        let s = clock.since(from);
+        Storm {
+            ops,
+            seconds: s.ended_s - s.started_s,
+            started_s: s.started_s,
+            ended_s: s.ended_s,
+        }
+    }
+
     /// Operations per second.
     pub fn ops_per_sec(&self) -> f64 {
         if self.seconds > 0.0 {

@@ -135,10 +135,7 @@ impl Host {
         if fsync {
             f.fdatasync()?;
         }
-        Ok(Transfer {
-            bytes: done,
-            seconds: t.elapsed().as_secs_f64(),
-        })
+        Ok(Transfer::measured(done, t, self.clock()))
     }
 
     /// Reads a whole file in blocks of `bs`.
@@ -163,10 +160,7 @@ impl Host {
             }
             done += r;
         }
-        Ok(Transfer {
-            bytes: done,
-            seconds: t.elapsed().as_secs_f64(),
-        })
+        Ok(Transfer::measured(done, t, self.clock()))
     }
 
     /// Copies a file with read/write in blocks of `bs`, or with
@@ -180,10 +174,7 @@ impl Host {
         if let Some(why) = halted {
             return Err(self.halted(why));
         }
-        Ok(Transfer {
-            bytes,
-            seconds: t.elapsed().as_secs_f64(),
-        })
+        Ok(Transfer::measured(bytes, t, self.clock()))
     }
 
     /// Starts a copy in the background (`fs::start_copy`): the same copy as
@@ -214,10 +205,7 @@ impl Host {
             let _lease = lease;
             let t = Instant::now();
             let (bytes, _) = c.run(&ctx.halt(), Some(&ctx.meter))?;
-            Ok(Transfer {
-                bytes,
-                seconds: t.elapsed().as_secs_f64(),
-            })
+            Ok(Transfer::measured(bytes, t, ctx.clock))
         })
     }
 
