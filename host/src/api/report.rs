@@ -131,6 +131,17 @@ impl Host {
         Ok(())
     }
 
+    /// Fails when a series of `len` points is longer than one may be
+    /// (adapters check it before converting a script's points).
+    pub fn series_length(name: &str, len: usize) -> Result<(), ApiError> {
+        if len > MAX_POINTS {
+            return Err(ApiError::Invalid(format!(
+                "report::series '{name}': {len} points, more than the {MAX_POINTS} allowed"
+            )));
+        }
+        Ok(())
+    }
+
     /// Records a time series of `(x, y)` points (x in seconds): a name, a
     /// unit, finite values, at most [`MAX_POINTS`] points, [`MAX_SERIES`]
     /// series and [`MAX_TOTAL_POINTS`] points in all.
@@ -147,12 +158,7 @@ impl Host {
         if name.is_empty() {
             return Err(ApiError::Invalid(format!("{call}: a series needs a name")));
         }
-        if points.len() > MAX_POINTS {
-            return Err(ApiError::Invalid(format!(
-                "{call} '{name}': {} points, more than the {MAX_POINTS} allowed",
-                points.len()
-            )));
-        }
+        Host::series_length(name, points.len())?;
         let held: usize = self.report.series.iter().map(|x| x.points.len()).sum();
         if held + points.len() > MAX_TOTAL_POINTS {
             return Err(ApiError::Invalid(format!(

@@ -630,13 +630,7 @@ fn report_module() -> Module {
 /// `[[x, y], …]` (integers or floats) as points; the count is bounded
 /// before anything is converted.
 fn series_points(name: &str, points: Array) -> R<Vec<(f64, f64)>> {
-    use crate::api::report::MAX_POINTS;
-    if points.len() > MAX_POINTS {
-        return Err(err(format!(
-            "report::series '{name}': {} points, more than the {MAX_POINTS} allowed",
-            points.len()
-        )));
-    }
+    Host::series_length(name, points.len()).map_err(api)?;
     let number = |v: &Dynamic| {
         v.as_float()
             .ok()

@@ -31,7 +31,7 @@ impl Host {
             on_result: record,
             describe: describe_job,
         };
-        let (started, timeout) = (self.started, self.limits.timeout);
+        let timeout = self.limits.timeout;
         let name = job.name.clone();
         let threads = job.numjobs;
         let started_task = self.spawn_task(kind, &name, threads, move |ctx| {
@@ -51,28 +51,19 @@ impl Host {
                     .run(&opts)
                     .map_err(|RunError::Files(e)| e)
             };
-            let report = run().map_err(|e| match e {
-                FileError::Deadline => ApiError::Deadline(timeout),
-                e => super::file_err("io::start", e),
-            })?;
+            let report = run().map_err(|e| super::run_error("io::start", timeout, e))?;
             // A job stopped before it began has no group: an empty result
             // under its name.
             let result = report
                 .groups
                 .into_iter()
                 .next()
-                .map(|g| super::stamped(started, g))
+                .map(|g| super::stamped(ctx.clock, g))
                 .unwrap_or_else(|| JobResult {
                     name: jobs[0].name.clone(),
                     ..JobResult::default()
                 });
-            match &result.error {
-                Some(e) => Err(ApiError::Failed {
-                    op: "io::start",
-                    message: format!("'{}' failed: {e}", jobs[0].name),
-                }),
-                None => Ok(result),
-            }
+            super::succeeded("io::start", &jobs[0].name, result)
         });
         if started_task.is_err() {
             // Nothing was laid out: the charge goes back.

@@ -6,6 +6,7 @@ mod background;
 
 pub use background::JobHandle;
 
+use super::clock::Clock;
 use super::{ApiError, Capability, Host};
 use crate::files::{FileError, FileSpace};
 use crate::job::options::job_from_pairs;
@@ -27,7 +28,7 @@ impl Host {
             .groups
             .into_iter()
             .next()
-            .map(|g| g.total)
+            .map(|g| stamped(self.clock(), g))
             .unwrap_or_default();
         self.job_done(&job, result)
     }
@@ -66,7 +67,7 @@ impl Host {
         let totals: Vec<JobResult> = report
             .groups
             .into_iter()
-            .map(|g| stamped(self.started, g))
+            .map(|g| stamped(self.clock(), g))
             .collect();
         if group_reporting {
             let merged = totals.into_iter().next().unwrap_or_default();
@@ -143,21 +144,13 @@ impl Host {
 
     /// A run's error as the scenario sees it.
     fn run_err(&self, op: &'static str, e: FileError) -> ApiError {
-        match e {
-            FileError::Deadline => ApiError::Deadline(self.limits.timeout),
-            e => file_err(op, e),
-        }
+        run_error(op, self.limits.timeout, e)
     }
 
     /// A finished job's result: an error if it failed, else recorded in
     /// the scenario's report and returned.
     fn job_done(&mut self, job: &JobSpec, result: JobResult) -> Result<JobResult, ApiError> {
-        if let Some(e) = &result.error {
-            return Err(ApiError::Failed {
-                op: "io::job",
-                message: format!("'{}' failed: {e}", job.name),
-            });
-        }
+        let result = succeeded("io::job", &job.name, result)?;
         if !job.create_only {
             self.report.jobs.push(result.clone());
         }
@@ -165,16 +158,34 @@ impl Host {
     }
 }
 
-/// A group's merged result with its start and end on the clock of a
-/// scenario that started at `started`.
-fn stamped(started: Instant, g: GroupReport) -> JobResult {
+/// A group's merged result with its start and end on the scenario's clock.
+fn stamped(clock: Clock, g: GroupReport) -> JobResult {
     let mut r = g.total;
     if let Some(from) = g.measured_from {
-        let start = from.saturating_duration_since(started).as_secs_f64();
+        let start = clock.at(from);
         r.started_s = Some(start);
         r.ended_s = Some(start + r.runtime_ms as f64 / 1000.0);
     }
     r
+}
+
+/// A job's result, or the error it ended with (named after `op` and the job).
+fn succeeded(op: &'static str, name: &str, result: JobResult) -> Result<JobResult, ApiError> {
+    match &result.error {
+        Some(e) => Err(ApiError::Failed {
+            op,
+            message: format!("'{name}' failed: {e}"),
+        }),
+        None => Ok(result),
+    }
+}
+
+/// A run's error as a scenario whose deadline is `timeout` sees it.
+fn run_error(op: &'static str, timeout: std::time::Duration, e: FileError) -> ApiError {
+    match e {
+        FileError::Deadline => ApiError::Deadline(timeout),
+        e => file_err(op, e),
+    }
 }
 
 fn file_err(op: &str, e: FileError) -> ApiError {
