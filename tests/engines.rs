@@ -208,3 +208,68 @@ fn async_engines_keep_the_queue_full() {
         );
     }
 }
+
+/// Requests the block layer needs for one `bs_kib` KiB I/O on `disk` when
+/// nothing splits it but the queue's size limit.
+fn requests_per_io(disk: &str, bs_kib: u64) -> u64 {
+    let path = format!("/sys/block/{disk}/queue/max_sectors_kb");
+    let max: u64 = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .trim()
+        .parse()
+        .unwrap();
+    bs_kib.div_ceil(max.max(1))
+}
+
+#[test]
+fn a_1m_direct_io_reaches_the_block_layer_as_one_request() {
+    // A 1 MiB buffer of scattered 4 KiB pages is 256 segments, more than
+    // this disk's queue takes (254): the block layer would split every
+    // read in two. Buffers in huge pages make it one request; sequential
+    // I/Os submitted one at a time (as fio does) are not merged into
+    // bigger ones either. Counted from the disk's own counters
+    // (/sys/block/DEV/stat, plumb's disk_util) against the I/Os done.
+    let dir = workdir();
+    for (engine, rw, depth) in [
+        ("io_uring", "read", "8"),
+        ("io_uring", "read", "1"),
+        ("libaio", "read", "8"),
+        ("psync", "read", "1"),
+        ("io_uring", "write", "8"),
+    ] {
+        let json = fio_json(
+            dir.path(),
+            &[
+                "--name=big",
+                "--filename=data",
+                &format!("--ioengine={engine}"),
+                &format!("--rw={rw}"),
+                &format!("--iodepth={depth}"),
+                "--bs=1M",
+                "--direct=1",
+                "--size=64M",
+                "--loops=3",
+            ],
+        );
+        let ctx = format!("{engine} {rw} QD{depth}: {json}");
+        let job = &json["jobs"][0];
+        let ios = job[rw]["total_ios"].as_u64().unwrap();
+        assert_eq!(ios, 192, "{ctx}");
+        let d = json["disk_util"].as_array().unwrap();
+        assert_eq!(
+            d.len(),
+            1,
+            "the test directory must be on one block device (PLUMB_TEST_DIR): {ctx}"
+        );
+        let disk = d[0]["name"].as_str().unwrap();
+        let requests = d[0][format!("{rw}_ios")].as_u64().unwrap();
+        let want = ios * requests_per_io(disk, 1024);
+        // Other processes may read or write a little meanwhile (the
+        // journal, logs): a few requests more, never twice as many, and
+        // never fewer (merged into bigger requests).
+        assert!(
+            requests >= want && requests <= want + want / 20 + 8,
+            "{ctx}: {requests} requests for {ios} I/Os of 1 MiB (expected {want})"
+        );
+    }
+}

@@ -9,6 +9,14 @@
 //! Buffers come from the system allocator directly, not through the
 //! counting global allocator ([`crate::heap`]): they are the host's, bounded
 //! by their own budgets, and not a script's data.
+//!
+//! Buffers of [`HUGE_FROM`] bytes or more are mapped on their own, aligned
+//! to 2 MiB and advised to use transparent huge pages: a 1 MiB direct I/O
+//! into scattered 4 KiB pages is 256 segments, more than many queues take
+//! in one request (virtio-blk here: 254), so the block layer splits it in
+//! two; in a huge page it is one segment and one request. Measured with
+//! fio on this machine's disk, 1 MiB QD8 direct reads went from 1.95
+//! requests per read and ≈ 0.8 GB/s to 0.98 and ≈ 1.6–1.9 GB/s.
 
 use crate::workload::fill_random;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -20,6 +28,13 @@ pub const ALIGN: usize = 4096;
 
 /// Hard ceiling on one buffer whatever the machine: 4 GiB.
 const HARD_MAX: usize = 4 << 30;
+
+/// Buffers this big or bigger are backed by transparent huge pages.
+pub const HUGE_FROM: usize = 1 << 20;
+
+/// A huge page: the alignment and size granularity of the mapping behind a
+/// buffer of [`HUGE_FROM`] bytes or more.
+const HUGE_PAGE: usize = 2 << 20;
 
 /// Why a buffer could not be made or viewed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -95,7 +110,18 @@ pub fn checked_len(requested: u128) -> Result<usize, BufError> {
 #[derive(Debug)]
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
-    layout: Layout,
+    /// Bytes usable: the request rounded up to whole pages.
+    len: usize,
+    backing: Backing,
+}
+
+/// Where a buffer's memory comes from, to give it back the same way.
+#[derive(Debug)]
+enum Backing {
+    /// The system allocator, with this layout.
+    Heap(Layout),
+    /// An anonymous mapping of its own, this long (whole huge pages).
+    Mapped(usize),
 }
 
 // SAFETY: the buffer owns its allocation and hands out access only through
@@ -107,10 +133,15 @@ unsafe impl Sync for AlignedBuf {}
 impl AlignedBuf {
     /// At least `len` zeroed bytes (rounded up to whole pages, at least one).
     /// The pages are not touched: the kernel maps them on first use.
+    /// From [`HUGE_FROM`] bytes on, the memory is a mapping of whole huge
+    /// pages aligned to 2 MiB, advised to be backed by them.
     pub fn zeroed(len: usize) -> Result<AlignedBuf, BufError> {
         let limit = checked_len(len as u128)?;
         // `len <= limit <= HARD_MAX`, so the rounding does not overflow.
         let size = len.max(ALIGN).next_multiple_of(ALIGN);
+        if size >= HUGE_FROM {
+            return Self::mapped(size);
+        }
         let layout = Layout::from_size_align(size, ALIGN).map_err(|_| BufError::TooLarge {
             requested: len as u128,
             limit,
@@ -118,7 +149,56 @@ impl AlignedBuf {
         // SAFETY: the layout has a non-zero size.
         let ptr = NonNull::new(unsafe { System.alloc_zeroed(layout) })
             .ok_or(BufError::OutOfMemory(size))?;
-        Ok(AlignedBuf { ptr, layout })
+        Ok(AlignedBuf {
+            ptr,
+            len: size,
+            backing: Backing::Heap(layout),
+        })
+    }
+
+    /// `size` bytes (whole pages, at most [`HARD_MAX`]) in an anonymous
+    /// mapping of whole huge pages aligned to a huge page, advised to use
+    /// transparent huge pages (where the kernel has none, ordinary pages).
+    fn mapped(size: usize) -> Result<AlignedBuf, BufError> {
+        let map_len = size.next_multiple_of(HUGE_PAGE);
+        // Room to slide the start to a huge-page boundary.
+        let total = map_len + HUGE_PAGE;
+        // SAFETY: a fresh private anonymous mapping; nothing else refers to it.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                total,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(BufError::OutOfMemory(size));
+        }
+        let head = (base as usize).next_multiple_of(HUGE_PAGE) - base as usize;
+        let start = base.cast::<u8>().wrapping_add(head);
+        // SAFETY: both ranges lie in the mapping just made, outside the part
+        // kept; unmapping them cannot fail for a valid mapping's pages.
+        unsafe {
+            if head > 0 {
+                libc::munmap(base, head);
+            }
+            let tail = total - head - map_len;
+            if tail > 0 {
+                libc::munmap(start.wrapping_add(map_len).cast(), tail);
+            }
+            // Advice only: without transparent huge pages the buffer is
+            // made of ordinary pages, as from the heap.
+            libc::madvise(start.cast(), map_len, libc::MADV_HUGEPAGE);
+        }
+        let ptr = NonNull::new(start).ok_or(BufError::OutOfMemory(size))?;
+        Ok(AlignedBuf {
+            ptr,
+            len: size,
+            backing: Backing::Mapped(map_len),
+        })
     }
 
     /// At least `len` bytes of incompressible data from `seed`; every page is
@@ -131,7 +211,7 @@ impl AlignedBuf {
 
     /// Its length in bytes (a multiple of [`ALIGN`]).
     pub fn len(&self) -> usize {
-        self.layout.size()
+        self.len
     }
 
     /// Always false: a buffer holds at least one page.
@@ -193,8 +273,14 @@ impl AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        // SAFETY: allocated in `zeroed` with this layout.
-        unsafe { System.dealloc(self.ptr.as_ptr(), self.layout) };
+        match self.backing {
+            // SAFETY: allocated in `zeroed` with this layout.
+            Backing::Heap(layout) => unsafe { System.dealloc(self.ptr.as_ptr(), layout) },
+            // SAFETY: mapped in `mapped`, this long, from this address.
+            Backing::Mapped(len) => unsafe {
+                libc::munmap(self.ptr.as_ptr().cast(), len);
+            },
+        }
     }
 }
 
@@ -212,6 +298,55 @@ mod tests {
         assert_eq!(b.len(), 2 * ALIGN);
         let b = AlignedBuf::zeroed(0).unwrap();
         assert_eq!(b.len(), ALIGN);
+    }
+
+    #[test]
+    fn big_buffers_sit_in_huge_pages_of_their_own() {
+        for len in [
+            HUGE_FROM - ALIGN,
+            HUGE_FROM,
+            HUGE_FROM + 1,
+            3 << 20,
+            8 << 20,
+        ] {
+            let mut b = AlignedBuf::zeroed(len).unwrap();
+            assert_eq!(b.len(), len.next_multiple_of(ALIGN), "{len}");
+            let at = b.as_slice().as_ptr() as usize;
+            if b.len() >= HUGE_FROM {
+                assert!(
+                    matches!(b.backing, Backing::Mapped(m) if m % HUGE_PAGE == 0 && m >= b.len())
+                );
+                assert_eq!(at % HUGE_PAGE, 0, "{len}: not on a huge page");
+            } else {
+                assert!(matches!(b.backing, Backing::Heap(_)), "{len}");
+            }
+            assert!(b.as_slice().iter().all(|&x| x == 0));
+            // Every byte is usable, and no more.
+            let n = b.len();
+            b.as_mut_slice()[n - 1] = 7;
+            assert_eq!(b.get(n - 1..n).unwrap(), [7]);
+            assert!(b.get(n..n + 1).is_err());
+        }
+        // Mappings are given back: 200 of 4 MiB in a row (1.2 GiB of
+        // address space if kept) leave the process's size as it was, give
+        // or take other tests' threads.
+        let vm_size = || {
+            let s = std::fs::read_to_string("/proc/self/status").unwrap();
+            let line = s.lines().find(|l| l.starts_with("VmSize:")).unwrap();
+            line.split_whitespace()
+                .nth(1)
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+                * 1024
+        };
+        let before = vm_size();
+        for _ in 0..200 {
+            let b = AlignedBuf::random(4 << 20, 1).unwrap();
+            assert_ne!(b.as_slice()[0..64], [0u8; 64]);
+        }
+        let grown = vm_size().saturating_sub(before);
+        assert!(grown < 256 << 20, "the process grew by {grown} bytes");
     }
 
     #[test]
