@@ -680,16 +680,11 @@ fn the_interference_pack_measures_latency_alone_and_beside_each_neighbour() {
                 "{case}: inflation {ratio}"
             );
             // A property of this disk (see the closing note's figures):
-            // random writes beside the probe slow its p99; a copy made
-            // durable slows its tail in bursts, which at these small sizes
-            // shows in the p99.9 every time and in the p99 most times.
-            match case {
-                "rand-writes" => assert!(ratio > 1.0, "{case}: p99 inflation {ratio}"),
-                "copy" => {
-                    let tail = p999 / m("quiet.p99_9");
-                    assert!(tail > 1.0, "{case}: p99.9 inflation {tail}");
-                }
-                _ => {}
+            // random writes beside the probe slow its p99, and so does a
+            // copy whose source is read from the disk (evicted before each
+            // copy) and whose writes are made durable.
+            if case == "rand-writes" || case == "copy" {
+                assert!(ratio > 1.0, "{case}: p99 inflation {ratio}");
             }
         }
     }

@@ -57,6 +57,11 @@ impl Clock {
 }
 
 impl Span {
+    /// Its length in seconds.
+    pub fn seconds(self) -> f64 {
+        self.ended_s - self.started_s
+    }
+
     /// The span as the optional fields of results that also exist outside
     /// scenarios (`started_s`, `ended_s`).
     pub fn fields(self) -> (Option<f64>, Option<f64>) {

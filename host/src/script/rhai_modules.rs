@@ -266,8 +266,8 @@ fn transfer_map(t: crate::api::fs::Transfer) -> Map {
     m.insert("bytes".into(), (t.bytes as i64).into());
     m.insert("seconds".into(), t.seconds.into());
     m.insert("bw_bytes".into(), t.bw_bytes().into());
-    m.insert("started_s".into(), t.started_s.into());
-    m.insert("ended_s".into(), t.ended_s.into());
+    m.insert("started_s".into(), t.span.started_s.into());
+    m.insert("ended_s".into(), t.span.ended_s.into());
     m
 }
 
@@ -276,8 +276,8 @@ fn storm_map(s: crate::api::fs::Storm) -> Map {
     m.insert("ops".into(), (s.ops as i64).into());
     m.insert("seconds".into(), s.seconds.into());
     m.insert("ops_per_sec".into(), s.ops_per_sec().into());
-    m.insert("started_s".into(), s.started_s.into());
-    m.insert("ended_s".into(), s.ended_s.into());
+    m.insert("started_s".into(), s.span.started_s.into());
+    m.insert("ended_s".into(), s.span.ended_s.into());
     m
 }
 

@@ -91,8 +91,8 @@ fn transfer(t: crate::api::fs::Transfer) -> WitTransfer {
         bytes: t.bytes,
         seconds: t.seconds,
         bw_bytes: t.bw_bytes(),
-        started_s: t.started_s,
-        ended_s: t.ended_s,
+        started_s: t.span.started_s,
+        ended_s: t.span.ended_s,
     }
 }
 
@@ -101,8 +101,8 @@ fn storm(s: crate::api::fs::Storm) -> WitStorm {
         ops: s.ops,
         seconds: s.seconds,
         ops_per_sec: s.ops_per_sec(),
-        started_s: s.started_s,
-        ended_s: s.ended_s,
+        started_s: s.span.started_s,
+        ended_s: s.span.ended_s,
     }
 }
 

@@ -15,7 +15,7 @@ pub mod whole;
 pub use handle::{FileHandle, HandleBudget, OpenOptions, Pattern};
 pub use whole::{CopyHandle, CopyMethod, CopyOptions, ReadOptions, WriteOptions};
 
-use super::clock::Clock;
+use super::clock::{Clock, Span};
 use super::{os_err, ApiError};
 use crate::buffer::AlignedBuf;
 use std::os::fd::RawFd;
@@ -34,21 +34,19 @@ pub struct Transfer {
     pub bytes: u64,
     /// Seconds it took.
     pub seconds: f64,
-    /// When it began, on the scenario's clock.
-    pub started_s: f64,
-    /// When it ended, on the scenario's clock.
-    pub ended_s: f64,
+    /// When it ran, on the scenario's clock.
+    pub span: Span,
 }
 
 impl Transfer {
     /// `bytes` moved from `from` until now.
     pub fn measured(bytes: u64, from: Instant, clock: Clock) -> Transfer {
-        let s = clock.since(from);
+        let span = clock.since(from);
+        let seconds = span.seconds();
         Transfer {
             bytes,
-            seconds: s.ended_s - s.started_s,
-            started_s: s.started_s,
-            ended_s: s.ended_s,
+            seconds,
+            span,
         }
     }
 
@@ -69,22 +67,16 @@ pub struct Storm {
     pub ops: u64,
     /// Seconds it took.
     pub seconds: f64,
-    /// When it began, on the scenario's clock.
-    pub started_s: f64,
-    /// When it ended, on the scenario's clock.
-    pub ended_s: f64,
+    /// When it ran, on the scenario's clock.
+    pub span: Span,
 }
 
 impl Storm {
     /// `ops` done from `from` until now.
     pub fn measured(ops: u64, from: Instant, clock: Clock) -> Storm {
-        let s = clock.since(from);
-        Storm {
-            ops,
-            seconds: s.ended_s - s.started_s,
-            started_s: s.started_s,
-            ended_s: s.ended_s,
-        }
+        let span = clock.since(from);
+        let seconds = span.seconds();
+        Storm { ops, seconds, span }
     }
 
     /// Operations per second.
