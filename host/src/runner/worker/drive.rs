@@ -142,8 +142,12 @@ impl Worker<'_> {
         stats: &mut JobStats,
     ) -> std::io::Result<()> {
         let mut d = Drive::new(self.job, depth, live);
+        // The time of the completions just recorded serves as the next
+        // turn's clock: one clock read less per turn (a third of the clock
+        // reads of a QD1 job), stale by the few instructions between.
+        let mut just_completed: Option<Instant> = None;
         loop {
-            let now = Instant::now();
+            let now = just_completed.take().unwrap_or_else(Instant::now);
             d.end_ramp_if_due(self.job, now, stats, live);
             let stopping = d.exhausted
                 || stats.error.is_some()
@@ -170,6 +174,7 @@ impl Worker<'_> {
                 // the device queue stays full (as fio does) instead of draining.
                 engine.reap(1, d.batch, &mut d.completions)?;
                 d.last_completion = self.complete(&mut d, live, stats);
+                just_completed = Some(d.last_completion);
             } else if let Some(wait) = sleep_for {
                 let cap = d
                     .deadline
