@@ -103,6 +103,18 @@ pub fn checked_len(requested: u128) -> Result<usize, BufError> {
     Ok(limit)
 }
 
+/// The memory [`AlignedBuf::zeroed`]`(len)` holds: `len` in whole pages,
+/// or in whole huge pages from [`HUGE_FROM`] on. Budgets of buffer memory
+/// charge this, not the length asked for.
+pub fn footprint(len: usize) -> usize {
+    let size = len.max(ALIGN).next_multiple_of(ALIGN);
+    if size >= HUGE_FROM {
+        size.next_multiple_of(HUGE_PAGE)
+    } else {
+        size
+    }
+}
+
 /// A zeroed, page-aligned heap buffer of a whole number of pages.
 ///
 /// It owns its memory like a `Vec<u8>`; views are slices whose bounds are
@@ -214,6 +226,14 @@ impl AlignedBuf {
         self.len
     }
 
+    /// The memory it holds (at least its length: see [`footprint`]).
+    pub fn footprint(&self) -> usize {
+        match self.backing {
+            Backing::Heap(layout) => layout.size(),
+            Backing::Mapped(map_len) => map_len,
+        }
+    }
+
     /// Always false: a buffer holds at least one page.
     pub fn is_empty(&self) -> bool {
         false
@@ -322,6 +342,7 @@ mod tests {
             }
             assert!(b.as_slice().iter().all(|&x| x == 0));
             // Every byte is usable, and no more.
+            assert_eq!(b.footprint(), footprint(len), "{len}");
             let n = b.len();
             b.as_mut_slice()[n - 1] = 7;
             assert_eq!(b.get(n - 1..n).unwrap(), [7]);

@@ -264,7 +264,7 @@ fn register_task_type<T: Clone + Send + Sync + std::fmt::Debug + 'static>(
 fn transfer_map(t: crate::api::fs::Transfer) -> Map {
     let mut m = Map::new();
     m.insert("bytes".into(), (t.bytes as i64).into());
-    m.insert("seconds".into(), t.seconds.into());
+    m.insert("seconds".into(), t.seconds().into());
     m.insert("bw_bytes".into(), t.bw_bytes().into());
     m.insert("started_s".into(), t.span.started_s.into());
     m.insert("ended_s".into(), t.span.ended_s.into());
@@ -274,7 +274,7 @@ fn transfer_map(t: crate::api::fs::Transfer) -> Map {
 fn storm_map(s: crate::api::fs::Storm) -> Map {
     let mut m = Map::new();
     m.insert("ops".into(), (s.ops as i64).into());
-    m.insert("seconds".into(), s.seconds.into());
+    m.insert("seconds".into(), s.seconds().into());
     m.insert("ops_per_sec".into(), s.ops_per_sec().into());
     m.insert("started_s".into(), s.span.started_s.into());
     m.insert("ended_s".into(), s.span.ended_s.into());

@@ -89,7 +89,7 @@ fn done<T, W: From<T>>(r: Result<T, ApiError>) -> Out<W> {
 fn transfer(t: crate::api::fs::Transfer) -> WitTransfer {
     WitTransfer {
         bytes: t.bytes,
-        seconds: t.seconds,
+        seconds: t.seconds(),
         bw_bytes: t.bw_bytes(),
         started_s: t.span.started_s,
         ended_s: t.span.ended_s,
@@ -99,7 +99,7 @@ fn transfer(t: crate::api::fs::Transfer) -> WitTransfer {
 fn storm(s: crate::api::fs::Storm) -> WitStorm {
     WitStorm {
         ops: s.ops,
-        seconds: s.seconds,
+        seconds: s.seconds(),
         ops_per_sec: s.ops_per_sec(),
         started_s: s.span.started_s,
         ended_s: s.span.ended_s,

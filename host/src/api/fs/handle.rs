@@ -169,7 +169,10 @@ impl FileHandle {
             let want = len
                 .min(MAX_IO)
                 .next_multiple_of(crate::buffer::ALIGN as u64);
-            let more = want - have;
+            // The budget holds the memory the buffers take (whole huge
+            // pages for big ones), not only their length.
+            let held = self.buf.as_ref().map_or(0, |b| b.footprint() as u64);
+            let more = (crate::buffer::footprint(want as usize) as u64).saturating_sub(held);
             HandleBudget::take(&self.budget.bytes, more, MAX_BUFFER_BYTES).map_err(|held| {
                 ApiError::Invalid(format!(
                     "{op} '{}': open files already hold {held} bytes of buffers and this I/O needs {more} more, over the {MAX_BUFFER_BYTES} bytes a scenario may hold (close files you are done with, or use smaller I/Os)",
@@ -189,7 +192,7 @@ impl FileHandle {
                     self.filled = for_write;
                 }
                 Err(e) => {
-                    HandleBudget::give(&self.budget.bytes, have + more);
+                    HandleBudget::give(&self.budget.bytes, held + more);
                     return Err(e);
                 }
             }
@@ -346,7 +349,7 @@ impl FileHandle {
             HandleBudget::give(&self.budget.open, 1);
         }
         if let Some(b) = self.buf.take() {
-            HandleBudget::give(&self.budget.bytes, b.len() as u64);
+            HandleBudget::give(&self.budget.bytes, b.footprint() as u64);
         }
     }
 }

@@ -32,8 +32,6 @@ const MAX_OFFSET: u64 = i64::MAX as u64;
 pub struct Transfer {
     /// Bytes moved.
     pub bytes: u64,
-    /// Seconds it took.
-    pub seconds: f64,
     /// When it ran, on the scenario's clock.
     pub span: Span,
 }
@@ -41,19 +39,22 @@ pub struct Transfer {
 impl Transfer {
     /// `bytes` moved from `from` until now.
     pub fn measured(bytes: u64, from: Instant, clock: Clock) -> Transfer {
-        let span = clock.since(from);
-        let seconds = span.seconds();
         Transfer {
             bytes,
-            seconds,
-            span,
+            span: clock.since(from),
         }
+    }
+
+    /// Seconds it took.
+    pub fn seconds(&self) -> f64 {
+        self.span.seconds()
     }
 
     /// Bytes per second.
     pub fn bw_bytes(&self) -> f64 {
-        if self.seconds > 0.0 {
-            self.bytes as f64 / self.seconds
+        let seconds = self.seconds();
+        if seconds > 0.0 {
+            self.bytes as f64 / seconds
         } else {
             0.0
         }
@@ -65,8 +66,6 @@ impl Transfer {
 pub struct Storm {
     /// Operations done.
     pub ops: u64,
-    /// Seconds it took.
-    pub seconds: f64,
     /// When it ran, on the scenario's clock.
     pub span: Span,
 }
@@ -74,15 +73,22 @@ pub struct Storm {
 impl Storm {
     /// `ops` done from `from` until now.
     pub fn measured(ops: u64, from: Instant, clock: Clock) -> Storm {
-        let span = clock.since(from);
-        let seconds = span.seconds();
-        Storm { ops, seconds, span }
+        Storm {
+            ops,
+            span: clock.since(from),
+        }
+    }
+
+    /// Seconds it took.
+    pub fn seconds(&self) -> f64 {
+        self.span.seconds()
     }
 
     /// Operations per second.
     pub fn ops_per_sec(&self) -> f64 {
-        if self.seconds > 0.0 {
-            self.ops as f64 / self.seconds
+        let seconds = self.seconds();
+        if seconds > 0.0 {
+            self.ops as f64 / seconds
         } else {
             0.0
         }

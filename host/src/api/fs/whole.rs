@@ -199,7 +199,7 @@ impl Host {
         let kind = TaskKind {
             op: OP,
             on_result: |_, _| {},
-            describe: |t: &Transfer| format!("{} bytes in {:.2} s", t.bytes, t.seconds),
+            describe: |t: &Transfer| format!("{} bytes in {:.2} s", t.bytes, t.seconds()),
         };
         self.spawn_task(kind, &name, 1, move |ctx| {
             let _lease = lease;
@@ -255,7 +255,8 @@ fn block_len(bs: u64, size: u64) -> usize {
 fn buffer_len(o: &CopyOptions, bs: u64, size: u64) -> u64 {
     match o.method {
         CopyMethod::CopyFileRange => 0,
-        CopyMethod::ReadWrite => block_len(bs, size) as u64,
+        // The memory the buffer takes (whole huge pages for a big one).
+        CopyMethod::ReadWrite => crate::buffer::footprint(block_len(bs, size)) as u64,
     }
 }
 
