@@ -121,6 +121,33 @@ fn closed_handles_give_their_memory_back() {
 }
 
 #[test]
+fn big_buffers_are_charged_the_huge_pages_they_take() {
+    // A buffer of 1 MiB or more sits in whole 2 MiB huge pages: one of
+    // 1 MiB + 4 KiB takes 2 MiB, and the scenario's 256 MiB of buffers
+    // hold 128 of them (by length alone, 249 would pass the bound).
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "b.rhai",
+        "fs::write_file(\"s\", \"4k\");\n\
+         let kept = [];\n\
+         let refused = \"\";\n\
+         try { for i in 0..300 { let f = fs::open(\"s\", #{ read: true }); f.read_at(0, 1052672); kept.push(f); } } catch (e) { refused = e; }\n\
+         report::metric(\"kept\", kept.len(), \"\", \"higher\");\n\
+         report::note(refused);\n",
+    );
+    let (r, _) = run_scripts(dir.path(), &[&s, "--json", "b.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = doc(&dir.path().join("b.json"));
+    assert_eq!(metric(&d, "b", "kept"), Some(128.0));
+    let notes = d["scenarios"][0]["notes"].to_string();
+    assert!(
+        notes.contains("268435456 bytes a scenario may hold"),
+        "{notes}"
+    );
+}
+
+#[test]
 fn a_failed_truncating_open_refunds_nothing() {
     let dir = workdir();
     let pack = dir.path().join("budget");
