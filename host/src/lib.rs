@@ -8,7 +8,8 @@
 //!   adapters over [`api`], the one definition of every host operation.
 //! - [`runner`] runs fio-style jobs ([`job`]) on the [`engine`]s; [`trace`]
 //!   records and replays application I/O; [`cpu`], [`mem`], [`net`] are the
-//!   other primitives; [`files`], [`sandbox`], [`buffer`] and [`halt`] are
+//!   other primitives; [`fleet`] drives many machines over ssh;
+//!   [`files`], [`sandbox`], [`buffer`] and [`halt`] are
 //!   what they all stand on.
 //! - [`model`] is the data every renderer ([`report`]) and [`compare`]
 //!   reads: job results, run reports, result documents, machines.
@@ -22,6 +23,7 @@ pub mod compare;
 pub mod cpu;
 pub mod engine;
 pub mod files;
+pub mod fleet;
 pub mod gate;
 pub mod halt;
 pub mod heap;

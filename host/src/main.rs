@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use plumb::cli::run::{self, RunArgs};
-use plumb::cli::{check, compare, fio, list, pack, serve, sysinfo, trace, ExitCode};
+use plumb::cli::{check, compare, fio, fleet, list, pack, serve, sysinfo, trace, ExitCode};
 use std::path::PathBuf;
 
 /// Counts each thread's heap, so that scripts' memory limits hold.
@@ -77,6 +77,9 @@ enum Command {
     /// Make, bundle, inspect, sign and verify scenario packs.
     #[command(subcommand)]
     Pack(pack::PackCommand),
+    /// Run packs on many machines over ssh, test the network between them, wait for them to answer.
+    #[command(subcommand)]
+    Fleet(fleet::FleetCommand),
     /// Describe this machine and the storage under a directory.
     Sysinfo {
         /// Print JSON instead of a table.
@@ -107,6 +110,7 @@ fn main() {
         Command::Serve(args) => serve::serve_main(&args),
         Command::Trace(cmd) => trace::main(cmd),
         Command::Pack(cmd) => pack::main(cmd),
+        Command::Fleet(cmd) => fleet::main(cmd),
         Command::Compare {
             files,
             format,

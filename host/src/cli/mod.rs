@@ -5,6 +5,7 @@
 pub mod check;
 pub mod compare;
 pub mod fio;
+pub mod fleet;
 pub mod list;
 pub mod pack;
 pub mod run;

@@ -384,8 +384,9 @@ fn grant(
     Ok(())
 }
 
-/// `-p KEY=VALUE` into a map; keys must be declared by some pack (unless a lone script).
-fn parse_params(
+/// `-p KEY=VALUE` into a map (also checked by `plumb fleet run` before it
+/// reaches any host); keys must be declared by some pack (unless a lone script).
+pub(crate) fn parse_params(
     raw: &[String],
     packs: &[Pack],
 ) -> Result<BTreeMap<String, String>, (ExitCode, String)> {

@@ -15,9 +15,21 @@ struct SchemaOnly {
 /// Loads a `plumb.result.v1` document: a regular file of at most
 /// [`limits::FILE_BYTES`], whose contents stay within [`limits`].
 pub fn load(path: &Path) -> Result<RunDocument, String> {
-    let name = path.display();
+    let name = path.display().to_string();
     let text = read_bounded(path).map_err(|e| format!("{name}: {e}"))?;
-    let head: SchemaOnly = serde_json::from_str(&text)
+    parse(&name, &text)
+}
+
+/// Parses the text of a `plumb.result.v1` document (at most
+/// [`limits::FILE_BYTES`] long, or refused) that `name` names in errors.
+pub fn parse(name: &str, text: &str) -> Result<RunDocument, String> {
+    if text.len() as u64 > limits::FILE_BYTES {
+        return Err(format!(
+            "{name}: larger than {} MiB: not a result file plumb reads",
+            limits::FILE_BYTES >> 20
+        ));
+    }
+    let head: SchemaOnly = serde_json::from_str(text)
         .map_err(|e| format!("{name}:{}:{}: not valid JSON: {e}", e.line(), e.column()))?;
     match head.schema.as_ref().map(|s| s.as_str()) {
         Some(Some(SCHEMA)) => {}
@@ -32,7 +44,7 @@ pub fn load(path: &Path) -> Result<RunDocument, String> {
         Some(None) => return Err(format!("{name}: \"schema\" is not a string: not a plumb result file")),
         None => return Err(format!("{name}: no \"schema\" field: not a plumb result file")),
     }
-    let doc: RunDocument = serde_json::from_str(&text).map_err(|e| {
+    let doc: RunDocument = serde_json::from_str(text).map_err(|e| {
         format!(
             "{name}:{}:{}: not a valid {SCHEMA} document: {e}",
             e.line(),

@@ -265,6 +265,10 @@ const BUILTIN: &[(&str, &[(&str, &str)])] = &[
         "interference",
         pack_files!("interference": "pack.toml", "interference.rhai"),
     ),
+    (
+        "fleet-net",
+        pack_files!("fleet-net": "pack.toml", "network.rhai"),
+    ),
 ];
 
 /// Names of the built-in packs.

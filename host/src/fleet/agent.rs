@@ -1,0 +1,301 @@
+//! The remote side of a fleet session (`plumb fleet agent`, run by the
+//! driver over ssh; not for people).
+//!
+//! It makes a run directory of its own in the target (owner-marked, so a
+//! later plumb sweeps it if the agent is killed), receives the pack on
+//! stdin, runs `plumb run` (or `plumb serve`) as a child, passes the
+//! child's stderr through, and sends the result document back on stdout.
+//! Its lifeline is stdin: when the driver goes away (Ctrl-C, the
+//! connection drops, the driver is killed), stdin ends, and the agent
+//! stops its child with SIGTERM (which saves partial results and cleans
+//! up), then removes its directory. SIGINT, SIGTERM and SIGHUP do the same.
+
+use super::protocol::{self, AGENT, PAYLOAD, READY, RESULT};
+use crate::sandbox::RunDir;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a child may take to stop after SIGTERM before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// The file names a payload may have.
+const PAYLOAD_EXTENSIONS: [&str; 3] = [crate::scenario::bundle::EXTENSION, "rhai", "wasm"];
+
+/// Why the agent could not do its job.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The target or the run directory.
+    #[error("target {0}")]
+    Target(String),
+    /// What the driver sent.
+    #[error("payload: {0}")]
+    Payload(String),
+    /// Starting the child.
+    #[error("cannot start plumb: {0}")]
+    Spawn(String),
+}
+
+/// The stop flags of the agent: a signal, or stdin's end.
+#[derive(Clone)]
+struct Lifeline {
+    stop: Arc<AtomicBool>,
+}
+
+impl Lifeline {
+    /// Signals set the flag; so does the end of stdin once [`watch`] runs.
+    fn install() -> Lifeline {
+        let stop = Arc::new(AtomicBool::new(false));
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        for s in [SIGINT, SIGTERM, SIGHUP] {
+            let _ = signal_hook::flag::register(s, stop.clone());
+        }
+        Lifeline { stop }
+    }
+
+    /// Reads `stdin` to its end in a thread, then sets the flag.
+    fn watch(&self, mut stdin: impl Read + Send + 'static) {
+        let stop = self.stop.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 256];
+            while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+            stop.store(true, Ordering::Relaxed);
+        });
+    }
+
+    fn cut(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// `plumb fleet agent run`: receives the payload, runs it with `run_args`
+/// under `target`, sends the result back. Returns the child's exit code.
+pub fn run(target: &Path, run_args: &[String]) -> Result<i32, AgentError> {
+    let lifeline = Lifeline::install();
+    let target = std::fs::canonicalize(target)
+        .map_err(|e| AgentError::Target(format!("{}: {e}", target.display())))?;
+    crate::sandbox::sweep_stale(&target);
+    let dir = RunDir::create(&target)
+        .map_err(|e| AgentError::Target(format!("{}: {e}", target.display())))?;
+    let outcome = run_in(&dir, &target, run_args, &lifeline);
+    let _ = dir.delete();
+    outcome
+}
+
+fn run_in(
+    dir: &RunDir,
+    target: &Path,
+    run_args: &[String],
+    lifeline: &Lifeline,
+) -> Result<i32, AgentError> {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "{AGENT} {} {}",
+        std::process::id(),
+        dir.path().display()
+    );
+    let _ = out.flush();
+    let mut stdin = BufReader::new(std::io::stdin());
+    let payload = receive(&mut stdin, dir.path())?;
+    lifeline.watch(stdin);
+    let result = dir.path().join("result.json");
+    let mut child = plumb()
+        .arg("run")
+        .arg(&payload)
+        .arg("--target")
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&result)
+        .args(run_args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| AgentError::Spawn(e.to_string()))?;
+    let relay = relay_stderr(&mut child);
+    let code = supervise(&mut child, lifeline);
+    let _ = relay.join();
+    let doc = std::fs::read(&result)
+        .ok()
+        .filter(|b| b.len() as u64 <= crate::model::document::limits::FILE_BYTES)
+        .map(|b| with_target(b, target))
+        .unwrap_or_default();
+    // The driver may be gone: nothing to do about a failed write.
+    let _ = protocol::write_counted(&mut out, RESULT, &code.to_string(), &doc);
+    Ok(code)
+}
+
+/// Reads the payload header and bytes from the driver into `dir`.
+fn receive(stdin: &mut impl BufRead, dir: &Path) -> Result<PathBuf, AgentError> {
+    let bad = |m: String| AgentError::Payload(m);
+    let line = protocol::read_line(stdin)
+        .map_err(|e| bad(e.to_string()))?
+        .ok_or_else(|| bad("the driver sent nothing".into()))?;
+    let f = protocol::fields(&line, PAYLOAD)
+        .filter(|f| f.len() == 2)
+        .ok_or_else(|| {
+            bad(format!(
+                "not a payload header: {}",
+                crate::terminal::clean(&line)
+            ))
+        })?;
+    let (name, len) = (f[0], f[1]);
+    let plain = crate::scenario::bundle::plain_name(name)
+        && Path::new(name)
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| PAYLOAD_EXTENSIONS.contains(&e));
+    if !plain {
+        return Err(bad(format!(
+            "'{}' is not a pack bundle, .rhai or .wasm file name",
+            crate::terminal::clean(name)
+        )));
+    }
+    let len: u64 = len.parse().map_err(|_| {
+        bad(format!(
+            "length '{}' is not a number",
+            crate::terminal::clean(len)
+        ))
+    })?;
+    let bytes = protocol::read_counted(stdin, len, crate::scenario::bundle::MAX_BUNDLE)
+        .map_err(|e| bad(e.to_string()))?;
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).map_err(|e| bad(format!("{}: {e}", path.display())))?;
+    Ok(path)
+}
+
+/// This plumb, as a command.
+fn plumb() -> Command {
+    Command::new(std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe")))
+}
+
+/// Passes the child's stderr through, line by line; a write that fails
+/// (the driver is gone) is dropped rather than ending the child.
+fn relay_stderr(child: &mut Child) -> std::thread::JoinHandle<()> {
+    let from = child.stderr.take().expect("piped");
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(from);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match r.by_ref().take(64 << 10).read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let _ = std::io::stderr().write_all(&line);
+                }
+            }
+        }
+    })
+}
+
+/// Waits for the child; once the lifeline is cut, sends it SIGTERM, and
+/// SIGKILL when it has not ended [`STOP_GRACE`] later. Its exit code
+/// (128 + the signal when a signal ended it).
+fn supervise(child: &mut Child, lifeline: &Lifeline) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    let mut terminated: Option<Instant> = None;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return status
+                .code()
+                .or_else(|| status.signal().map(|s| 128 + s))
+                .unwrap_or(1);
+        }
+        if lifeline.cut() {
+            match terminated {
+                None => {
+                    // SAFETY: kill with a valid signal number has no memory effects.
+                    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+                    terminated = Some(Instant::now());
+                }
+                Some(t) if t.elapsed() > STOP_GRACE => {
+                    let _ = child.kill();
+                }
+                Some(_) => {}
+            }
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// The result document with the host's real target as its target path
+/// (the child ran in the agent's directory beneath it).
+fn with_target(doc: Vec<u8>, target: &Path) -> Vec<u8> {
+    let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(&doc) else {
+        return doc;
+    };
+    if let Some(t) = v.get_mut("target").and_then(|t| t.as_object_mut()) {
+        t.insert(
+            "path".into(),
+            serde_json::Value::String(target.display().to_string()),
+        );
+    }
+    serde_json::to_vec_pretty(&v).unwrap_or(doc)
+}
+
+/// `plumb fleet agent serve`: runs `plumb serve --listen LISTEN` until the
+/// lifeline is cut; says `plumb-fleet-ready ADDRESS` once it listens.
+pub fn serve(listen: &str, max_duration: &str) -> Result<i32, AgentError> {
+    let lifeline = Lifeline::install();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{AGENT} {} -", std::process::id());
+    let _ = out.flush();
+    lifeline.watch(std::io::stdin());
+    let mut child = plumb()
+        .args([
+            "serve",
+            "--quiet",
+            "--listen",
+            listen,
+            "--max-duration",
+            max_duration,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| AgentError::Spawn(e.to_string()))?;
+    let relay = relay_stderr(&mut child);
+    let stdout = child.stdout.take().expect("piped");
+    let (first_line, ready) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(stdout);
+        let mut first = String::new();
+        let _ = r.by_ref().take(4096).read_line(&mut first);
+        let _ = first_line.send(first);
+        let _ = std::io::copy(&mut r, &mut std::io::sink());
+    });
+    // serve prints its address at once; the driver waits for this line.
+    loop {
+        if let Ok(first) = ready.recv_timeout(Duration::from_millis(20)) {
+            if let Some(addr) = first.trim().strip_prefix("plumb serve: listening on ") {
+                let _ = writeln!(out, "{READY} {addr}");
+                let _ = out.flush();
+            }
+            break;
+        }
+        if lifeline.cut() || matches!(child.try_wait(), Ok(Some(_))) {
+            break;
+        }
+    }
+    let code = supervise(&mut child, &lifeline);
+    let _ = relay.join();
+    Ok(code)
+}
+
+/// `plumb fleet agent sweep`: waits (at most `wait`) for the agent `pid`
+/// to end, then removes the run directories in `target` whose owner is
+/// gone — the cleanup after a session whose agent could not finish.
+pub fn sweep(target: &Path, pid: Option<u32>, wait: Duration) {
+    if let Some(pid) = pid {
+        let start = Instant::now();
+        while Path::new("/proc").join(pid.to_string()).exists() && start.elapsed() < wait {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    crate::sandbox::sweep_stale(target);
+}

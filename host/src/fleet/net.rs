@@ -1,0 +1,200 @@
+//! `fleet net`: the network between two hosts, as iperf3 between two VMs
+//! — `plumb serve` on the second host, bound to the address the first
+//! one reaches it at, the `fleet-net` pack run on the first against it,
+//! then the server stopped. Pairs run one after another, so their
+//! streams do not share links.
+
+use super::inventory::Host;
+use super::remote::{self, Binary, Payload, Server};
+use super::run::Observer;
+use super::ssh::Ssh;
+use super::summary::{BinaryCopy, HostReport, Stage};
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+/// What `fleet net` does.
+#[derive(Debug, Clone)]
+pub struct NetPlan {
+    /// How to reach the hosts.
+    pub ssh: Ssh,
+    /// The plumb copied to them.
+    pub binary: Binary,
+    /// Client and server of each pair.
+    pub pairs: Vec<(Host, Host)>,
+    /// The port `plumb serve` listens on.
+    pub port: u16,
+    /// The `fleet-net` bundle.
+    pub payload: Payload,
+    /// Arguments for `plumb run` on the client (`--sha256`, `-p seconds=…`).
+    pub run_args: Vec<String>,
+    /// The longest a server may run (a duration text).
+    pub server_limit: String,
+    /// Where `results/` goes.
+    pub out: PathBuf,
+}
+
+/// The address `server` is reached at by other hosts: its `net_address`,
+/// else its address (or its ssh alias's `HostName`) when that is an IP
+/// address, else the first address its name resolves to here.
+pub fn server_address(ssh: &Ssh, server: &Host) -> Result<IpAddr, String> {
+    if let Some(a) = &server.net_address {
+        return resolve(a).ok_or_else(|| format!("net_address '{a}' does not resolve"));
+    }
+    if let Ok(ip) = server.address.parse::<IpAddr>() {
+        return Ok(ip);
+    }
+    let name = ssh
+        .resolved_hostname(server)
+        .unwrap_or_else(|| server.address.clone());
+    resolve(&name).ok_or_else(|| {
+        format!(
+            "cannot tell which address other hosts reach {} at ('{name}' does not resolve here): give it a net_address in the inventory",
+            server.name
+        )
+    })
+}
+
+fn resolve(name: &str) -> Option<IpAddr> {
+    use std::net::ToSocketAddrs;
+    if let Ok(ip) = name.parse::<IpAddr>() {
+        return Some(ip);
+    }
+    (name, 0).to_socket_addrs().ok()?.map(|a| a.ip()).next()
+}
+
+/// Runs every pair; one report per pair (named `A-B`), in order.
+pub fn execute(plan: &NetPlan, observer: &dyn Observer, stop: &AtomicBool) -> Vec<HostReport> {
+    plan.pairs
+        .iter()
+        .enumerate()
+        .map(|(i, (a, b))| {
+            let r = pair(plan, i, a, b, observer, stop);
+            observer.done(i, &r);
+            r
+        })
+        .collect()
+}
+
+fn pair(
+    plan: &NetPlan,
+    i: usize,
+    a: &Host,
+    b: &Host,
+    observer: &dyn Observer,
+    stop: &AtomicBool,
+) -> HostReport {
+    let start = Instant::now();
+    let name = format!("{}-{}", a.name, b.name);
+    let mut report = HostReport {
+        name: name.clone(),
+        address: format!("{} -> {}", a.address, b.address),
+        ok: false,
+        stage: Stage::Check,
+        error: None,
+        binary: None,
+        seconds: 0.0,
+        result: None,
+    };
+    let fail = |mut r: HostReport, stage: Stage, e: String| {
+        r.stage = stage;
+        r.error = Some(e);
+        r.seconds = start.elapsed().as_secs_f64();
+        r
+    };
+    let mut copied = false;
+    for h in [a, b] {
+        observer.stage(i, Stage::Check, &format!("checking {}", h.name));
+        let probe = match remote::check(&plan.ssh, h, &plan.binary, 0, stop) {
+            Ok(p) => p,
+            Err(e) => return fail(report, Stage::Check, format!("{}: {e}", h.name)),
+        };
+        if !probe.cached {
+            observer.stage(i, Stage::Copy, &format!("copying plumb to {}", h.name));
+            if let Err(e) = remote::copy_binary(&plan.ssh, h, &plan.binary, stop) {
+                return fail(report, Stage::Copy, format!("{}: {e}", h.name));
+            }
+            copied = true;
+        }
+    }
+    report.binary = Some(if copied {
+        BinaryCopy::Copied
+    } else {
+        BinaryCopy::Cached
+    });
+    let ip = match server_address(&plan.ssh, b) {
+        Ok(ip) => ip,
+        Err(e) => return fail(report, Stage::Run, e),
+    };
+    let listen = std::net::SocketAddr::new(ip, plan.port).to_string();
+    observer.stage(
+        i,
+        Stage::Run,
+        &format!("starting plumb serve on {} at {listen}", b.name),
+    );
+    let server = match Server::start(
+        &plan.ssh,
+        b,
+        &plan.binary,
+        &listen,
+        &plan.server_limit,
+        stop,
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            return fail(
+                report,
+                Stage::Run,
+                format!("plumb serve on {}: {e}", b.name),
+            )
+        }
+    };
+    let peer = server.address.clone();
+    observer.stage(i, Stage::Run, &format!("{} -> {} ({peer})", a.name, b.name));
+    let mut args = plan.run_args.clone();
+    args.extend(
+        [
+            "-p",
+            &format!("peer={peer}"),
+            "--allow-net",
+            &peer,
+            "--label",
+            &name,
+        ]
+        .map(String::from),
+    );
+    let outcome = remote::run(
+        &plan.ssh,
+        a,
+        &plan.binary,
+        &plan.payload,
+        &args,
+        &mut |l| observer.line(i, l),
+        stop,
+    );
+    server.stop();
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => return fail(report, Stage::Run, format!("{}: {e}", a.name)),
+    };
+    if let Some(doc) = &outcome.document {
+        match super::run::save(&plan.out, &name, doc, Some("builtin")) {
+            Ok(p) => report.result = Some(p),
+            Err(e) => return fail(report, Stage::Run, format!("the result: {e}")),
+        }
+    }
+    if outcome.code != 0 || report.result.is_none() {
+        let why = report
+            .result
+            .as_deref()
+            .and_then(super::run::first_error)
+            .or(outcome.last_line.clone())
+            .unwrap_or_else(|| format!("plumb run exited with {}", outcome.code));
+        return fail(report, Stage::Run, why);
+    }
+    report.ok = true;
+    report.stage = Stage::Done;
+    report.seconds = start.elapsed().as_secs_f64();
+    report
+}

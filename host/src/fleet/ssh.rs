@@ -1,0 +1,350 @@
+//! The transport: the system's OpenSSH client, never a home-made one, so
+//! the user's `~/.ssh/config` (aliases, jump hosts, agents, keys) applies.
+//!
+//! Every command runs with `BatchMode=yes` (no password prompt can hang a
+//! fleet), a connect timeout, and keep-alives (a host that stops answering
+//! ends its session in ~15 s instead of never). ssh joins its arguments
+//! into one remote shell command line, so everything that goes into one is
+//! quoted here ([`quote`], [`remote_path`]).
+//!
+//! ssh runs in a process group of its own: a Ctrl-C on the terminal reaches
+//! plumb, which decides how each session ends (closing its stdin, so the
+//! remote agent stops its run and cleans up), instead of killing every ssh
+//! at once.
+
+use super::inventory::Host;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How plumb calls ssh.
+#[derive(Debug, Clone)]
+pub struct Ssh {
+    /// The ssh program.
+    pub program: PathBuf,
+    /// `-F FILE`: a config file instead of the user's.
+    pub config: Option<PathBuf>,
+    /// `-o OPTION`s given by the user (they come first, so they win over
+    /// plumb's own defaults, as ssh takes the first value it sees).
+    pub options: Vec<String>,
+    /// How long a connection may take to open.
+    pub connect_timeout: Duration,
+}
+
+/// The longest stderr kept of one ssh command (its tail).
+const MAX_STDERR: usize = 64 << 10;
+
+impl Ssh {
+    /// An ssh command for `host` running `remote` (a shell command line).
+    pub fn command(&self, host: &Host, remote: &str) -> Command {
+        let mut c = Command::new(&self.program);
+        if let Some(f) = &self.config {
+            c.arg("-F").arg(f);
+        }
+        for o in &self.options {
+            c.arg("-o").arg(o);
+        }
+        let timeout = self.connect_timeout.as_secs().max(1);
+        c.args(["-o", "BatchMode=yes"])
+            .args(["-o", &format!("ConnectTimeout={timeout}")])
+            .args(["-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3"])
+            .args(["-o", "LogLevel=ERROR"]);
+        if let Some(p) = host.port {
+            c.arg("-p").arg(p.to_string());
+        }
+        if let Some(i) = &host.identity {
+            c.arg("-i").arg(i);
+        }
+        if let Some(u) = &host.user {
+            c.arg("-l").arg(u);
+        }
+        c.arg("-T").arg("--").arg(&host.address).arg(remote);
+        c.process_group(0);
+        c
+    }
+
+    /// The host name ssh connects to for `host` once its config is applied
+    /// (`ssh -G`), e.g. an alias's `HostName`.
+    pub fn resolved_hostname(&self, host: &Host) -> Option<String> {
+        let mut c = Command::new(&self.program);
+        if let Some(f) = &self.config {
+            c.arg("-F").arg(f);
+        }
+        for o in &self.options {
+            c.arg("-o").arg(o);
+        }
+        let out = c
+            .arg("-G")
+            .arg("--")
+            .arg(&host.address)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("hostname ").map(str::to_string))
+    }
+
+    /// Runs `remote` on `host`, feeding `input` to its stdin, and waits for
+    /// it, at most `limit` and only while `stop` is not set. Keeps at most
+    /// `max_stdout` bytes of stdout.
+    pub fn run(
+        &self,
+        host: &Host,
+        remote: &str,
+        input: Input,
+        max_stdout: usize,
+        limit: Duration,
+        stop: &AtomicBool,
+    ) -> Result<Finished, SshError> {
+        let mut c = self.command(host, remote);
+        c.stdin(match input {
+            Input::None => Stdio::null(),
+            Input::File(_) => Stdio::piped(),
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let mut child = c.spawn().map_err(|e| SshError::Spawn(e.to_string()))?;
+        let feeder = match input {
+            Input::None => None,
+            Input::File(path) => {
+                let mut stdin = child.stdin.take().expect("piped");
+                Some(std::thread::spawn(move || -> std::io::Result<u64> {
+                    let mut f = std::fs::File::open(path)?;
+                    std::io::copy(&mut f, &mut stdin)
+                }))
+            }
+        };
+        let out = collect(child.stdout.take().expect("piped"), max_stdout);
+        let err = collect(child.stderr.take().expect("piped"), MAX_STDERR);
+        let status = wait(&mut child, limit, stop);
+        let stdout = out.join().unwrap_or_default();
+        let stderr = err.join().unwrap_or_default();
+        if let Some(f) = feeder {
+            let _ = f.join();
+        }
+        let stderr = String::from_utf8_lossy(&stderr).into_owned();
+        match status {
+            Waited::Exited(code) => Ok(Finished {
+                code,
+                stdout,
+                stderr,
+            }),
+            Waited::Stopped => Err(SshError::Stopped),
+            Waited::TimedOut => Err(SshError::TimedOut(limit)),
+        }
+    }
+}
+
+/// What a command's stdin gets.
+#[derive(Debug, Clone)]
+pub enum Input {
+    /// Nothing (`/dev/null`).
+    None,
+    /// A local file's bytes.
+    File(PathBuf),
+}
+
+/// A finished ssh command.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    /// Its exit code (255: ssh itself failed; -1: killed by a signal).
+    pub code: i32,
+    /// Its stdout (bounded).
+    pub stdout: Vec<u8>,
+    /// The tail of its stderr.
+    pub stderr: String,
+}
+
+impl Finished {
+    /// The reason ssh gives for failing, in one line with its category
+    /// (see [`reason`]).
+    pub fn reason(&self) -> String {
+        reason(self.code, &self.stderr)
+    }
+}
+
+/// An ssh command that did not finish.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SshError {
+    /// ssh could not be started.
+    #[error("cannot run ssh: {0} (is OpenSSH's client installed?)")]
+    Spawn(String),
+    /// plumb was told to stop.
+    #[error("stopped")]
+    Stopped,
+    /// It took longer than allowed.
+    #[error("no answer within {} s", .0.as_secs())]
+    TimedOut(Duration),
+}
+
+/// One line saying why an ssh command failed: `unreachable: …`,
+/// `authentication refused: …`, `host key: …`, `connection lost: …`, or
+/// the remote command's last line of stderr and its exit code.
+pub fn reason(code: i32, stderr: &str) -> String {
+    let last = stderr
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_string();
+    let last = crate::terminal::cleaned(&last);
+    if code != 255 {
+        return if last.is_empty() {
+            format!("the remote command exited with {code}")
+        } else {
+            format!("{last} (exit {code})")
+        };
+    }
+    let lower = stderr.to_ascii_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+    let category = if has(&[
+        "permission denied",
+        "too many authentication failures",
+        "no supported authentication",
+        "authentication failed",
+    ]) {
+        "authentication refused"
+    } else if has(&["host key verification failed", "remote host identification"]) {
+        "host key not trusted"
+    } else if has(&[
+        "connection refused",
+        "timed out",
+        "no route to host",
+        "network is unreachable",
+        "could not resolve hostname",
+        "name or service not known",
+        "temporary failure in name resolution",
+    ]) {
+        "unreachable"
+    } else if has(&[
+        "connection closed",
+        "closed by remote host",
+        "connection reset",
+        "broken pipe",
+        "timeout, server",
+    ]) {
+        "connection lost"
+    } else {
+        "ssh failed"
+    };
+    if last.is_empty() {
+        format!("{category} (ssh exit 255)")
+    } else {
+        format!("{category}: {last}")
+    }
+}
+
+/// Reads a pipe to its end in a thread, keeping at most `max` bytes (the
+/// first ones for stdout-like data; the rest is drained and dropped).
+pub(super) fn collect<R: Read + Send + 'static>(
+    mut r: R,
+    max: usize,
+) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = max.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+            }
+        }
+        kept
+    })
+}
+
+/// How waiting for a child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Waited {
+    /// It exited with this code (-1 for a signal).
+    Exited(i32),
+    /// `stop` was set; the child was killed.
+    Stopped,
+    /// The limit passed; the child was killed.
+    TimedOut,
+}
+
+/// Waits for `child`, polling `stop`; kills it (and reaps it) when `stop`
+/// is set or `limit` passes.
+pub(super) fn wait(child: &mut Child, limit: Duration, stop: &AtomicBool) -> Waited {
+    let start = Instant::now();
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Waited::Exited(status.code().unwrap_or(-1));
+        }
+        let why = if stop.load(Ordering::Relaxed) {
+            Waited::Stopped
+        } else if start.elapsed() >= limit {
+            Waited::TimedOut
+        } else {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        return why;
+    }
+}
+
+/// `s` as one word of a POSIX shell command line.
+pub fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// A remote path as a shell word: `~` and `~/…` are the login user's home
+/// (`"$HOME"`), anything else is quoted as it is.
+pub fn remote_path(p: &str) -> String {
+    if p == "~" {
+        "\"$HOME\"".into()
+    } else if let Some(rest) = p.strip_prefix("~/") {
+        format!("\"$HOME\"/{}", quote(rest))
+    } else {
+        quote(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_survives_the_remote_shell() {
+        for s in ["plain", "a b", "it's", "$(rm -rf ~)", "`x`", "a\"b", ""] {
+            let out = Command::new("sh")
+                .arg("-c")
+                .arg(format!("printf %s {}", quote(s)))
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&out.stdout), s);
+        }
+        assert_eq!(remote_path("~/.cache/x y"), "\"$HOME\"/'.cache/x y'");
+    }
+
+    #[test]
+    fn reasons_name_their_category() {
+        assert!(
+            reason(255, "root@10.0.0.2: Permission denied (publickey).\n")
+                .starts_with("authentication refused")
+        );
+        assert!(reason(
+            255,
+            "ssh: connect to host 10.0.0.9 port 22: Connection timed out\n"
+        )
+        .starts_with("unreachable"));
+        assert!(
+            reason(255, "Connection closed by 10.0.0.3 port 22\n").starts_with("connection lost")
+        );
+        assert!(
+            reason(255, "Connection to b closed by remote host.\n").starts_with("connection lost")
+        );
+        assert_eq!(reason(3, "no\n"), "no (exit 3)");
+    }
+}

@@ -1,0 +1,82 @@
+//! What a fleet command reports per host, and `OUT/fleet.json`, the
+//! record of the whole fleet run (`plumb.fleet.v1`).
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The schema name of `fleet.json`.
+pub const FLEET_SCHEMA: &str = "plumb.fleet.v1";
+
+/// Where a host is in its run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// Checking it answers and can run the pack.
+    Check,
+    /// Copying plumb into its cache.
+    Copy,
+    /// Running the pack.
+    Run,
+    /// Finished with a result.
+    Done,
+}
+
+impl Stage {
+    /// Its name in messages and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Check => "check",
+            Stage::Copy => "copy",
+            Stage::Run => "run",
+            Stage::Done => "done",
+        }
+    }
+}
+
+/// Whether plumb had to be copied to a host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BinaryCopy {
+    /// It was copied this time.
+    Copied,
+    /// It was in the host's cache already.
+    Cached,
+}
+
+/// How one host's part of a fleet run ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostReport {
+    /// The host's name.
+    pub name: String,
+    /// The address ssh used.
+    pub address: String,
+    /// It ran the pack and every scenario succeeded.
+    pub ok: bool,
+    /// The stage it reached (where it failed, or `done`).
+    pub stage: Stage,
+    /// Why it failed, in one line.
+    pub error: Option<String>,
+    /// Whether plumb was copied (None when it failed before that).
+    pub binary: Option<BinaryCopy>,
+    /// Seconds from its check to its end.
+    pub seconds: f64,
+    /// Its result file here, when it sent one (partial results included).
+    pub result: Option<PathBuf>,
+}
+
+/// `OUT/fleet.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FleetRecord {
+    /// Always [`FLEET_SCHEMA`].
+    pub schema: String,
+    /// The pack as given on the command line.
+    pub pack: String,
+    /// Its content hash.
+    pub pack_sha256: String,
+    /// Start and end, RFC 3339.
+    pub started: String,
+    /// End time.
+    pub finished: String,
+    /// One entry per host, in the inventory's order.
+    pub hosts: Vec<HostReport>,
+}
