@@ -107,6 +107,9 @@ struct Case {
     /// FIFOs made in `work` before the run (a reader of one blocks forever).
     #[serde(default)]
     fifos: Vec<String>,
+    /// A corpus file (in `work`) fed to plumb's stdin instead of nothing.
+    #[serde(default)]
+    stdin: Option<String>,
     /// Commands run before the case (e.g. an import whose output it replays);
     /// they must not crash either, whatever their exit code.
     #[serde(default)]
@@ -199,6 +202,17 @@ fn generate(kind: &str) -> Vec<u8> {
             s.push_str("end 5000\n");
             s.into_bytes()
         }
+        "fleet-huge-inventory" => {
+            let mut s = String::from("[[host]]\nname = \"a\"\naddress = \"10.0.0.1\"\n");
+            while s.len() < (2 << 20) {
+                s.push_str("# padding padding padding padding padding padding padding padding\n");
+            }
+            s.into_bytes()
+        }
+        "fleet-many-hosts" => (0..300)
+            .map(|i| format!("[[host]]\nname = \"h{i}\"\naddress = \"10.0.{}.{}\"\n", i / 250, i % 250 + 1))
+            .collect::<String>()
+            .into_bytes(),
         "toml-deep-arrays" => format!(
             "name = \"deep\"\nversion = \"1\"\ndescription = \"d\"\nscenarios = [\"a.rhai\"]\nx = {}1{}\n",
             "[".repeat(100_000),
@@ -349,6 +363,7 @@ pub fn run_limited(
     kill_after: f64,
     mem_gib: u64,
     fsize_mib: u64,
+    stdin: Option<&Path>,
 ) -> Limited {
     let stdout_path = logs.join("stdout");
     let stderr_path = logs.join("stderr");
@@ -358,7 +373,10 @@ pub fn run_limited(
         .current_dir(cwd)
         .env("PLUMB_CACHE_DIR", cache)
         .env_remove("RUST_BACKTRACE")
-        .stdin(Stdio::null())
+        .stdin(match stdin {
+            Some(f) => Stdio::from(std::fs::File::open(f).expect("the case's stdin file")),
+            None => Stdio::null(),
+        })
         .stdout(std::fs::File::create(&stdout_path).unwrap())
         .stderr(std::fs::File::create(&stderr_path).unwrap())
         .process_group(0);
@@ -505,6 +523,7 @@ fn run_case(c: &Case) -> Outcome {
         c.deadline + GRACE,
         c.mem_gib,
         c.fsize_mib,
+        c.stdin.as_ref().map(|f| work.join(f)).as_deref(),
     );
     let mut problems = early;
     let (status, secs, stdout, stderr) = (ran.status, ran.secs, ran.stdout, ran.stderr);

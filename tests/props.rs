@@ -930,7 +930,7 @@ fn run_script(script: &str) -> Result<(), TestCaseError> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let r = crate::hostile::run_limited(&args, &root, &root.join("cache"), &logs, 6.0, 4, 64);
+    let r = crate::hostile::run_limited(&args, &root, &root.join("cache"), &logs, 6.0, 4, 64, None);
     let mut problems = Vec::new();
     match r.status {
         None => problems.push(format!(
@@ -1147,4 +1147,149 @@ fn generators_reach_valid_inputs() {
     ));
     let text = std::fs::read_to_string(good).unwrap();
     assert!(plumb::trace::Trace::parse("small", &text).is_ok());
+}
+
+// ---------------------------------------------------------------- fleet inventories, host specs, the agent protocol
+
+/// Words an inventory field might hold: plain ones and attacks on ssh, the
+/// remote shell, file names and terminals.
+fn inventory_word() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("a".to_string()),
+        Just("10.0.0.2".to_string()),
+        Just("fe80::1%eth0".to_string()),
+        Just("-oProxyCommand=touch pwned".to_string()),
+        Just("../../x".to_string()),
+        Just(".hidden".to_string()),
+        Just("a b".to_string()),
+        Just("a;rm -rf ~".to_string()),
+        Just("$(id)".to_string()),
+        Just("'\"".to_string()),
+        Just("\u{1b}[2J".to_string()),
+        Just("x\ny".to_string()),
+        Just(String::new()),
+        Just("a".repeat(300)),
+        "[a-z0-9.:_%@\\[\\]-]{0,12}",
+        any::<String>(),
+    ]
+}
+
+/// A TOML value for an inventory key.
+fn inventory_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        inventory_word().prop_map(|s| toml::Value::String(s).to_string()),
+        inventory_word().prop_map(|s| format!("{s:?}")),
+        any::<i64>().prop_map(|n| n.to_string()),
+        Just("[\"x\", \"-y\", \"../z\"]".to_string()),
+        Just("[]".to_string()),
+        Just("true".to_string()),
+    ]
+}
+
+/// Checks what an accepted host promises: a name that is a plain file
+/// name, an address and user ssh cannot read as options, remote paths
+/// without control characters.
+fn host_is_safe(h: &plumb::fleet::inventory::Host, input: &str) -> Result<(), TestCaseError> {
+    let plain = |s: &str| {
+        !s.is_empty()
+            && !s.starts_with(['.', '-'])
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    };
+    prop_assert!(plain(&h.name), "name {:?} accepted from {input:?}", h.name);
+    prop_assert!(!h.address.starts_with('-') && !h.address.chars().any(|c| c.is_whitespace() || c.is_control()), "address {:?} from {input:?}", h.address);
+    if let Some(u) = &h.user {
+        prop_assert!(plain(u), "user {u:?} from {input:?}");
+    }
+    for p in [&h.target, &h.cache] {
+        prop_assert!(!p.is_empty() && !p.chars().any(char::is_control), "path {p:?} from {input:?}");
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config(600, 0x1157_0010))]
+
+    /// TOML inventories with hostile values for every key: no panic, errors
+    /// that say something, and every accepted host safe to hand to ssh.
+    #[test]
+    fn inventories_never_panic(hosts in prop::collection::vec(prop::collection::vec((prop::sample::select(vec![
+        "name", "address", "user", "port", "identity", "target", "cache", "net_address", "labels", "nonsense",
+    ]), inventory_value()), 0..8), 0..4)) {
+        let mut text = String::new();
+        for fields in &hosts {
+            text.push_str("[[host]]\n");
+            for (k, v) in fields {
+                text.push_str(&format!("{k} = {v}\n"));
+            }
+        }
+        let r = no_panic("inventory::parse_toml", &text, || plumb::fleet::inventory::parse_toml("inv.toml", &text))?;
+        match r {
+            Err(e) => named("inventory::parse_toml", &text, &e.to_string())?,
+            Ok(hosts) => for h in &hosts { host_is_safe(h, &text)?; },
+        }
+    }
+
+    /// PerfKitBenchmarker machine lists with hostile values.
+    #[test]
+    fn pkb_inventories_never_panic(machines in prop::collection::vec(prop::collection::vec((prop::sample::select(vec![
+        "ip_address", "user_name", "keyfile_path", "ssh_port", "internal_ip", "zone", "os_type",
+    ]), prop_oneof![
+        inventory_word().prop_map(serde_json::Value::String),
+        any::<i64>().prop_map(serde_json::Value::from),
+        Just(serde_json::Value::Null),
+        Just(serde_json::json!(["/scratch", 1])),
+    ]), 0..7), 0..4)) {
+        let list: Vec<serde_json::Value> = machines.iter().map(|m| {
+            serde_json::Value::Object(m.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+        }).collect();
+        let text = serde_json::Value::Array(list).to_string();
+        let r = no_panic("inventory::parse_pkb", &text, || plumb::fleet::inventory::parse_pkb("vms.json", &text))?;
+        match r {
+            Err(e) => named("inventory::parse_pkb", &text, &e.to_string())?,
+            Ok(hosts) => for h in &hosts { host_is_safe(h, &text)?; },
+        }
+    }
+
+    /// `-H` specs.
+    #[test]
+    fn host_specs_never_panic(specs in prop::collection::vec(inventory_word(), 1..4)) {
+        let input = format!("{specs:?}");
+        let r = no_panic("inventory::parse_specs", &input, || plumb::fleet::inventory::parse_specs(&specs))?;
+        match r {
+            Err(e) => named("inventory::parse_specs", &input, &e.to_string())?,
+            Ok(hosts) => for h in &hosts { host_is_safe(h, &input)?; },
+        }
+    }
+
+    /// The agent protocol's readers on arbitrary bytes: no panic, no read
+    /// past what was announced, no allocation beyond the bound.
+    #[test]
+    fn protocol_frames_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..600), head in prop_oneof![
+        Just("plumb-fleet-result 0 ".to_string()),
+        Just("plumb-fleet-payload x.rhai ".to_string()),
+        Just("plumb-fleet-agent 12 /tmp/x".to_string()),
+        Just(String::new()),
+    ], len in prop_oneof![Just(0u64), Just(5), Just(u64::MAX), 0u64..1000]) {
+        use plumb::fleet::protocol;
+        let mut input = head.clone().into_bytes();
+        input.extend_from_slice(len.to_string().as_bytes());
+        input.push(b'\n');
+        input.extend_from_slice(&bytes);
+        let shown = String::from_utf8_lossy(&input).into_owned();
+        no_panic("protocol", &shown, || {
+            let mut r = std::io::BufReader::new(std::io::Cursor::new(&input));
+            if let Ok(Some(line)) = protocol::read_line(&mut r) {
+                for kind in [protocol::RESULT, protocol::PAYLOAD, protocol::AGENT] {
+                    if let Some(f) = protocol::fields(&line, kind) {
+                        if let Some(n) = f.last().and_then(|n| n.parse::<u64>().ok()) {
+                            if let Ok(b) = protocol::read_counted(&mut r, n, 1 << 20) {
+                                assert_eq!(b.len() as u64, n);
+                            }
+                        }
+                    }
+                }
+            }
+        })?;
+    }
 }

@@ -7,6 +7,7 @@ mod background;
 mod compare;
 mod engines;
 mod file_api;
+mod fleet;
 mod hangs;
 mod hostile;
 mod jobs_and_output;

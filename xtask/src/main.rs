@@ -74,6 +74,21 @@ const TOOLS: &[Tool] = &[
         package: "tar",
         used_by: "the real applications the trace tests record",
     },
+    Tool {
+        program: "ssh",
+        package: "openssh-client",
+        used_by: "plumb fleet's transport",
+    },
+    Tool {
+        program: "sshd",
+        package: "openssh-server",
+        used_by: "the real OpenSSH servers the fleet tests start in network namespaces",
+    },
+    Tool {
+        program: "ssh-keygen",
+        package: "openssh-client",
+        used_by: "the host and user keys the fleet tests make",
+    },
 ];
 
 /// The target the example WebAssembly guests are built for.

@@ -1,0 +1,1176 @@
+//! `plumb fleet` against real sshd servers: two network namespaces, each
+//! with its own sshd on a veth from the root namespace and a direct data
+//! link between them (privileged: root, iproute2, ethtool, openssh-server;
+//! without root they fail unless `PLUMB_TEST_SKIP_PRIVILEGED=1` skips
+//! them). Without root: the inventory checks, a PerfKitBenchmarker machine
+//! list, and `fleet wait`.
+
+use crate::util::{
+    metric, plumb, plumb_bin, privileged, require_tool, succeed, test_cache, workdir, Run,
+};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// `quick`'s parameters at sizes that run in seconds.
+const QUICK_SMALL: [&str; 6] = ["-p", "size=8M", "-p", "runtime=1s", "-p", "files=50"];
+
+/// Debian's sshd (openssh-server).
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// The two lab hosts, in namespace order.
+const HOSTS: [&str; 2] = ["a", "b"];
+
+/// One lab at a time in this process: each runs plumb on two "hosts" that
+/// share this machine's cores, and rates or deadlines are measured.
+static LAB: Mutex<()> = Mutex::new(());
+
+/// Two network namespaces A and B, each with an sshd listening on its end
+/// of a veth from the root namespace (A at 10.NN.1.2, B at 10.NN.2.2, the
+/// root namespace at .1 of each), and a data link between them (A
+/// 10.NN.3.1, B 10.NN.3.2). Keys, configs and every host's `target` and
+/// `cache` live in one temporary directory (the namespaces share the
+/// filesystem). Everything is killed, unmounted and deleted when dropped.
+struct Lab {
+    /// The second octet of every address: one per test, so that two labs
+    /// in one run never share a subnet in the root namespace.
+    nn: u8,
+    namespaces: Vec<String>,
+    /// The root namespace's ends of the management veths.
+    links: Vec<String>,
+    sshd: Vec<Child>,
+    mounts: Vec<PathBuf>,
+    dir: tempfile::TempDir,
+    _serial: MutexGuard<'static, ()>,
+}
+
+impl Lab {
+    /// Makes the namespaces `plumb-<pid>-<tag>-a|b`, the links, the keys and
+    /// the ssh configs; sshd starts with [`Lab::start`] (after any
+    /// [`Lab::tmpfs`]). The caller has checked [`privileged`].
+    fn new(tag: &str, nn: u8) -> Lab {
+        require_tool("ip", "-V", "iproute2");
+        require_tool("tc", "-V", "iproute2");
+        require_tool("ethtool", "--version", "ethtool");
+        require_tool("ssh", "-V", "openssh-client");
+        require_tool(SSHD, "-V", "openssh-server");
+        let serial = LAB.lock().unwrap_or_else(|e| e.into_inner());
+        let pid = std::process::id();
+        let mut lab = Lab {
+            nn,
+            namespaces: Vec::new(),
+            links: Vec::new(),
+            sshd: Vec::new(),
+            mounts: Vec::new(),
+            dir: workdir(),
+            _serial: serial,
+        };
+        for (i, h) in HOSTS.iter().enumerate() {
+            let ns = format!("plumb-{pid}-{tag}-{h}");
+            succeed(Command::new("ip").args(["netns", "add", &ns]));
+            lab.namespaces.push(ns.clone());
+            lab.sh(&ns, "ip link set dev lo up");
+            // At most 15 bytes: "pf" + 2 + "-" + 7-digit pid + 1.
+            let link = format!("pf{nn}-{pid}{h}");
+            succeed(Command::new("ip").args([
+                "link", "add", &link, "type", "veth", "peer", "name", "mgmt", "netns", &ns,
+            ]));
+            lab.links.push(link.clone());
+            let k = i + 1;
+            succeed(Command::new("ip").args([
+                "addr",
+                "add",
+                &format!("10.{nn}.{k}.1/24"),
+                "dev",
+                &link,
+            ]));
+            succeed(Command::new("ip").args(["link", "set", "dev", &link, "up"]));
+            lab.sh(
+                &ns,
+                &format!("ip addr add 10.{nn}.{k}.2/24 dev mgmt && ip link set dev mgmt up"),
+            );
+        }
+        let (a, b) = (lab.namespaces[0].clone(), lab.namespaces[1].clone());
+        succeed(Command::new("ip").args([
+            "link", "add", "data", "netns", &a, "type", "veth", "peer", "name", "data", "netns", &b,
+        ]));
+        for (i, ns) in [a.as_str(), b.as_str()].into_iter().enumerate() {
+            lab.sh(
+                ns,
+                &format!(
+                    "ip addr add {}/24 dev data && ip link set dev data up",
+                    lab.data(i)
+                ),
+            );
+            // As in net/links.rs: segmentation in software, so a token
+            // bucket sees the frames that go on the wire.
+            succeed(Command::new("ip").args([
+                "netns", "exec", ns, "ethtool", "-K", "data", "tx", "off", "tso", "off", "gso",
+                "off", "gro", "off",
+            ]));
+        }
+        let d = lab.path().to_path_buf();
+        for key in ["user_key", "other_key", "host_a", "host_b"] {
+            keygen(&d.join(key));
+        }
+        std::fs::copy(d.join("user_key.pub"), d.join("authorized_keys")).unwrap();
+        let mut known = String::new();
+        for (i, h) in HOSTS.iter().enumerate() {
+            let conf = format!(
+                "Port 22\nListenAddress {addr}\nHostKey {key}\nPidFile {pid}\nAuthorizedKeysFile {auth}\n\
+                 PermitRootLogin prohibit-password\nPasswordAuthentication no\n\
+                 KbdInteractiveAuthentication no\nStrictModes no\nUsePAM no\nLogLevel VERBOSE\n",
+                addr = lab.mgmt(i),
+                key = quoted(&d.join(format!("host_{h}"))),
+                pid = quoted(&d.join(format!("sshd-{h}.pid"))),
+                auth = quoted(&d.join("authorized_keys")),
+            );
+            std::fs::write(d.join(format!("sshd-{h}.conf")), conf).unwrap();
+            let public = std::fs::read_to_string(d.join(format!("host_{h}.pub"))).unwrap();
+            let mut words = public.split_whitespace();
+            let (kind, key) = (words.next().unwrap(), words.next().unwrap());
+            known.push_str(&format!("{} {kind} {key}\n", lab.mgmt(i)));
+            std::fs::create_dir(lab.target(i)).unwrap();
+        }
+        std::fs::write(d.join("known_hosts"), known).unwrap();
+        // The ssh client takes HOME from passwd, not the environment: all
+        // it needs comes from these files, given with `--ssh-config`.
+        let client = |identity: bool| {
+            format!(
+                "Host *\n  User root\n{}  IdentitiesOnly yes\n  UserKnownHostsFile {}\n  \
+                 GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n",
+                if identity {
+                    format!("  IdentityFile {}\n", quoted(&d.join("user_key")))
+                } else {
+                    String::new()
+                },
+                quoted(&d.join("known_hosts")),
+            )
+        };
+        std::fs::write(d.join("ssh_config"), client(true)).unwrap();
+        std::fs::write(d.join("ssh_config_bare"), client(false)).unwrap();
+        lab
+    }
+
+    /// Mounts a tmpfs of `size` at `name` in the lab directory. Before
+    /// [`Lab::start`]: `ip netns exec` gives sshd a copy of the mount table
+    /// as it is then, and the root mount is not shared, so a later mount
+    /// would not be seen by the sessions.
+    fn tmpfs(&mut self, name: &str, size: &str) -> PathBuf {
+        assert!(self.sshd.is_empty(), "mount the tmpfs before sshd starts");
+        let at = self.path().join(name);
+        std::fs::create_dir(&at).unwrap();
+        succeed(
+            Command::new("mount")
+                .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+                .arg(&at),
+        );
+        self.mounts.push(at.clone());
+        at
+    }
+
+    /// Starts sshd in both namespaces and waits until root can log in to
+    /// each with the user key.
+    fn start(&mut self) {
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        for (i, h) in HOSTS.iter().enumerate() {
+            let child = Command::new("ip")
+                .args(["netns", "exec", &self.namespaces[i], SSHD, "-D", "-f"])
+                .arg(self.path().join(format!("sshd-{h}.conf")))
+                .arg("-E")
+                .arg(self.sshd_log_path(i))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start sshd");
+            self.sshd.push(child);
+        }
+        for (i, host) in HOSTS.iter().enumerate() {
+            let addr: SocketAddr = format!("{}:22", self.mgmt(i)).parse().unwrap();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                if let Some(status) = self.sshd[i].try_wait().unwrap() {
+                    panic!("sshd of {host} exited ({status}):\n{}", self.sshd_log(i));
+                }
+                if TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_ok() {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "sshd of {host} does not listen on {addr}:\n{}",
+                    self.sshd_log(i)
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let out = Command::new("ssh")
+                .arg("-F")
+                .arg(self.path().join("ssh_config"))
+                .args(["-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-T", "--"])
+                .arg(self.mgmt(i))
+                .arg("true")
+                .stdin(Stdio::null())
+                .output()
+                .expect("run ssh");
+            assert!(
+                out.status.success(),
+                "the lab's own ssh login to {} failed: {}\nsshd log:\n{}",
+                self.mgmt(i),
+                String::from_utf8_lossy(&out.stderr),
+                self.sshd_log(i)
+            );
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn ns(&self, i: usize) -> &str {
+        &self.namespaces[i]
+    }
+
+    /// Host `i`'s sshd address.
+    fn mgmt(&self, i: usize) -> String {
+        format!("10.{}.{}.2", self.nn, i + 1)
+    }
+
+    /// Host `i`'s address on the data link.
+    fn data(&self, i: usize) -> String {
+        format!("10.{}.3.{}", self.nn, i + 1)
+    }
+
+    /// Host `i`'s run directory (`target`), made by [`Lab::new`].
+    fn target(&self, i: usize) -> PathBuf {
+        self.path().join(format!("target-{}", HOSTS[i]))
+    }
+
+    /// Host `i`'s binary cache (`cache`), left for plumb to make.
+    fn cache(&self, i: usize) -> PathBuf {
+        self.path().join(format!("cache-{}", HOSTS[i]))
+    }
+
+    /// The client config with the user key (`IdentityFile`).
+    fn config(&self) -> String {
+        self.path().join("ssh_config").to_str().unwrap().to_string()
+    }
+
+    /// The client config without any key: each host's `identity` decides.
+    fn config_bare(&self) -> String {
+        self.path()
+            .join("ssh_config_bare")
+            .to_str()
+            .unwrap()
+            .to_string()
+    }
+
+    fn key(&self, name: &str) -> PathBuf {
+        self.path().join(name)
+    }
+
+    fn sshd_log_path(&self, i: usize) -> PathBuf {
+        self.path().join(format!("sshd-{}.log", HOSTS[i]))
+    }
+
+    fn sshd_log(&self, i: usize) -> String {
+        std::fs::read_to_string(self.sshd_log_path(i)).unwrap_or_default()
+    }
+
+    /// Lab host `i` as inventory host `name`, with its own target and cache.
+    fn host(&self, i: usize, name: &str) -> Host {
+        Host {
+            name: name.to_string(),
+            address: self.mgmt(i),
+            identity: None,
+            target: self.target(i),
+            cache: self.cache(i),
+            net_address: Some(self.data(i)),
+        }
+    }
+
+    /// Runs a shell command inside namespace `ns` and requires success.
+    fn sh(&self, ns: &str, cmd: &str) {
+        succeed(Command::new("ip").args(["netns", "exec", ns, "sh", "-c", cmd]));
+    }
+
+    /// Kills (SIGKILL) every sshd process of host `i`'s namespace: the
+    /// listener and the sessions. Returns how many there were.
+    fn kill_sshd(&self, i: usize) -> usize {
+        let mut killed = 0;
+        for pid in ns_pids(self.ns(i)) {
+            if comm(pid).as_deref() == Some("sshd") {
+                // SAFETY: kill(2) on a process of this test's own namespace.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                killed += 1;
+            }
+        }
+        killed
+    }
+
+    /// The processes of host `i`'s namespace other than sshd, as `pid comm`.
+    fn others(&self, i: usize) -> Vec<String> {
+        ns_pids(self.ns(i))
+            .into_iter()
+            .filter_map(|p| comm(p).map(|c| (p, c)))
+            .filter(|(_, c)| c != "sshd")
+            .map(|(p, c)| format!("{p} {c}"))
+            .collect()
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for c in &mut self.sshd {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // Sessions and whatever they started (remote agents, `plumb serve`).
+        for ns in &self.namespaces {
+            for pid in ns_pids(ns) {
+                // SAFETY: kill(2) on a process of this test's own namespace.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+        for m in &self.mounts {
+            let ok = Command::new("umount")
+                .arg(m)
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                let _ = Command::new("umount").arg("-l").arg(m).status();
+            }
+        }
+        for ns in &self.namespaces {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+        for l in &self.links {
+            let _ = Command::new("ip")
+                .args(["link", "del", l])
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+/// The processes whose network namespace is `ns`.
+fn ns_pids(ns: &str) -> Vec<i32> {
+    Command::new("ip")
+        .args(["netns", "pids", ns])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A process's command name, None once it is gone.
+fn comm(pid: i32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|c| c.trim().to_string())
+}
+
+/// A new ed25519 key pair without passphrase at `path` (and `path.pub`).
+fn keygen(path: &Path) {
+    succeed(
+        Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", "plumb-test", "-f"])
+            .arg(path),
+    );
+}
+
+/// A path as one double-quoted word of an ssh or sshd config line.
+fn quoted(p: &Path) -> String {
+    format!("\"{}\"", p.display())
+}
+
+/// One `[[host]]` of an inventory.
+struct Host {
+    name: String,
+    address: String,
+    identity: Option<PathBuf>,
+    target: PathBuf,
+    cache: PathBuf,
+    net_address: Option<String>,
+}
+
+/// A TOML basic string (JSON's escapes are TOML's).
+fn toml_str(s: &str) -> String {
+    Value::from(s).to_string()
+}
+
+/// Writes an inventory of `hosts` to `dir/file`; returns its path.
+fn inventory(dir: &Path, file: &str, hosts: &[Host]) -> String {
+    let mut t = String::new();
+    for h in hosts {
+        t.push_str(&format!(
+            "[[host]]\nname = {}\naddress = {}\nuser = \"root\"\nport = 22\ntarget = {}\ncache = {}\nlabels = [\"lab\"]\n",
+            toml_str(&h.name),
+            toml_str(&h.address),
+            toml_str(h.target.to_str().unwrap()),
+            toml_str(h.cache.to_str().unwrap()),
+        ));
+        if let Some(i) = &h.identity {
+            t.push_str(&format!("identity = {}\n", toml_str(i.to_str().unwrap())));
+        }
+        if let Some(n) = &h.net_address {
+            t.push_str(&format!("net_address = {}\n", toml_str(n)));
+        }
+        t.push('\n');
+    }
+    let path = dir.join(file);
+    std::fs::write(&path, t).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// Runs `plumb fleet ARGS` in `dir`.
+fn fleet(dir: &Path, args: &[&str]) -> Run {
+    let mut all = vec!["fleet"];
+    all.extend_from_slice(args);
+    plumb(dir, &all)
+}
+
+/// A JSON file plumb should have written; `run` explains its absence.
+fn read_json(path: &Path, run: &str) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{} ({e}) after:\n{run}", path.display()));
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON ({e}):\n{text}", path.display()))
+}
+
+/// A run's output for failure messages.
+fn shown(r: &Run) -> String {
+    format!(
+        "exit {}\nstdout:\n{}\nstderr:\n{}",
+        r.code, r.stdout, r.stderr
+    )
+}
+
+/// The last line of `stderr` for host `name` (`NAME: ok …` or
+/// `NAME: failed at STAGE: reason`).
+fn final_line<'a>(stderr: &'a str, name: &str) -> &'a str {
+    let prefix = format!("{name}: ");
+    stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no final line for {name} on stderr:\n{stderr}"))
+}
+
+/// Host `name`'s entry in `fleet.json`.
+fn fleet_host<'a>(f: &'a Value, name: &str) -> &'a Value {
+    f["hosts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("fleet.json has no hosts list: {f}"))
+        .iter()
+        .find(|h| h["name"] == name)
+        .unwrap_or_else(|| panic!("fleet.json does not list {name}: {f}"))
+}
+
+/// The entries of `dir` whose names start with `prefix` (none when `dir`
+/// does not exist).
+fn named(dir: &Path, prefix: &str) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(prefix))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Run directories left in a target.
+fn run_dirs(target: &Path) -> Vec<String> {
+    named(target, "plumb-run-")
+}
+
+/// Waits up to `limit` until no target holds a run directory; returns
+/// what is left.
+fn run_dirs_gone(targets: &[PathBuf], limit: Duration) -> Vec<String> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left: Vec<String> = targets
+            .iter()
+            .flat_map(|t| {
+                run_dirs(t)
+                    .into_iter()
+                    .map(move |d| t.join(d).display().to_string())
+            })
+            .collect();
+        if left.is_empty() || Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The name plumb caches its own binary under: `plumb-<sha256>`.
+fn cached_name() -> String {
+    let mut f = std::fs::File::open(plumb_bin()).expect("open the plumb binary");
+    let mut h = Sha256::new();
+    std::io::copy(&mut f, &mut h).expect("hash the plumb binary");
+    format!("plumb-{:x}", h.finalize())
+}
+
+#[test]
+fn two_hosts_run_quick_at_once_and_the_second_run_uses_the_cache() {
+    if !privileged(
+        "two_hosts_run_quick_at_once_and_the_second_run_uses_the_cache",
+        "network namespaces and sshd",
+    ) {
+        return;
+    }
+    let mut lab = Lab::new("quick", 79);
+    lab.start();
+    let inv = inventory(
+        lab.path(),
+        "hosts.toml",
+        &[lab.host(0, "a"), lab.host(1, "b")],
+    );
+    let cfg = lab.config();
+    let out1 = lab.path().join("out1");
+    let mut args = vec!["run", "quick", "--hosts", &inv, "--ssh-config", &cfg];
+    args.extend(["--out", out1.to_str().unwrap()]);
+    args.extend(QUICK_SMALL);
+    let r = fleet(lab.path(), &args);
+    assert_eq!(r.code, 0, "{}", shown(&r));
+    for h in HOSTS {
+        let d = read_json(&out1.join(format!("results/{h}.json")), &shown(&r));
+        assert_eq!(d["schema"], "plumb.result.v1", "{d}");
+        assert_eq!(d["label"], h, "{d}");
+        let scenarios = d["scenarios"].as_array().expect("scenarios");
+        assert!(!scenarios.is_empty(), "{d}");
+        for s in scenarios {
+            assert!(s["error"].is_null(), "{h}: {s}");
+        }
+        assert!(
+            final_line(&r.stderr, h).starts_with(&format!("{h}: ok")),
+            "{}",
+            r.stderr
+        );
+    }
+    // The comparison: a column per host, first host the baseline.
+    let header = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("scenario") && l.contains("metric"))
+        .unwrap_or_else(|| panic!("no comparison table on stdout:\n{}", r.stdout));
+    let words: Vec<&str> = header
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    assert!(words.contains(&"a") && words.contains(&"b"), "{header}");
+    assert!(r.stdout.contains("quick/"), "{}", r.stdout);
+
+    let f = read_json(&out1.join("fleet.json"), &shown(&r));
+    assert_eq!(f["schema"], "plumb.fleet.v1", "{f}");
+    let names: Vec<&Value> = f["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| &h["name"])
+        .collect();
+    assert_eq!(names, [&json!("a"), &json!("b")], "{f}");
+    let binary = cached_name();
+    let mut mtimes = Vec::new();
+    for (i, h) in HOSTS.iter().enumerate() {
+        let e = fleet_host(&f, h);
+        assert_eq!(e["address"], lab.mgmt(i), "{e}");
+        assert_eq!(e["ok"], true, "{e}");
+        assert_eq!(e["stage"], "done", "{e}");
+        assert!(e["error"].is_null(), "{e}");
+        assert_eq!(e["binary"], "copied", "{e}");
+        assert!(e["seconds"].as_f64().is_some_and(|s| s > 0.0), "{e}");
+        let cache = lab.cache(i);
+        assert_eq!(
+            named(&cache, "plumb-"),
+            [binary.as_str()],
+            "{}",
+            cache.display()
+        );
+        let mode = std::fs::metadata(&cache).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{} has mode {mode:o}", cache.display());
+        mtimes.push(
+            std::fs::metadata(cache.join(&binary))
+                .unwrap()
+                .modified()
+                .unwrap(),
+        );
+    }
+    assert_eq!(run_dirs(&lab.target(0)), Vec::<String>::new());
+    assert_eq!(run_dirs(&lab.target(1)), Vec::<String>::new());
+
+    // Again: the binaries are where the first run left them.
+    let out2 = lab.path().join("out2");
+    let mut args = vec!["run", "quick", "--hosts", &inv, "--ssh-config", &cfg];
+    args.extend(["--out", out2.to_str().unwrap(), "--format", "json"]);
+    args.extend(QUICK_SMALL);
+    let r = fleet(lab.path(), &args);
+    assert_eq!(r.code, 0, "{}", shown(&r));
+    assert_eq!(r.json()["runs"], json!(["a", "b"]), "{}", r.stdout);
+    let f = read_json(&out2.join("fleet.json"), &shown(&r));
+    for (i, h) in HOSTS.iter().enumerate() {
+        let e = fleet_host(&f, h);
+        assert_eq!(e["ok"], true, "{e}");
+        assert_eq!(e["binary"], "cached", "{e}");
+        let cache = lab.cache(i);
+        assert_eq!(
+            named(&cache, "plumb-"),
+            [binary.as_str()],
+            "{}",
+            cache.display()
+        );
+        let mtime = std::fs::metadata(cache.join(&binary))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(mtime, mtimes[i], "{h}'s cached binary was written again");
+        assert_eq!(run_dirs(&lab.target(i)), Vec::<String>::new(), "{h}");
+    }
+}
+
+#[test]
+fn fleet_net_measures_a_100_mbit_link_both_ways() {
+    if !privileged(
+        "fleet_net_measures_a_100_mbit_link_both_ways",
+        "network namespaces and sshd",
+    ) {
+        return;
+    }
+    let mut lab = Lab::new("net", 80);
+    lab.start();
+    for i in 0..2 {
+        lab.sh(
+            lab.ns(i),
+            "tc qdisc add dev data root tbf rate 100mbit burst 32kbit latency 400ms",
+        );
+    }
+    let inv = inventory(
+        lab.path(),
+        "hosts.toml",
+        &[lab.host(0, "a"), lab.host(1, "b")],
+    );
+    let cfg = lab.config();
+    let out = lab.path().join("out");
+    let r = fleet(
+        lab.path(),
+        &[
+            "net",
+            "--pair",
+            "a:b",
+            "--hosts",
+            &inv,
+            "--ssh-config",
+            &cfg,
+            "--seconds",
+            "3s",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", shown(&r));
+    assert!(
+        !r.stdout.trim().is_empty(),
+        "no table on stdout:\n{}",
+        shown(&r)
+    );
+    let d = read_json(&out.join("results/a-b.json"), &shown(&r));
+    let get = |name: &str| {
+        metric(&d, "network", name).unwrap_or_else(|| panic!("no network/{name} in {d}"))
+    };
+    for m in [
+        "send_1_mbps",
+        "recv_1_mbps",
+        "send_4_mbps",
+        "recv_4_mbps",
+        "send_10_mbps",
+        "recv_10_mbps",
+        "rtt_p50_us",
+        "rtt_p99_us",
+        "connect_p50_us",
+    ] {
+        get(m);
+    }
+    let (send, recv) = (get("send_1_mbps"), get("recv_1_mbps"));
+    eprintln!(
+        "a-b through tbf 100mbit each way: send {send:.1} recv {recv:.1} Mbit/s (4 streams {:.1}/{:.1}, 10 streams {:.1}/{:.1}), rtt p50 {} us",
+        get("send_4_mbps"),
+        get("recv_4_mbps"),
+        get("send_10_mbps"),
+        get("recv_10_mbps"),
+        get("rtt_p50_us")
+    );
+    // TCP payload through a 100 Mbit/s bucket of whole frames: 95.6 Mbit/s.
+    assert!(
+        (90.0..=110.0).contains(&send),
+        "send {send} Mbit/s through 100 Mbit/s"
+    );
+    assert!(
+        (90.0..=110.0).contains(&recv),
+        "recv {recv} Mbit/s through 100 Mbit/s"
+    );
+    // `plumb serve` on b and the client on a are gone.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !(lab.others(0).is_empty() && lab.others(1).is_empty()) {
+        assert!(
+            Instant::now() < deadline,
+            "left running after fleet net: a {:?}, b {:?}",
+            lab.others(0),
+            lab.others(1)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_host_whose_sshd_dies_mid_run_fails_alone_and_leaves_no_run_directory() {
+    if !privileged(
+        "a_host_whose_sshd_dies_mid_run_fails_alone_and_leaves_no_run_directory",
+        "network namespaces and sshd",
+    ) {
+        return;
+    }
+    let mut lab = Lab::new("kill", 81);
+    lab.start();
+    let script = lab.path().join("long.rhai");
+    std::fs::write(
+        &script,
+        r#"io::job(#{ name: "j", rw: "randread", bs: "4k", size: "8M", ioengine: "psync", time_based: true, runtime: "10s" });
+report::metric("x", 1.0, "n", "higher");
+"#,
+    )
+    .unwrap();
+    let inv = inventory(
+        lab.path(),
+        "hosts.toml",
+        &[lab.host(0, "a"), lab.host(1, "b")],
+    );
+    let out = lab.path().join("out");
+    let mut child = Command::new(plumb_bin())
+        .args(["fleet", "run"])
+        .arg(&script)
+        .args(["--hosts", &inv, "--ssh-config", &lab.config()])
+        .arg("--out")
+        .arg(&out)
+        .env("PLUMB_CACHE_DIR", test_cache())
+        .current_dir(lab.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start plumb fleet run");
+    let err = Arc::new(Mutex::new(Vec::new()));
+    let err_reader = {
+        let err = Arc::clone(&err);
+        let mut stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                err.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    let out_reader = {
+        let mut stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stdout.read_to_string(&mut s);
+            s
+        })
+    };
+    let so_far =
+        |err: &Arc<Mutex<Vec<u8>>>| String::from_utf8_lossy(&err.lock().unwrap()).into_owned();
+    // b's scenario is under way: a run directory with something in it (the
+    // job's file), not just one made and left empty.
+    let target_b = lab.target(1);
+    let running = || {
+        run_dirs(&target_b)
+            .iter()
+            .any(|d| !named(&target_b.join(d), "").is_empty())
+    };
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !running() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!(
+                "plumb exited ({status}) before b's run began:\n{}",
+                so_far(&err)
+            );
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("b's run never began:\n{}", so_far(&err));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let killed = lab.kill_sshd(1);
+    assert!(
+        killed >= 2,
+        "only {killed} sshd process(es) in b's namespace"
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "plumb did not finish after b's sshd died:\n{}",
+                so_far(&err)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    err_reader.join().unwrap();
+    let r = Run {
+        code: status.code().unwrap_or(-1),
+        stdout: out_reader.join().unwrap(),
+        stderr: so_far(&err),
+    };
+    // Counted from plumb's exit: the agent on b sees its stdin close.
+    let left = run_dirs_gone(&[lab.target(0), lab.target(1)], Duration::from_secs(10));
+    assert_eq!(r.code, 1, "{}", shown(&r));
+    let b = final_line(&r.stderr, "b");
+    assert!(b.starts_with("b: failed at run: "), "{b}\n{}", r.stderr);
+    assert!(
+        b.to_ascii_lowercase().contains("connection"),
+        "b's reason does not name the lost connection: {b}"
+    );
+    assert!(
+        final_line(&r.stderr, "a").starts_with("a: ok"),
+        "{}",
+        r.stderr
+    );
+    let a = read_json(&out.join("results/a.json"), &shown(&r));
+    assert_eq!(a["label"], "a", "{a}");
+    assert_eq!(metric(&a, "long", "x"), Some(1.0), "{a}");
+    let partial = out.join("results/b.json");
+    if partial.exists() {
+        let p = read_json(&partial, &shown(&r));
+        assert_eq!(p["schema"], "plumb.result.v1", "{p}");
+        assert_eq!(p["label"], "b", "{p}");
+    }
+    let f = read_json(&out.join("fleet.json"), &shown(&r));
+    let (fa, fb) = (fleet_host(&f, "a"), fleet_host(&f, "b"));
+    assert_eq!(
+        (&fa["ok"], &fa["stage"]),
+        (&json!(true), &json!("done")),
+        "{f}"
+    );
+    assert_eq!(
+        (&fb["ok"], &fb["stage"]),
+        (&json!(false), &json!("run")),
+        "{f}"
+    );
+    assert!(fb["error"].is_string(), "{f}");
+    assert_eq!(
+        left,
+        Vec::<String>::new(),
+        "run directories 10 s after plumb exited"
+    );
+}
+
+#[test]
+fn hosts_refused_at_check_say_why_and_nothing_runs_there() {
+    if !privileged(
+        "hosts_refused_at_check_say_why_and_nothing_runs_there",
+        "network namespaces and sshd",
+    ) {
+        return;
+    }
+    let mut lab = Lab::new("check", 82);
+    let small = lab.tmpfs("small", "4m");
+    lab.start();
+    let user = lab.key("user_key");
+    let made = |name: &str| {
+        let d = lab.path().join(name);
+        std::fs::create_dir(&d).unwrap();
+        d
+    };
+    let good = Host {
+        identity: Some(user.clone()),
+        ..lab.host(0, "good")
+    };
+    let noauth = Host {
+        identity: Some(lab.key("other_key")),
+        target: made("target-noauth"),
+        cache: lab.path().join("cache-noauth"),
+        ..lab.host(0, "noauth")
+    };
+    let dead = Host {
+        address: format!("10.{}.1.99", lab.nn),
+        identity: Some(user.clone()),
+        target: made("target-dead"),
+        cache: lab.path().join("cache-dead"),
+        ..lab.host(0, "dead")
+    };
+    let full = Host {
+        identity: Some(user.clone()),
+        target: small.clone(),
+        ..lab.host(1, "full")
+    };
+    let inv = inventory(lab.path(), "hosts.toml", &[good, noauth, dead, full]);
+    // No key in the config: each host's `identity` is the only one tried.
+    let cfg = lab.config_bare();
+    let out = lab.path().join("out");
+    let mut args = vec!["run", "quick", "--hosts", &inv, "--ssh-config", &cfg];
+    args.extend(["--connect-timeout", "2s", "--out", out.to_str().unwrap()]);
+    args.extend(QUICK_SMALL);
+    let r = fleet(lab.path(), &args);
+    assert_eq!(r.code, 1, "{}", shown(&r));
+    let f = read_json(&out.join("fleet.json"), &shown(&r));
+    let caches = [
+        ("noauth", "authentication", lab.path().join("cache-noauth")),
+        ("dead", "unreachable", lab.path().join("cache-dead")),
+        ("full", "free space", lab.cache(1)),
+    ];
+    for (name, word, cache) in caches {
+        let l = final_line(&r.stderr, name);
+        assert!(
+            l.starts_with(&format!("{name}: failed at check: ")) && l.contains(word),
+            "{name} should fail at check saying {word:?}: {l}\n{}",
+            r.stderr
+        );
+        let e = fleet_host(&f, name);
+        assert_eq!(e["ok"], false, "{e}");
+        assert_eq!(e["stage"], "check", "{e}");
+        assert!(e["binary"].is_null(), "{e}");
+        assert!(e["error"].as_str().is_some_and(|s| s.contains(word)), "{e}");
+        assert!(
+            !out.join(format!("results/{name}.json")).exists(),
+            "{name} has a result"
+        );
+        assert_eq!(
+            named(&cache, "plumb-"),
+            Vec::<String>::new(),
+            "{name}'s cache"
+        );
+    }
+    assert!(
+        final_line(&r.stderr, "good").starts_with("good: ok"),
+        "{}",
+        r.stderr
+    );
+    let g = read_json(&out.join("results/good.json"), &shown(&r));
+    assert_eq!(g["label"], "good", "{g}");
+    assert_eq!(fleet_host(&f, "good")["stage"], "done", "{f}");
+    assert_eq!(
+        crate::util::entries(&small),
+        Vec::<String>::new(),
+        "the full target"
+    );
+    assert_eq!(run_dirs(&lab.target(0)), Vec::<String>::new());
+}
+
+#[test]
+fn inventory_mistakes_are_refused_before_any_ssh() {
+    let dir = workdir();
+    let ran = dir.path().join("ssh-ran");
+    let proxy = format!("-oProxyCommand=touch {}", ran.display());
+    let write = |file: &str, text: &str| {
+        std::fs::write(dir.path().join(file), text).unwrap();
+        file.to_string()
+    };
+    let host = |name: &str, address: &str| {
+        format!(
+            "[[host]]\nname = {}\naddress = {}\n\n",
+            toml_str(name),
+            toml_str(address)
+        )
+    };
+    let bad_name = write("bad-name.toml", &host("../x", "127.0.0.1"));
+    let twice = write(
+        "twice.toml",
+        &(host("twin", "127.0.0.1") + host("twin", "127.0.0.2").as_str()),
+    );
+    let option = write("option.toml", &host("p", &proxy));
+    let attached = format!("-H{proxy}");
+    let with_user = format!("root@{proxy}");
+    let long = format!("--host={proxy}");
+    let cases: [(&[&str], &str); 7] = [
+        (&["--hosts", &bad_name], "../x"),
+        (&["--hosts", &twice], "twin"),
+        (&["--hosts", &option], ""),
+        (&["-H", &proxy], ""),
+        (&[&attached], ""),
+        (&["-H", &with_user], ""),
+        (&[&long], ""),
+    ];
+    for (hosts, named_in_error) in cases {
+        let mut args = vec!["run", "quick", "--connect-timeout", "1s", "--out", "out"];
+        args.extend_from_slice(hosts);
+        let r = fleet(dir.path(), &args);
+        assert_eq!(r.code, 2, "{hosts:?}: {}", shown(&r));
+        assert!(r.stderr.contains(named_in_error), "{hosts:?}: {}", r.stderr);
+        assert!(!ran.exists(), "{hosts:?} ran ssh's ProxyCommand");
+    }
+}
+
+#[test]
+fn a_perfkitbenchmarker_machine_list_is_read_as_an_inventory() {
+    require_tool("ssh", "-V", "openssh-client");
+    let dir = workdir();
+    let key = dir.path().join("key");
+    keygen(&key);
+    // 127.0.0.1: a port nobody listens on (refused); 127.0.0.2: one that
+    // accepts connections and never says a word.
+    let refused = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let silent = TcpListener::bind("127.0.0.2:0").unwrap();
+    let silent_port = silent.local_addr().unwrap().port();
+    let machines = json!([
+        {
+            "ip_address": "127.0.0.1",
+            "user_name": "perfkit",
+            "keyfile_path": key,
+            "ssh_port": refused,
+            "internal_ip": "127.0.0.1",
+            "os_type": "ubuntu2204",
+            "disk_specs": [{ "mount_point": "/scratch" }]
+        },
+        {
+            "ip_address": "127.0.0.2",
+            "user_name": "perfkit",
+            "keyfile_path": key,
+            "ssh_port": silent_port,
+            "zone": "rack1",
+            "disk_specs": [{ "mount_point": "/scratch" }]
+        }
+    ]);
+    std::fs::write(dir.path().join("vms.json"), machines.to_string()).unwrap();
+    // An empty client config: none of the user's own applies.
+    std::fs::write(dir.path().join("ssh_config"), "").unwrap();
+    let r = fleet(
+        dir.path(),
+        &[
+            "run",
+            "quick",
+            "--hosts",
+            "vms.json",
+            "--ssh-config",
+            "ssh_config",
+            "--connect-timeout",
+            "1s",
+            "--out",
+            "out",
+        ],
+    );
+    drop(silent);
+    assert_eq!(r.code, 1, "{}", shown(&r));
+    let f = read_json(&dir.path().join("out/fleet.json"), &shown(&r));
+    for name in ["127.0.0.1", "127.0.0.2"] {
+        let l = final_line(&r.stderr, name);
+        assert!(
+            l.starts_with(&format!("{name}: failed at check: ")) && l.contains("unreachable"),
+            "{l}\n{}",
+            r.stderr
+        );
+        let e = fleet_host(&f, name);
+        assert_eq!(
+            (&e["ok"], &e["stage"]),
+            (&json!(false), &json!("check")),
+            "{e}"
+        );
+    }
+}
+
+/// A local TCP port nobody listens on (just now).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn fleet_wait_returns_once_the_port_answers_and_fails_at_its_timeout() {
+    let dir = workdir();
+    let port = free_port();
+    let stop = Arc::new(AtomicBool::new(false));
+    // A listener from 1 s on, greeting like an sshd.
+    let server = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(1));
+            let l = TcpListener::bind(("127.0.0.1", port)).expect("bind the late listener");
+            l.set_nonblocking(true).unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                match l.accept() {
+                    Ok((mut s, _)) => {
+                        let _ = s.write_all(b"SSH-2.0-OpenSSH_9.2 plumb-test\r\n");
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                }
+            }
+        })
+    };
+    let started = Instant::now();
+    let p = port.to_string();
+    let r = fleet(
+        dir.path(),
+        &["wait", "--port", &p, "--timeout", "30s", "127.0.0.1"],
+    );
+    let took = started.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    server.join().unwrap();
+    assert_eq!(r.code, 0, "{}", shown(&r));
+    let prefix = format!("127.0.0.1:{port} answered after ");
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no '{prefix}…' line:\n{}", shown(&r)));
+    let rest = &line[prefix.len()..];
+    let secs: f64 = rest
+        .split_whitespace()
+        .next()
+        .and_then(|s| s.trim_end_matches('s').parse().ok())
+        .unwrap_or_else(|| panic!("no seconds in {line:?}"));
+    assert!(
+        (0.8..=took + 0.1).contains(&secs),
+        "answered after {secs} s, listening from 1 s, the wait took {took:.2} s: {line}"
+    );
+    let attempts: u32 = rest
+        .split('(')
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no attempt count in {line:?}"));
+    assert!(attempts >= 2, "{line}");
+
+    let closed = free_port().to_string();
+    let started = Instant::now();
+    let r = fleet(
+        dir.path(),
+        &["wait", "--port", &closed, "--timeout", "1s", "127.0.0.1"],
+    );
+    assert_eq!(r.code, 1, "{}", shown(&r));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "a 1 s timeout took {:?}",
+        started.elapsed()
+    );
+}
