@@ -351,6 +351,15 @@ pub struct Limited {
     pub stderr: String,
 }
 
+/// The bounds of one run: killed after `kill_after` seconds, at most
+/// `mem_gib` GiB of address space and `fsize_mib` MiB per file.
+#[derive(Clone, Copy)]
+pub struct Limits {
+    pub kill_after: f64,
+    pub mem_gib: u64,
+    pub fsize_mib: u64,
+}
+
 /// Runs plumb with `args` in `cwd` under an address-space limit of `mem_gib`
 /// GiB and a file-size limit of `fsize_mib` MiB, in its own process group,
 /// killing the group after `kill_after` seconds. Output goes through files in
@@ -360,11 +369,14 @@ pub fn run_limited(
     cwd: &Path,
     cache: &Path,
     logs: &Path,
-    kill_after: f64,
-    mem_gib: u64,
-    fsize_mib: u64,
+    limits: Limits,
     stdin: Option<&Path>,
 ) -> Limited {
+    let Limits {
+        kill_after,
+        mem_gib,
+        fsize_mib,
+    } = limits;
     let stdout_path = logs.join("stdout");
     let stderr_path = logs.join("stderr");
     let (mem, fsize) = (mem_gib << 30, fsize_mib << 20);
@@ -520,9 +532,11 @@ fn run_case(c: &Case) -> Outcome {
         &cwd,
         &cache,
         &logs,
-        c.deadline + GRACE,
-        c.mem_gib,
-        c.fsize_mib,
+        Limits {
+            kill_after: c.deadline + GRACE,
+            mem_gib: c.mem_gib,
+            fsize_mib: c.fsize_mib,
+        },
         c.stdin.as_ref().map(|f| work.join(f)).as_deref(),
     );
     let mut problems = early;
