@@ -890,6 +890,121 @@ report::metric("x", 1.0, "n", "higher");
 }
 
 #[test]
+fn ctrl_c_stops_every_remote_run_keeps_partial_results_and_cleans_up() {
+    if !privileged(
+        "ctrl_c_stops_every_remote_run_keeps_partial_results_and_cleans_up",
+        "network namespaces and sshd",
+    ) {
+        return;
+    }
+    let mut lab = Lab::new("int", 84);
+    lab.start();
+    let script = lab.path().join("long.rhai");
+    std::fs::write(
+        &script,
+        r#"io::job(#{ name: "j", rw: "randread", bs: "4k", size: "8M", ioengine: "psync", time_based: true, runtime: "30s" });
+report::metric("x", 1.0, "n", "higher");
+"#,
+    )
+    .unwrap();
+    let inv = inventory(
+        lab.path(),
+        "hosts.toml",
+        &[lab.host(0, "a"), lab.host(1, "b")],
+    );
+    let out = lab.path().join("out");
+    let logs = lab.path().join("stderr.log");
+    let mut child = Command::new(plumb_bin())
+        .args(["fleet", "run"])
+        .arg(&script)
+        .args(["--hosts", &inv, "--ssh-config", &lab.config()])
+        .arg("--out")
+        .arg(&out)
+        .env("PLUMB_CACHE_DIR", test_cache())
+        .current_dir(lab.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&logs).unwrap())
+        .spawn()
+        .expect("start plumb fleet run");
+    let log = || std::fs::read_to_string(&logs).unwrap_or_default();
+    // Both runs under way: a run directory holding the job's file.
+    let running = |t: &Path| {
+        run_dirs(t)
+            .iter()
+            .any(|d| !named(&t.join(d), "").is_empty())
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !(running(&lab.target(0)) && running(&lab.target(1))) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "plumb exited before both runs began:\n{}",
+            log()
+        );
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            panic!("the runs never began:\n{}", log());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let signalled = Instant::now();
+    // SAFETY: kill with a valid signal on the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if signalled.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("plumb did not end within 20 s of SIGINT:\n{}", log());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let took = signalled.elapsed();
+    assert_eq!(status.code(), Some(130), "{}", log());
+    assert!(
+        took < Duration::from_secs(10),
+        "{took:?} from SIGINT to the end"
+    );
+    let f = read_json(&out.join("fleet.json"), &log());
+    for h in HOSTS {
+        let e = fleet_host(&f, h);
+        assert_eq!(
+            (&e["ok"], &e["stage"]),
+            (&json!(false), &json!("run")),
+            "{f}"
+        );
+        assert!(
+            e["error"].as_str().is_some_and(|s| s.contains("stopped")),
+            "{f}"
+        );
+        // The run saved what it had, as `plumb run` does when interrupted.
+        let d = read_json(&out.join(format!("results/{h}.json")), &log());
+        assert_eq!(d["label"], h, "{d}");
+        let s = &d["scenarios"][0];
+        assert!(
+            s["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("interrupted")),
+            "{d}"
+        );
+    }
+    let left = run_dirs_gone(&[lab.target(0), lab.target(1)], Duration::from_secs(10));
+    assert_eq!(left, Vec::<String>::new(), "run directories after Ctrl-C");
+    let gone = Instant::now() + Duration::from_secs(5);
+    while !(lab.others(0).is_empty() && lab.others(1).is_empty()) && Instant::now() < gone {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        lab.others(0).is_empty() && lab.others(1).is_empty(),
+        "processes left on the hosts: {:?} {:?}",
+        lab.others(0),
+        lab.others(1)
+    );
+}
+
+#[test]
 fn hosts_refused_at_check_say_why_and_nothing_runs_there() {
     if !privileged(
         "hosts_refused_at_check_say_why_and_nothing_runs_there",
