@@ -98,6 +98,11 @@ fn threads_beyond_the_process_limit_end_the_run_with_an_error() {
         "--ioengine=null",
         "--rw=read",
         "--size=1M",
+        // Time-based, so that started jobs are still running when the 33rd
+        // thread is asked for (1 MiB of null I/O can end before the next
+        // thread starts, and then the limit is never reached).
+        "--time_based",
+        "--runtime=5s",
         "--numjobs=1000",
     ])
     .current_dir("/")

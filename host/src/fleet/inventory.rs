@@ -25,7 +25,7 @@ const MAX_LABELS: usize = 32;
 
 /// The remote directory of plumb's binary cache when the inventory names
 /// none: relative to the login directory, where ssh commands start.
-pub const DEFAULT_CACHE: &str = ".cache/plumb";
+pub const DEFAULT_CACHE: &str = ".cache/plumb/bin";
 /// The remote directory runs happen in when the inventory names none: the
 /// login directory.
 pub const DEFAULT_TARGET: &str = ".";
