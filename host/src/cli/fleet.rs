@@ -224,13 +224,7 @@ fn connect(c: &Connection) -> Result<(Vec<Host>, Ssh), (ExitCode, String)> {
     if hosts.is_empty() {
         return Err(bad("no hosts: give --hosts FILE or -H HOST"));
     }
-    let mut names = std::collections::BTreeSet::new();
-    if let Some(h) = hosts.iter().find(|h| !names.insert(h.name.clone())) {
-        return Err(bad(format!(
-            "host '{}' is named twice (--hosts and -H): names must differ",
-            h.name
-        )));
-    }
+    let hosts = inventory::finish("--hosts and -H", hosts).map_err(|e| bad(e.to_string()))?;
     let hosts = inventory::select(hosts, c.only.as_deref()).map_err(|e| bad(e.to_string()))?;
     for o in &c.ssh_option {
         if o.starts_with('-') || o.chars().any(char::is_control) {
@@ -294,7 +288,6 @@ fn run(a: RunArgs) -> Outcome {
         crate::scenario::compile(s).map_err(bad)?;
     }
     super::run::parse_params(&a.params, std::slice::from_ref(&pack))?;
-    crate::units::parse_duration(&a.timeout).map_err(|e| bad(format!("--timeout: {e}")))?;
     let max_bytes = a
         .max_bytes
         .as_deref()
@@ -305,7 +298,38 @@ fn run(a: RunArgs) -> Outcome {
         .capabilities
         .max_bytes()
         .map_err(|e| bad(format!("{}: capabilities.max_bytes: {e}", pack.name)))?;
+    if let (Some(d), Some(m)) = (declared, max_bytes) {
+        if d > m {
+            return Err(bad(format!(
+                "pack {} may write {} but --max-bytes grants {}: nothing was run",
+                pack.name,
+                crate::units::format_bytes_binary(d as f64),
+                crate::units::format_bytes_binary(m as f64)
+            )));
+        }
+    }
     let need_bytes = declared.or(max_bytes).unwrap_or(0);
+    for n in &a.allow_net {
+        if n.starts_with('-')
+            || !n.contains(':')
+            || n.chars().any(|c| c.is_control() || c.is_whitespace())
+        {
+            return Err(bad(format!(
+                "--allow-net '{}': expected HOST:PORT",
+                clean(n)
+            )));
+        }
+    }
+    let scenarios = u32::try_from(pack.scenarios.len()).unwrap_or(u32::MAX);
+    // Each scenario may take its --timeout, each repeat; then a margin
+    // for starting, laying out and sending the result back.
+    let run_limit = crate::units::parse_duration(&a.timeout)
+        .map_err(|e| bad(format!("--timeout: {e}")))?
+        .saturating_mul(scenarios.saturating_mul(a.repeat))
+        .saturating_add(Duration::from_secs(600));
+    let results = a.out.join("results");
+    std::fs::create_dir_all(&results)
+        .map_err(|e| bad(format!("--out {}: {e}", results.display())))?;
     let payload = payload(&pack, &a.pack)?;
     let mut run_args = vec![
         "--sha256".to_string(),
@@ -333,6 +357,7 @@ fn run(a: RunArgs) -> Outcome {
         need_bytes,
         run_args,
         serial: a.serial,
+        run_limit,
         out: a.out.clone(),
         origin: Some(pack.origin.describe()),
     };
@@ -381,8 +406,20 @@ fn net(a: NetArgs) -> Outcome {
         if x == y {
             return Err(bad(format!("--pair '{}': two different hosts", clean(p))));
         }
+        if pairs
+            .iter()
+            .any(|(p, q): &(Host, Host)| format!("{}-{}", p.name, q.name) == format!("{x}-{y}"))
+        {
+            return Err(bad(format!(
+                "--pair '{}': given twice, or named like another pair (results/{x}-{y}.json)",
+                clean(p)
+            )));
+        }
         pairs.push((find(x)?, find(y)?));
     }
+    let results = a.out.join("results");
+    std::fs::create_dir_all(&results)
+        .map_err(|e| bad(format!("--out {}: {e}", results.display())))?;
     let seconds =
         crate::units::parse_duration(&a.seconds).map_err(|e| bad(format!("--seconds: {e}")))?;
     let streams: Vec<u32> = a
@@ -434,6 +471,7 @@ fn net(a: NetArgs) -> Outcome {
         payload,
         run_args,
         server_limit: format!("{}s", server_limit.as_secs()),
+        run_limit: server_limit,
         out: a.out.clone(),
     };
     let signals = Signals::install();
@@ -518,10 +556,11 @@ fn wait(a: WaitArgs) -> Outcome {
         for (h, r) in &results {
             match r {
                 Ok(w) => println!(
-                    "{} answered after {:.2} s ({} attempts)",
+                    "{} answered after {:.2} s ({} attempt{})",
                     clean(h),
                     w.seconds,
-                    w.attempts
+                    w.attempts,
+                    if w.attempts == 1 { "" } else { "s" }
                 ),
                 Err(e) => println!("{} did not answer: {}", clean(h), clean(e)),
             }
@@ -619,7 +658,7 @@ fn agent(a: AgentCommand) -> Outcome {
             max_duration,
         } => agent::serve(&listen, &max_duration),
         AgentCommand::Sweep { target, pid } => {
-            agent::sweep(&target, pid, Duration::from_secs(15));
+            agent::sweep(&target, pid, agent::SWEEP_WAIT);
             Ok(0)
         }
     }
@@ -692,6 +731,13 @@ fn compare(reports: &[HostReport], baseline: Option<&str>, format: Format) {
         .filter_map(|r| Some((r.name.as_str(), r.result.clone()?)))
         .collect();
     if let Some(b) = baseline {
+        if !files.iter().any(|(n, _)| *n == b) && !files.is_empty() {
+            eprintln!(
+                "plumb fleet: note: the baseline {} has no result; {} is the baseline instead",
+                clean(b),
+                clean(files[0].0)
+            );
+        }
         files.sort_by_key(|(n, _)| *n != b);
     }
     match files.len() {
@@ -728,13 +774,18 @@ fn exit_code(reports: &[HostReport], signals: &Signals, saved: bool) -> ExitCode
 }
 
 /// Live progress: one line per host on a terminal, plain prefixed lines
-/// otherwise.
+/// otherwise — at most one every [`PLAIN_INTERVAL`] per host for the
+/// host's own lines (a host that floods its output is not copied through).
 struct Progress {
     names: Vec<String>,
     bars: Option<(MultiProgress, Vec<ProgressBar>)>,
-    /// Plain lines are written whole, one at a time.
-    plain: Mutex<()>,
+    /// When each host's last plain line was written; lines are written
+    /// whole, one at a time.
+    plain: Mutex<Vec<Option<std::time::Instant>>>,
 }
+
+/// The least time between two plain progress lines of one host.
+const PLAIN_INTERVAL: Duration = Duration::from_millis(200);
 
 impl Progress {
     fn new(names: &[String]) -> Progress {
@@ -760,15 +811,22 @@ impl Progress {
         Progress {
             names: names.to_vec(),
             bars,
-            plain: Mutex::new(()),
+            plain: Mutex::new(vec![None; names.len()]),
         }
     }
 
-    fn say(&self, host: usize, text: &str) {
+    /// Shows `text` for `host`; a `droppable` line (the host's own) is
+    /// skipped in plain mode when the host's last line was too recent.
+    fn say(&self, host: usize, text: &str, droppable: bool) {
         match &self.bars {
             Some((_, bars)) => bars[host].set_message(text.to_string()),
             None => {
-                let _g = self.plain.lock();
+                let mut last = self.plain.lock().unwrap_or_else(|e| e.into_inner());
+                let now = std::time::Instant::now();
+                if droppable && last[host].is_some_and(|t| now - t < PLAIN_INTERVAL) {
+                    return;
+                }
+                last[host] = Some(now);
                 eprintln!("{}: {}", clean(&self.names[host]), text);
             }
         }
@@ -787,11 +845,11 @@ impl Progress {
 
 impl Observer for Progress {
     fn stage(&self, host: usize, _stage: Stage, detail: &str) {
-        self.say(host, &clean(detail));
+        self.say(host, &clean(detail), false);
     }
 
     fn line(&self, host: usize, line: &str) {
-        self.say(host, line);
+        self.say(host, &clean(line), true);
     }
 
     fn done(&self, host: usize, report: &HostReport) {

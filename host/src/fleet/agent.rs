@@ -4,13 +4,18 @@
 //! It makes a run directory of its own in the target (owner-marked, so a
 //! later plumb sweeps it if the agent is killed), receives the pack on
 //! stdin, runs `plumb run` (or `plumb serve`) as a child, passes the
-//! child's stderr through, and sends the result document back on stdout.
+//! child's progress on as `plumb-fleet-line` frames, and sends the result
+//! document back on stdout. (stderr is left to ssh and the agent's own
+//! errors, so the driver can tell a lost connection from a run's output.)
+//! The child writes its stderr to a file, never to a pipe whose reader
+//! might be gone, and is sent SIGTERM by the kernel if the agent dies
+//! (`PR_SET_PDEATHSIG`).
 //! Its lifeline is stdin: when the driver goes away (Ctrl-C, the
 //! connection drops, the driver is killed), stdin ends, and the agent
 //! stops its child with SIGTERM (which saves partial results and cleans
 //! up), then removes its directory. SIGINT, SIGTERM and SIGHUP do the same.
 
-use super::protocol::{self, AGENT, PAYLOAD, READY, RESULT};
+use super::protocol::{self, AGENT, LINE, PAYLOAD, READY, RESULT};
 use crate::sandbox::RunDir;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -18,6 +23,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// How long a sweep waits for the agent it follows to end.
+pub const SWEEP_WAIT: Duration = Duration::from_secs(8);
 
 /// How long a child may take to stop after SIGTERM before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(10);
@@ -39,8 +47,7 @@ pub enum AgentError {
     Spawn(String),
 }
 
-/// The stop flags of the agent: a signal, or stdin's end.
-#[derive(Clone)]
+/// The stop flag of the agent: a signal, or stdin's end.
 struct Lifeline {
     stop: Arc<AtomicBool>,
 }
@@ -91,42 +98,131 @@ fn run_in(
     run_args: &[String],
     lifeline: &Lifeline,
 ) -> Result<i32, AgentError> {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(
-        out,
+    let out = Out::new();
+    out.line(&format!(
         "{AGENT} {} {}",
         std::process::id(),
         dir.path().display()
-    );
-    let _ = out.flush();
+    ));
     let mut stdin = BufReader::new(std::io::stdin());
     let payload = receive(&mut stdin, dir.path())?;
     lifeline.watch(stdin);
     let result = dir.path().join("result.json");
-    let mut child = plumb()
-        .arg("run")
+    let log = dir.path().join("stderr.log");
+    let mut cmd = plumb();
+    cmd.arg("run")
         .arg(&payload)
         .arg("--target")
         .arg(dir.path())
         .arg("--json")
         .arg(&result)
         .args(run_args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| AgentError::Spawn(e.to_string()))?;
-    let relay = relay_stderr(&mut child);
-    let code = supervise(&mut child, lifeline);
-    let _ = relay.join();
+        .stdout(Stdio::null());
+    let mut child = spawn(cmd, &log)?;
+    let code = relayed(&mut child, &log, &out, lifeline);
     let doc = std::fs::read(&result)
         .ok()
         .filter(|b| b.len() as u64 <= crate::model::document::limits::FILE_BYTES)
         .map(|b| with_target(b, target))
         .unwrap_or_default();
-    // The driver may be gone: nothing to do about a failed write.
-    let _ = protocol::write_counted(&mut out, RESULT, &code.to_string(), &doc);
+    out.counted(RESULT, &code.to_string(), &doc);
     Ok(code)
+}
+
+/// The agent's stdout, shared by the relay and the main thread, so that
+/// frames never interleave. A failed write (the driver is gone) is dropped:
+/// the lifeline tells the agent to stop.
+struct Out(std::sync::Mutex<std::io::Stdout>);
+
+impl Out {
+    fn new() -> Out {
+        Out(std::sync::Mutex::new(std::io::stdout()))
+    }
+
+    fn line(&self, text: &str) {
+        let mut o = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = writeln!(o, "{text}").and_then(|()| o.flush());
+    }
+
+    fn counted(&self, kind: &str, first: &str, bytes: &[u8]) {
+        let mut o = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = protocol::write_counted(&mut *o, kind, first, bytes);
+    }
+}
+
+/// Starts `cmd` with stdin closed and stderr into `log`; the kernel sends
+/// it SIGTERM should the agent die first, so it never runs on orphaned.
+fn spawn(mut cmd: Command, log: &Path) -> Result<Child, AgentError> {
+    use std::os::unix::process::CommandExt;
+    let err = std::fs::File::create(log)
+        .map_err(|e| AgentError::Spawn(format!("{}: {e}", log.display())))?;
+    cmd.stdin(Stdio::null()).stderr(err);
+    // SAFETY: prctl is async-signal-safe; it only sets this child's
+    // parent-death signal.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn().map_err(|e| AgentError::Spawn(e.to_string()))
+}
+
+/// Supervises the child (see [`supervise`]) while passing the lines of its
+/// stderr `log` on as `plumb-fleet-line` frames; returns its exit code once
+/// the last line is sent.
+fn relayed(child: &mut Child, log: &Path, out: &Out, lifeline: &Lifeline) -> i32 {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| relay(log, out, &done));
+        let code = supervise(child, lifeline);
+        done.store(true, Ordering::Relaxed);
+        code
+    })
+}
+
+/// Follows `log` as it grows, sending each line (at most
+/// [`protocol::MAX_LINE`] bytes of it) as a frame, until `done` and read out.
+fn relay(log: &Path, out: &Out, done: &AtomicBool) {
+    let Ok(f) = std::fs::File::open(log) else {
+        return;
+    };
+    let mut r = BufReader::new(f);
+    let mut line = Vec::new();
+    loop {
+        let finished = done.load(Ordering::Relaxed);
+        match r.read_until(b'\n', &mut line) {
+            Ok(n) if n > 0 && line.ends_with(b"\n") => {
+                let text = String::from_utf8_lossy(&line);
+                let text: String = text
+                    .trim_end()
+                    .chars()
+                    .take(protocol::MAX_LINE - 32)
+                    .collect();
+                out.line(&format!("{LINE} {}", text.replace('\r', " ")));
+                line.clear();
+                continue;
+            }
+            Ok(_) | Err(_) if finished => {
+                if !line.is_empty() {
+                    let text = String::from_utf8_lossy(&line).into_owned();
+                    out.line(&format!("{LINE} {}", text.trim_end()));
+                }
+                return;
+            }
+            _ => {}
+        }
+        // A partial line waits for its end; a line longer than the bound
+        // is sent in pieces.
+        if line.len() > protocol::MAX_LINE / 2 {
+            let text = String::from_utf8_lossy(&line).into_owned();
+            out.line(&format!("{LINE} {}", text.trim_end()));
+            line.clear();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Reads the payload header and bytes from the driver into `dir`.
@@ -171,25 +267,6 @@ fn receive(stdin: &mut impl BufRead, dir: &Path) -> Result<PathBuf, AgentError> 
 /// This plumb, as a command.
 fn plumb() -> Command {
     Command::new(std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe")))
-}
-
-/// Passes the child's stderr through, line by line; a write that fails
-/// (the driver is gone) is dropped rather than ending the child.
-fn relay_stderr(child: &mut Child) -> std::thread::JoinHandle<()> {
-    let from = child.stderr.take().expect("piped");
-    std::thread::spawn(move || {
-        let mut r = BufReader::new(from);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match r.by_ref().take(64 << 10).read_until(b'\n', &mut line) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    let _ = std::io::stderr().write_all(&line);
-                }
-            }
-        }
-    })
 }
 
 /// Waits for the child; once the lifeline is cut, sends it SIGTERM, and
@@ -241,31 +318,37 @@ fn with_target(doc: Vec<u8>, target: &Path) -> Vec<u8> {
 /// lifeline is cut; says `plumb-fleet-ready ADDRESS` once it listens.
 pub fn serve(listen: &str, max_duration: &str) -> Result<i32, AgentError> {
     let lifeline = Lifeline::install();
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{AGENT} {} -", std::process::id());
-    let _ = out.flush();
+    let out = Out::new();
+    out.line(&format!("{AGENT} {} -", std::process::id()));
     lifeline.watch(std::io::stdin());
-    let mut child = plumb()
-        .args([
-            "serve",
-            "--quiet",
-            "--listen",
-            listen,
-            "--max-duration",
-            max_duration,
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| AgentError::Spawn(e.to_string()))?;
-    let relay = relay_stderr(&mut child);
+    let log = std::env::temp_dir().join(format!("plumb-fleet-serve-{}.log", std::process::id()));
+    let mut cmd = plumb();
+    cmd.args([
+        "serve",
+        "--quiet",
+        "--listen",
+        listen,
+        "--max-duration",
+        max_duration,
+    ])
+    .stdout(Stdio::piped());
+    let spawned = spawn(cmd, &log);
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = std::fs::remove_file(&log);
+            return Err(e);
+        }
+    };
     let stdout = child.stdout.take().expect("piped");
     let (first_line, ready) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut r = BufReader::new(stdout);
         let mut first = String::new();
-        let _ = r.by_ref().take(4096).read_line(&mut first);
+        let _ = r
+            .by_ref()
+            .take(protocol::MAX_LINE as u64)
+            .read_line(&mut first);
         let _ = first_line.send(first);
         let _ = std::io::copy(&mut r, &mut std::io::sink());
     });
@@ -273,8 +356,7 @@ pub fn serve(listen: &str, max_duration: &str) -> Result<i32, AgentError> {
     loop {
         if let Ok(first) = ready.recv_timeout(Duration::from_millis(20)) {
             if let Some(addr) = first.trim().strip_prefix("plumb serve: listening on ") {
-                let _ = writeln!(out, "{READY} {addr}");
-                let _ = out.flush();
+                out.line(&format!("{READY} {addr}"));
             }
             break;
         }
@@ -282,8 +364,8 @@ pub fn serve(listen: &str, max_duration: &str) -> Result<i32, AgentError> {
             break;
         }
     }
-    let code = supervise(&mut child, &lifeline);
-    let _ = relay.join();
+    let code = relayed(&mut child, &log, &out, &lifeline);
+    let _ = std::fs::remove_file(&log);
     Ok(code)
 }
 

@@ -349,8 +349,9 @@ fn check(place: &str, raw: Raw) -> Result<Host, InventoryError> {
     })
 }
 
-/// Refuses an empty or oversized fleet and names used twice.
-fn finish(file: &str, hosts: Vec<Host>) -> Result<Vec<Host>, InventoryError> {
+/// Refuses an empty or oversized fleet and names used twice (`file`
+/// names where the hosts came from).
+pub fn finish(file: &str, hosts: Vec<Host>) -> Result<Vec<Host>, InventoryError> {
     if hosts.is_empty() {
         return Err(err(file, "no hosts"));
     }

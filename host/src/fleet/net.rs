@@ -1,6 +1,6 @@
 //! `fleet net`: the network between two hosts, as iperf3 between two VMs
-//! — `plumb serve` on the second host, bound to the address the first
-//! one reaches it at, the `fleet-net` pack run on the first against it,
+//! — `plumb serve` on the second host, listening where the first one
+//! reaches it, the `fleet-net` pack run on the first against it,
 //! then the server stopped. Pairs run one after another, so their
 //! streams do not share links.
 
@@ -9,7 +9,7 @@ use super::remote::{self, Binary, Payload, Server};
 use super::run::Observer;
 use super::ssh::Ssh;
 use super::summary::{BinaryCopy, HostReport, Stage};
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -31,6 +31,8 @@ pub struct NetPlan {
     pub run_args: Vec<String>,
     /// The longest a server may run (a duration text).
     pub server_limit: String,
+    /// The longest the client's run may take before plumb stops it.
+    pub run_limit: std::time::Duration,
     /// Where `results/` goes.
     pub out: PathBuf,
 }
@@ -87,37 +89,23 @@ fn pair(
 ) -> HostReport {
     let start = Instant::now();
     let name = format!("{}-{}", a.name, b.name);
-    let mut report = HostReport {
-        name: name.clone(),
-        address: format!("{} -> {}", a.address, b.address),
-        ok: false,
-        stage: Stage::Check,
-        error: None,
-        binary: None,
-        seconds: 0.0,
-        result: None,
-    };
-    let fail = |mut r: HostReport, stage: Stage, e: String| {
-        r.stage = stage;
-        r.error = Some(e);
-        r.seconds = start.elapsed().as_secs_f64();
-        r
-    };
+    let report = HostReport::new(&name, &format!("{} -> {}", a.address, b.address));
     let mut copied = false;
     for h in [a, b] {
         observer.stage(i, Stage::Check, &format!("checking {}", h.name));
         let probe = match remote::check(&plan.ssh, h, &plan.binary, 0, stop) {
             Ok(p) => p,
-            Err(e) => return fail(report, Stage::Check, format!("{}: {e}", h.name)),
+            Err(e) => return report.failed(Stage::Check, format!("{}: {e}", h.name), start),
         };
         if !probe.cached {
             observer.stage(i, Stage::Copy, &format!("copying plumb to {}", h.name));
             if let Err(e) = remote::copy_binary(&plan.ssh, h, &plan.binary, stop) {
-                return fail(report, Stage::Copy, format!("{}: {e}", h.name));
+                return report.failed(Stage::Copy, format!("{}: {e}", h.name), start);
             }
             copied = true;
         }
     }
+    let mut report = report;
     report.binary = Some(if copied {
         BinaryCopy::Copied
     } else {
@@ -125,32 +113,29 @@ fn pair(
     });
     let ip = match server_address(&plan.ssh, b) {
         Ok(ip) => ip,
-        Err(e) => return fail(report, Stage::Run, e),
+        Err(e) => return report.failed(Stage::Run, e, start),
     };
-    let listen = std::net::SocketAddr::new(ip, plan.port).to_string();
+    // The server listens on the net address it was given, else on every
+    // address (the one ssh reaches may be a NAT's or a bastion's).
+    let listen = match &b.net_address {
+        Some(_) => SocketAddr::new(ip, plan.port),
+        None if ip.is_ipv6() => {
+            SocketAddr::new(IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED), plan.port)
+        }
+        None => SocketAddr::new(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), plan.port),
+    };
+    let peer = SocketAddr::new(ip, plan.port).to_string();
     observer.stage(
         i,
         Stage::Run,
         &format!("starting plumb serve on {} at {listen}", b.name),
     );
-    let server = match Server::start(
-        &plan.ssh,
-        b,
-        &plan.binary,
-        &listen,
-        &plan.server_limit,
-        stop,
-    ) {
+    let server = match Server::start(&plan.ssh, b, &plan.binary, listen, &plan.server_limit, stop) {
         Ok(s) => s,
         Err(e) => {
-            return fail(
-                report,
-                Stage::Run,
-                format!("plumb serve on {}: {e}", b.name),
-            )
+            return report.failed(Stage::Run, format!("plumb serve on {}: {e}", b.name), start)
         }
     };
-    let peer = server.address.clone();
     observer.stage(i, Stage::Run, &format!("{} -> {} ({peer})", a.name, b.name));
     let mut args = plan.run_args.clone();
     args.extend(
@@ -170,31 +155,23 @@ fn pair(
         &plan.binary,
         &plan.payload,
         &args,
+        plan.run_limit,
         &mut |l| observer.line(i, l),
         stop,
     );
     server.stop();
     let outcome = match outcome {
         Ok(o) => o,
-        Err(e) => return fail(report, Stage::Run, format!("{}: {e}", a.name)),
+        Err(e) => return report.failed(Stage::Run, format!("{}: {e}", a.name), start),
     };
     if let Some(doc) = &outcome.document {
         match super::run::save(&plan.out, &name, doc, Some("builtin")) {
             Ok(p) => report.result = Some(p),
-            Err(e) => return fail(report, Stage::Run, format!("the result: {e}")),
+            Err(e) => return report.failed(Stage::Run, format!("the result: {e}"), start),
         }
     }
-    if outcome.code != 0 || report.result.is_none() {
-        let why = report
-            .result
-            .as_deref()
-            .and_then(super::run::first_error)
-            .or(outcome.last_line.clone())
-            .unwrap_or_else(|| format!("plumb run exited with {}", outcome.code));
-        return fail(report, Stage::Run, why);
+    match super::run::verdict(&outcome, report.result.as_deref()) {
+        None => report.done(start),
+        Some(why) => report.failed(Stage::Run, why, start),
     }
-    report.ok = true;
-    report.stage = Stage::Done;
-    report.seconds = start.elapsed().as_secs_f64();
-    report
 }

@@ -1,8 +1,8 @@
 //! What the driver and the remote agent say to each other over one ssh
 //! session: header lines, then counted bytes. stdin carries the payload
 //! (then stays open: its end tells the agent to stop); stdout carries the
-//! agent's start line and, at the end, the result document; stderr is the
-//! run's progress, passed through line by line.
+//! agent's start line, the run's progress line by line, and at the end the
+//! result document; stderr is ssh's and the agent's own.
 //!
 //! Both sides bound everything: line lengths, payload and result sizes.
 
@@ -16,6 +16,8 @@ pub const PAYLOAD: &str = "plumb-fleet-payload";
 pub const RESULT: &str = "plumb-fleet-result";
 /// A server's readiness: `plumb-fleet-ready ADDRESS`.
 pub const READY: &str = "plumb-fleet-ready";
+/// A line of the run's progress (its stderr): `plumb-fleet-line TEXT`.
+pub const LINE: &str = "plumb-fleet-line";
 
 /// The longest header line read.
 pub const MAX_LINE: usize = 4096;

@@ -7,7 +7,7 @@
 //! one line naming its cause.
 
 use super::inventory::Host;
-use super::protocol::{self, AGENT, PAYLOAD, READY, RESULT};
+use super::protocol::{self, AGENT, LINE, PAYLOAD, READY, RESULT};
 use super::ssh::{self, quote, remote_path, Input, Ssh};
 use std::io::{BufReader, Read, Write};
 use std::path::PathBuf;
@@ -24,6 +24,8 @@ pub const MIN_KERNEL: (u32, u32) = (5, 6);
 const CHECK_LIMIT: Duration = Duration::from_secs(60);
 /// How long the agent may take to stop and clean up once its stdin ends.
 const STOP_LIMIT: Duration = Duration::from_secs(20);
+/// How long a sweep after a failed session may take beyond connecting.
+const SWEEP_LIMIT: Duration = Duration::from_secs(super::agent::SWEEP_WAIT.as_secs() + 2);
 
 /// This plumb binary, as it is copied to hosts.
 #[derive(Debug, Clone)]
@@ -118,7 +120,10 @@ pub struct Probe {
 
 /// Checks that `host` answers, lets us in, runs Linux on this machine's
 /// architecture with a new enough kernel, and has `need_bytes` free in
-/// its target; and whether this binary is cached there.
+/// its target; and whether this binary is cached there: an executable of
+/// the right size under its SHA-256, owned by the user in a cache
+/// directory of the user's that nobody else may write (its content was
+/// checked when it was copied).
 pub fn check(
     ssh: &Ssh,
     host: &Host,
@@ -133,7 +138,11 @@ pub fn check(
          if [ -w {target} ]; then echo writable=yes; fi; \
          df -Pk {target} | awk 'NR==2 {{ print \"free_kib=\" $4 }}'; \
          else echo target=missing; fi; \
-         if [ -x {bin} ] && [ \"$(wc -c < {bin})\" -eq {len} ]; then echo binary=cached; fi",
+         c={cache}; b={bin}; \
+         if [ -x \"$b\" ] && [ -O \"$b\" ] && [ -O \"$c\" ] && [ \"$(wc -c < \"$b\")\" -eq {len} ] \
+         && [ -z \"$(find \"$c\" \"$b\" -prune \\( -perm -020 -o -perm -002 \\) -print)\" ]; \
+         then echo binary=cached; fi",
+        cache = remote_path(&host.cache),
         bin = binary.on(host),
         len = binary.len
     );
@@ -224,20 +233,29 @@ fn kernel_version(release: &str) -> Option<(u32, u32)> {
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
-/// Copies this plumb into `host`'s cache: written under a temporary name,
-/// checked against its SHA-256 there, then renamed, so a cut copy never
-/// looks cached. The cache directory is private to the user.
+/// Copies this plumb into `host`'s cache: written under a temporary name
+/// (removed if the copy is cut; leftovers older than an hour are removed
+/// by the next copy), checked against its SHA-256 there, then renamed, so
+/// a cut copy never looks cached. The cache directory must be the user's
+/// own and writable by nobody else (a shared one could hold a planted
+/// "plumb"); plumb makes it with mode 0700 and never changes an existing
+/// one.
 pub fn copy_binary(
     ssh: &Ssh,
     host: &Host,
     binary: &Binary,
     stop: &AtomicBool,
 ) -> Result<(), String> {
-    let cache = remote_path(&host.cache);
     let script = format!(
-        "umask 077 && mkdir -p {cache} && chmod 700 {cache} && t={cache}/.plumb-{sha}.$$ && \
-         {{ cat > \"$t\" && echo '{sha}  '\"$t\" | sha256sum -c --status && chmod 700 \"$t\" && mv -f \"$t\" {bin}; }} \
-         || {{ s=$?; rm -f \"$t\"; echo 'the copy did not arrive whole (sha256sum failed)' >&2; exit $s; }}",
+        "umask 077; c={cache}; t=\"$c/.plumb-{sha}.$$\"; mkdir -p \"$c\" || exit 1; \
+         if [ ! -O \"$c\" ] || [ -n \"$(find \"$c\" -prune \\( -perm -020 -o -perm -002 \\) -print)\" ]; then \
+         echo \"the cache directory $c is not private (another user's, or writable by others): give the host a cache of its own\" >&2; exit 1; fi; \
+         find \"$c\" -maxdepth 1 -name '.plumb-*' -mmin +60 -exec rm -f {{}} + 2>/dev/null; \
+         trap 'rm -f \"$t\"' EXIT HUP INT TERM; \
+         cat > \"$t\" && echo '{sha}  '\"$t\" | sha256sum -c --status \
+         || {{ echo 'the copy did not arrive whole (sha256sum failed)' >&2; exit 1; }}; \
+         chmod 700 \"$t\" && mv -f \"$t\" {bin}",
+        cache = remote_path(&host.cache),
         sha = binary.sha256,
         bin = binary.on(host)
     );
@@ -275,8 +293,9 @@ pub struct RunOutcome {
     pub code: i32,
     /// The result document it saved (possibly partial), if any.
     pub document: Option<Vec<u8>>,
-    /// The run was stopped by plumb (Ctrl-C here), not by itself.
-    pub stopped: bool,
+    /// Why plumb stopped the run (`stopped`: a signal here; `timed out`:
+    /// the fleet's limit), when it did.
+    pub stopped: Option<&'static str>,
     /// The last line the run printed on stderr.
     pub last_line: Option<String>,
 }
@@ -284,6 +303,7 @@ pub struct RunOutcome {
 /// What the agent's stdout said.
 enum Said {
     Started { pid: u32 },
+    Line(String),
     Result { code: i32, document: Vec<u8> },
     Ready(String),
     Garbled(String),
@@ -303,7 +323,9 @@ fn listen(stdout: impl Read + Send + 'static) -> mpsc::Receiver<Said> {
                     break;
                 }
             };
-            let said = if let Some(f) = protocol::fields(&line, AGENT) {
+            let said = if let Some(text) = line.strip_prefix(LINE) {
+                Said::Line(crate::terminal::cleaned(text.trim()))
+            } else if let Some(f) = protocol::fields(&line, AGENT) {
                 match f.first().and_then(|p| p.parse().ok()) {
                     Some(pid) => Said::Started { pid },
                     None => Said::Garbled(line),
@@ -324,7 +346,8 @@ fn listen(stdout: impl Read + Send + 'static) -> mpsc::Receiver<Said> {
                     Err(e) => Said::Garbled(format!("the result document: {e}")),
                 }
             } else {
-                Said::Garbled(line)
+                // A login banner or a shell's chatter before the agent starts.
+                continue;
             };
             if tx.send(said).is_err() {
                 break;
@@ -334,8 +357,8 @@ fn listen(stdout: impl Read + Send + 'static) -> mpsc::Receiver<Said> {
     rx
 }
 
-/// Passes the session's stderr lines on (bounded, cleaned of terminal
-/// controls).
+/// ssh's own stderr (and the agent's errors), line by line: the run's
+/// progress comes on stdout, so these lines say why a session failed.
 fn stderr_lines(stderr: impl Read + Send + 'static) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -344,7 +367,11 @@ fn stderr_lines(stderr: impl Read + Send + 'static) -> mpsc::Receiver<String> {
         let mut line = Vec::new();
         loop {
             line.clear();
-            match r.by_ref().take(8192).read_until(b'\n', &mut line) {
+            match r
+                .by_ref()
+                .take(protocol::MAX_LINE as u64)
+                .read_until(b'\n', &mut line)
+            {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
                     let text = String::from_utf8_lossy(&line);
@@ -366,12 +393,23 @@ struct Session {
     /// The lifeline: dropping it tells the agent to stop.
     stdin: Option<mpsc::Receiver<Option<ChildStdin>>>,
     said: mpsc::Receiver<Said>,
-    lines: mpsc::Receiver<String>,
+    errors: mpsc::Receiver<String>,
     /// The agent's PID once it said it.
     pid: Option<u32>,
-    /// The last lines of stderr, for the reason of a failure.
+    /// The result frame, once it came.
+    result: Option<(i32, Vec<u8>)>,
+    /// The address a server said it listens on.
+    ready: Option<String>,
+    /// Something the agent said that is not the protocol.
+    garbled: Option<String>,
+    /// The last lines of ssh's stderr, for the reason of a failure.
     tail: Vec<String>,
+    /// The last progress line of the run.
+    last_line: Option<String>,
 }
+
+/// How many of ssh's last stderr lines are kept.
+const TAIL_LINES: usize = 20;
 
 impl Session {
     /// Starts `remote` on `host` and sends `first` (header and bytes) on its
@@ -391,14 +429,18 @@ impl Session {
             let _ = tx.send(ok.then_some(stdin));
         });
         let said = listen(child.stdout.take().expect("piped"));
-        let lines = stderr_lines(child.stderr.take().expect("piped"));
+        let errors = stderr_lines(child.stderr.take().expect("piped"));
         Ok(Session {
             child,
             stdin: Some(rx),
             said,
-            lines,
+            errors,
             pid: None,
+            result: None,
+            ready: None,
+            garbled: None,
             tail: Vec::new(),
+            last_line: None,
         })
     }
 
@@ -415,33 +457,76 @@ impl Session {
         }
     }
 
-    /// Stderr lines gathered so far, to `on_line`; keeps the tail.
+    /// Takes in what was said so far: progress lines go to `on_line`.
     fn drain(&mut self, on_line: &mut dyn FnMut(&str)) {
-        while let Ok(l) = self.lines.try_recv() {
-            on_line(&l);
+        while let Ok(said) = self.said.try_recv() {
+            match said {
+                Said::Started { pid } => self.pid = Some(pid),
+                Said::Line(l) => {
+                    on_line(&l);
+                    self.last_line = Some(l);
+                }
+                Said::Result { code, document } => self.result = Some((code, document)),
+                Said::Ready(a) => self.ready = Some(a),
+                Said::Garbled(g) => self.garbled = Some(g),
+            }
+        }
+        while let Ok(l) = self.errors.try_recv() {
             self.tail.push(l);
-            if self.tail.len() > 20 {
+            if self.tail.len() > TAIL_LINES {
                 self.tail.remove(0);
             }
         }
     }
 
-    /// Why the session failed, in one line.
+    /// Why the session ended without a result, in one line: ssh's reason
+    /// when ssh failed (255), else how the agent's side ended.
     fn reason(&self, code: i32) -> String {
-        ssh::reason(code, &self.tail.join("\n"))
+        if let Some(g) = &self.garbled {
+            return format!(
+                "the agent said something unexpected: {}",
+                crate::terminal::cleaned(g)
+            );
+        }
+        match code {
+            255 => ssh::reason(code, &self.tail.join("\n")),
+            -1 => "ssh was killed".to_string(),
+            c if c > 128 && c < 160 => format!(
+                "plumb on the host was killed by signal {} ({})",
+                c - 128,
+                signal_name(c - 128)
+            ),
+            c => ssh::reason(c, &self.tail.join("\n")),
+        }
+    }
+}
+
+/// A signal's name.
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGKILL => "SIGKILL: out of memory, or killed",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        _ => "signal",
     }
 }
 
 /// Runs `payload` on `host` through the agent with `run_args` for
-/// `plumb run`; progress lines go to `on_line`. On `stop`, the agent is
-/// told to stop (the run saves what it gathered). A session that ends
-/// without a result is followed by a [`sweep`].
+/// `plumb run`; progress lines go to `on_line`. On `stop`, or once `limit`
+/// has passed, the agent is told to stop (the run saves what it gathered).
+/// A session that ends without a result is followed by a [`sweep`].
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     ssh: &Ssh,
     host: &Host,
     binary: &Binary,
     payload: &Payload,
     run_args: &[String],
+    limit: Duration,
     on_line: &mut dyn FnMut(&str),
     stop: &AtomicBool,
 ) -> Result<RunOutcome, String> {
@@ -457,28 +542,28 @@ pub fn run(
     }
     let mut first = format!("{PAYLOAD} {} {}\n", payload.name, payload.bytes.len()).into_bytes();
     first.extend_from_slice(&payload.bytes);
+    let started = Instant::now();
     let mut s = Session::start(ssh, host, &remote, first)?;
-    let mut result = None;
-    let mut garbled = None;
-    let mut cut_at: Option<Instant> = None;
+    let mut cut: Option<(Instant, &str)> = None;
     let code = loop {
         s.drain(on_line);
-        while let Ok(said) = s.said.try_recv() {
-            match said {
-                Said::Started { pid } => s.pid = Some(pid),
-                Said::Result { code, document } => result = Some((code, document)),
-                Said::Ready(_) => {}
-                Said::Garbled(g) => garbled = Some(g),
-            }
-        }
         if let Ok(Some(status)) = s.child.try_wait() {
             break status.code().unwrap_or(-1);
         }
-        if stop.load(Ordering::Relaxed) && cut_at.is_none() {
-            s.cut();
-            cut_at = Some(Instant::now());
+        if cut.is_none() {
+            let why = if stop.load(Ordering::Relaxed) {
+                Some("stopped")
+            } else if started.elapsed() > limit {
+                Some("timed out")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                s.cut();
+                cut = Some((Instant::now(), why));
+            }
         }
-        if cut_at.is_some_and(|t| t.elapsed() > STOP_LIMIT) {
+        if cut.is_some_and(|(t, _)| t.elapsed() > STOP_LIMIT) {
             let _ = s.child.kill();
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -486,33 +571,25 @@ pub fn run(
     // What was said just before the end.
     std::thread::sleep(Duration::from_millis(20));
     s.drain(on_line);
-    for said in s.said.try_iter() {
-        match said {
-            Said::Started { pid } => s.pid = Some(pid),
-            Said::Result { code, document } => result = Some((code, document)),
-            Said::Ready(_) => {}
-            Said::Garbled(g) => garbled = Some(g),
-        }
-    }
-    let stopped = cut_at.is_some();
-    match result {
+    let stopped = cut.map(|(_, why)| why);
+    match s.result.take() {
         Some((code, document)) => Ok(RunOutcome {
             code,
             document: (!document.is_empty()).then_some(document),
             stopped,
-            last_line: s.tail.last().cloned(),
+            last_line: s.last_line.clone(),
         }),
         None => {
-            if let Some(pid) = s.pid {
-                sweep(ssh, host, binary, Some(pid));
+            if s.pid.is_some() && !stop.load(Ordering::Relaxed) {
+                sweep(ssh, host, binary, s.pid);
             }
-            Err(match (stopped, garbled) {
-                (true, _) => "stopped before the host sent a result".to_string(),
-                (false, Some(g)) => format!(
-                    "the agent said something unexpected: {}",
-                    crate::terminal::cleaned(&g)
+            Err(match stopped {
+                Some("timed out") => format!(
+                    "no result within {} s (the fleet's limit for this pack); the run was stopped",
+                    limit.as_secs()
                 ),
-                (false, None) => s.reason(code),
+                Some(_) => "stopped before the host sent a result".to_string(),
+                None => s.reason(code),
             })
         }
     }
@@ -535,7 +612,7 @@ pub fn sweep(ssh: &Ssh, host: &Host, binary: &Binary, pid: Option<u32>) {
         &remote,
         Input::None,
         4096,
-        STOP_LIMIT + ssh.connect_timeout,
+        SWEEP_LIMIT + ssh.connect_timeout,
         &never,
     );
 }
@@ -544,18 +621,16 @@ pub fn sweep(ssh: &Ssh, host: &Host, binary: &Binary, pid: Option<u32>) {
 /// gone from the host) when [`Server::stop`] runs or it is dropped.
 pub struct Server {
     session: Session,
-    /// The address it listens on, as serve printed it.
-    pub address: String,
 }
 
 impl Server {
     /// Starts `plumb serve --listen LISTEN` on `host`, for at most
-    /// `max_duration` (a duration text), and waits until it listens.
+    /// `max_duration` (a duration text), and waits until it listens there.
     pub fn start(
         ssh: &Ssh,
         host: &Host,
         binary: &Binary,
-        listen: &str,
+        listen: std::net::SocketAddr,
         max_duration: &str,
         stop: &AtomicBool,
     ) -> Result<Server, String> {
@@ -563,7 +638,7 @@ impl Server {
         let remote = format!(
             "exec {} fleet agent serve --listen {} --max-duration {}",
             binary.on(host),
-            quote(listen),
+            quote(&listen.to_string()),
             quote(max_duration)
         );
         let mut s = Session::start(ssh, host, &remote, Vec::new())?;
@@ -571,20 +646,24 @@ impl Server {
         let limit = ssh.connect_timeout + Duration::from_secs(20);
         loop {
             s.drain(&mut |_| {});
-            match s.said.recv_timeout(Duration::from_millis(20)) {
-                Ok(Said::Ready(address)) => {
-                    return Ok(Server {
-                        session: s,
-                        address,
-                    })
-                }
-                Ok(Said::Started { pid }) => s.pid = Some(pid),
-                Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    let code = s.child.wait().ok().and_then(|c| c.code()).unwrap_or(-1);
-                    s.drain(&mut |_| {});
-                    return Err(s.reason(code));
-                }
+            if let Some(said) = s.ready.take() {
+                // The host only confirms; where the client connects is ours.
+                return match said.parse::<std::net::SocketAddr>() {
+                    Ok(a) if a == listen => Ok(Server { session: s }),
+                    _ => Err(format!(
+                        "plumb serve says it listens on '{}', not {listen}",
+                        crate::terminal::cleaned(&said)
+                    )),
+                };
+            }
+            if let Ok(Some(status)) = s.child.try_wait() {
+                std::thread::sleep(Duration::from_millis(20));
+                s.drain(&mut |_| {});
+                let why = s
+                    .last_line
+                    .clone()
+                    .unwrap_or_else(|| s.reason(status.code().unwrap_or(-1)));
+                return Err(why);
             }
             if stop.load(Ordering::Relaxed) || start.elapsed() > limit {
                 s.cut();
@@ -596,6 +675,7 @@ impl Server {
                     format!("plumb serve did not start within {} s", limit.as_secs())
                 });
             }
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 

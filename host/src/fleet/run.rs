@@ -31,6 +31,8 @@ pub struct Plan {
     pub run_args: Vec<String>,
     /// Run one host after another (hosts that share storage).
     pub serial: bool,
+    /// The longest a host's run may take before plumb stops it.
+    pub run_limit: std::time::Duration,
     /// Where `results/` goes.
     pub out: PathBuf,
     /// The pack's origin here, recorded in the results instead of the
@@ -50,7 +52,7 @@ pub trait Observer: Sync {
 
 /// Runs the plan; one report per host, in the plan's order.
 pub fn execute(plan: &Plan, observer: &dyn Observer, stop: &AtomicBool) -> Vec<HostReport> {
-    let turns = Turns::new();
+    let turns = Turns::new(plan.hosts.len());
     std::thread::scope(|scope| {
         let handles: Vec<_> = plan
             .hosts
@@ -70,14 +72,8 @@ pub fn execute(plan: &Plan, observer: &dyn Observer, stop: &AtomicBool) -> Vec<H
             .zip(&plan.hosts)
             .map(|(h, host)| {
                 h.join().unwrap_or_else(|_| HostReport {
-                    name: host.name.clone(),
-                    address: host.address.clone(),
-                    ok: false,
-                    stage: Stage::Run,
                     error: Some("plumb's thread for this host panicked".into()),
-                    binary: None,
-                    seconds: 0.0,
-                    result: None,
+                    ..HostReport::new(&host.name, &host.address)
                 })
             })
             .collect()
@@ -85,34 +81,36 @@ pub fn execute(plan: &Plan, observer: &dyn Observer, stop: &AtomicBool) -> Vec<H
 }
 
 /// Hosts' turns to run when the plan is serial: host `i` runs once every
-/// host before it has finished (or failed).
+/// host before it has finished (run, failed, or never got there).
 struct Turns {
-    next: Mutex<usize>,
+    finished: Mutex<Vec<bool>>,
     moved: Condvar,
 }
 
 impl Turns {
-    fn new() -> Turns {
+    fn new(hosts: usize) -> Turns {
         Turns {
-            next: Mutex::new(0),
+            finished: Mutex::new(vec![false; hosts]),
             moved: Condvar::new(),
         }
     }
 
+    /// Waits until every host before `i` has finished, or `stop` is set.
     fn wait_for(&self, i: usize, stop: &AtomicBool) {
-        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
-        while *next < i && !stop.load(std::sync::atomic::Ordering::Relaxed) {
-            next = self
+        let mut finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+        while !finished[..i].iter().all(|f| *f) && !stop.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            finished = self
                 .moved
-                .wait_timeout(next, std::time::Duration::from_millis(100))
+                .wait_timeout(finished, std::time::Duration::from_millis(100))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
     }
 
-    fn finished(&self, i: usize) {
-        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
-        *next = (*next).max(i + 1);
+    fn finish(&self, i: usize) {
+        let mut finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+        finished[i] = true;
         self.moved.notify_all();
     }
 }
@@ -122,7 +120,7 @@ struct TurnGuard<'a>(&'a Turns, usize);
 
 impl Drop for TurnGuard<'_> {
     fn drop(&mut self) {
-        self.0.finished(self.1);
+        self.0.finish(self.1);
     }
 }
 
@@ -136,30 +134,18 @@ fn one_host(
 ) -> HostReport {
     let _turn = TurnGuard(turns, i);
     let start = Instant::now();
-    let mut report = HostReport {
-        name: host.name.clone(),
-        address: host.address.clone(),
-        ok: false,
-        stage: Stage::Check,
-        error: None,
-        binary: None,
-        seconds: 0.0,
-        result: None,
-    };
-    let fail = |mut r: HostReport, stage: Stage, e: String| {
-        r.stage = stage;
-        r.error = Some(e);
-        r.seconds = start.elapsed().as_secs_f64();
-        r
-    };
+    let mut report = HostReport::new(&host.name, &host.address);
     observer.stage(i, Stage::Check, "checking");
     let probe = match remote::check(&plan.ssh, host, &plan.binary, plan.need_bytes, stop) {
         Ok(p) => p,
-        Err(e) => return fail(report, Stage::Check, e),
+        Err(e) => return report.failed(Stage::Check, e, start),
     };
     if plan.serial {
         observer.stage(i, Stage::Check, "waiting for its turn (--serial)");
         turns.wait_for(i, stop);
+    }
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return report.failed(Stage::Check, "stopped before it began".into(), start);
     }
     if probe.cached {
         report.binary = Some(BinaryCopy::Cached);
@@ -173,7 +159,7 @@ fn one_host(
             ),
         );
         if let Err(e) = remote::copy_binary(&plan.ssh, host, &plan.binary, stop) {
-            return fail(report, Stage::Copy, e);
+            return report.failed(Stage::Copy, e, start);
         }
         report.binary = Some(BinaryCopy::Copied);
     }
@@ -195,42 +181,40 @@ fn one_host(
         &plan.binary,
         &plan.payload,
         &args,
+        plan.run_limit,
         &mut |l| observer.line(i, l),
         stop,
     );
     let outcome = match outcome {
         Ok(o) => o,
-        Err(e) => return fail(report, Stage::Run, e),
+        Err(e) => return report.failed(Stage::Run, e, start),
     };
     if let Some(doc) = &outcome.document {
         match save(&plan.out, &host.name, doc, plan.origin.as_deref()) {
             Ok(path) => report.result = Some(path),
-            Err(e) => return fail(report, Stage::Run, format!("its result: {e}")),
+            Err(e) => return report.failed(Stage::Run, format!("its result: {e}"), start),
         }
     }
-    let saved = report.result.clone();
+    match verdict(&outcome, report.result.as_deref()) {
+        None => report.done(start),
+        Some(why) => report.failed(Stage::Run, why, start),
+    }
+}
+
+/// Why a run that sent its result back did not succeed (None: it did):
+/// stopped by plumb, no result saved, or the first scenario error.
+pub(super) fn verdict(outcome: &remote::RunOutcome, saved: Option<&Path>) -> Option<String> {
     match (outcome.code, outcome.stopped) {
-        (0, false) if saved.is_some() => {
-            report.ok = true;
-            report.stage = Stage::Done;
-            report.seconds = start.elapsed().as_secs_f64();
-            report
-        }
-        (0, false) => fail(report, Stage::Run, "the run saved no result".into()),
-        (_, true) => fail(
-            report,
-            Stage::Run,
-            "stopped (Ctrl-C); partial results kept".into(),
-        ),
-        (code, false) => {
-            let why = saved.as_deref().and_then(first_error).unwrap_or_else(|| {
-                match &outcome.last_line {
-                    Some(l) => format!("plumb run exited with {code} there: {l}"),
-                    None => format!("plumb run exited with {code} there"),
-                }
-            });
-            fail(report, Stage::Run, why)
-        }
+        (0, None) if saved.is_some() => None,
+        (0, None) => Some("the run saved no result".into()),
+        (_, Some("timed out")) => Some("stopped at the fleet's time limit for this pack".into()),
+        (_, Some(_)) => Some("stopped by a signal here".into()),
+        (code, None) => Some(saved.and_then(first_error).unwrap_or_else(
+            || match &outcome.last_line {
+                Some(l) => format!("plumb run exited with {code} there: {l}"),
+                None => format!("plumb run exited with {code} there"),
+            },
+        )),
     }
 }
 
@@ -273,4 +257,39 @@ pub(super) fn first_error(path: &Path) -> Option<String> {
             )
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_serial_turn_waits_for_every_host_before_it_even_when_a_later_one_fails() {
+        let turns = Turns::new(3);
+        let never = AtomicBool::new(false);
+        // Host 2 fails its check at once; host 1 must still wait for host 0.
+        turns.finish(2);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let t = Instant::now();
+                turns.wait_for(1, &never);
+                t.elapsed()
+            });
+            std::thread::sleep(Duration::from_millis(300));
+            turns.finish(0);
+            let waited = waiter.join().unwrap();
+            assert!(
+                waited >= Duration::from_millis(250),
+                "host 1 went after {waited:?}"
+            );
+        });
+        let stop = AtomicBool::new(true);
+        let t = Instant::now();
+        Turns::new(2).wait_for(1, &stop);
+        assert!(
+            t.elapsed() < Duration::from_millis(50),
+            "a stop ends the wait"
+        );
+    }
 }

@@ -34,7 +34,7 @@ pub struct Ssh {
     pub connect_timeout: Duration,
 }
 
-/// The longest stderr kept of one ssh command (its tail).
+/// How much of one ssh command's stderr is kept: its last bytes.
 const MAX_STDERR: usize = 64 << 10;
 
 impl Ssh {
@@ -61,7 +61,12 @@ impl Ssh {
         if let Some(u) = &host.user {
             c.arg("-l").arg(u);
         }
-        c.arg("-T").arg("--").arg(&host.address).arg(remote);
+        // Run by /bin/sh whatever the login shell is (fish, tcsh …): only
+        // `exec` and single quotes need to mean what they mean in sh.
+        c.arg("-T")
+            .arg("--")
+            .arg(&host.address)
+            .arg(format!("exec /bin/sh -c {}", quote(remote)));
         c.process_group(0);
         c
     }
@@ -119,8 +124,8 @@ impl Ssh {
                 }))
             }
         };
-        let out = collect(child.stdout.take().expect("piped"), max_stdout);
-        let err = collect(child.stderr.take().expect("piped"), MAX_STDERR);
+        let out = collect(child.stdout.take().expect("piped"), max_stdout, Keep::Head);
+        let err = collect(child.stderr.take().expect("piped"), MAX_STDERR, Keep::Tail);
         let status = wait(&mut child, limit, stop);
         let stdout = out.join().unwrap_or_default();
         let stderr = err.join().unwrap_or_default();
@@ -239,11 +244,20 @@ pub fn reason(code: i32, stderr: &str) -> String {
     }
 }
 
-/// Reads a pipe to its end in a thread, keeping at most `max` bytes (the
-/// first ones for stdout-like data; the rest is drained and dropped).
-pub(super) fn collect<R: Read + Send + 'static>(
+/// Which bytes of a stream [`collect`] keeps.
+#[derive(Debug, Clone, Copy)]
+enum Keep {
+    /// The first ones (data: what comes after the bound is dropped).
+    Head,
+    /// The last ones (messages: the reason for failing comes last).
+    Tail,
+}
+
+/// Reads a pipe to its end in a thread, keeping at most `max` bytes.
+fn collect<R: Read + Send + 'static>(
     mut r: R,
     max: usize,
+    keep: Keep,
 ) -> std::thread::JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
         let mut kept = Vec::new();
@@ -251,11 +265,22 @@ pub(super) fn collect<R: Read + Send + 'static>(
         loop {
             match r.read(&mut buf) {
                 Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let room = max.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
-                }
+                Ok(n) => match keep {
+                    Keep::Head => {
+                        let room = max.saturating_sub(kept.len());
+                        kept.extend_from_slice(&buf[..n.min(room)]);
+                    }
+                    Keep::Tail => {
+                        kept.extend_from_slice(&buf[..n]);
+                        if kept.len() > 2 * max {
+                            kept.drain(..kept.len() - max);
+                        }
+                    }
+                },
             }
+        }
+        if kept.len() > max {
+            kept.drain(..kept.len() - max);
         }
         kept
     })

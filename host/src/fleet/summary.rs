@@ -50,7 +50,7 @@ pub struct HostReport {
     pub name: String,
     /// The address ssh used.
     pub address: String,
-    /// It ran the pack and every scenario succeeded.
+    /// It ran the pack, `plumb run` there exited 0, and its result arrived.
     pub ok: bool,
     /// The stage it reached (where it failed, or `done`).
     pub stage: Stage,
@@ -62,6 +62,38 @@ pub struct HostReport {
     pub seconds: f64,
     /// Its result file here, when it sent one (partial results included).
     pub result: Option<PathBuf>,
+}
+
+impl HostReport {
+    /// A host (or pair) that has not got anywhere yet.
+    pub fn new(name: &str, address: &str) -> HostReport {
+        HostReport {
+            name: name.to_string(),
+            address: address.to_string(),
+            ok: false,
+            stage: Stage::Check,
+            error: None,
+            binary: None,
+            seconds: 0.0,
+            result: None,
+        }
+    }
+
+    /// It failed at `stage` for `error`, `since` it began.
+    pub fn failed(mut self, stage: Stage, error: String, since: std::time::Instant) -> HostReport {
+        self.stage = stage;
+        self.error = Some(error);
+        self.seconds = since.elapsed().as_secs_f64();
+        self
+    }
+
+    /// It finished with a result, `since` it began.
+    pub fn done(mut self, since: std::time::Instant) -> HostReport {
+        self.ok = true;
+        self.stage = Stage::Done;
+        self.seconds = since.elapsed().as_secs_f64();
+        self
+    }
 }
 
 /// `OUT/fleet.json`.
