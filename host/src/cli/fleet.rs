@@ -226,6 +226,7 @@ fn connect(c: &Connection) -> Result<(Vec<Host>, Ssh), (ExitCode, String)> {
     }
     let hosts = inventory::finish("--hosts and -H", hosts).map_err(|e| bad(e.to_string()))?;
     let hosts = inventory::select(hosts, c.only.as_deref()).map_err(|e| bad(e.to_string()))?;
+    inventory::check_keys(&hosts).map_err(|e| bad(e.to_string()))?;
     for o in &c.ssh_option {
         if o.starts_with('-') || o.chars().any(char::is_control) {
             return Err(bad(format!(

@@ -195,11 +195,32 @@ pub fn parse_pkb(file: &str, text: &str) -> Result<Vec<Host>, InventoryError> {
                     target,
                     cache: None,
                     net_address: m.internal_ip,
-                    labels: m.zone.into_iter().collect(),
+                    // A zone is free text there: made a label here.
+                    labels: m
+                        .zone
+                        .map(|z| {
+                            z.chars()
+                                .map(|c| {
+                                    if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                                        c
+                                    } else {
+                                        '_'
+                                    }
+                                })
+                                .take(MAX_WORD)
+                                .collect::<String>()
+                                .trim_start_matches(['.', '-'])
+                                .to_string()
+                        })
+                        .filter(|z| !z.is_empty())
+                        .into_iter()
+                        .collect(),
                 },
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let mut hosts = hosts;
+    by_port(&mut hosts);
     finish(file, hosts)
 }
 
@@ -248,17 +269,7 @@ pub fn parse_specs(specs: &[String]) -> Result<Vec<Host>, InventoryError> {
             },
         )?);
     }
-    // The same machine twice on different ports: tell them apart by port.
-    let repeated: BTreeSet<String> = hosts
-        .iter()
-        .filter(|h| hosts.iter().filter(|o| o.name == h.name).count() > 1)
-        .map(|h| h.name.clone())
-        .collect();
-    for h in &mut hosts {
-        if let (true, Some(p)) = (repeated.contains(&h.name), h.port) {
-            h.name = format!("{}-{p}", h.name);
-        }
-    }
+    by_port(&mut hosts);
     finish("-H", hosts)
 }
 
@@ -304,17 +315,7 @@ fn check(place: &str, raw: Raw) -> Result<Host, InventoryError> {
         .transpose()?;
     let identity = raw
         .identity
-        .map(|i| {
-            let p = checked_path(&place, "identity", &i)?;
-            let p = expand_home(&p);
-            if !p.is_file() {
-                return Err(err(
-                    &place,
-                    format!("identity {}: no such key file here", p.display()),
-                ));
-            }
-            Ok(p)
-        })
+        .map(|i| checked_path(&place, "identity", &i).map(|p| expand_home(&p)))
         .transpose()?;
     let target = match raw.target {
         Some(t) => checked_path(&place, "target", &t)?,
@@ -347,6 +348,35 @@ fn check(place: &str, raw: Raw) -> Result<Host, InventoryError> {
         net_address,
         labels,
     })
+}
+
+/// Refuses a host whose key file is not there.
+pub fn check_keys(hosts: &[Host]) -> Result<(), InventoryError> {
+    for h in hosts {
+        if let Some(p) = h.identity.as_deref().filter(|p| !p.is_file()) {
+            return Err(err(
+                format!("host {}", h.name),
+                format!("identity {}: no such key file here", p.display()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Tells apart hosts that share an address but not a port (the same
+/// machine's containers, a PKB list with port-forwarded VMs) by naming
+/// them `ADDRESS-PORT`, when their names came from the address.
+fn by_port(hosts: &mut [Host]) {
+    let repeated: BTreeSet<String> = hosts
+        .iter()
+        .filter(|h| hosts.iter().filter(|o| o.name == h.name).count() > 1)
+        .map(|h| h.name.clone())
+        .collect();
+    for h in hosts {
+        if let (true, Some(p)) = (repeated.contains(&h.name), h.port) {
+            h.name = format!("{}-{p}", h.name);
+        }
+    }
 }
 
 /// Refuses an empty or oversized fleet and names used twice (`file`
@@ -499,6 +529,15 @@ mod tests {
         assert_eq!(h.net_address.as_deref(), Some("192.168.0.5"));
         assert_eq!(h.target, "/scratch");
         assert_eq!(h.labels, ["rack1"]);
+        let twins = parse_pkb(
+            "vms.json",
+            r#"[{"ip_address": "10.0.0.5", "ssh_port": 2201, "zone": "us east 1"},
+                {"ip_address": "10.0.0.5", "ssh_port": 2202}]"#,
+        )
+        .unwrap();
+        assert_eq!(twins[0].name, "10.0.0.5-2201");
+        assert_eq!(twins[1].name, "10.0.0.5-2202");
+        assert_eq!(twins[0].labels, ["us_east_1"]);
     }
 
     #[test]

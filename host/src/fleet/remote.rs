@@ -236,7 +236,9 @@ fn kernel_version(release: &str) -> Option<(u32, u32)> {
 /// Copies this plumb into `host`'s cache: written under a temporary name
 /// (removed if the copy is cut; leftovers older than an hour are removed
 /// by the next copy), checked against its SHA-256 there, then renamed, so
-/// a cut copy never looks cached. The cache directory must be the user's
+/// a cut copy never looks cached; and started once (`--version`), so a
+/// host whose C library is too old for this build says so before the run.
+/// The cache directory must be the user's
 /// own and writable by nobody else (a shared one could hold a planted
 /// "plumb"); plumb makes it with mode 0700 and never changes an existing
 /// one.
@@ -254,7 +256,10 @@ pub fn copy_binary(
          trap 'rm -f \"$t\"' EXIT HUP INT TERM; \
          cat > \"$t\" && echo '{sha}  '\"$t\" | sha256sum -c --status \
          || {{ echo 'the copy did not arrive whole (sha256sum failed)' >&2; exit 1; }}; \
-         chmod 700 \"$t\" && mv -f \"$t\" {bin}",
+         chmod 700 \"$t\" || exit 1; \
+         if ! e=$(\"$t\" --version 2>&1 >/dev/null); then \
+         echo \"the copied plumb does not start there (an older C library?): $(echo \"$e\" | tail -n 1)\" >&2; exit 1; fi; \
+         mv -f \"$t\" {bin}",
         cache = remote_path(&host.cache),
         sha = binary.sha256,
         bin = binary.on(host)

@@ -140,6 +140,9 @@ fn one_host(
         Ok(p) => p,
         Err(e) => return report.failed(Stage::Check, e, start),
     };
+    report.arch = Some(probe.arch.clone());
+    report.kernel = Some(probe.kernel.clone());
+    report.free_bytes = Some(probe.free_bytes);
     if plan.serial {
         observer.stage(i, Stage::Check, "waiting for its turn (--serial)");
         turns.wait_for(i, stop);

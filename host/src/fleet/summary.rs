@@ -60,6 +60,13 @@ pub struct HostReport {
     pub binary: Option<BinaryCopy>,
     /// Seconds from its check to its end.
     pub seconds: f64,
+    /// What its check found: `uname -m`, `uname -r`, free bytes in the
+    /// target (None when the check failed).
+    pub arch: Option<String>,
+    /// Its kernel release.
+    pub kernel: Option<String>,
+    /// Free bytes in its target.
+    pub free_bytes: Option<u64>,
     /// Its result file here, when it sent one (partial results included).
     pub result: Option<PathBuf>,
 }
@@ -75,6 +82,9 @@ impl HostReport {
             error: None,
             binary: None,
             seconds: 0.0,
+            arch: None,
+            kernel: None,
+            free_bytes: None,
             result: None,
         }
     }

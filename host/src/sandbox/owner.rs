@@ -2,9 +2,13 @@
 //! whose owner died without cleaning up (SIGKILL, OOM, power loss).
 //!
 //! The mark of `plumb-run-X` is the sibling file `plumb-run-X.owner`
-//! holding `PID STARTTIME` (the start time from `/proc/PID/stat`, in clock
-//! ticks since boot), so a PID reused by another process is not mistaken
-//! for the owner.
+//! holding `PID STARTTIME BOOT-ID HOSTNAME` (the start time from
+//! `/proc/PID/stat`, in clock ticks since boot), so a PID reused by another
+//! process is not mistaken for the owner, and on storage that several
+//! machines share (a fleet's hosts over NFS) one machine never judges
+//! another's runs: a mark from another host name is left alone; one from
+//! this host name but an earlier boot is stale. (Marks of two fields, from
+//! earlier plumbs, are judged on this machine.)
 
 use std::io::Write;
 use std::path::Path;
@@ -12,14 +16,42 @@ use std::path::Path;
 /// What a mark's file name ends with.
 pub(super) const MARK_SUFFIX: &str = ".owner";
 
-/// The largest mark file read (a PID and a start time).
-const MAX_MARK: u64 = 64;
+/// The largest mark file read (a PID, a start time, a boot id, a host name).
+const MAX_MARK: u64 = 512;
 
 /// A process, told apart from a later one with the same PID.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Owner {
     pid: u32,
     start: u64,
+    /// The machine's boot and name, when the mark records them.
+    machine: Option<Machine>,
+}
+
+/// One boot of one machine: `/proc/sys/kernel/random/boot_id` and the host
+/// name (both as short, space-free words).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Machine {
+    boot: String,
+    host: String,
+}
+
+impl Machine {
+    /// This machine, now.
+    fn here() -> Option<Machine> {
+        let word = |s: String| {
+            let w: String = s
+                .trim()
+                .chars()
+                .filter(|c| c.is_ascii_graphic())
+                .take(64)
+                .collect();
+            (!w.is_empty()).then_some(w)
+        };
+        let boot = word(std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?)?;
+        let host = word(std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?)?;
+        Some(Machine { boot, host })
+    }
 }
 
 /// The start time of a process (field 22 of `/proc/PID/stat`), if it exists.
@@ -39,6 +71,7 @@ impl Owner {
         Ok(Owner {
             pid: std::process::id(),
             start,
+            machine: Machine::here(),
         })
     }
 
@@ -48,7 +81,10 @@ impl Owner {
             .write(true)
             .create_new(true)
             .open(mark)?;
-        writeln!(f, "{} {}", self.pid, self.start)
+        match &self.machine {
+            Some(m) => writeln!(f, "{} {} {} {}", self.pid, self.start, m.boot, m.host),
+            None => writeln!(f, "{} {}", self.pid, self.start),
+        }
     }
 
     /// The owner a mark names, if the mark is a well-formed regular file.
@@ -64,16 +100,36 @@ impl Owner {
             .read_to_string(&mut text)
             .ok()?;
         let mut parts = text.split_whitespace();
-        let owner = Owner {
-            pid: parts.next()?.parse().ok()?,
-            start: parts.next()?.parse().ok()?,
+        let pid = parts.next()?.parse().ok()?;
+        let start = parts.next()?.parse().ok()?;
+        let machine = match (parts.next(), parts.next()) {
+            (None, _) => None,
+            (Some(boot), Some(host)) => Some(Machine {
+                boot: boot.to_string(),
+                host: host.to_string(),
+            }),
+            (Some(_), None) => return None,
         };
-        parts.next().is_none().then_some(owner)
+        parts.next().is_none().then_some(Owner {
+            pid,
+            start,
+            machine,
+        })
     }
 
     /// True while the process runs (or cannot be ruled out: only a missing
     /// `/proc` entry or a different start time counts as dead).
     fn alive(&self) -> bool {
+        if let (Some(m), Some(here)) = (&self.machine, Machine::here()) {
+            if m.host != here.host {
+                // Another machine's run, on shared storage: not ours to judge.
+                return true;
+            }
+            if m.boot != here.boot {
+                // This machine, before it rebooted: that process is gone.
+                return false;
+            }
+        }
         let pid = self.pid.to_string();
         match start_time(&pid) {
             Some(start) => start == self.start,
@@ -140,6 +196,7 @@ mod tests {
         let dead = Owner {
             pid: me.pid,
             start: me.start + 1,
+            machine: me.machine.clone(),
         };
         for (name, owner) in [
             ("plumb-run-live", Some(me)),
@@ -171,5 +228,45 @@ mod tests {
                 "plumb-run-unmarked"
             ]
         );
+    }
+
+    /// A run directory with a mark holding `text`, under `target`.
+    fn marked(target: &Path, name: &str, text: &str) -> std::path::PathBuf {
+        let dir = target.join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(target.join(format!("{name}{MARK_SUFFIX}")), text).unwrap();
+        dir
+    }
+
+    #[test]
+    fn sweeps_judge_only_this_machines_marks() {
+        let t = tempfile::tempdir().unwrap();
+        let here = Machine::here().expect("boot id and host name");
+        // A PID that cannot exist (above the kernel's pid_max).
+        let gone = "4194305 1";
+        let other_host = marked(
+            t.path(),
+            "plumb-run-1-0",
+            &format!("{gone} {} elsewhere-host\n", here.boot),
+        );
+        let old_boot = marked(
+            t.path(),
+            "plumb-run-2-0",
+            &format!("{gone} not-this-boot {}\n", here.host),
+        );
+        let old_format = marked(t.path(), "plumb-run-3-0", &format!("{gone}\n"));
+        let me = Owner::me().unwrap();
+        let mine = t.path().join("plumb-run-4-0");
+        std::fs::create_dir(&mine).unwrap();
+        me.write(&t.path().join(format!("plumb-run-4-0{MARK_SUFFIX}")))
+            .unwrap();
+        sweep_stale(t.path());
+        assert!(other_host.exists(), "another machine's run was removed");
+        assert!(!old_boot.exists(), "a run from before this boot stayed");
+        assert!(
+            !old_format.exists(),
+            "a two-field mark of a dead process stayed"
+        );
+        assert!(mine.exists(), "a live run was removed");
     }
 }
