@@ -94,18 +94,9 @@ pub struct RunArgs {
     /// Grant network access to HOST:PORT on every host (repeatable).
     #[arg(long, value_name = "HOST:PORT")]
     pub allow_net: Vec<String>,
-    /// Refuse the pack unless its content hash is this.
-    #[arg(long, value_name = "HASH")]
-    pub sha256: Option<String>,
-    /// A public key whose signatures are trusted; repeatable.
-    #[arg(long, value_name = "PUBKEY")]
-    pub trust: Vec<String>,
-    /// A file of trusted public keys, one per line.
-    #[arg(long, value_name = "FILE")]
-    pub trusted_keys: Option<PathBuf>,
-    /// Refuse a pack bundle that is not signed by a trusted key.
-    #[arg(long)]
-    pub require_signature: bool,
+    /// How far the pack is trusted.
+    #[command(flatten)]
+    pub trust: crate::cli::pack::PackTrust,
 }
 
 /// Options of `plumb fleet net`.
@@ -282,9 +273,9 @@ fn run(a: RunArgs) -> Outcome {
             return Err(bad(format!("--baseline {}: no such host", clean(b))));
         }
     }
-    let trusted = super::pack::trusted(&a.trust, a.trusted_keys.as_deref()).map_err(bad)?;
+    let trusted = a.trust.keys().map_err(bad)?;
     let pack = crate::scenario::pack::resolve(&a.pack, &trusted).map_err(|e| bad(e.to_string()))?;
-    super::pack::pinned(&pack, a.sha256.as_deref(), a.require_signature).map_err(bad)?;
+    a.trust.check(&pack).map_err(bad)?;
     for s in &pack.scenarios {
         crate::scenario::compile(s).map_err(bad)?;
     }

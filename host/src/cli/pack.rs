@@ -125,6 +125,39 @@ pub fn main(cmd: PackCommand) -> ExitCode {
     }
 }
 
+/// How far a pack named on the command line is trusted: the options
+/// `plumb run` and `plumb fleet run` share.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PackTrust {
+    /// Refuse the pack unless its content hash (its bundle's SHA-256, as
+    /// `plumb pack inspect` shows it) is this.
+    #[arg(long, value_name = "HASH")]
+    pub sha256: Option<String>,
+    /// A public key whose signatures are trusted (a minisign key file, or
+    /// the key itself); may be repeated.
+    #[arg(long, value_name = "PUBKEY")]
+    pub trust: Vec<String>,
+    /// A file of trusted public keys, one per line.
+    #[arg(long, value_name = "FILE")]
+    pub trusted_keys: Option<PathBuf>,
+    /// Refuse a pack bundle that is not signed by a trusted key.
+    #[arg(long)]
+    pub require_signature: bool,
+}
+
+impl PackTrust {
+    /// The trusted keys these options name.
+    pub fn keys(&self) -> Result<Vec<(minisign::PublicKey, String)>, String> {
+        trusted(&self.trust, self.trusted_keys.as_deref())
+    }
+
+    /// Refuses `p` when it is not the pack `--sha256` pins, or not signed
+    /// by a trusted key under `--require-signature`.
+    pub fn check(&self, p: &Pack) -> Result<(), String> {
+        pinned(p, self.sha256.as_deref(), self.require_signature)
+    }
+}
+
 /// The trusted keys from `--trust` and `--trusted-keys`.
 pub fn trusted(
     trust: &[String],

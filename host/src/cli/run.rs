@@ -72,20 +72,9 @@ pub struct RunArgs {
     /// A threshold, e.g. 'randrw.read_iops >= 50k' or 'read_lat_p99 <= 2ms' (repeatable); exit 1 when one fails.
     #[arg(long = "assert", value_name = "EXPR")]
     pub asserts: Vec<String>,
-    /// Refuse the pack unless its content hash (its bundle's SHA-256, as
-    /// `plumb pack inspect` shows it) is this.
-    #[arg(long, value_name = "HASH")]
-    pub sha256: Option<String>,
-    /// A public key whose signatures are trusted (a minisign key file, or
-    /// the key itself); may be repeated.
-    #[arg(long, value_name = "PUBKEY")]
-    pub trust: Vec<String>,
-    /// A file of trusted public keys, one per line.
-    #[arg(long, value_name = "FILE")]
-    pub trusted_keys: Option<PathBuf>,
-    /// Refuse a pack bundle that is not signed by a trusted key.
-    #[arg(long)]
-    pub require_signature: bool,
+    /// How far the pack is trusted.
+    #[command(flatten)]
+    pub trust: crate::cli::pack::PackTrust,
 }
 
 /// `plumb run`: returns the exit code.
@@ -109,14 +98,13 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
     } else {
         args.scenarios.clone()
     };
-    let trusted =
-        crate::cli::pack::trusted(&args.trust, args.trusted_keys.as_deref()).map_err(bad)?;
+    let trusted = args.trust.keys().map_err(bad)?;
     let packs: Vec<Pack> = targets
         .iter()
         .map(|t| pack::resolve(t, &trusted).map_err(|e| bad(e.to_string())))
         .collect::<Result<_, _>>()?;
     for p in &packs {
-        crate::cli::pack::pinned(p, args.sha256.as_deref(), args.require_signature).map_err(bad)?;
+        args.trust.check(p).map_err(bad)?;
     }
     let memory = crate::units::parse_size(&args.scenario_memory)
         .map_err(|e| bad(format!("--scenario-memory: {e}")))?;
