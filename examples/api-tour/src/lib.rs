@@ -71,7 +71,7 @@ fn files(t: &mut Tour) {
     t.ok("fs.stat", fs::stat("c.dat"), |s| s.size == 1 << 20 && !s.is_dir && !s.is_symlink && s.mtime > 0);
     t.ok("fs.remove", fs::remove("c.dat"), |_| true);
     t.ok("fs.mkdir", fs::mkdir("d"), |_| true);
-    t.ok("fs.create-files", fs::create_files("d", 20, 4096), |s| s.ops == 20 && s.ops_per_sec > 0.0);
+    t.ok("fs.create-files", fs::create_files("d", 20, 4096, fs::CreateOptions { threads: Some(2), write_size: None, fsync: true, dirs: 0 }), |s| s.ops == 20 && s.ops_per_sec > 0.0);
     t.ok("fs.list", fs::list("d"), |names| names.len() == 20);
     t.ok("fs.stat-files", fs::stat_files("d"), |s| s.ops == 20);
     t.ok("fs.remove-files", fs::remove_files("d"), |s| s.ops == 20);

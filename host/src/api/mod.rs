@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 
 pub use compute::{BandwidthOptions, CpuOptions, LatencyOptions};
 pub use fs::{
-    CopyMethod, CopyOptions, FileHandle, HandleBudget, OpenOptions, Pattern, ReadOptions,
-    WriteOptions,
+    CopyMethod, CopyOptions, CreateOptions, FileHandle, HandleBudget, OpenOptions, Pattern,
+    ReadOptions, WriteOptions,
 };
 pub use net::{ConnectOptions, RttOptions, ThroughputOptions, WaitOptions};
 pub use report::ScenarioReport;

@@ -269,6 +269,14 @@ const BUILTIN: &[(&str, &[(&str, &str)])] = &[
         "fleet-net",
         pack_files!("fleet-net": "pack.toml", "network.rhai"),
     ),
+    (
+        "yabs",
+        pack_files!("yabs": "pack.toml", "compare.rhai", "disk.rhai", "network.rhai", "cpu.rhai"),
+    ),
+    (
+        "crystaldiskmark",
+        pack_files!("crystaldiskmark": "pack.toml", "compare.rhai", "cdm.rhai"),
+    ),
 ];
 
 /// Names of the built-in packs.

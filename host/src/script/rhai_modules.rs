@@ -401,7 +401,23 @@ fn fs_module() -> Module {
         let size = to_bytes("fs::create_files size", &size)?;
         let count = u64::try_from(count).map_err(|_| err("fs::create_files: count is negative"))?;
         Ok(storm_map(
-            h.borrow_mut().create_files(dir, count, size).map_err(api)?,
+            h.borrow_mut()
+                .create_files(dir, count, size, &Default::default())
+                .map_err(api)?,
+        ))
+    });
+    native!(m, "create_files", h, |dir: &str,
+                                   count: i64,
+                                   size: Dynamic,
+                                   o: Map|
+     -> Map {
+        let size = to_bytes("fs::create_files size", &size)?;
+        let count = u64::try_from(count).map_err(|_| err("fs::create_files: count is negative"))?;
+        let o = options("fs::create_files", o)?;
+        Ok(storm_map(
+            h.borrow_mut()
+                .create_files(dir, count, size, &o)
+                .map_err(api)?,
         ))
     });
     native!(m, "stat_files", h, |dir: &str| -> Map {

@@ -311,8 +311,18 @@ impl plumb::bench::fs::Host for State {
     fn evict(&mut self, path: String) -> Out<()> {
         done(self.host.evict(&path))
     }
-    fn create_files(&mut self, dir: String, count: u64, size: u64) -> Out<WitStorm> {
-        done(self.host.create_files(&dir, count, size).map(storm))
+    fn create_files(
+        &mut self,
+        dir: String,
+        count: u64,
+        size: u64,
+        o: plumb::bench::fs::CreateOptions,
+    ) -> Out<WitStorm> {
+        done(
+            self.host
+                .create_files(&dir, count, size, &o.into())
+                .map(storm),
+        )
     }
     fn stat_files(&mut self, dir: String) -> Out<WitStorm> {
         done(self.host.stat_files(&dir).map(storm))

@@ -75,6 +75,19 @@ impl From<wfs::CopyOptions> for api::CopyOptions {
     }
 }
 
+impl From<wfs::CreateOptions> for api::CreateOptions {
+    fn from(o: wfs::CreateOptions) -> Self {
+        let mut c = api::CreateOptions {
+            fsync: o.fsync,
+            dirs: o.dirs,
+            ..Default::default()
+        };
+        set(&mut c.threads, o.threads);
+        set(&mut c.write_size, o.write_size.map(Bytes));
+        c
+    }
+}
+
 impl From<wreport::Better> for Better {
     fn from(b: wreport::Better) -> Self {
         match b {

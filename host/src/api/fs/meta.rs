@@ -1,17 +1,10 @@
 //! Names and metadata: rename, list, stat, remove, mkdir, cache control,
-//! and the metadata storms (create/stat/remove many files).
+//! and the stat and remove storms (the create storm is [`super::create`]).
 
-use super::{data_buffer, write_all, Storm};
+use super::Storm;
 use crate::api::{os_err, ApiError, Capability, Host};
 use std::os::fd::AsRawFd;
 use std::time::Instant;
-
-/// Files made by `create_files` are written in chunks of at most this many
-/// bytes (the same pattern repeated).
-pub const CREATE_CHUNK: u64 = 1 << 20;
-
-/// The smallest amount `create_files` charges per file: a filesystem block.
-const MIN_FILE_CHARGE: u64 = 4096;
 
 impl Host {
     /// Renames a file or directory.
@@ -99,52 +92,6 @@ impl Host {
             libc::posix_fadvise(fd.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
         }
         Ok(())
-    }
-
-    /// Creates `count` files of `size` bytes in `dir` (created if missing).
-    /// Each file is the same incompressible pattern of [`CREATE_CHUNK`]
-    /// bytes, repeated and cut to `size`.
-    pub fn create_files(&mut self, dir: &str, count: u64, size: u64) -> Result<Storm, ApiError> {
-        let charge = count
-            .checked_mul(size.max(MIN_FILE_CHARGE))
-            .ok_or_else(|| {
-                ApiError::Invalid(format!(
-                    "create_files '{dir}': {count} files of {size} bytes is more bytes than can be counted"
-                ))
-            })?;
-        self.charge("create_files", charge)?;
-        if !self.run_dir().exists(dir)? {
-            self.mkdir(dir)?;
-        }
-        let t = Instant::now();
-        let buf = data_buffer("create_files", size.clamp(1, CREATE_CHUNK), false)?;
-        // At most CREATE_CHUNK bytes, inside the buffer.
-        let chunk = &buf.as_slice()[..size.clamp(1, CREATE_CHUNK) as usize];
-        for i in 0..count {
-            if i % 256 == 0 {
-                self.check()?;
-            }
-            let name = format!("{dir}/f{i:08}");
-            let fd = self.run_dir().open(
-                &name,
-                libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC,
-                0o644,
-            )?;
-            let mut done = 0u64;
-            while done < size {
-                if done > 0 {
-                    self.check()?;
-                }
-                let n = (size - done).min(chunk.len() as u64) as usize;
-                done += write_all(
-                    fd.as_raw_fd(),
-                    &chunk[..n],
-                    None,
-                    &format!("create_files '{name}'"),
-                )?;
-            }
-        }
-        Ok(Storm::measured(count, t, self.clock()))
     }
 
     /// Stats every entry of `dir`.

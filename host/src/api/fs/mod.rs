@@ -1,17 +1,19 @@
 //! File and metadata operations, split along their seams:
 //! [`handle`] (open files whose data stays in the host), [`whole`]
-//! (whole-file writes, reads and copies) and [`meta`] (names, directories,
-//! metadata storms).
+//! (whole-file writes, reads and copies), [`meta`] (names, directories,
+//! the stat and remove storms) and [`create`] (the create storm).
 //!
 //! Shared rules: sizes and offsets from a script are validated here, in the
 //! operation (the Rhai and WIT adapters pass them through unchanged); data
 //! moves through [`AlignedBuf`] slices, and every `read`/`write` is given the
 //! pointer and length of one slice.
 
+pub mod create;
 pub mod handle;
 pub mod meta;
 pub mod whole;
 
+pub use create::CreateOptions;
 pub use handle::{FileHandle, HandleBudget, OpenOptions, Pattern};
 pub use whole::{CopyHandle, CopyMethod, CopyOptions, ReadOptions, WriteOptions};
 
