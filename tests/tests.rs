@@ -20,6 +20,7 @@ mod run;
 mod safety;
 mod seed_commands;
 mod serve;
+mod suites;
 mod templates;
 mod trace;
 mod trace_apps;

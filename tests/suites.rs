@@ -1,0 +1,386 @@
+//! The packs that reproduce well-known suites, at small sizes: `yabs`
+//! (YABS's fio jobs, its network and CPU lines, its table), and
+//! `crystaldiskmark` (CDM's four lines, the best pass kept, its window),
+//! and `pts-disk` (Phoronix's disk tests). Each checks what the original
+//! would give on the same run: sizes that end a job, the best of the
+//! passes, totals, the numbers printed the original's way.
+
+use crate::util::{doc, metric, plumb, workdir};
+use serde_json::Value;
+use std::path::Path;
+
+/// The jobs of one scenario in a result document.
+fn jobs<'a>(d: &'a Value, scenario: &str) -> Vec<&'a Value> {
+    d["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == scenario)
+        .unwrap_or_else(|| panic!("no scenario {scenario}"))["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect()
+}
+
+fn must(d: &Value, scenario: &str, name: &str) -> f64 {
+    metric(d, scenario, name).unwrap_or_else(|| panic!("no metric {scenario}.{name}"))
+}
+
+/// Runs a pack at `args`, keeping the document in `DIR/NAME.json`.
+fn run_pack(dir: &Path, name: &str, args: &[&str]) -> Value {
+    let json = dir.join(format!("{name}.json"));
+    let target = dir.join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    let mut all = vec![
+        "run",
+        "--target",
+        target.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--label",
+        name,
+    ];
+    all.extend_from_slice(args);
+    let r = plumb(dir, &all);
+    assert_eq!(r.code, 0, "plumb {all:?}:\n{}\n{}", r.stdout, r.stderr);
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "the run left files in its target"
+    );
+    doc(&json)
+}
+
+/// yabs.sh's format_speed of a bandwidth in bytes/s: fio's KiB/s in steps
+/// of 1000, two decimals at most.
+fn yabs_speed(bytes_per_sec: f64) -> String {
+    let kb = bytes_per_sec / 1024.0;
+    let (v, unit) = if kb >= 1e6 {
+        (kb / 1e6, "GB/s")
+    } else if kb >= 1e3 {
+        (kb / 1e3, "MB/s")
+    } else {
+        (kb, "KB/s")
+    };
+    let s = format!("{:.2}", (v * 100.0).round() / 100.0);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s} {unit}")
+}
+
+const YABS_SIZES: [&str; 4] = ["4k", "64k", "512k", "1m"];
+
+#[test]
+fn yabs_runs_yabs_jobs_and_compare_prints_yabs_table() {
+    let dir = workdir();
+    // size 4M with a 30 s runtime: each block size must end after 2 jobs x
+    // 4 MiB of I/O, not after the runtime (YABS's jobs are not time-based).
+    let small = [
+        "yabs",
+        "-p",
+        "size=4M",
+        "-p",
+        "runtime=30s",
+        "-p",
+        "net_seconds=1s",
+        "-p",
+        "cpu_seconds=1s",
+    ];
+    let a = run_pack(dir.path(), "vm-a", &small);
+    let b = run_pack(dir.path(), "vm-b", &small);
+    for d in [&a, &b] {
+        let disk = jobs(d, "disk");
+        for bs in YABS_SIZES {
+            let block: f64 = match bs {
+                "4k" => 4096.0,
+                "64k" => 65536.0,
+                "512k" => 524288.0,
+                _ => 1048576.0,
+            };
+            let job = disk
+                .iter()
+                .find(|j| j["name"] == format!("rand_rw_{bs}"))
+                .unwrap_or_else(|| panic!("no job rand_rw_{bs}"));
+            // YABS's command line, option for option.
+            let o = &job["options"];
+            for (k, v) in [
+                ("rw", "randrw"),
+                ("rwmixread", "50"),
+                ("iodepth", "64"),
+                ("numjobs", "2"),
+                ("ioengine", "libaio"),
+                ("direct", "1"),
+                ("group_reporting", "1"),
+                ("filename", "test.fio"),
+            ] {
+                assert_eq!(o[k], v, "rand_rw_{bs}: option {k}");
+            }
+            assert_eq!(job["jobs"], 2, "rand_rw_{bs}: both clones merged");
+            let moved = job["read"]["io_bytes"].as_u64().unwrap()
+                + job["write"]["io_bytes"].as_u64().unwrap();
+            assert_eq!(moved, 2 * (4 << 20), "rand_rw_{bs}: 2 jobs x size of I/O");
+            let read = job["read"]["io_bytes"].as_f64().unwrap() / moved as f64;
+            assert!((0.3..0.7).contains(&read), "rand_rw_{bs}: read share {read}");
+            let m = |n: &str| must(d, "disk", &format!("{bs}_{n}"));
+            assert_eq!(m("read_iops"), job["read"]["iops"].as_f64().unwrap());
+            assert_eq!(m("write_bw"), job["write"]["bw_bytes"].as_f64().unwrap());
+            assert!((m("total_iops") - m("read_iops") - m("write_iops")).abs() < 1e-6);
+            assert!((m("total_bw") - m("read_bw") - m("write_bw")).abs() < 1e-3);
+            // Bandwidth over IOPS is the block size.
+            let per_io = m("read_bw") / m("read_iops");
+            assert!(
+                (per_io / block - 1.0).abs() < 0.01,
+                "{bs}: {per_io} bytes per read"
+            );
+        }
+        for n in ["send_1", "recv_1", "send_8", "recv_8"] {
+            assert!(must(d, "network", n) > 0.0, "network {n}");
+        }
+        assert!(must(d, "cpu", "single") > 0.0 && must(d, "cpu", "multi") > 0.0);
+    }
+
+    let r = plumb(dir.path(), &["compare", "vm-a.json", "vm-b.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = &r.stdout;
+    for text in [
+        "fio Disk Speed Tests (Mixed R/W 50/50)",
+        "Block Size",
+        "iperf3 Network Speed Tests",
+        "Send Speed (8 streams)",
+        "Single Core",
+    ] {
+        assert!(out.contains(text), "no {text:?} in:\n{out}");
+    }
+    // Block-size rows with Read, Write and Total, in YABS's order.
+    let mut at = 0;
+    for bs in YABS_SIZES {
+        for (i, side) in ["Read", "Write", "Total"].into_iter().enumerate() {
+            let line = out[at..]
+                .lines()
+                .find(|l| l.contains(side) && (i > 0 || l.contains(&format!(" {bs} "))))
+                .unwrap_or_else(|| panic!("no {bs} {side} row after byte {at} in:\n{out}"));
+            let metric_name = format!("{bs}_{}_bw", side.to_lowercase());
+            let want = yabs_speed(must(&a, "disk", &metric_name));
+            assert!(line.contains(&want), "{bs} {side}: {want:?} not in {line:?}");
+            at += out[at..].find(line).unwrap() + line.len();
+        }
+    }
+}
+
+#[test]
+fn crystaldiskmark_keeps_the_best_of_its_passes_and_prints_its_window() {
+    let dir = workdir();
+    let small = [
+        "crystaldiskmark",
+        "-p",
+        "size=8M",
+        "-p",
+        "runtime=1s",
+        "-p",
+        "passes=3",
+        "-p",
+        "interval=0s",
+    ];
+    let a = run_pack(dir.path(), "disk-a", &small);
+    let all = jobs(&a, "cdm");
+    let lines = [
+        ("SEQ1M_Q8T1", "1m", "8", false),
+        ("SEQ1M_Q1T1", "1m", "1", false),
+        ("RND4K_Q32T1", "4k", "32", true),
+        ("RND4K_Q1T1", "4k", "1", true),
+    ];
+    for (test, bs, qd, random) in lines {
+        for dir_name in ["read", "write"] {
+            let name = format!("{test}_{dir_name}");
+            let passes: Vec<&&Value> = all.iter().filter(|j| j["name"] == name).collect();
+            assert_eq!(passes.len(), 3, "{name}: one job per pass");
+            let rw = if random {
+                format!("rand{dir_name}")
+            } else {
+                dir_name.to_string()
+            };
+            for p in &passes {
+                let o = &p["options"];
+                assert_eq!(o["rw"], rw.as_str(), "{name}");
+                assert_eq!(o["bs"], bs, "{name}");
+                assert_eq!(o["iodepth"], qd, "{name}");
+                assert_eq!(o["direct"], "1", "{name}");
+                assert_eq!(o["time_based"], "1", "{name}");
+            }
+            let best = passes
+                .iter()
+                .map(|p| p[dir_name]["bw_bytes"].as_f64().unwrap())
+                .fold(0.0, f64::max);
+            let mb = must(&a, "cdm", &name);
+            assert!(
+                (mb - best / 1e6).abs() < 1e-9 * best.max(1.0),
+                "{name}: {mb} MB/s is not the best pass {best} B/s"
+            );
+            assert!(must(&a, "cdm", &format!("{name}_iops")) > 0.0);
+            assert!(must(&a, "cdm", &format!("{name}_lat")) > 0.0);
+        }
+    }
+
+    std::fs::copy(dir.path().join("disk-a.json"), dir.path().join("disk-b.json")).unwrap();
+    let r = plumb(dir.path(), &["compare", "disk-a.json", "disk-b.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for text in [
+        "CrystalDiskMark (MB/s, best of the passes)",
+        "SEQ1M Q8T1",
+        "SEQ1M Q1T1",
+        "RND4K Q32T1",
+        "RND4K Q1T1",
+        "disk-a Read",
+        "disk-a Write",
+        "CrystalDiskMark (IOPS)",
+    ] {
+        assert!(r.stdout.contains(text), "no {text:?} in:\n{}", r.stdout);
+    }
+    let seq = must(&a, "cdm", "SEQ1M_Q8T1_read");
+    let shown = format!("{:.2}", (seq * 100.0).round() / 100.0);
+    let row = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("SEQ1M Q8T1"))
+        .unwrap();
+    assert!(row.contains(&shown), "{shown} not in {row:?}");
+}
+
+/// The tables a scenario reported, by title.
+fn table<'a>(d: &'a Value, scenario: &str, title_starts: &str) -> &'a Value {
+    d["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == scenario)
+        .unwrap()["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["title"].as_str().unwrap().starts_with(title_starts))
+        .unwrap_or_else(|| panic!("{scenario}: no table {title_starts:?}"))
+}
+
+#[test]
+fn pts_disk_runs_every_test_at_small_sizes() {
+    let dir = workdir();
+    let d = run_pack(
+        dir.path(),
+        "pts",
+        &[
+            "pts-disk",
+            "-p",
+            "fsmark_files=8",
+            "-p",
+            "fsmark_size=64k",
+            "-p",
+            "fsmark_threads=2",
+            "-p",
+            "fsmark_dirs=4",
+            "-p",
+            "postmark_files=50",
+            "-p",
+            "postmark_transactions=200",
+            "-p",
+            "dbench_clients=1,2",
+            "-p",
+            "iozone_size=2M",
+            "-p",
+            "iozone_records=4k,64k,1m",
+        ],
+    );
+    for case in ["sync", "nosync", "threads_2", "dirs_4"] {
+        assert!(must(&d, "fs-mark", &format!("{case}.files_per_sec")) > 0.0);
+    }
+    let fs_mark = table(&d, "fs-mark", "fs_mark");
+    assert_eq!(fs_mark["rows"][2][1], 16, "the threads case: -n files per thread");
+
+    let seconds = must(&d, "postmark", "seconds");
+    let created = must(&d, "postmark", "files_created_per_sec") * seconds;
+    let deleted = must(&d, "postmark", "files_deleted_per_sec") * seconds;
+    assert!(created >= 50.0 - 1e-6, "postmark made {created} files");
+    assert!(
+        (created - deleted).abs() < 1e-6,
+        "every file PostMark made is deleted at its end ({created} made, {deleted} deleted)"
+    );
+    assert!(must(&d, "postmark", "transactions_per_sec") > 0.0);
+
+    for m in ["initial_create", "compile", "read_tree"] {
+        assert!(must(&d, "compilebench", m) > 0.0, "compilebench {m}");
+    }
+    // The tree's 226 MiB, once made, once read (the objects too, 45% of
+    // the files being sources of about the mean size).
+    let cb = table(&d, "compilebench", "compilebench");
+    let made = cb["rows"][0][2].as_f64().unwrap();
+    assert!((made - 237.0).abs() < 3.0, "the tree is {made} MB");
+
+    let iozone = table(&d, "iozone", "iozone -a");
+    assert_eq!(iozone["rows"].as_array().unwrap().len(), 3);
+    for rec in ["4k", "64k", "1m"] {
+        for t in [
+            "write",
+            "rewrite",
+            "read",
+            "reread",
+            "random_read",
+            "random_write",
+        ] {
+            assert!(must(&d, "iozone", &format!("{rec}.{t}")) > 0.0, "{rec} {t}");
+        }
+    }
+
+    let unpacked = must(&d, "unpack-tree", "files_per_sec") * must(&d, "unpack-tree", "seconds");
+    assert!(
+        (unpacked - 22000.0).abs() < 1e-3,
+        "unpacked {unpacked} files"
+    );
+    let inserts = must(&d, "sqlite", "inserts_per_sec") * must(&d, "sqlite", "seconds");
+    assert!((inserts - 1000.0).abs() < 1e-6);
+    assert!(must(&d, "sqlite", "fdatasync_p50") > 0.0);
+}
+
+#[test]
+fn create_files_deals_files_over_threads_and_subdirectories() {
+    let dir = workdir();
+    crate::util::script(
+        dir.path(),
+        "storm.rhai",
+        r#"
+let s = fs::create_files("d", 10, 100, #{ threads: 3, dirs: 4, fsync: true, write_size: 7 });
+report::metric("ops", s.ops, "", "higher");
+for d in ["00", "01", "02", "03"] {
+    let names = fs::list("d/" + d);
+    report::metric("in_" + d, names.len(), "", "higher");
+    for n in names {
+        if fs::stat("d/" + d + "/" + n).size != 100 { throw "wrong size: " + n; }
+    }
+}
+"#,
+    );
+    crate::util::script(
+        dir.path(),
+        "pack.toml",
+        "name = \"two\"\nversion = \"1\"\ndescription = \"d\"\nscenarios = [\"storm.rhai\"]\n\n[capabilities]\nthreads = 2\nmax_bytes = \"1M\"\n",
+    );
+    // As a lone script: f00000000 … f00000009 round robin over 00–03.
+    let json = dir.path().join("s.json");
+    let (r, _) = crate::util::run_scripts(
+        dir.path(),
+        &["storm.rhai", "--json", json.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = doc(&json);
+    assert_eq!(must(&d, "storm", "ops"), 10.0);
+    for (sub, n) in [("00", 3.0), ("01", 3.0), ("02", 2.0), ("03", 2.0)] {
+        assert_eq!(must(&d, "storm", &format!("in_{sub}")), n, "files in {sub}");
+    }
+    // In a pack that declares two threads, three are refused.
+    let (r, _) = crate::util::run_scripts(dir.path(), &["."]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("3 threads") || r.stderr.contains("3 threads"),
+        "{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+}
