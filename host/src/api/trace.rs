@@ -36,7 +36,8 @@ impl std::str::FromStr for ReplayThreads {
 }
 
 /// `trace::replay`: the think time scaled by `speed` (a factor, or `"max"`
-/// for none; default 1) on the recorded threads or one (default `"keep"`).
+/// for none; default 1) on the recorded threads or one (default `"keep"`),
+/// `clients` copies at once (default 1; more play in `clients/clientK`).
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ReplayOptions {
@@ -46,6 +47,8 @@ pub struct ReplayOptions {
     /// Recorded threads or one.
     #[serde(deserialize_with = "threads")]
     pub threads: ReplayThreads,
+    /// Copies of the trace played at once (1 to 128).
+    pub clients: u64,
 }
 
 impl Default for ReplayOptions {
@@ -53,12 +56,14 @@ impl Default for ReplayOptions {
         ReplayOptions {
             speed: Speed::Factor(1.0),
             threads: ReplayThreads::Keep,
+            clients: 1,
         }
     }
 }
 
 impl ReplayOptions {
-    /// The replay's options: a factor within the allowed range, or max.
+    /// The replay's options: a factor within the allowed range, or max; a
+    /// client count from 1 to [`crate::trace::replay::MAX_CLIENTS`].
     pub fn validate(&self) -> Result<crate::trace::ReplayOptions, ApiError> {
         let speed = match self.speed {
             Speed::Factor(f) => {
@@ -66,9 +71,12 @@ impl ReplayOptions {
             }
             Speed::Max => Speed::Max,
         };
+        let clients = crate::trace::ReplayOptions::check_clients(self.clients)
+            .map_err(|e| ApiError::Invalid(format!("trace::replay: {e}")))?;
         Ok(crate::trace::ReplayOptions {
             speed,
             keep_threads: self.threads == ReplayThreads::Keep,
+            clients,
         })
     }
 }
@@ -145,12 +153,13 @@ impl Host {
             }
         };
         let trace = Trace::parse(name, &text).map_err(|e| ApiError::Invalid(e.to_string()))?;
+        // Every client's threads count against the pack's thread grant.
         let threads = u32::try_from(replay::threads_needed(&trace, o)).unwrap_or(u32::MAX);
         self.allow(Capability::Threads(threads))?;
         if uses_direct_io(&trace) {
             self.allow(Capability::DirectIo)?;
         }
-        let need = crate::trace::budget::bytes_needed(&trace);
+        let need = replay::bytes_needed(&trace, o);
         self.charge("trace::replay", need)?;
         self.check()?;
         let bounds = Bounds {

@@ -101,11 +101,36 @@ fn directories(t: &Trace) -> (HashSet<String>, HashSet<String>) {
     (dirs, made)
 }
 
-/// Recreates the tree as first seen: directories (except those the trace
-/// makes itself), and files that existed, at their size, with
+/// `p` beneath `prefix` (a client's directory, or empty for the run
+/// directory itself).
+fn beneath(prefix: &str, p: &str) -> String {
+    match (prefix.is_empty(), p.is_empty()) {
+        (true, _) => p.to_string(),
+        (false, true) => prefix.to_string(),
+        (false, false) => format!("{prefix}/{p}"),
+    }
+}
+
+/// Makes `prefix` and each directory above it that is missing (a client's
+/// directory, `clients/client3`).
+pub fn make_prefix(dir: &RunDir, prefix: &str) -> Result<(), Halt> {
+    let mut acc = String::new();
+    for part in prefix.split('/').filter(|p| !p.is_empty()) {
+        acc = beneath(&acc, part);
+        if !dir.exists(&acc).map_err(sandbox)? {
+            dir.mkdir(&acc).map_err(sandbox)?;
+        }
+    }
+    Ok(())
+}
+
+/// Recreates the tree as first seen beneath `prefix` (a client's directory,
+/// or empty for the run directory itself): directories (except those the
+/// trace makes itself), and files that existed, at their size, with
 /// incompressible data. Returns (files, bytes); stops with the reason when
 /// the guard halts or a step fails.
-pub fn lay_out(t: &Trace, dir: &RunDir, guard: &Guard) -> Result<(u64, u64), Halt> {
+pub fn lay_out(t: &Trace, dir: &RunDir, guard: &Guard, prefix: &str) -> Result<(u64, u64), Halt> {
+    make_prefix(dir, prefix)?;
     let (dirs, made) = directories(t);
     // A directory is under a made one when one of its ancestors (or itself) was made.
     let under_made = |p: &str| {
@@ -126,8 +151,9 @@ pub fn lay_out(t: &Trace, dir: &RunDir, guard: &Guard) -> Result<(u64, u64), Hal
         if guard.halted() {
             return Err(guard.reason().unwrap_or(Halt::Interrupted));
         }
-        if !dir.exists(d).map_err(sandbox)? {
-            dir.mkdir(d).map_err(sandbox)?;
+        let d = beneath(prefix, d);
+        if !dir.exists(&d).map_err(sandbox)? {
+            dir.mkdir(&d).map_err(sandbox)?;
         }
     }
     let mut rng = SmallRng::seed_from_u64(0x7ace);
@@ -140,15 +166,17 @@ pub fn lay_out(t: &Trace, dir: &RunDir, guard: &Guard) -> Result<(u64, u64), Hal
             continue;
         }
         if f.kind == EntryKind::Symlink {
-            // A link whose target would lead out is not made (the replay's
-            // uses of it then diverge, and say so).
+            // A link whose target would lead out (of the client's directory,
+            // not only of the run directory) is not made (the replay's uses
+            // of it then diverge, and say so).
             if let Some(target) = &f.target {
                 if crate::sandbox::target_stays_inside(&p, target) {
-                    dir.symlink(target, &p).map_err(sandbox)?;
+                    dir.symlink(target, &beneath(prefix, &p)).map_err(sandbox)?;
                 }
             }
             continue;
         }
+        let p = beneath(prefix, &p);
         let fd = dir
             .open(&p, libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, 0o644)
             .map_err(sandbox)?;

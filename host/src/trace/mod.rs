@@ -1,6 +1,6 @@
 //! Application traces: record a program's file operations with strace,
 //! import strace logs and fio iologs, summarise them, and replay them inside
-//! the sandbox.
+//! the sandbox (as many copies at once as asked).
 
 pub mod budget;
 pub mod format;
@@ -14,4 +14,4 @@ pub mod strace;
 
 pub use format::{Op, OpKind, Trace, TraceError};
 pub use halt::{Bounds, Halt};
-pub use replay::{ReplayError, ReplayOptions, ReplayResult, Speed};
+pub use replay::{ReplayError, ReplayOptions, ReplayResult, Speed, StepSummary};

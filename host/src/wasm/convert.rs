@@ -384,6 +384,7 @@ impl From<wtrace::ReplayOptions> for api::ReplayOptions {
                 wtrace::ReplayThreads::One => api::ReplayThreads::One,
             }),
         );
+        set(&mut r.clients, o.clients.map(u64::from));
         r
     }
 }
@@ -416,6 +417,20 @@ impl From<crate::trace::ReplayResult> for wtrace::ReplayResult {
             time_ratio: r.time_ratio,
             files_created: r.files_created,
             bytes_laid_out: r.bytes_laid_out,
+            clients: r.clients,
+            client_seconds: r.client_seconds,
+            steps: r
+                .steps
+                .into_iter()
+                .map(|s| wtrace::StepSummary {
+                    step: s.step,
+                    count: s.count,
+                    mean_us: s.mean_us,
+                    p50_us: s.p50_us,
+                    p99_us: s.p99_us,
+                    max_us: s.max_us,
+                })
+                .collect(),
         }
     }
 }

@@ -5,7 +5,7 @@ use super::{ExitCode, Signals};
 use crate::sandbox::RunDir;
 use crate::trace::limits::{read_bounded, MAX_LOG_BYTES, MAX_TRACE_BYTES};
 use crate::trace::{
-    budget, iolog, replay, show, strace, Bounds, Halt, ReplayError, ReplayResult, Trace,
+    iolog, replay, show, strace, Bounds, Halt, ReplayError, ReplayResult, Trace,
 };
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -65,6 +65,9 @@ pub enum TraceCommand {
         /// `keep` the recorded threads, or `1` to play everything on one thread.
         #[arg(long, default_value = "keep")]
         threads: String,
+        /// Play this many copies at once, each in clients/clientK (1 to 128; 1 plays in the run directory).
+        #[arg(long, default_value = "1")]
+        clients: String,
         /// Save the result as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -98,6 +101,7 @@ pub fn main(cmd: TraceCommand) -> ExitCode {
             target,
             speed,
             threads,
+            clients,
             json,
             keep,
             timeout,
@@ -107,6 +111,7 @@ pub fn main(cmd: TraceCommand) -> ExitCode {
             &ReplayArgs {
                 speed,
                 threads,
+                clients,
                 json,
                 keep,
                 timeout,
@@ -216,6 +221,7 @@ fn show_cmd(path: &Path, json: bool) -> Outcome {
 struct ReplayArgs {
     speed: String,
     threads: String,
+    clients: String,
     json: Option<PathBuf>,
     keep: bool,
     timeout: Option<String>,
@@ -229,6 +235,10 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
             .threads
             .parse()
             .map_err(|e| bad(format!("--threads: {e}")))?,
+        clients: a.clients.parse().map_err(|_| {
+            let shown: String = a.clients.chars().take(40).collect();
+            bad(format!("--clients: '{shown}' is not a number"))
+        })?,
     }
     .validate()
     .map_err(|e| bad(e.to_string()))?;
@@ -244,7 +254,7 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
         }
     };
     let trace = load(path)?;
-    let need = budget::bytes_needed(&trace);
+    let need = replay::bytes_needed(&trace, o);
     let free = crate::files::free_bytes(target)
         .map_err(|e| bad(format!("--target {}: {e}", target.display())))?;
     if need > free {
@@ -263,8 +273,13 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
             format!("--target {}: {e}", target.display()),
         )
     })?;
+    let clients = if o.clients > 1 {
+        format!(" for each of {} clients (clients/client1 ...)", o.clients)
+    } else {
+        String::new()
+    };
     eprintln!(
-        "replaying {}: {} operation(s) on {} thread(s), after laying out {} file(s)",
+        "replaying {}: {} operation(s) on {} thread(s), after laying out {} file(s){clients}",
         path.display(),
         trace.ops.len(),
         replay::threads_needed(&trace, o),
@@ -348,12 +363,42 @@ pub fn render(r: &ReplayResult) -> String {
         ]);
     }
     let mut out = format!("{table}\n");
+    if !r.steps.is_empty() {
+        let mut steps = comfy_table::Table::new();
+        steps.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+        steps.set_header(["step", "count", "mean ms", "p99 ms", "max ms"]);
+        for s in &r.steps {
+            steps.add_row([
+                s.step.clone(),
+                s.count.to_string(),
+                format!("{:.3}", s.mean_us / 1000.0),
+                format!("{:.3}", s.p99_us / 1000.0),
+                format!("{:.3}", s.max_us / 1000.0),
+            ]);
+        }
+        out.push_str(&format!("{steps}\n"));
+    }
+    if r.clients > 1 {
+        let each: Vec<String> = r.client_seconds.iter().map(|s| format!("{s:.3}")).collect();
+        out.push_str(&format!(
+            "{} clients at once (figures are their sums); seconds per client: {}\n",
+            r.clients,
+            each.join(" ")
+        ));
+    }
+    // An untimed trace (a dbench load file without times) has no ratio.
+    let recorded = if r.original_seconds > 0.0 {
+        format!(
+            "recorded {:.3} s, ratio {:.3}",
+            r.original_seconds, r.time_ratio
+        )
+    } else {
+        "untimed".to_string()
+    };
     out.push_str(&format!(
-        "replayed {} operations in {:.3} s (recorded {:.3} s, ratio {:.3}); {} file(s), {} laid out first; {} noted but not replayed (mmap)\n",
+        "replayed {} operations in {:.3} s ({recorded}); {} file(s), {} laid out first; {} noted but not replayed (mmap)\n",
         r.total_ops,
         r.seconds,
-        r.original_seconds,
-        r.time_ratio,
         r.files_created,
         crate::units::format_bytes_binary(r.bytes_laid_out as f64),
         r.skipped

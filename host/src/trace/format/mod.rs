@@ -1,7 +1,7 @@
-//! plumb's trace format, version 2: a text file, one line per record.
+//! plumb's trace format, version 3: a text file, one line per record.
 //!
 //! ```text
-//! plumb-trace 2
+//! plumb-trace 3
 //! duration_us 1523400
 //! tracer strace 1700000 9120            how the recording was made (below)
 //! file 0 f 1048576 data/app.db         id, kind, size at first touch ("-"
@@ -12,6 +12,7 @@
 //! op 0 120 35 open 0 0 rw,creat        thread, start µs, duration µs, op, args
 //! op 0 160 12 pwrite 0 4096 4096       handle, offset, length
 //! op 0 175 3 stat 1 =ENOENT            a call that failed, with its errno
+//! op 0 180 2 lock 0 0 4096 w @LockX    a step begins here (below)
 //! ```
 //!
 //! Kinds: `f` file, `d` directory, `l` symlink. `tracer NAME WALL_US CALLS`
@@ -34,22 +35,35 @@
 //! `stat f`, `access f`, `statfs f`, `readlink f`, `utimes f`,
 //! `chmod f MODE` (octal), `truncate f len`, `unlink f`, `mkdir f`,
 //! `rmdir f`, `rename f_from f_to [noreplace|exchange]`, `link f_from f_to`,
-//! `symlink f TARGET`.
+//! `symlink f TARGET`; version 3 adds `lock h off len r|w` (a POSIX
+//! byte-range lock, `len` 0 to the end of the file) and `unlock h off len`.
 //!
 //! Any operation may end with `=ERRNO`: the call failed that way in the
 //! recording, and a replay expects it to fail the same way.
 //!
+//! Version 3 also names *steps*: an operation ending with `@NAME` (after
+//! any `=ERRNO`) begins a step called NAME, which takes in the operations
+//! of the same thread that follow it up to the next one that begins a step.
+//! A converter marks what one operation of its source became (dbench's
+//! `NTCreateX` is a stat, a directory scan, an open and an fstat), and a
+//! replay reports each step's count and latency beside the system calls'.
+//!
 //! Paths and symlink targets are percent-encoded where they hold spaces,
-//! `%` or control bytes. Version-1 traces (`file ID SIZE PATH`, no failed
-//! calls) still load.
+//! `%` or control bytes. The path `.` names the root itself. A trace is
+//! written as version 2 unless it needs version 3 (locks or steps), so
+//! older plumbs read what they can; version-1 traces (`file ID SIZE PATH`,
+//! no failed calls) and version-2 traces still load.
 
 pub mod errno;
 mod parse;
 
 use std::fmt::Write as _;
 
-/// The first line of every trace this plumb writes.
+/// The first line of a version-2 trace: what this plumb writes unless
+/// the trace needs version 3.
 pub const MAGIC: &str = "plumb-trace 2";
+/// The first line of a trace with locks or steps.
+pub const MAGIC_V3: &str = "plumb-trace 3";
 /// The first line of a version-1 trace, which still loads.
 pub const MAGIC_V1: &str = "plumb-trace 1";
 
@@ -365,6 +379,28 @@ pub enum OpKind {
         /// What it points to, as the program wrote it.
         target: String,
     },
+    /// A POSIX byte-range lock (`fcntl(F_SETLK)`, `F_WRLCK` or `F_RDLCK`)
+    /// on `len` bytes from `offset` (0: to the end of the file). Version 3.
+    Lock {
+        /// The handle.
+        handle: u32,
+        /// First byte locked.
+        offset: u64,
+        /// Bytes locked; 0 locks to the end of the file, however long.
+        len: u64,
+        /// A write (exclusive) lock; a read (shared) lock otherwise.
+        write: bool,
+    },
+    /// The release of a byte range (`fcntl(F_SETLK)` with `F_UNLCK`).
+    /// Version 3.
+    Unlock {
+        /// The handle.
+        handle: u32,
+        /// First byte released.
+        offset: u64,
+        /// Bytes released; 0: to the end of the file.
+        len: u64,
+    },
 }
 
 /// The read calls, in the order they are named.
@@ -405,7 +441,14 @@ impl OpKind {
             OpKind::Truncate { .. } => "truncate",
             OpKind::Link { .. } => "link",
             OpKind::Symlink { .. } => "symlink",
+            OpKind::Lock { .. } => "lock",
+            OpKind::Unlock { .. } => "unlock",
         }
+    }
+
+    /// True for the operations a version-2 trace cannot hold.
+    pub fn needs_v3(&self) -> bool {
+        matches!(self, OpKind::Lock { .. } | OpKind::Unlock { .. })
     }
 
     /// True for the operations of the program's own (an implicit open or
@@ -485,6 +528,17 @@ impl OpKind {
             }
             OpKind::Truncate { file, len } => format!("{file} {len}"),
             OpKind::Symlink { file, target } => format!("{file} {}", encode(target)),
+            OpKind::Lock {
+                handle,
+                offset,
+                len,
+                write,
+            } => format!("{handle} {offset} {len} {}", if *write { "w" } else { "r" }),
+            OpKind::Unlock {
+                handle,
+                offset,
+                len,
+            } => format!("{handle} {offset} {len}"),
         }
     }
 }
@@ -516,6 +570,71 @@ pub struct Tracer {
     pub calls: u64,
 }
 
+/// Most step names a trace may have.
+pub const MAX_STEPS: usize = 256;
+
+/// Named steps (version 3): which operations begin one, and the names.
+/// A step takes in the operations of its thread from the one that begins
+/// it up to the next one of that thread that begins a step.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Steps {
+    /// Step names, indexed by step id, in the order of first use.
+    pub names: Vec<String>,
+    /// (operation index, step id) of every operation that begins a step,
+    /// in operation order.
+    pub starts: Vec<(u32, u16)>,
+}
+
+impl Steps {
+    /// Marks operation `op` (later than any marked before) as the start
+    /// of a step called `name`: 1 to 32 letters, digits, `_`, `-` or `.`,
+    /// at most [`MAX_STEPS`] different names.
+    pub fn mark(&mut self, op: u32, name: &str) -> Result<(), String> {
+        let id = match self.names.iter().position(|n| n == name) {
+            Some(id) => id,
+            None => {
+                let ok = (1..=32).contains(&name.len())
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
+                if !ok {
+                    let shown: String = name.chars().take(40).collect();
+                    return Err(format!(
+                        "step name '{shown}' is not 1 to 32 letters, digits, '_', '-' or '.'"
+                    ));
+                }
+                if self.names.len() >= MAX_STEPS {
+                    return Err(format!(
+                        "more than {MAX_STEPS} step names (the most a trace may have)"
+                    ));
+                }
+                self.names.push(name.to_string());
+                self.names.len() - 1
+            }
+        };
+        if self.starts.last().is_some_and(|(at, _)| *at >= op) {
+            return Err("steps must be marked in operation order".into());
+        }
+        // Below MAX_STEPS, hence a u16.
+        self.starts.push((op, id as u16));
+        Ok(())
+    }
+
+    /// The step operation `op` begins, if it begins one.
+    pub fn begun_by(&self, op: usize) -> Option<u16> {
+        let op = u32::try_from(op).ok()?;
+        self.starts
+            .binary_search_by_key(&op, |(at, _)| *at)
+            .ok()
+            .map(|i| self.starts[i].1)
+    }
+
+    /// The name of step `id`.
+    pub fn name(&self, id: u16) -> &str {
+        self.names.get(id as usize).map_or("", String::as_str)
+    }
+}
+
 /// A whole trace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Trace {
@@ -529,6 +648,8 @@ pub struct Trace {
     pub duration_us: u64,
     /// How it was recorded, when known.
     pub tracer: Option<Tracer>,
+    /// Named steps (version 3; empty when the trace has none).
+    pub steps: Steps,
 }
 
 /// A malformed trace, naming the record.
@@ -573,9 +694,15 @@ fn decode(s: &str) -> Result<String, String> {
 }
 
 impl Trace {
-    /// The trace as text (the current version).
+    /// True when only version 3 can hold the trace (locks or steps).
+    pub fn needs_v3(&self) -> bool {
+        !self.steps.starts.is_empty() || self.ops.iter().any(|o| o.kind.needs_v3())
+    }
+
+    /// The trace as text: version 2, or version 3 when it needs it.
     pub fn to_text(&self) -> String {
-        let mut out = format!("{MAGIC}\nduration_us {}\n", self.duration_us);
+        let magic = if self.needs_v3() { MAGIC_V3 } else { MAGIC };
+        let mut out = format!("{magic}\nduration_us {}\n", self.duration_us);
         if let Some(t) = &self.tracer {
             let _ = writeln!(out, "tracer {} {} {}", t.name, t.wall_us, t.calls);
         }
@@ -595,7 +722,8 @@ impl Trace {
         for (i, t) in self.threads.iter().enumerate() {
             let _ = writeln!(out, "thread {i} {t}");
         }
-        for op in &self.ops {
+        let mut starts = self.steps.starts.iter().peekable();
+        for (i, op) in self.ops.iter().enumerate() {
             let _ = write!(
                 out,
                 "op {} {} {} {} {}",
@@ -607,6 +735,9 @@ impl Trace {
             );
             if let Some(e) = op.failed {
                 let _ = write!(out, " ={}", errno::name(e));
+            }
+            if let Some((_, id)) = starts.next_if(|(at, _)| *at as usize == i) {
+                let _ = write!(out, " @{}", self.steps.name(*id));
             }
             out.push('\n');
         }
@@ -717,6 +848,7 @@ mod tests {
                 wall_us: 900,
                 calls: 40,
             }),
+            steps: Steps::default(),
         }
     }
 
@@ -806,6 +938,58 @@ mod tests {
         assert_eq!(Trace::parse("v2", &t.to_text()).unwrap(), t);
         let e = Trace::parse("v1", &v1.replace("pread 0 0 4096", "readdir 0 4096")).unwrap_err();
         assert!(e.message.contains("version 2"), "{e}");
+    }
+
+    #[test]
+    fn version_3_holds_locks_and_steps_and_is_written_only_when_needed() {
+        let v3 = "plumb-trace 3\nduration_us 10\nfile 0 d 0 .\nfile 1 f - a\nthread 0 1\n\
+                  op 0 0 0 stat 1 =ENOENT @NTCreateX\nop 0 0 0 open 0 1 rw,creat\nop 0 0 0 fstat 0\n\
+                  op 0 1 0 lock 0 2147483538 1 w @LockX\nop 0 2 0 unlock 0 0 0 @UnlockX\n\
+                  op 0 3 0 lock 0 10 5 r @LockX\nend 6\n";
+        let t = Trace::parse("v3", v3).unwrap();
+        assert_eq!(t.steps.names, ["NTCreateX", "LockX", "UnlockX"]);
+        assert_eq!(t.steps.starts, [(0, 0), (3, 1), (4, 2), (5, 1)]);
+        assert_eq!(t.steps.begun_by(3), Some(1));
+        assert_eq!(t.steps.begun_by(1), None);
+        assert_eq!(
+            t.ops[3].kind,
+            OpKind::Lock {
+                handle: 0,
+                offset: 2147483538,
+                len: 1,
+                write: true
+            }
+        );
+        assert_eq!(t.to_text(), v3);
+        assert_eq!(Trace::parse("again", &t.to_text()).unwrap(), t);
+        // Without locks or steps, version 2 as before.
+        assert!(sample().to_text().starts_with("plumb-trace 2\n"));
+        // Version 2 may not use them.
+        let v2 = v3.replace("plumb-trace 3", "plumb-trace 2");
+        let e = Trace::parse("v2", &v2).unwrap_err();
+        assert!(e.message.contains("version 3"), "{e}");
+        let no_steps = "plumb-trace 2\nfile 0 f - a\nthread 0 1\nop 0 0 0 open 0 0 rw,creat\nop 0 1 0 lock 0 0 1 w\nend 2\n";
+        let e = Trace::parse("v2", no_steps).unwrap_err();
+        assert!(
+            e.message
+                .contains("'lock' is an operation of trace version 3"),
+            "{e}"
+        );
+        for (bad, what) in [
+            ("op 0 1 0 lock 0 0 1 x", "not r or w"),
+            ("op 0 1 0 lock 0 0 1", "without its kind"),
+            ("op 0 1 0 unlock 0 18446744073709551615 1", "overflows"),
+            ("op 0 1 0 fstat 0 @", "step name"),
+            ("op 0 1 0 fstat 0 @a/b", "step name"),
+            ("op 0 1 0 lock 7 0 1 w", "used before it is opened"),
+        ] {
+            let text = format!(
+                "plumb-trace 3\nfile 0 f - a\nthread 0 1\nop 0 0 0 open 0 0 rw,creat\n{bad}\nend 2\n"
+            );
+            let e = Trace::parse("b", &text).unwrap_err();
+            assert_eq!(e.line, 5, "{bad}: {e}");
+            assert!(e.message.contains(what), "{bad}: {e}");
+        }
     }
 
     #[test]

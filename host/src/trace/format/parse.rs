@@ -1,10 +1,10 @@
 //! Reading a trace: every record checked (handles opened before use and
 //! never reused, file and thread ids in range, numbers within the bounds of
-//! [`crate::trace::limits`]), errors naming the line. Versions 1 and 2.
+//! [`crate::trace::limits`]), errors naming the line. Versions 1, 2 and 3.
 
 use super::{
     decode, errno, EntryKind, FileEntry, Op, OpKind, OpenFlags, RenameMode, Trace, TraceError,
-    Tracer, MAGIC, MAGIC_V1, READ_CALLS, WRITE_CALLS,
+    Tracer, MAGIC, MAGIC_V1, MAGIC_V3, READ_CALLS, WRITE_CALLS,
 };
 use crate::trace::limits::{
     MAX_FILES, MAX_FILE_BYTES, MAX_HANDLE, MAX_IO_BYTES, MAX_OPS, MAX_THREADS, MAX_TIME_US,
@@ -34,13 +34,14 @@ impl Trace {
         }
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
         let version = match lines.next().map(|(_, l)| l.trim_end()) {
+            Some(MAGIC_V3) => 3,
             Some(MAGIC) => 2,
             Some(MAGIC_V1) => 1,
             Some(l) if l.starts_with("plumb-trace ") && l.len() < 64 => {
                 return Err(err(
                     1,
                     format!(
-                    "unsupported trace version '{l}' (this plumb reads '{MAGIC}' and '{MAGIC_V1}')"
+                    "unsupported trace version '{l}' (this plumb reads '{MAGIC_V3}', '{MAGIC}' and '{MAGIC_V1}')"
                 ),
                 ))
             }
@@ -148,11 +149,25 @@ impl Trace {
                             format!("more than {MAX_OPS} operations (the most a trace may hold)"),
                         ));
                     }
-                    let op = parse_op(&words, &t, &mut handles, version).map_err(|m| err(n, m))?;
+                    // A step begins here: "@NAME" after everything else (version 3).
+                    let (words, step) = match words.last().and_then(|l| l.strip_prefix('@')) {
+                        Some(name) if version >= 3 => (&words[..words.len() - 1], Some(name)),
+                        Some(_) => {
+                            return Err(err(n, "'@STEP' is a record of trace version 3".into()))
+                        }
+                        None => (&words[..], None),
+                    };
+                    let op = parse_op(words, &t, &mut handles, version).map_err(|m| err(n, m))?;
                     if let Some(prev) = t.ops.last() {
                         if op.start_us < prev.start_us {
                             return Err(err(n, "operations must be in start order".into()));
                         }
+                    }
+                    if let Some(name) = step {
+                        // Below MAX_OPS, hence a u32.
+                        t.steps
+                            .mark(t.ops.len() as u32, name)
+                            .map_err(|m| err(n, m))?;
                     }
                     t.ops.push(op);
                 }
@@ -353,6 +368,12 @@ fn parse_op(w: &[&str], t: &Trace, open: &mut Handles, version: u32) -> Result<O
         }
         Ok(kind)
     };
+    let v3 = |kind: OpKind| -> Result<OpKind, String> {
+        if version < 3 {
+            return Err(format!("'{name}' is an operation of trace version 3"));
+        }
+        Ok(kind)
+    };
     let (kind, arity) = match name {
         "open" => {
             let flags = OpenFlags::parse(w.get(7).ok_or("open without flags")?)?;
@@ -535,6 +556,40 @@ fn parse_op(w: &[&str], t: &Trace, open: &mut Handles, version: u32) -> Result<O
             })?,
             2,
         ),
+        "lock" => {
+            let handle = handle(5, open)?;
+            let (offset, len) = io(6, 7, MAX_FILE_BYTES)?;
+            let write = match w.get(8) {
+                Some(&"w") => true,
+                Some(&"r") => false,
+                Some(other) => {
+                    let shown: String = other.chars().take(40).collect();
+                    return Err(format!("lock kind '{shown}' is not r or w"));
+                }
+                None => return Err("lock without its kind (r or w)".into()),
+            };
+            (
+                v3(OpKind::Lock {
+                    handle,
+                    offset,
+                    len,
+                    write,
+                })?,
+                4,
+            )
+        }
+        "unlock" => {
+            let handle = handle(5, open)?;
+            let (offset, len) = io(6, 7, MAX_FILE_BYTES)?;
+            (
+                v3(OpKind::Unlock {
+                    handle,
+                    offset,
+                    len,
+                })?,
+                3,
+            )
+        }
         other => {
             let shown: String = other.chars().take(40).collect();
             return Err(format!("unknown operation '{shown}'"));

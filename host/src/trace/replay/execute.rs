@@ -165,14 +165,32 @@ fn off(v: u64) -> Result<i64, OpError> {
 }
 
 /// Carries out trace operations in the run directory for every replay
-/// thread: paths through the sandbox, handles in the shared table, growth
-/// charged to the byte grant.
+/// thread of one client: paths through the sandbox (beneath the client's
+/// directory), handles in the client's shared table, growth charged to the
+/// client's share of the byte grant.
 pub(super) struct Executor<'a> {
     pub(super) trace: &'a Trace,
     pub(super) dir: &'a RunDir,
+    /// The client's directory (`clients/client3`), or empty: the trace's
+    /// paths are relative to it.
+    pub(super) prefix: &'a str,
     pub(super) handles: &'a Handles,
     pub(super) guard: &'a Guard<'a>,
     pub(super) allowance: &'a Allowance,
+}
+
+/// A POSIX byte-range lock or release with `F_SETLK`, which never waits:
+/// every replay thread is one process, whose own locks never conflict, so a
+/// conflict could only be another program's, and a replay must not hang on it.
+fn lock(fd: RawFd, kind: i32, offset: u64, len: u64) -> Result<u64, OpError> {
+    // SAFETY: a plain struct, filled in below.
+    let mut l: libc::flock = unsafe { std::mem::zeroed() };
+    l.l_type = kind as libc::c_short;
+    l.l_whence = libc::SEEK_SET as libc::c_short;
+    l.l_start = off(offset)?;
+    l.l_len = off(len)?;
+    // SAFETY: valid descriptor and a valid flock.
+    check(unsafe { libc::fcntl(fd, libc::F_SETLK, &l) } as isize).map(|_| 0)
 }
 
 impl Executor<'_> {
@@ -204,19 +222,41 @@ impl Executor<'_> {
             .insert(h, Arc::new(fd));
     }
 
-    /// The path of trace file `f`, made relative to the run directory; the
-    /// run directory itself is refused.
+    /// The path of trace file `f`, made relative to the run directory
+    /// (beneath the client's directory); the run directory itself is
+    /// refused.
     fn path(&self, f: u32) -> Result<String, OpError> {
+        let p = self.full_path(f);
+        if p.is_empty() {
+            return Err(OpError::RunDir);
+        }
+        Ok(p)
+    }
+
+    /// [`Executor::path`] for an operation that only looks (a stat, a
+    /// statfs, an access, a read-only open of a directory): the run
+    /// directory itself is `.`.
+    fn look_path(&self, f: u32) -> String {
+        let p = self.full_path(f);
+        if p.is_empty() {
+            ".".to_string()
+        } else {
+            p
+        }
+    }
+
+    fn full_path(&self, f: u32) -> String {
         let p = self
             .trace
             .files
             .get(f as usize)
             .map(|e| contained(&e.path))
             .unwrap_or_default();
-        if p.is_empty() {
-            return Err(OpError::RunDir);
+        match (self.prefix.is_empty(), p.is_empty()) {
+            (true, _) => p,
+            (false, true) => self.prefix.to_string(),
+            (false, false) => format!("{}/{p}", self.prefix),
         }
-        Ok(p)
     }
 
     /// Carries out one operation; returns the bytes moved. What may grow a
@@ -235,9 +275,13 @@ impl Executor<'_> {
                 file,
                 flags,
             } => {
-                let fd = self
-                    .dir
-                    .open(&self.path(*file)?, open_flags(flags), 0o644)?;
+                let looks = flags.directory && !flags.write && !flags.create && !flags.truncate;
+                let path = if looks {
+                    self.look_path(*file)
+                } else {
+                    self.path(*file)?
+                };
+                let fd = self.dir.open(&path, open_flags(flags), 0o644)?;
                 if !failed {
                     self.hold(*handle, fd);
                 }
@@ -355,7 +399,7 @@ impl Executor<'_> {
                     libc::copy_file_range(a, std::ptr::null_mut(), b, std::ptr::null_mut(), n, 0)
                 })
             }
-            OpKind::Stat(f) => Ok(self.dir.stat(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Stat(f) => Ok(self.dir.stat(&self.look_path(*f)).map(|_| 0)?),
             OpKind::Unlink(f) => Ok(self.dir.unlink(&self.path(*f)?).map(|_| 0)?),
             OpKind::Rmdir(f) => Ok(self.dir.rmdir(&self.path(*f)?).map(|_| 0)?),
             OpKind::Mkdir(f) => Ok(self.dir.mkdir(&self.path(*f)?).map(|_| 0)?),
@@ -383,9 +427,27 @@ impl Executor<'_> {
             OpKind::Truncate { file, len } => {
                 Ok(self.dir.truncate(&self.path(*file)?, *len).map(|_| 0)?)
             }
-            OpKind::Access(f) => Ok(self.dir.access(&self.path(*f)?).map(|_| 0)?),
-            OpKind::Statfs(f) => Ok(self.dir.statfs(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Access(f) => Ok(self.dir.access(&self.look_path(*f)).map(|_| 0)?),
+            OpKind::Statfs(f) => Ok(self.dir.statfs(&self.look_path(*f)).map(|_| 0)?),
             OpKind::Mmap { .. } => Ok(0),
+            OpKind::Lock {
+                handle,
+                offset,
+                len,
+                write,
+            } => {
+                let fd = self.fd(lane, *handle)?;
+                let kind = if *write { libc::F_WRLCK } else { libc::F_RDLCK };
+                lock(fd, kind, *offset, *len)
+            }
+            OpKind::Unlock {
+                handle,
+                offset,
+                len,
+            } => {
+                let fd = self.fd(lane, *handle)?;
+                lock(fd, libc::F_UNLCK, *offset, *len)
+            }
         }
     }
 }

@@ -6,6 +6,12 @@
 //! Every path goes through the sandbox (`execute`): whatever the trace
 //! says, nothing outside the run directory is touched.
 //!
+//! With `clients` N above 1 the trace is played N times at once, as dbench
+//! runs N clients: each copy beneath its own `clients/clientK` (K from 1),
+//! on threads of its own, with its own handles, cross-thread order and
+//! share of the byte grant; the operations themselves are shared, not
+//! copied. One client plays in the run directory itself, as before.
+//!
 //! This file holds the entry points ([`lay_out_and_replay`],
 //! [`threads_needed`]), their options and result, and the checks made
 //! before anything is written.
@@ -18,7 +24,7 @@ use super::budget::Allowance;
 use super::format::{OpKind, Trace};
 use super::halt::{Bounds, Guard, Halt};
 use super::layout::lay_out;
-use super::limits::{MAX_REPLAY_BUFFERS, SPEED_RANGE};
+use super::limits::{MAX_REPLAY_BUFFERS, MAX_THREADS, SPEED_RANGE};
 use crate::sandbox::RunDir;
 use serde::Serialize;
 
@@ -64,13 +70,41 @@ impl std::str::FromStr for Speed {
     }
 }
 
-/// How a replay runs: its pace, and whether the recorded threads are kept.
+/// Most copies of a trace one replay plays at once.
+pub const MAX_CLIENTS: u32 = 128;
+
+/// How a replay runs: its pace, whether the recorded threads are kept, and
+/// how many copies play at once.
 #[derive(Debug, Clone, Copy)]
 pub struct ReplayOptions {
     /// Think-time scaling.
     pub speed: Speed,
     /// Keep the recorded threads (true) or play everything on one thread.
     pub keep_threads: bool,
+    /// Copies of the trace played at once, each in `clients/clientK`
+    /// (1 to [`MAX_CLIENTS`]; 1 plays in the run directory itself).
+    pub clients: u32,
+}
+
+impl ReplayOptions {
+    /// The client count within 1 to [`MAX_CLIENTS`], the one rule for
+    /// scripts, guests and `plumb trace replay --clients`.
+    pub fn check_clients(clients: u64) -> Result<u32, String> {
+        match u32::try_from(clients) {
+            Ok(n) if (1..=MAX_CLIENTS).contains(&n) => Ok(n),
+            _ => Err(format!("clients {clients} is not from 1 to {MAX_CLIENTS}")),
+        }
+    }
+}
+
+/// The directory client `k` (from 1) of `clients` plays in: the run
+/// directory itself for a lone client.
+pub fn client_dir(k: u32, clients: u32) -> String {
+    if clients <= 1 {
+        String::new()
+    } else {
+        format!("clients/client{k}")
+    }
 }
 
 /// Figures for one kind of operation.
@@ -88,6 +122,24 @@ pub struct OpSummary {
     /// How many ended otherwise than in the recording: a failure the
     /// recording did not see, a success where it failed, another errno.
     pub divergences: u64,
+    /// Mean latency in µs.
+    pub mean_us: f64,
+    /// Median latency in µs.
+    pub p50_us: f64,
+    /// 99th percentile in µs.
+    pub p99_us: f64,
+    /// Largest latency in µs.
+    pub max_us: f64,
+}
+
+/// Figures for one named step (see [`crate::trace::format::Steps`]): its
+/// latency is the time of its operations together.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepSummary {
+    /// The step's name (`NTCreateX`, `ReadX`, ...).
+    pub step: String,
+    /// How many were replayed.
+    pub count: u64,
     /// Mean latency in µs.
     pub mean_us: f64,
     /// Median latency in µs.
@@ -128,6 +180,14 @@ pub struct ReplayResult {
     pub files_created: u64,
     /// Bytes written to recreate them.
     pub bytes_laid_out: u64,
+    /// Copies of the trace played at once (the figures above are their sums).
+    pub clients: u32,
+    /// Seconds each client took, from the common start to its last thread's
+    /// end (client 1 first).
+    pub client_seconds: Vec<f64>,
+    /// Per named step, in the trace's order of first use (empty when the
+    /// trace names none).
+    pub steps: Vec<StepSummary>,
 }
 
 /// The replay's threads: the operations of each (one lane for everything
@@ -145,19 +205,26 @@ fn lanes(t: &Trace, keep_threads: bool) -> Vec<Vec<usize>> {
     lanes
 }
 
-/// Threads the replay starts for `t` under `o`.
+/// Threads the replay starts for `t` under `o`: each client's.
 pub fn threads_needed(t: &Trace, o: ReplayOptions) -> usize {
-    if o.keep_threads {
+    let per_client = if o.keep_threads {
         t.threads.len().max(1)
     } else {
         1
-    }
+    };
+    per_client.saturating_mul(o.clients.max(1) as usize)
 }
 
-/// Memory the replay threads' I/O buffers may take together: each as large
-/// as its largest transfer, at least 1 MiB; more than
-/// [`MAX_REPLAY_BUFFERS`] is refused before anything starts.
-fn check_buffers(t: &Trace, lanes: &[Vec<usize>]) -> Result<(), String> {
+/// Bytes the replay of `t` under `o` may write at most: every client's
+/// estimate (saturating).
+pub fn bytes_needed(t: &Trace, o: ReplayOptions) -> u64 {
+    super::budget::bytes_needed(t).saturating_mul(u64::from(o.clients.max(1)))
+}
+
+/// Memory the replay threads' I/O buffers may take together (every
+/// client's): each as large as its largest transfer, at least 1 MiB; more
+/// than [`MAX_REPLAY_BUFFERS`] is refused before anything starts.
+fn check_buffers(t: &Trace, lanes: &[Vec<usize>], clients: u32) -> Result<(), String> {
     let total = lanes.iter().fold(0u64, |sum, lane| {
         let largest = lane
             .iter()
@@ -172,10 +239,11 @@ fn check_buffers(t: &Trace, lanes: &[Vec<usize>]) -> Result<(), String> {
             .max(1 << 20);
         sum.saturating_add(largest)
     });
+    let total = total.saturating_mul(u64::from(clients));
     if total > MAX_REPLAY_BUFFERS {
         return Err(format!(
-            "the replay's {} thread(s) would need {} MiB of I/O buffers; at most {} MiB are allowed (replay with --threads 1, or fewer large transfers)",
-            lanes.len(),
+            "the replay's {} thread(s) would need {} MiB of I/O buffers; at most {} MiB are allowed (replay with --threads 1, fewer clients, or fewer large transfers)",
+            lanes.len().saturating_mul(clients as usize),
             total >> 20,
             MAX_REPLAY_BUFFERS >> 20
         ));
@@ -207,19 +275,30 @@ pub enum ReplayError {
     Layout(Halt),
 }
 
-/// Recreates the files, then replays within `bounds`; the result says how
-/// much was laid out, and why it stopped early if it did. Refuses, before
-/// writing anything, a trace whose threads' buffers pass
-/// [`MAX_REPLAY_BUFFERS`] or whose estimate passes `bounds.max_bytes`.
+/// Recreates the files (each client's), then replays within `bounds`; the
+/// result says how much was laid out, and why it stopped early if it did.
+/// Refuses, before writing anything, a client count outside 1 to
+/// [`MAX_CLIENTS`] or whose threads pass [`MAX_THREADS`], a trace whose
+/// threads' buffers pass [`MAX_REPLAY_BUFFERS`], or whose estimate passes
+/// `bounds.max_bytes`.
 pub fn lay_out_and_replay(
     t: &Trace,
     dir: &RunDir,
     o: ReplayOptions,
     bounds: Bounds,
 ) -> Result<ReplayResult, ReplayError> {
+    ReplayOptions::check_clients(u64::from(o.clients)).map_err(ReplayError::Refused)?;
+    let threads = threads_needed(t, o);
+    if threads > MAX_THREADS {
+        return Err(ReplayError::Refused(format!(
+            "{} client(s) of {} thread(s) are {threads} replay threads; at most {MAX_THREADS} may run at once",
+            o.clients,
+            threads / o.clients as usize
+        )));
+    }
     let lanes = lanes(t, o.keep_threads);
-    check_buffers(t, &lanes).map_err(ReplayError::Refused)?;
-    let need = super::budget::bytes_needed(t);
+    check_buffers(t, &lanes, o.clients).map_err(ReplayError::Refused)?;
+    let need = bytes_needed(t, o);
     if need > bounds.max_bytes {
         return Err(ReplayError::Refused(format!(
             "the replay may write {need} bytes but only {} are granted",
@@ -228,9 +307,27 @@ pub fn lay_out_and_replay(
     }
     raise_descriptor_limit();
     let guard = Guard::new(bounds);
-    let allowance = Allowance::new(t, guard.max_bytes());
-    let (files, bytes) = lay_out(t, dir, &guard).map_err(ReplayError::Layout)?;
-    let mut r = play::replay(t, dir, o, &lanes, &guard, &allowance);
+    // Each client may write its share of the grant: its own estimate fits.
+    let share = guard.max_bytes() / u64::from(o.clients);
+    let allowances: Vec<Allowance> = (0..o.clients).map(|_| Allowance::new(t, share)).collect();
+    let dirs: Vec<String> = (1..=o.clients).map(|k| client_dir(k, o.clients)).collect();
+    let (mut files, mut bytes) = (0u64, 0u64);
+    for d in &dirs {
+        let (f, b) = lay_out(t, dir, &guard, d).map_err(ReplayError::Layout)?;
+        files = files.saturating_add(f);
+        bytes = bytes.saturating_add(b);
+    }
+    let mut r = play::replay(
+        t,
+        dir,
+        o,
+        &lanes,
+        &guard,
+        &play::Clients {
+            dirs: &dirs,
+            allowances: &allowances,
+        },
+    );
     r.files_created = files;
     r.bytes_laid_out = bytes;
     Ok(r)

@@ -1,10 +1,11 @@
-//! Plays the operations: one thread per recorded thread (or one for all),
-//! each keeping the recorded think time, scaled by the speed, and the
-//! order between threads; then merges what every thread measured.
+//! Plays the operations: for each client, one thread per recorded thread
+//! (or one for all), each keeping the recorded think time, scaled by the
+//! speed, and the order between its client's threads; then merges what
+//! every thread measured, per operation and per named step.
 
 use super::execute::{Executor, Handles, Lane};
-use super::order::Order;
-use super::{OpSummary, ReplayOptions, ReplayResult, Speed};
+use super::order::{Order, Plan};
+use super::{OpSummary, ReplayOptions, ReplayResult, Speed, StepSummary};
 use crate::sandbox::RunDir;
 use crate::trace::budget::Allowance;
 use crate::trace::format::{errno, OpKind, Trace};
@@ -12,7 +13,25 @@ use crate::trace::halt::{Guard, Halt};
 use hdrhistogram::Histogram;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// Where each client plays and what it may write: client K (from 1) is
+/// at index K - 1.
+pub(super) struct Clients<'a> {
+    /// Each client's directory (empty: the run directory itself).
+    pub(super) dirs: &'a [String],
+    /// Each client's share of the byte grant.
+    pub(super) allowances: &'a [Allowance],
+}
+
+/// Latencies from 1 ns to an hour.
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid bounds")
+}
+
+fn ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
+}
 
 /// Count, bytes, outcomes and latencies of one kind of operation.
 struct Stat {
@@ -26,43 +45,79 @@ struct Stat {
 }
 
 impl Stat {
-    /// Nothing counted; latencies from 1 ns to an hour.
     fn new() -> Stat {
         Stat {
             count: 0,
             bytes: 0,
             expected: 0,
             divergences: 0,
-            lat: Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid bounds"),
+            lat: histogram(),
         }
     }
 }
 
-/// One replay thread's view: what it plays with, and the cross-thread
-/// order when there is more than one thread.
+/// Count and latencies of one named step (each the time of its
+/// operations together).
+struct StepStat {
+    count: u64,
+    lat: Histogram<u64>,
+}
+
+/// One client's view: what its threads play with, and the cross-thread
+/// order when it has more than one thread.
 struct Player<'a> {
     order: Option<Order<'a>>,
     exec: Executor<'a>,
+    /// The client's number, from 1.
+    client: u32,
 }
 
 /// What one replay thread measured.
-type LaneResult = (Vec<(&'static str, Stat)>, u64, Option<String>);
+struct LaneResult {
+    stats: Vec<(&'static str, Stat)>,
+    /// By step id.
+    steps: Vec<Option<StepStat>>,
+    skipped: u64,
+    first_error: Option<String>,
+    client: u32,
+    /// When the thread ended, seconds after the common start.
+    ended_s: f64,
+}
 
 impl Player<'_> {
     /// Plays `ops` (indices into the trace) in order on this thread.
     fn play(&self, ops: &[usize], speed: Speed, t0: Instant) -> LaneResult {
+        let trace = self.exec.trace;
         let mut stats: Vec<(&'static str, Stat)> = Vec::new();
+        let mut steps: Vec<Option<StepStat>> = Vec::new();
+        // The step under way: its id and the time of its operations so far.
+        let mut step: Option<(u16, u64)> = None;
+        let close_step = |steps: &mut Vec<Option<StepStat>>, s: Option<(u16, u64)>| {
+            let Some((id, took)) = s else { return };
+            let id = id as usize;
+            if steps.len() <= id {
+                steps.resize_with(id + 1, || None);
+            }
+            let st = steps[id].get_or_insert_with(|| StepStat {
+                count: 0,
+                lat: histogram(),
+            });
+            st.count += 1;
+            st.lat.saturating_record(took.max(1));
+        };
         let mut skipped = 0;
         let mut first_error = None;
         let mut lane = Lane::default();
         // The virtual clock: where this thread should be, in seconds.
         let mut due = 0.0f64;
         let mut prev_end_us: Option<u64> = None;
+        let mut finished = true;
         for &i in ops {
             if self.exec.guard.halted() {
+                finished = false;
                 break;
             }
-            let op = &self.exec.trace.ops[i];
+            let op = &trace.ops[i];
             if let Speed::Factor(f) = speed {
                 let gap_us = match prev_end_us {
                     Some(end) => op.start_us.saturating_sub(end),
@@ -77,6 +132,7 @@ impl Player<'_> {
                     order.thinking(false);
                 }
                 if !awake {
+                    finished = false;
                     break;
                 }
             }
@@ -91,14 +147,21 @@ impl Player<'_> {
             if let Some(order) = &self.order {
                 order.wait(i, self.exec.guard);
                 if self.exec.guard.halted() {
+                    finished = false;
                     break;
                 }
+            }
+            if let Some(id) = trace.steps.begun_by(i) {
+                close_step(&mut steps, step.replace((id, 0)));
             }
             let started = Instant::now();
             let result = self.exec.execute(&op.kind, op.failed.is_some(), &mut lane);
             let took = started.elapsed();
             if let Some(order) = &self.order {
                 order.done(i);
+            }
+            if let Some((_, t)) = &mut step {
+                *t = t.saturating_add(ns(took));
             }
             // The virtual clock moves by the op's own time, so oversleeping
             // once is absorbed by the next gap instead of adding up.
@@ -121,8 +184,7 @@ impl Player<'_> {
             };
             let s = &mut stats[at].1;
             s.count += 1;
-            s.lat
-                .saturating_record(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX).max(1));
+            s.lat.saturating_record(ns(took));
             let divergence = match (result, op.failed) {
                 (Ok(bytes), None) => {
                     s.bytes = s.bytes.saturating_add(bytes);
@@ -148,66 +210,100 @@ impl Player<'_> {
                     .get_or_insert_with(|| format!("{} (record {}): {d}", op.kind.name(), i + 1));
             }
         }
-        (stats, skipped, first_error)
+        // A step cut short by a halt is not counted.
+        if finished {
+            close_step(&mut steps, step.take());
+        }
+        LaneResult {
+            stats,
+            steps,
+            skipped,
+            first_error,
+            client: self.client,
+            ended_s: t0.elapsed().as_secs_f64(),
+        }
     }
 }
 
 /// Stack of each replay thread: it only loops over operations.
 const STACK_BYTES: usize = 256 << 10;
 
-/// Plays every lane on a thread of its own, all starting together, and
-/// sums up what they measured. The layout figures are left at zero for the
-/// caller to fill in.
+/// Plays every lane of every client on a thread of its own, all starting
+/// together, and sums up what they measured. The layout figures are left
+/// at zero for the caller to fill in.
 pub(super) fn replay(
     t: &Trace,
     dir: &RunDir,
     o: ReplayOptions,
     lanes: &[Vec<usize>],
     guard: &Guard,
-    allowance: &Allowance,
+    clients: &Clients,
 ) -> ReplayResult {
-    let handles: Handles = Mutex::new(HashMap::new());
-    let player = Player {
-        order: (lanes.len() > 1).then(|| Order::new(t, super::order::STALL)),
-        exec: Executor {
-            trace: t,
-            dir,
-            handles: &handles,
-            guard,
-            allowance,
-        },
-    };
+    // One plan of the cross-thread order, shared by every client.
+    let plan = (lanes.len() > 1).then(|| Plan::new(t));
+    let handles: Vec<Handles> = clients
+        .dirs
+        .iter()
+        .map(|_| Mutex::new(HashMap::new()))
+        .collect();
+    let players: Vec<Player> = clients
+        .dirs
+        .iter()
+        .zip(clients.allowances)
+        .zip(&handles)
+        .enumerate()
+        .map(|(k, ((prefix, allowance), handles))| Player {
+            order: plan.as_ref().map(|p| Order::new(t, p, super::order::STALL)),
+            exec: Executor {
+                trace: t,
+                dir,
+                prefix,
+                handles,
+                guard,
+                allowance,
+            },
+            client: k as u32 + 1,
+        })
+        .collect();
     let t0 = Instant::now();
-    let results = run_lanes(&player, lanes, o.speed, t0, guard);
+    let results = run_lanes(&players, lanes, o.speed, t0, guard);
     let seconds = t0.elapsed().as_secs_f64();
-    summarise(t, results, seconds, guard)
+    summarise(t, results, seconds, guard, players.len())
 }
 
-/// Starts a thread per lane and joins them all; a thread that cannot start
-/// or dies halts the replay (the others stop at their next operation).
+/// Starts a thread per lane and client and joins them all; a thread that
+/// cannot start or dies halts the replay (the others stop at their next
+/// operation).
 fn run_lanes(
-    player: &Player,
+    players: &[Player],
     lanes: &[Vec<usize>],
     speed: Speed,
     t0: Instant,
     guard: &Guard,
 ) -> Vec<LaneResult> {
+    let total = players.len().saturating_mul(lanes.len());
     std::thread::scope(|s| {
-        let mut running = Vec::with_capacity(lanes.len());
-        for (n, lane) in lanes.iter().enumerate() {
-            let spawned = std::thread::Builder::new()
-                .name(format!("replay-{n}"))
-                .stack_size(STACK_BYTES)
-                .spawn_scoped(s, move || player.play(lane, speed, t0));
-            match spawned {
-                Ok(h) => running.push(h),
-                Err(e) => {
-                    guard.halt(Halt::Failed(format!(
-                        "could not start replay thread {} of {}: {e}",
-                        n + 1,
-                        lanes.len()
-                    )));
-                    break;
+        let mut running = Vec::with_capacity(total);
+        'start: for player in players {
+            for (n, lane) in lanes.iter().enumerate() {
+                let name = if players.len() > 1 {
+                    format!("replay-{}-{n}", player.client)
+                } else {
+                    format!("replay-{n}")
+                };
+                let spawned = std::thread::Builder::new()
+                    .name(name)
+                    .stack_size(STACK_BYTES)
+                    .spawn_scoped(s, move || player.play(lane, speed, t0));
+                match spawned {
+                    Ok(h) => running.push(h),
+                    Err(e) => {
+                        guard.halt(Halt::Failed(format!(
+                            "could not start replay thread {} of {total}: {e}",
+                            running.len() + 1
+                        )));
+                        break 'start;
+                    }
                 }
             }
         }
@@ -224,18 +320,37 @@ fn run_lanes(
     })
 }
 
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1000.0
+}
+
 /// Merges the lanes' figures per kind of operation (by name, in name
-/// order) into the replay's result; the first error is the first lane's.
-fn summarise(t: &Trace, results: Vec<LaneResult>, seconds: f64, guard: &Guard) -> ReplayResult {
+/// order) and per step (in the trace's order) into the replay's result;
+/// the first error is the first lane's (client 1's first).
+fn summarise(
+    t: &Trace,
+    results: Vec<LaneResult>,
+    seconds: f64,
+    guard: &Guard,
+    clients: usize,
+) -> ReplayResult {
     let mut merged: BTreeMap<&'static str, Stat> = BTreeMap::new();
+    let mut steps: Vec<Option<StepStat>> = Vec::new();
     let mut skipped = 0u64;
     let mut first_error = None;
-    for (stats, sk, err) in results {
-        skipped = skipped.saturating_add(sk);
+    let mut client_seconds = vec![0.0f64; clients];
+    for r in results {
+        skipped = skipped.saturating_add(r.skipped);
         if first_error.is_none() {
-            first_error = err;
+            first_error = match r.first_error {
+                Some(e) if clients > 1 => Some(format!("client {}: {e}", r.client)),
+                e => e,
+            };
         }
-        for (name, s) in stats {
+        if let Some(c) = client_seconds.get_mut(r.client as usize - 1) {
+            *c = c.max(r.ended_s);
+        }
+        for (name, s) in r.stats {
             let m = merged.entry(name).or_insert_with(Stat::new);
             m.count += s.count;
             m.bytes = m.bytes.saturating_add(s.bytes);
@@ -243,8 +358,20 @@ fn summarise(t: &Trace, results: Vec<LaneResult>, seconds: f64, guard: &Guard) -
             m.divergences += s.divergences;
             let _ = m.lat.add(&s.lat);
         }
+        if steps.len() < r.steps.len() {
+            steps.resize_with(r.steps.len(), || None);
+        }
+        for (id, s) in r.steps.into_iter().enumerate() {
+            let Some(s) = s else { continue };
+            match &mut steps[id] {
+                Some(m) => {
+                    m.count += s.count;
+                    let _ = m.lat.add(&s.lat);
+                }
+                slot => *slot = Some(s),
+            }
+        }
     }
-    let us = |ns: u64| ns as f64 / 1000.0;
     let ops: Vec<OpSummary> = merged
         .into_iter()
         .map(|(name, s)| OpSummary {
@@ -257,6 +384,22 @@ fn summarise(t: &Trace, results: Vec<LaneResult>, seconds: f64, guard: &Guard) -
             p50_us: us(s.lat.value_at_quantile(0.5)),
             p99_us: us(s.lat.value_at_quantile(0.99)),
             max_us: us(s.lat.max()),
+        })
+        .collect();
+    let steps: Vec<StepSummary> = steps
+        .into_iter()
+        .enumerate()
+        .filter_map(|(id, s)| {
+            let s = s?;
+            Some(StepSummary {
+                // Below MAX_STEPS, hence a u16.
+                step: t.steps.name(id as u16).to_string(),
+                count: s.count,
+                mean_us: s.lat.mean() / 1000.0,
+                p50_us: us(s.lat.value_at_quantile(0.5)),
+                p99_us: us(s.lat.value_at_quantile(0.99)),
+                max_us: us(s.lat.max()),
+            })
         })
         .collect();
     let original_seconds = t.duration_us as f64 / 1e6;
@@ -273,5 +416,8 @@ fn summarise(t: &Trace, results: Vec<LaneResult>, seconds: f64, guard: &Guard) -
         time_ratio: seconds / original_seconds.max(1e-9),
         files_created: 0,
         bytes_laid_out: 0,
+        clients: clients as u32,
+        client_seconds,
+        steps,
     }
 }

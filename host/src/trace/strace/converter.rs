@@ -135,6 +135,7 @@ impl Converter {
             ops,
             duration_us,
             tracer,
+            ..Trace::default()
         }
     }
 
