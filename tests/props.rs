@@ -1355,3 +1355,176 @@ proptest! {
         })?;
     }
 }
+
+// ---------------------------------------------------------------- dbench load files
+
+/// dbench load-file lines: every operation, paths that stay, climb, name
+/// another client or the clients directory, hostile numbers and statuses.
+fn dbench_text() -> impl Strategy<Value = String> {
+    let path = prop_oneof![
+        8 => Just("\\clients\\client1\\f".to_string()),
+        6 => Just("\\clients\\client1\\d".to_string()),
+        8 => Just("\\clients\\client1\\d\\f".to_string()),
+        4 => Just("\\clients\\client1\\d\\*.*".to_string()),
+        1 => Just("\\clients\\client1".to_string()),
+        1 => Just("\\clients".to_string()),
+        1 => Just("\\clients\\client1\\..\\x".to_string()),
+        1 => Just("\\clients\\client2\\f".to_string()),
+        1 => Just("\\clients\\client1\\a%00b c".to_string()),
+        1 => Just("\\clients\\client1\\\\etc".to_string()),
+        1 => "[ -~]{0,12}",
+    ];
+    let fnum = prop_oneof![
+        4 => Just("1".to_string()),
+        8 => Just("2".to_string()),
+        1 => Just("0".to_string()),
+        1 => hostile_number(),
+    ];
+    let num = prop_oneof![
+        8 => (0u64..70_000).prop_map(|n| n.to_string()),
+        1 => hostile_number(),
+    ];
+    let status = prop_oneof![
+        16 => Just("NT_STATUS_OK"),
+        2 => Just("NT_STATUS_OBJECT_NAME_NOT_FOUND"),
+        1 => Just("NT_STATUS_NO_SUCH_FILE"),
+        1 => Just("NT_STATUS_OBJECT_NAME_COLLISION"),
+        1 => Just("0x0"),
+        1 => Just("0xC0000034"),
+        1 => Just("NT_STATUS_BOGUS"),
+        1 => Just("OK"),
+    ];
+    let line = (
+        0u8..24,
+        path.clone(),
+        path,
+        fnum,
+        (num.clone(), num.clone(), num),
+        status,
+        prop::option::of(prop_oneof![
+            Just("0.5"),
+            Just("1e300"),
+            Just("12"),
+            Just("3x")
+        ]),
+    )
+        .prop_map(|(k, p, q, f, (a, b, c), st, time)| {
+            let op = match k {
+                0..=2 => format!("NTCreateX \"{p}\" 0x40 0x2 {f}"),
+                3 => format!("NTCreateX \"{p}\" 0x1 0x2 {f}"),
+                4 => format!("NTCreateX \"{p}\" 0x0 0x{} {f}", b.len() % 7),
+                5 | 6 => format!("ReadX {f} {a} {b} {b}"),
+                7 | 8 => format!("WriteX {f} {a} {b} {b}"),
+                9 => format!("Close {f}"),
+                10 => format!("Flush {f}"),
+                11 => format!("QUERY_PATH_INFORMATION \"{p}\" 1004"),
+                12 => format!("QUERY_FILE_INFORMATION {f} 258"),
+                13 => "QUERY_FS_INFORMATION 259".to_string(),
+                14 => format!("SET_FILE_INFORMATION {f} 1004"),
+                15 => format!("FIND_FIRST \"{p}\" 260 {c} 0"),
+                16 => format!("Unlink \"{p}\" 0x6"),
+                17 => format!("Rename \"{p}\" \"{q}\""),
+                18 => format!("LockX {f} {a} {b}"),
+                19 => format!("UnlockX {f} {a} {b}"),
+                20 => format!("Deltree \"{p}\""),
+                21 => format!("Mkdir \"{p}\""),
+                22 => format!("Rmdir \"{p}\""),
+                _ => format!("Sleep {a}"),
+            };
+            match time {
+                Some(t) => format!("{t} {op} {st}"),
+                None => format!("{op} {st}"),
+            }
+        });
+    // Most files start as a real one does: a directory and a file in it
+    // made (fnums 1 and 2), so later lines have something to work on.
+    (
+        prop::bool::weighted(0.7),
+        prop::collection::vec(line, 0..10),
+    )
+        .prop_map(|(start, lines)| {
+            let mut t = String::new();
+            if start {
+                t.push_str("NTCreateX \"\\clients\\client1\\d\" 0x1 0x2 1 NT_STATUS_OK\n");
+                t.push_str("NTCreateX \"\\clients\\client1\\d\\f\" 0x40 0x2 2 NT_STATUS_OK\n");
+            }
+            for l in lines {
+                t.push_str(&l);
+                t.push('\n');
+            }
+            t
+        })
+}
+
+proptest! {
+    #![proptest_config(config(1500, 0x1157_0d8e))]
+
+    /// dbench load files: the converter never panics, names the file in
+    /// every error, and whatever it accepts is a trace that parses back
+    /// equal and estimates its bytes without overflow.
+    #[test]
+    fn dbench_load_files_never_panic_and_round_trip(text in dbench_text()) {
+        let r = no_panic("dbench::convert", &text, || plumb::trace::dbench::convert("l.txt", &text))?;
+        match r {
+            Err(e) => {
+                let msg = e.to_string();
+                prop_assert!(msg.starts_with("l.txt:"), "dbench error without the file: {msg}");
+                named("dbench::convert", &text, &e.message)?;
+            }
+            Ok(c) => {
+                let t = c.trace;
+                let again = no_panic("Trace::to_text", &text, || t.to_text())?;
+                let back = plumb::trace::Trace::parse("t.trace", &again);
+                prop_assert!(back.is_ok(), "an accepted load file makes a trace that does not parse: {:?}\n{text}\n{again}", back.err());
+                prop_assert_eq!(back.unwrap(), t.clone(), "the trace read back differs\n{}", text);
+                no_panic("budget::bytes_needed", &text, || plumb::trace::budget::bytes_needed(&t))?;
+            }
+        }
+    }
+}
+
+/// The load-file generator reaches load files the converter accepts, with
+/// several operations, so the property above tests more than errors.
+#[test]
+fn dbench_generator_reaches_valid_load_files() {
+    let mut runner = proptest::test_runner::TestRunner::new(config(1, 0x1157_0d8f));
+    let (mut ok, mut rich) = (0, 0);
+    for _ in 0..1000 {
+        let t = dbench_text().new_tree(&mut runner).unwrap().current();
+        if let Ok(c) = plumb::trace::dbench::convert("l.txt", &t) {
+            ok += 1;
+            if c.trace.steps.starts.len() >= 4 {
+                rich += 1;
+            }
+        }
+    }
+    assert!(
+        ok >= 50 && rich >= 10,
+        "only {ok} of 1000 generated load files convert ({rich} with 4 or more operations): the property would test errors only"
+    );
+}
+
+proptest! {
+    #![proptest_config(config(400, 0x1157_0d90))]
+
+    /// What the converter accepts replays as it says: the model of the
+    /// client's directory behind every expected outcome agrees with the
+    /// kernel, call by call (no divergence), with one client and with two.
+    #[test]
+    fn accepted_dbench_load_files_replay_without_divergence(text in dbench_text()) {
+        let Ok(c) = plumb::trace::dbench::convert("l.txt", &text) else { return Ok(()) };
+        let t = c.trace;
+        let tmp = tempfile::tempdir().unwrap();
+        for clients in [1, 2] {
+            let dir = plumb::sandbox::RunDir::create(tmp.path()).unwrap();
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            let o = plumb::trace::ReplayOptions { speed: plumb::trace::Speed::Max, keep_threads: true, clients };
+            let bounds = plumb::trace::Bounds { stop: &stop, deadline: None, max_bytes: 1 << 40 };
+            let r = no_panic("replay", &text, || plumb::trace::replay::lay_out_and_replay(&t, &dir, o, bounds))?;
+            let r = r.map_err(|e| TestCaseError::fail(format!("replay refused: {e}\n{text}")))?;
+            prop_assert_eq!(r.divergences, 0, "{:?} with {} client(s) on:\n{}\n{}", r.first_divergence, clients, text, t.to_text());
+            prop_assert_eq!(r.total_ops, t.ops.len() as u64 * clients as u64);
+            dir.delete().unwrap();
+        }
+    }
+}

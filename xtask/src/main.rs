@@ -89,6 +89,11 @@ const TOOLS: &[Tool] = &[
         package: "openssh-client",
         used_by: "the host and user keys the fleet tests make",
     },
+    Tool {
+        program: "dbench",
+        package: "dbench",
+        used_by: "the dbench importer's test and bench/vs-suites",
+    },
 ];
 
 /// The target the example WebAssembly guests are built for.

@@ -1,8 +1,9 @@
 //! Application traces: record a program's file operations with strace,
-//! import strace logs and fio iologs, summarise them, and replay them inside
-//! the sandbox (as many copies at once as asked).
+//! import strace logs, fio iologs and dbench load files, summarise them, and
+//! replay them inside the sandbox (as many copies at once as asked).
 
 pub mod budget;
+pub mod dbench;
 pub mod format;
 pub mod halt;
 pub mod iolog;

@@ -1,11 +1,12 @@
-//! `plumb trace`: record a program's file operations, import strace logs and
-//! fio iologs, show a summary, and replay a trace in a sandboxed run directory.
+//! `plumb trace`: record a program's file operations, import strace logs,
+//! fio iologs and dbench load files, show a summary, and replay a trace in a
+//! sandboxed run directory.
 
 use super::{ExitCode, Signals};
 use crate::sandbox::RunDir;
 use crate::trace::limits::{read_bounded, MAX_LOG_BYTES, MAX_TRACE_BYTES};
 use crate::trace::{
-    iolog, replay, show, strace, Bounds, Halt, ReplayError, ReplayResult, Trace,
+    dbench, iolog, replay, show, strace, Bounds, Halt, ReplayError, ReplayResult, Trace,
 };
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -27,7 +28,7 @@ pub enum TraceCommand {
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
     },
-    /// Convert an strace log (see README for the options) or a fio iolog.
+    /// Convert an strace log (see README for the options), a fio iolog or a dbench load file.
     Import {
         /// The log to convert.
         log: PathBuf,
@@ -35,8 +36,11 @@ pub enum TraceCommand {
         #[arg(short, long)]
         output: PathBuf,
         /// The log is a fio iolog (version 2 or 3), not an strace log.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "dbench")]
         fio_iolog: bool,
+        /// The log is a dbench load file (NetBench's client.txt format), as dbench's fileio backend plays it.
+        #[arg(long)]
+        dbench: bool,
         /// Keep only paths under this directory (strace logs; default: the current directory).
         #[arg(long)]
         root: Option<PathBuf>,
@@ -92,9 +96,17 @@ pub fn main(cmd: TraceCommand) -> ExitCode {
             log,
             output,
             fio_iolog,
+            dbench,
             root,
             cwd,
-        } => import(&log, &output, fio_iolog, root, cwd),
+        } => {
+            let format = match (fio_iolog, dbench) {
+                (true, _) => LogFormat::FioIolog,
+                (_, true) => LogFormat::Dbench,
+                _ => LogFormat::Strace,
+            };
+            import(&log, &output, format, root, cwd)
+        }
         TraceCommand::Show { trace, json } => show_cmd(&trace, json),
         TraceCommand::Replay {
             trace,
@@ -171,18 +183,32 @@ fn save(trace: &Trace, output: &Path) -> Result<(), (ExitCode, String)> {
     Ok(())
 }
 
+/// What `plumb trace import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LogFormat {
+    Strace,
+    FioIolog,
+    Dbench,
+}
+
 fn import(
     log: &Path,
     output: &Path,
-    fio_iolog: bool,
+    format: LogFormat,
     root: Option<PathBuf>,
     cwd: Option<PathBuf>,
 ) -> Outcome {
     let text =
         read_bounded(log, MAX_LOG_BYTES).map_err(|e| bad(format!("{}: {e}", log.display())))?;
     let name = log.display().to_string();
-    let trace = if fio_iolog {
+    let trace = if format == LogFormat::FioIolog {
         iolog::convert(&name, &text).map_err(|e| bad(e.to_string()))?
+    } else if format == LogFormat::Dbench {
+        let c = dbench::convert(&name, &text).map_err(|e| bad(e.to_string()))?;
+        for note in &c.notes {
+            eprintln!("{name}: {note}");
+        }
+        c.trace
     } else {
         let root = match root {
             Some(r) => absolute(&r)?,
