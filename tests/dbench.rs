@@ -501,3 +501,80 @@ fn the_packs_load_file_and_trace_are_what_their_generators_make() {
     let total: u64 = lines.values().sum();
     assert!((40_000..=60_000).contains(&total), "{total} lines");
 }
+
+#[test]
+fn a_scenario_replays_clients_within_the_packs_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("pack");
+    std::fs::create_dir(&pack).unwrap();
+    let load = dir.path().join("l.txt");
+    std::fs::write(
+        &load,
+        "NTCreateX \"\\clients\\client1\\d\" 0x1 0x2 1 NT_STATUS_OK\n\
+         NTCreateX \"\\clients\\client1\\d\\f\" 0x40 0x2 2 NT_STATUS_OK\n\
+         WriteX 2 0 65536 65536 NT_STATUS_OK\n\
+         ReadX 2 0 4096 4096 NT_STATUS_OK\n\
+         LockX 2 10 1 NT_STATUS_OK\n\
+         UnlockX 2 10 1 NT_STATUS_OK\n\
+         Close 2 NT_STATUS_OK\n",
+    )
+    .unwrap();
+    import(&load, &pack.join("t.trace"));
+    std::fs::write(
+        pack.join("pack.toml"),
+        "name = \"c\"\nversion = \"1\"\ndescription = \"clients\"\nscenarios = [\"s.rhai\"]\ndata = [\"t.trace\"]\n\n[params.n]\ndefault = 3\nunit = \"clients\"\ndescription = \"clients\"\n\n[capabilities]\nthreads = 3\nmax_bytes = \"16M\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pack.join("s.rhai"),
+        "let r = trace::replay(\"t.trace\", #{ speed: \"max\", clients: param(\"n\", 3) });\n\
+         if r.divergences > 0 { throw r.first_divergence; }\n\
+         report::metric(\"clients\", r.client_seconds.len(), \"\", \"higher\");\n\
+         let steps = 0; for s in r.steps { steps += s.count; }\n\
+         report::metric(\"steps\", steps, \"\", \"higher\");\n\
+         for o in r.ops { if o.op == \"lock\" { report::metric(\"locks\", o.count, \"\", \"higher\"); } }\n",
+    )
+    .unwrap();
+    let run = |n: u32| {
+        let target = dir.path().join(format!("t{n}"));
+        std::fs::create_dir(&target).unwrap();
+        let json = dir.path().join(format!("r{n}.json"));
+        let o = plumb()
+            .arg("run")
+            .arg(&pack)
+            .arg("--target")
+            .arg(&target)
+            .args(["-p", &format!("n={n}"), "--json"])
+            .arg(&json)
+            .output()
+            .unwrap();
+        (o, json)
+    };
+    let (o, json) = run(3);
+    assert!(o.status.success(), "{}", text(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let metric = |name: &str| {
+        r["scenarios"][0]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .and_then(|m| m["value"].as_f64())
+    };
+    assert_eq!(metric("clients"), Some(3.0));
+    assert_eq!(
+        metric("steps"),
+        Some(21.0),
+        "seven lines, seven steps, three clients"
+    );
+    assert_eq!(metric("locks"), Some(3.0), "one lock per client");
+    // Four clients of one thread each are four threads: more than declared.
+    let (o, _) = run(4);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("4 threads (the pack declares at most 3)"),
+        "{}",
+        text(&o)
+    );
+}
