@@ -120,7 +120,10 @@ fn yabs_runs_yabs_jobs_and_compare_prints_yabs_table() {
                 + job["write"]["io_bytes"].as_u64().unwrap();
             assert_eq!(moved, 2 * (4 << 20), "rand_rw_{bs}: 2 jobs x size of I/O");
             let read = job["read"]["io_bytes"].as_f64().unwrap() / moved as f64;
-            assert!((0.3..0.7).contains(&read), "rand_rw_{bs}: read share {read}");
+            assert!(
+                (0.3..0.7).contains(&read),
+                "rand_rw_{bs}: read share {read}"
+            );
             let m = |n: &str| must(d, "disk", &format!("{bs}_{n}"));
             assert_eq!(m("read_iops"), job["read"]["iops"].as_f64().unwrap());
             assert_eq!(m("write_bw"), job["write"]["bw_bytes"].as_f64().unwrap());
@@ -161,7 +164,10 @@ fn yabs_runs_yabs_jobs_and_compare_prints_yabs_table() {
                 .unwrap_or_else(|| panic!("no {bs} {side} row after byte {at} in:\n{out}"));
             let metric_name = format!("{bs}_{}_bw", side.to_lowercase());
             let want = yabs_speed(must(&a, "disk", &metric_name));
-            assert!(line.contains(&want), "{bs} {side}: {want:?} not in {line:?}");
+            assert!(
+                line.contains(&want),
+                "{bs} {side}: {want:?} not in {line:?}"
+            );
             at += out[at..].find(line).unwrap() + line.len();
         }
     }
@@ -221,7 +227,11 @@ fn crystaldiskmark_keeps_the_best_of_its_passes_and_prints_its_window() {
         }
     }
 
-    std::fs::copy(dir.path().join("disk-a.json"), dir.path().join("disk-b.json")).unwrap();
+    std::fs::copy(
+        dir.path().join("disk-a.json"),
+        dir.path().join("disk-b.json"),
+    )
+    .unwrap();
     let r = plumb(dir.path(), &["compare", "disk-a.json", "disk-b.json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     for text in [
@@ -238,11 +248,7 @@ fn crystaldiskmark_keeps_the_best_of_its_passes_and_prints_its_window() {
     }
     let seq = must(&a, "cdm", "SEQ1M_Q8T1_read");
     let shown = format!("{:.2}", (seq * 100.0).round() / 100.0);
-    let row = r
-        .stdout
-        .lines()
-        .find(|l| l.contains("SEQ1M Q8T1"))
-        .unwrap();
+    let row = r.stdout.lines().find(|l| l.contains("SEQ1M Q8T1")).unwrap();
     assert!(row.contains(&shown), "{shown} not in {row:?}");
 }
 
@@ -293,7 +299,10 @@ fn pts_disk_runs_every_test_at_small_sizes() {
         assert!(must(&d, "fs-mark", &format!("{case}.files_per_sec")) > 0.0);
     }
     let fs_mark = table(&d, "fs-mark", "fs_mark");
-    assert_eq!(fs_mark["rows"][2][1], 16, "the threads case: -n files per thread");
+    assert_eq!(
+        fs_mark["rows"][2][1], 16,
+        "the threads case: -n files per thread"
+    );
 
     let seconds = must(&d, "postmark", "seconds");
     let created = must(&d, "postmark", "files_created_per_sec") * seconds;

@@ -274,6 +274,10 @@ const BUILTIN: &[(&str, &[(&str, &str)])] = &[
         pack_files!("yabs": "pack.toml", "compare.rhai", "disk.rhai", "network.rhai", "cpu.rhai"),
     ),
     (
+        "pts-disk",
+        pack_files!("pts-disk": "pack.toml", "fs-mark.rhai", "postmark.rhai", "dbench.rhai", "compilebench.rhai", "iozone.rhai", "unpack-tree.rhai", "sqlite.rhai", "dbench.trace", "kernel-tree.trace", "sqlite-inserts.trace"),
+    ),
+    (
         "crystaldiskmark",
         pack_files!("crystaldiskmark": "pack.toml", "compare.rhai", "cdm.rhai"),
     ),

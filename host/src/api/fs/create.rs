@@ -131,7 +131,7 @@ impl Host {
                 if abort.load(Ordering::Relaxed) {
                     return Err(Stopped::Aborted);
                 }
-                if (i / threads) % POLL_EVERY == 0 {
+                if (i / threads).is_multiple_of(POLL_EVERY) {
                     halt.check().map_err(Stopped::Halted)?;
                 }
                 let name = match o.dirs {
@@ -208,7 +208,7 @@ fn create_one(
     let mut calls = 0u64;
     while done < size {
         calls += 1;
-        if calls % 1024 == 0 {
+        if calls.is_multiple_of(1024) {
             halt.check().map_err(Stopped::Halted)?;
         }
         let n = (size - done).min(chunk.len() as u64) as usize;
