@@ -23,6 +23,18 @@
 //! | `LockX fnum off len` / `UnlockX ...` | `fcntl` write lock / unlock of the range (`lock`, `unlock` in the trace) |
 //! | `Sleep usec` | think time |
 //!
+//! On a directory's handle a ReadX fails with `EISDIR` (dbench notes it
+//! and goes on), a LockX with `EBADF` (not open for writing; ignored), and
+//! a WriteX stops dbench, so it is refused. What plumb does not do: the
+//! `-x` xattr hooks, `-S` directory syncs, `-s` `O_SYNC` and `-F` fsyncs
+//! (dbench options off by default); `utime` sets the times to now, not to
+//! dbench's "10 and 12 seconds ago"; locks are taken with `F_SETLK`, not
+//! `F_SETLKW`, so a replay can never hang on one; a directory read is
+//! counted as glibc's 32 KiB `getdents64` calls in name order (the real
+//! order is the file system's); dbench's renaming of `client1` inside file
+//! names for other clients is not copied (each client has its own
+//! directory instead).
+//!
 //! The outcome of every call comes from a model of the client's directory
 //! as the lines change it (case-sensitive, as a local file system is), so
 //! the trace expects exactly the failures the replay will see; where dbench
@@ -890,7 +902,7 @@ impl Converter {
                 let max = number(a[2], "maximum count")?;
                 number(a[3], "count")?;
                 self.resolve(&p)?;
-                if base(&p).contains(['<', '>', '*', '?', '"']) {
+                if p.contains(['<', '>', '*', '?', '"']) {
                     let stop = usize::try_from(max).unwrap_or(usize::MAX);
                     self.read_dir(parent(&p), Some(stop), &mut |_| Ok(()))?;
                 }
