@@ -120,10 +120,14 @@ fn yabs_runs_yabs_jobs_and_compare_prints_yabs_table() {
                 + job["write"]["io_bytes"].as_u64().unwrap();
             assert_eq!(moved, 2 * (4 << 20), "rand_rw_{bs}: 2 jobs x size of I/O");
             let read = job["read"]["io_bytes"].as_f64().unwrap() / moved as f64;
-            assert!(
-                (0.3..0.7).contains(&read),
-                "rand_rw_{bs}: read share {read}"
-            );
+            // rwmixread=50: 2048 I/Os at 4k give 50% +- 1%; the larger
+            // blocks make too few I/Os at this size to say.
+            if bs == "4k" {
+                assert!(
+                    (0.45..0.55).contains(&read),
+                    "rand_rw_4k: read share {read}"
+                );
+            }
             let m = |n: &str| must(d, "disk", &format!("{bs}_{n}"));
             assert_eq!(m("read_iops"), job["read"]["iops"].as_f64().unwrap());
             assert_eq!(m("write_bw"), job["write"]["bw_bytes"].as_f64().unwrap());
@@ -300,7 +304,7 @@ fn pts_disk_runs_every_test_at_small_sizes() {
     }
     let fs_mark = table(&d, "fs-mark", "fs_mark");
     assert_eq!(
-        fs_mark["rows"][2][1], 16,
+        fs_mark["rows"][2][1], "16",
         "the threads case: -n files per thread"
     );
 
@@ -320,7 +324,7 @@ fn pts_disk_runs_every_test_at_small_sizes() {
     // The tree's 226 MiB, once made, once read (the objects too, 45% of
     // the files being sources of about the mean size).
     let cb = table(&d, "compilebench", "compilebench");
-    let made = cb["rows"][0][2].as_f64().unwrap();
+    let made: f64 = cb["rows"][0][2].as_str().unwrap().parse().unwrap();
     assert!((made - 237.0).abs() < 3.0, "the tree is {made} MB");
 
     let iozone = table(&d, "iozone", "iozone -a");
