@@ -9,14 +9,19 @@ use crate::util::{doc, metric, plumb, workdir};
 use serde_json::Value;
 use std::path::Path;
 
-/// The jobs of one scenario in a result document.
-fn jobs<'a>(d: &'a Value, scenario: &str) -> Vec<&'a Value> {
+/// One scenario's entry in a result document.
+fn scenario<'a>(d: &'a Value, name: &str) -> &'a Value {
     d["scenarios"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|s| s["name"] == scenario)
-        .unwrap_or_else(|| panic!("no scenario {scenario}"))["jobs"]
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no scenario {name}"))
+}
+
+/// The jobs of one scenario in a result document.
+fn jobs<'a>(d: &'a Value, name: &str) -> Vec<&'a Value> {
+    scenario(d, name)["jobs"]
         .as_array()
         .unwrap()
         .iter()
@@ -256,19 +261,14 @@ fn crystaldiskmark_keeps_the_best_of_its_passes_and_prints_its_window() {
     assert!(row.contains(&shown), "{shown} not in {row:?}");
 }
 
-/// The tables a scenario reported, by title.
-fn table<'a>(d: &'a Value, scenario: &str, title_starts: &str) -> &'a Value {
-    d["scenarios"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == scenario)
-        .unwrap()["tables"]
+/// The table a scenario reported whose title starts with `title_starts`.
+fn table<'a>(d: &'a Value, name: &str, title_starts: &str) -> &'a Value {
+    scenario(d, name)["tables"]
         .as_array()
         .unwrap()
         .iter()
         .find(|t| t["title"].as_str().unwrap().starts_with(title_starts))
-        .unwrap_or_else(|| panic!("{scenario}: no table {title_starts:?}"))
+        .unwrap_or_else(|| panic!("{name}: no table {title_starts:?}"))
 }
 
 #[test]
