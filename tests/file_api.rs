@@ -186,6 +186,41 @@ fn a_failed_truncating_open_refunds_nothing() {
 }
 
 #[test]
+fn remove_all_gives_a_trees_bytes_back_once() {
+    let dir = workdir();
+    let pack = dir.path().join("tree");
+    std::fs::create_dir(&pack).unwrap();
+    std::fs::write(
+        pack.join("pack.toml"),
+        "name = \"tree\"\nscenarios = [\"t.rhai\"]\n\n[capabilities]\nmax_bytes = \"1M\"\n",
+    )
+    .unwrap();
+    // Ten rounds of a 900k tree under a 1M budget: each fits only if the
+    // last one's bytes came back. Removing an emptied tree again gives
+    // nothing, so a second 900k beside the first is still refused.
+    std::fs::write(
+        pack.join("t.rhai"),
+        "for i in 0..10 {\n\
+           fs::mkdir(\"d\"); fs::mkdir(\"d/e\");\n\
+           fs::write_file(\"d/a\", \"600k\"); fs::write_file(\"d/e/b\", \"300k\");\n\
+           fs::remove_all(\"d\");\n\
+         }\n\
+         fs::mkdir(\"d\"); fs::remove_all(\"d\");\n\
+         fs::write_file(\"kept\", \"900k\");\n\
+         let refused = 0;\n\
+         try { fs::write_file(\"more\", \"900k\"); } catch (e) { if e.contains(\"byte budget exceeded\") { refused = 1; } }\n\
+         report::metric(\"refused\", refused, \"\", \"higher\");\n",
+    )
+    .unwrap();
+    let (r, target) = run_scripts(dir.path(), &["tree", "--keep", "--json", "t.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = doc(&dir.path().join("t.json"));
+    assert_eq!(metric(&d, "t", "refused"), Some(1.0), "the budget held");
+    let run = kept_run_dir(&target, "kept");
+    assert!(!run.join("more").exists() && !run.join("d").exists());
+}
+
+#[test]
 fn negative_and_huge_offsets_are_errors_naming_the_argument() {
     let dir = workdir();
     let s = script(

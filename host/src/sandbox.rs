@@ -75,6 +75,21 @@ pub struct Stat {
     pub is_symlink: bool,
     /// Modification time, seconds since the epoch.
     pub mtime: i64,
+    /// Hard links to it (its data is freed when the last one goes).
+    pub links: u64,
+}
+
+impl Stat {
+    /// Bytes that removing this name gives back to the write budget: a
+    /// regular file's size when this is its last link (directories' and
+    /// symlinks' sizes were never charged; another link keeps the data).
+    pub fn freed_by_removal(&self) -> u64 {
+        if self.is_dir || self.is_symlink || self.links > 1 {
+            0
+        } else {
+            self.size
+        }
+    }
 }
 
 /// A directory of its own for one run; every scenario path resolves beneath it.
@@ -425,10 +440,16 @@ impl RunDir {
         })
     }
 
-    /// Removes a directory tree (never following symlinks), or a single file.
-    pub fn remove_all(&self, rel: &str) -> Result<(), SandboxError> {
-        let (dir, name) = self.parent_of(rel)?;
-        remove_tree(dir.as_raw_fd(), &name).map_err(|e| io(e, "remove_all", rel))
+    /// Removes a directory tree (never following symlinks), or a single
+    /// file, and returns the bytes that freed ([`Stat::freed_by_removal`]
+    /// summed over what was removed). An error part way comes with the
+    /// bytes freed before it, so the caller can still give them back.
+    pub fn remove_all(&self, rel: &str) -> Result<u64, (SandboxError, u64)> {
+        let (dir, name) = self.parent_of(rel).map_err(|e| (e, 0))?;
+        let mut freed = 0u64;
+        remove_tree(dir.as_raw_fd(), &name, &mut freed)
+            .map(|()| freed)
+            .map_err(|e| (io(e, "remove_all", rel), freed))
     }
 
     /// Renames within the run directory (replacing the target, like rename(2)).
@@ -637,6 +658,7 @@ fn stat_of(st: &libc::stat) -> Stat {
         is_dir: kind == libc::S_IFDIR,
         is_symlink: kind == libc::S_IFLNK,
         mtime: st.st_mtime,
+        links: st.st_nlink as u64,
     }
 }
 
@@ -692,7 +714,7 @@ fn read_dir_fd(fd: RawFd) -> std::io::Result<Vec<String>> {
 }
 
 /// Removes `name` in `dir`: a file or symlink directly, a directory depth first.
-fn remove_tree(dir: RawFd, name: &CStr) -> std::io::Result<()> {
+fn remove_tree(dir: RawFd, name: &CStr, freed: &mut u64) -> std::io::Result<()> {
     let st = fstatat(dir, name)?;
     if st.is_dir {
         // SAFETY: opens the subdirectory relative to `dir` without following symlinks.
@@ -709,7 +731,7 @@ fn remove_tree(dir: RawFd, name: &CStr) -> std::io::Result<()> {
         // SAFETY: a new descriptor owned here.
         let sub = unsafe { OwnedFd::from_raw_fd(fd) };
         for child in read_dir_fd(sub.as_raw_fd())? {
-            remove_tree(sub.as_raw_fd(), &cstr(child.as_bytes())?)?;
+            remove_tree(sub.as_raw_fd(), &cstr(child.as_bytes())?, freed)?;
         }
         // SAFETY: valid descriptor and C string.
         if unsafe { libc::unlinkat(dir, name.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
@@ -717,6 +739,8 @@ fn remove_tree(dir: RawFd, name: &CStr) -> std::io::Result<()> {
         }
     } else if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } != 0 {
         return Err(std::io::Error::last_os_error());
+    } else {
+        *freed = freed.saturating_add(st.freed_by_removal());
     }
     Ok(())
 }
@@ -772,6 +796,20 @@ mod tests {
         rd.remove_all("d").unwrap();
         assert!(!rd.exists("d").unwrap());
         assert_eq!(std::fs::read(outside.join("file")).unwrap(), b"precious");
+    }
+
+    #[test]
+    fn remove_all_counts_the_bytes_it_freed_once_per_file() {
+        let (_t, rd) = tmp();
+        rd.mkdir("d").unwrap();
+        std::fs::write(rd.path().join("d/a"), vec![0u8; 1000]).unwrap();
+        std::fs::write(rd.path().join("d/b"), vec![0u8; 24]).unwrap();
+        // A second link to a file kept outside the tree: its data stays.
+        std::fs::write(rd.path().join("kept"), vec![0u8; 500]).unwrap();
+        std::fs::hard_link(rd.path().join("kept"), rd.path().join("d/link")).unwrap();
+        std::os::unix::fs::symlink("a", rd.path().join("d/sym")).unwrap();
+        assert_eq!(rd.remove_all("d").unwrap(), 1024);
+        assert_eq!(rd.remove_all("kept").unwrap(), 500);
     }
 
     #[test]

@@ -28,20 +28,29 @@ impl Host {
     }
 
     /// Removes a file or empty directory; a file's bytes go back to the
-    /// budget once it is gone (a directory's or a symlink's size was never
-    /// charged, so it is not refunded).
+    /// budget once its last link is gone (a directory's or a symlink's size
+    /// was never charged, so it is not refunded).
     pub fn remove(&mut self, path: &str) -> Result<(), ApiError> {
         let st = self.run_dir().stat(path)?;
         self.run_dir().remove(path)?;
-        if !st.is_dir && !st.is_symlink {
-            self.refund(st.size);
-        }
+        self.refund(st.freed_by_removal());
         Ok(())
     }
 
-    /// Removes a directory tree.
+    /// Removes a directory tree (or a file); the files' bytes go back to
+    /// the budget as [`Host::remove`]'s do, also those removed before an
+    /// error stopped it.
     pub fn remove_all(&mut self, path: &str) -> Result<(), ApiError> {
-        Ok(self.run_dir().remove_all(path)?)
+        match self.run_dir().remove_all(path) {
+            Ok(freed) => {
+                self.refund(freed);
+                Ok(())
+            }
+            Err((e, freed)) => {
+                self.refund(freed);
+                Err(e.into())
+            }
+        }
     }
 
     /// Creates a directory.
