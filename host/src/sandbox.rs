@@ -658,7 +658,7 @@ fn stat_of(st: &libc::stat) -> Stat {
         is_dir: kind == libc::S_IFDIR,
         is_symlink: kind == libc::S_IFLNK,
         mtime: st.st_mtime,
-        links: st.st_nlink as u64,
+        links: st.st_nlink,
     }
 }
 
