@@ -1106,7 +1106,7 @@ proptest! {
     }
 
     #[test]
-    fn fs_arguments(a in rhai_value(), b in rhai_value(), c in rhai_value(), which in 0usize..14) {
+    fn fs_arguments(a in rhai_value(), b in rhai_value(), c in rhai_value(), which in 0usize..16) {
         let call = match which {
             0 => format!("fs::write_file({a}, {b}, #{{ bs: {c} }});"),
             1 => format!("fs::write_file(\"f\", 4096); fs::read_file(\"f\", #{{ bs: {a}, direct: {b} }});"),
@@ -1120,6 +1120,8 @@ proptest! {
             9 => format!("fs::list({a}); fs::stat({b}); fs::exists({c});"),
             10 => format!("fs::evict({a}); fs::stat_files({b}); fs::remove_files({c}); fs::fsync_dir({a});"),
             11 => format!("time::sleep({a});"),
+            13 => format!("fs::create_files(\"d\", 4, 4096, #{{ threads: {a}, write_size: {b}, fsync: {c}, dirs: {a} }});"),
+            14 => format!("fs::create_files(\"d\", {a}, {b}, #{{ threads: 2, dirs: {c} }});"),
             12 => format!("report::metric({a}, {b}, {c}, {a}); report::note({b}); report::table({a}, {b}, {c}); report::series({a}, {b}, {c}); report::series(\"s\", \"u\", [[{a}, {b}], [{c}]]);"),
             _ => format!("trace::replay({a}, #{{ speed: {b}, threads: {c} }});"),
         };

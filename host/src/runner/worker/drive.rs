@@ -147,7 +147,7 @@ impl Worker<'_> {
         // reads of a QD1 job), stale by the few instructions between.
         let mut just_completed: Option<Instant> = None;
         loop {
-            let now = just_completed.take().unwrap_or_else(Instant::now);
+            let mut now = just_completed.take().unwrap_or_else(Instant::now);
             d.end_ramp_if_due(self.job, now, stats, live);
             let stopping = d.exhausted
                 || stats.error.is_some()
@@ -160,11 +160,13 @@ impl Worker<'_> {
             if self.sync_file.is_some() && inflight == 0 {
                 let only = self.sync_file.take();
                 self.sync_dirty(&mut stats.sync, only)?;
+                // The sync took time: the next I/O starts after it.
+                now = Instant::now();
             }
             let sleep_for = if stopping {
                 None
             } else {
-                self.fill(engine, gen, &mut d, live, stop, stats)?
+                self.fill(engine, gen, &mut d, now, live, stop, stats)?
             };
             if !d.unissued.is_empty() {
                 self.submit(engine, &mut d, stats)?;
@@ -191,15 +193,23 @@ impl Worker<'_> {
     /// until no slot is free, the generator runs dry, a sync is due, or an
     /// I/O the engine completed at once reaches the deadline or the stop.
     /// Returns how long to wait when the rate limit holds the next I/O back.
+    ///
+    /// `now` is the turn's clock, read just before: the first I/O queued
+    /// starts then, and an I/O after one the engine completed at once
+    /// starts at that completion's time; the others read the clock. At QD1
+    /// that is one clock read less per I/O (of three).
+    #[allow(clippy::too_many_arguments)]
     fn fill(
         &mut self,
         engine: &mut dyn IoEngine,
         gen: &mut OffsetGenerator,
         d: &mut Drive,
+        now: Instant,
         live: &LiveCounters,
         stop: &AtomicBool,
         stats: &mut JobStats,
     ) -> std::io::Result<Option<Duration>> {
+        let mut clock = Some(now);
         while self.sync_file.is_none() {
             let Some(&slot) = d.free.last() else { break };
             let io = match d.held.take().or_else(|| gen.next_io()) {
@@ -209,7 +219,7 @@ impl Worker<'_> {
                     break;
                 }
             };
-            let t = Instant::now();
+            let t = clock.take().unwrap_or_else(Instant::now);
             if d.paced {
                 if let Some(wait) = d.rate.wait_before(io.dir, t) {
                     d.held = Some(io);
@@ -227,6 +237,7 @@ impl Worker<'_> {
                     d.completions.push(Completion { slot, result });
                     let done = self.complete(d, live, stats);
                     d.last_completion = done;
+                    clock = Some(done);
                     // Synchronous engines stay in this loop for the whole
                     // run: publish the counters for the progress line.
                     d.inline_done += 1;
