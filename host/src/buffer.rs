@@ -76,19 +76,29 @@ impl From<BufError> for std::io::Error {
 /// memory, at most 4 GiB (beyond that a benchmark's buffers would push the
 /// machine into swap or the OOM killer instead of measuring anything).
 pub fn max_len() -> usize {
-    // SAFETY: plain sysconf queries.
-    let (pages, page) = unsafe {
-        (
-            libc::sysconf(libc::_SC_PHYS_PAGES),
-            libc::sysconf(libc::_SC_PAGESIZE),
-        )
-    };
-    let phys = usize::try_from(pages)
-        .ok()
-        .zip(usize::try_from(page).ok())
-        .and_then(|(n, p)| n.checked_mul(p))
+    let phys = physical_memory()
+        .and_then(|m| usize::try_from(m).ok())
         .unwrap_or(HARD_MAX);
     (phys / 2).clamp(ALIGN, HARD_MAX)
+}
+
+/// The machine's physical memory in bytes (None if the system does not
+/// say), asked once: glibc answers `_SC_PHYS_PAGES` with a sysinfo(2)
+/// call, and every buffer a scenario allocates is checked against it.
+pub fn physical_memory() -> Option<u64> {
+    static MEMORY: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *MEMORY.get_or_init(|| {
+        // SAFETY: plain sysconf queries.
+        let (pages, page) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        u64::try_from(pages)
+            .ok()?
+            .checked_mul(u64::try_from(page).ok()?)
+    })
 }
 
 /// `requested` as a `usize` when one buffer may be that big, else the error

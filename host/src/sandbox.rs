@@ -279,13 +279,14 @@ impl RunDir {
     }
 
     /// Removes a file or an empty directory (a symlink is removed, not followed).
-    pub fn remove(&self, rel: &str) -> Result<(), SandboxError> {
+    /// Returns what it removed, as it was just before.
+    pub fn remove(&self, rel: &str) -> Result<Stat, SandboxError> {
         let (dir, name) = self.parent_of(rel)?;
         let st = fstatat(dir.as_raw_fd(), &name).map_err(|e| io(e, "remove", rel))?;
         let flag = if st.is_dir { libc::AT_REMOVEDIR } else { 0 };
         // SAFETY: valid descriptor and C string.
         let r = unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), flag) };
-        os(r, "remove", rel)
+        os(r, "remove", rel).map(|()| st)
     }
 
     /// Removes a file or symlink (`unlinkat` without looking first).

@@ -258,7 +258,10 @@ impl FileSpace {
     pub fn remove(&self, path: &Path) -> Result<(), SpaceError> {
         match self {
             FileSpace::Host => std::fs::remove_file(path).map_err(|e| io_err(path, e)),
-            FileSpace::Sandboxed(dir) => Ok(dir.remove(rel(path)?)?),
+            FileSpace::Sandboxed(dir) => {
+                dir.remove(rel(path)?)?;
+                Ok(())
+            }
         }
     }
 

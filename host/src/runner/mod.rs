@@ -399,16 +399,7 @@ fn buffers_beyond_memory(members: &[&Planned]) -> Option<String> {
                 .saturating_mul(p.workers.len() as u64),
         )
     });
-    // SAFETY: sysconf only reads system configuration.
-    let (pages, page) = unsafe {
-        (
-            libc::sysconf(libc::_SC_PHYS_PAGES),
-            libc::sysconf(libc::_SC_PAGESIZE),
-        )
-    };
-    let memory = u64::try_from(pages)
-        .ok()?
-        .saturating_mul(u64::try_from(page).ok()?);
+    let memory = crate::buffer::physical_memory()?;
     (needed > memory).then(|| {
         format!(
             "the jobs' I/O buffers (numjobs × iodepth × block size) need {}, \

@@ -31,8 +31,7 @@ impl Host {
     /// budget once its last link is gone (a directory's or a symlink's size
     /// was never charged, so it is not refunded).
     pub fn remove(&mut self, path: &str) -> Result<(), ApiError> {
-        let st = self.run_dir().stat(path)?;
-        self.run_dir().remove(path)?;
+        let st = self.run_dir().remove(path)?;
         self.refund(st.freed_by_removal());
         Ok(())
     }
