@@ -5,6 +5,7 @@ mod util;
 mod accuracy;
 mod background;
 mod compare;
+mod dbench;
 mod engines;
 mod file_api;
 mod fleet;
