@@ -197,7 +197,9 @@ impl Worker<'_> {
     /// `now` is the turn's clock, read just before: the first I/O queued
     /// starts then, and an I/O after one the engine completed at once
     /// starts at that completion's time; the others read the clock. At QD1
-    /// that is one clock read less per I/O (of three).
+    /// that is one clock read less per I/O (of three). Not when reads are
+    /// verified: the check of each completed block runs after its clock was
+    /// read, and would count in the next I/O's latency.
     #[allow(clippy::too_many_arguments)]
     fn fill(
         &mut self,
@@ -209,7 +211,8 @@ impl Worker<'_> {
         stop: &AtomicBool,
         stats: &mut JobStats,
     ) -> std::io::Result<Option<Duration>> {
-        let mut clock = Some(now);
+        let reuse = !self.verify_reads;
+        let mut clock = reuse.then_some(now);
         while self.sync_file.is_none() {
             let Some(&slot) = d.free.last() else { break };
             let io = match d.held.take().or_else(|| gen.next_io()) {
@@ -237,7 +240,7 @@ impl Worker<'_> {
                     d.completions.push(Completion { slot, result });
                     let done = self.complete(d, live, stats);
                     d.last_completion = done;
-                    clock = Some(done);
+                    clock = reuse.then_some(done);
                     // Synchronous engines stay in this loop for the whole
                     // run: publish the counters for the progress line.
                     d.inline_done += 1;
