@@ -8,6 +8,10 @@
 //! `fallocate` and `ftruncate` — and appending writes and copies add their
 //! length (their offset is wherever the file ends). Handle ids are never
 //! reused (the parser checks it), so each handle belongs to one file.
+//! A rename or a link away from a name leaves the data under another name
+//! and the old name free to hold a new file of the same extent: each one
+//! adds the old name's extent once more. That holds whatever order the
+//! threads play in, since it uses only the final extents and the count.
 
 use super::format::{OpKind, Trace};
 use std::collections::HashMap;
@@ -148,12 +152,23 @@ impl Extents {
 pub fn bytes_needed(t: &Trace) -> u64 {
     let targets = Targets::new(t);
     let mut x = Extents::initial(t);
+    let mut moved_away = vec![0u64; x.per_file.len()];
     for op in &t.ops {
         if let Some(g) = targets.growth(&op.kind) {
             x.apply(g);
         }
+        if let OpKind::Rename { from, .. } | OpKind::Link { from, .. } = &op.kind {
+            if let Some(n) = moved_away.get_mut(*from as usize) {
+                *n = n.saturating_add(1);
+            }
+        }
     }
-    x.total
+    x.per_file
+        .iter()
+        .zip(&moved_away)
+        .fold(x.total, |sum, (extent, n)| {
+            sum.saturating_add(extent.saturating_mul(*n))
+        })
 }
 
 /// The replay's running account: refuses an operation that would take the
@@ -232,6 +247,14 @@ mod tests {
             ..Trace::default()
         };
         assert_eq!(bytes_needed(&big), u64::MAX, "saturates");
+    }
+
+    #[test]
+    fn a_name_renamed_away_is_counted_again_for_what_it_holds_next() {
+        // b is written, renamed over a, then made again and written: two
+        // files of 4096 bytes stand at the end (a's 100 were replaced).
+        let t = trace("op 0 0 1 open 0 1 w,creat\nop 0 1 1 pwrite 0 0 4096\nop 0 2 1 rename 1 0\nop 0 3 1 open 1 1 w,creat\nop 0 4 1 pwrite 1 0 4096\n");
+        assert_eq!(bytes_needed(&t), 100 + 2 * 4096);
     }
 
     #[test]
