@@ -4,7 +4,9 @@
 //! scenario's end, on an error, at the deadline and on SIGINT — each within
 //! about a second, leaving no files and keeping partial results.
 
-use crate::util::{doc, entries, plumb, plumb_signalled_timed, run_scripts, script, workdir};
+use crate::util::{
+    doc, entries, pack_folder, plumb, plumb_signalled_timed, run_scripts, script, workdir,
+};
 use std::time::{Duration, Instant};
 
 /// A time-based job's options running `secs` seconds on an 8 MiB file.
@@ -503,23 +505,20 @@ fn sigint_stops_background_jobs_and_leaves_no_files() {
 #[test]
 fn background_threads_count_against_the_pack() {
     let dir = workdir();
-    let pack = dir.path().join("p");
-    std::fs::create_dir(&pack).unwrap();
-    std::fs::write(
-        pack.join("pack.toml"),
+    pack_folder(
+        dir.path(),
+        "p",
         "name = \"p\"\nscenarios = [\"s.rhai\"]\n[capabilities]\nthreads = 2\n",
-    )
-    .unwrap();
-    std::fs::write(
-        pack.join("s.rhai"),
-        format!(
-            "let a = io::start({});\nlet b = io::start({});\ntime::sleep(1.0);\nlet c = io::start({});\n",
-            job("a", "randread", 30),
-            job("b", "randread", 30),
-            job("c", "randread", 30)
-        ),
-    )
-    .unwrap();
+        &[(
+            "s.rhai",
+            &format!(
+                "let a = io::start({});\nlet b = io::start({});\ntime::sleep(1.0);\nlet c = io::start({});\n",
+                job("a", "randread", 30),
+                job("b", "randread", 30),
+                job("c", "randread", 30)
+            ),
+        )],
+    );
     let r = plumb(
         dir.path(),
         &["run", "p", "--target", ".", "--json", "p.json"],

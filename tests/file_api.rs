@@ -2,7 +2,9 @@
 //! memory, an honest byte budget, offsets checked, reports bounded, and
 //! engines that say why they cannot start.
 
-use crate::util::{doc, metric, plumb, plumb_bin, run_scripts, script, to_run, workdir};
+use crate::util::{
+    doc, metric, pack_folder, plumb, plumb_bin, run_scripts, script, to_run, workdir,
+};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -150,27 +152,24 @@ fn big_buffers_are_charged_the_huge_pages_they_take() {
 #[test]
 fn a_failed_truncating_open_refunds_nothing() {
     let dir = workdir();
-    let pack = dir.path().join("budget");
-    std::fs::create_dir(&pack).unwrap();
-    std::fs::write(
-        pack.join("pack.toml"),
+    pack_folder(
+        dir.path(),
+        "budget",
         "name = \"budget\"\nscenarios = [\"b.rhai\"]\n\n[capabilities]\nmax_bytes = \"1M\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        pack.join("b.rhai"),
-        "fs::write_file(\"big\", \"900k\");\n\
-         let failed = 0;\n\
-         for i in 0..50 { try { fs::open(\"big\", #{ write: true, truncate: true, direct: true }); } catch (e) { failed += 1; } }\n\
-         let refused = 0;\n\
-         try { fs::write_file(\"more\", \"900k\"); } catch (e) { if e.contains(\"byte budget exceeded\") { refused = 1; } }\n\
-         let f = fs::open(\"big\", #{ write: true, truncate: true });\n\
-         f.close();\n\
-         fs::write_file(\"again\", \"900k\");\n\
-         report::metric(\"failed\", failed, \"\", \"higher\");\n\
-         report::metric(\"refused\", refused, \"\", \"higher\");\n",
-    )
-    .unwrap();
+        &[(
+            "b.rhai",
+            "fs::write_file(\"big\", \"900k\");\n\
+             let failed = 0;\n\
+             for i in 0..50 { try { fs::open(\"big\", #{ write: true, truncate: true, direct: true }); } catch (e) { failed += 1; } }\n\
+             let refused = 0;\n\
+             try { fs::write_file(\"more\", \"900k\"); } catch (e) { if e.contains(\"byte budget exceeded\") { refused = 1; } }\n\
+             let f = fs::open(\"big\", #{ write: true, truncate: true });\n\
+             f.close();\n\
+             fs::write_file(\"again\", \"900k\");\n\
+             report::metric(\"failed\", failed, \"\", \"higher\");\n\
+             report::metric(\"refused\", refused, \"\", \"higher\");\n",
+        )],
+    );
     let (r, target) = run_scripts(dir.path(), &["budget", "--keep", "--json", "b.json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let d = doc(&dir.path().join("b.json"));
@@ -188,30 +187,29 @@ fn a_failed_truncating_open_refunds_nothing() {
 #[test]
 fn remove_all_gives_a_trees_bytes_back_once() {
     let dir = workdir();
-    let pack = dir.path().join("tree");
-    std::fs::create_dir(&pack).unwrap();
-    std::fs::write(
-        pack.join("pack.toml"),
+    // Beside a kept 100k, ten rounds of a 900k tree under a 1M budget:
+    // each fits only if the last one's bytes came back. Had any removal
+    // given back more than it freed, the 100k would be forgotten and the
+    // last 100k would fit beside 900k; counted right, it is refused.
+    pack_folder(
+        dir.path(),
+        "tree",
         "name = \"tree\"\nscenarios = [\"t.rhai\"]\n\n[capabilities]\nmax_bytes = \"1M\"\n",
-    )
-    .unwrap();
-    // Ten rounds of a 900k tree under a 1M budget: each fits only if the
-    // last one's bytes came back. Removing an emptied tree again gives
-    // nothing, so a second 900k beside the first is still refused.
-    std::fs::write(
-        pack.join("t.rhai"),
-        "for i in 0..10 {\n\
-           fs::mkdir(\"d\"); fs::mkdir(\"d/e\");\n\
-           fs::write_file(\"d/a\", \"600k\"); fs::write_file(\"d/e/b\", \"300k\");\n\
-           fs::remove_all(\"d\");\n\
-         }\n\
-         fs::mkdir(\"d\"); fs::remove_all(\"d\");\n\
-         fs::write_file(\"kept\", \"900k\");\n\
-         let refused = 0;\n\
-         try { fs::write_file(\"more\", \"900k\"); } catch (e) { if e.contains(\"byte budget exceeded\") { refused = 1; } }\n\
-         report::metric(\"refused\", refused, \"\", \"higher\");\n",
-    )
-    .unwrap();
+        &[(
+            "t.rhai",
+            "fs::write_file(\"base\", \"100k\");\n\
+             for i in 0..10 {\n\
+               fs::mkdir(\"d\"); fs::mkdir(\"d/e\");\n\
+               fs::write_file(\"d/a\", \"600k\"); fs::write_file(\"d/e/b\", \"300k\");\n\
+               fs::remove_all(\"d\");\n\
+             }\n\
+             fs::mkdir(\"d\"); fs::remove_all(\"d\");\n\
+             fs::write_file(\"kept\", \"900k\");\n\
+             let refused = 0;\n\
+             try { fs::write_file(\"more\", \"100k\"); } catch (e) { if e.contains(\"byte budget exceeded\") { refused = 1; } }\n\
+             report::metric(\"refused\", refused, \"\", \"higher\");\n",
+        )],
+    );
     let (r, target) = run_scripts(dir.path(), &["tree", "--keep", "--json", "t.json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let d = doc(&dir.path().join("t.json"));

@@ -273,6 +273,18 @@ pub fn iolog(path: &Path) -> Vec<(String, String, u64, u64)> {
         .collect()
 }
 
+/// Makes the pack folder `dir/name`: its `pack.toml` holds `manifest`,
+/// and each of `files` (name, text) is written beside it. Returns the folder.
+pub fn pack_folder(dir: &Path, name: &str, manifest: &str, files: &[(&str, &str)]) -> PathBuf {
+    let pack = dir.join(name);
+    std::fs::create_dir(&pack).unwrap();
+    std::fs::write(pack.join("pack.toml"), manifest).unwrap();
+    for (file, text) in files {
+        std::fs::write(pack.join(file), text).unwrap();
+    }
+    pack
+}
+
 /// Writes a scenario file into `dir`; returns its name.
 pub fn script(dir: &Path, name: &str, text: &str) -> String {
     std::fs::write(dir.join(name), text).unwrap();

@@ -2,7 +2,7 @@
 //! run by the real binary, hostile guests stopped, the cache, and the
 //! es-indexing scenario giving the same figures in WASM and in Rhai.
 
-use crate::util::{doc, entries, metric, plumb, plumb_cached, run_scripts, workdir};
+use crate::util::{doc, entries, metric, pack_folder, plumb, plumb_cached, run_scripts, workdir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -492,18 +492,12 @@ fn a_webassembly_template_lays_out_the_comparison() {
         "b wins: {row}"
     );
     // Shipped in a pack as compare.wasm, it travels with the pack.
-    let pack = dir.path().join("wpack");
-    std::fs::create_dir(&pack).unwrap();
-    std::fs::write(
-        pack.join("pack.toml"),
+    let pack = pack_folder(
+        dir.path(),
+        "wpack",
         "name = \"wpack\"\nscenarios = [\"s.rhai\"]\n",
-    )
-    .unwrap();
-    std::fs::write(
-        pack.join("s.rhai"),
-        "report::metric(\"x\", 1, \"\", \"higher\");\n",
-    )
-    .unwrap();
+        &[("s.rhai", "report::metric(\"x\", 1, \"\", \"higher\");\n")],
+    );
     std::fs::copy(&template, pack.join("compare.wasm")).unwrap();
     let check = plumb(dir.path(), &["check", "wpack"]);
     assert!(

@@ -1,7 +1,9 @@
 //! The bundled packs: they run at small sizes, declare their parameters and
 //! capabilities, and `plumb run` alone runs the quick pack.
 
-use crate::util::{doc, entries, metric, plumb, run_scripts, workdir, CLOUD_COMPARE_SMALL};
+use crate::util::{
+    doc, entries, metric, pack_folder, plumb, run_scripts, workdir, CLOUD_COMPARE_SMALL,
+};
 
 #[test]
 fn quick_pack_runs_reports_and_cleans_up() {
@@ -100,23 +102,20 @@ fn packs_declare_params_and_capabilities() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("sise"));
     // What the pack did not declare is refused, catchably.
-    let strict = dir.path().join("strict");
-    std::fs::create_dir(&strict).unwrap();
-    std::fs::write(
-        strict.join("pack.toml"),
+    pack_folder(
+        dir.path(),
+        "strict",
         "name = \"strict\"\nscenarios = [\"s.rhai\"]\n\n[capabilities]\nthreads = 2\n",
-    )
-    .unwrap();
-    std::fs::write(
-        strict.join("s.rhai"),
-        "let refused = 0;\n\
-         try { fs::open(\"x\", #{ write: true, create: true, direct: true }); } catch (e) { if e.contains(\"did not declare\") { refused += 1; } }\n\
-         try { io::job(#{ rw: \"read\", size: \"64k\", numjobs: 4 }); } catch (e) { if e.contains(\"did not declare\") { refused += 1; } }\n\
-         try { fs::drop_caches(); } catch (e) { if e.contains(\"did not declare\") { refused += 1; } }\n\
-         io::job(#{ rw: \"read\", size: \"64k\", numjobs: 2 });\n\
-         report::metric(\"refused\", refused, \"\", \"higher\");\n",
-    )
-    .unwrap();
+        &[(
+            "s.rhai",
+            "let refused = 0;\n\
+             try { fs::open(\"x\", #{ write: true, create: true, direct: true }); } catch (e) { if e.contains(\"did not declare\") { refused += 1; } }\n\
+             try { io::job(#{ rw: \"read\", size: \"64k\", numjobs: 4 }); } catch (e) { if e.contains(\"did not declare\") { refused += 1; } }\n\
+             try { fs::drop_caches(); } catch (e) { if e.contains(\"did not declare\") { refused += 1; } }\n\
+             io::job(#{ rw: \"read\", size: \"64k\", numjobs: 2 });\n\
+             report::metric(\"refused\", refused, \"\", \"higher\");\n",
+        )],
+    );
     let (r, _) = run_scripts(dir.path(), &["strict", "--json", "s.json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
