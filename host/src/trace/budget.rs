@@ -255,6 +255,12 @@ mod tests {
         // files of 4096 bytes stand at the end (a's 100 were replaced).
         let t = trace("op 0 0 1 open 0 1 w,creat\nop 0 1 1 pwrite 0 0 4096\nop 0 2 1 rename 1 0\nop 0 3 1 open 1 1 w,creat\nop 0 4 1 pwrite 1 0 4096\n");
         assert_eq!(bytes_needed(&t), 100 + 2 * 4096);
+        // A huge file renamed away again and again saturates, never wraps.
+        let max = crate::trace::limits::MAX_FILE_BYTES;
+        let renames = "op 0 1 1 rename 0 1\n".repeat(20_000);
+        let mut many = trace(&renames);
+        many.files[0].size = Some(max);
+        assert_eq!(bytes_needed(&many), u64::MAX, "saturates");
     }
 
     #[test]
