@@ -5,13 +5,16 @@
 //! with [`SandboxError::Escape`]; operations on a final path component
 //! (`unlinkat`, `renameat`, `mkdirat`, `fstatat`) never follow symlinks.
 
+mod holds;
 mod owner;
 
+pub use holds::{Held, Inode};
 pub use owner::sweep_stale;
 
 use std::ffi::{CStr, CString};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 const RESOLVE_NO_SYMLINKS: u64 = 0x04;
 const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
@@ -77,6 +80,8 @@ pub struct Stat {
     pub mtime: i64,
     /// Hard links to it (its data is freed when the last one goes).
     pub links: u64,
+    /// The inode the path names.
+    pub inode: Inode,
 }
 
 impl Stat {
@@ -107,6 +112,8 @@ pub struct RunDir {
     /// The owner mark this handle removes when dropped (None for clones and
     /// directories it did not create).
     mark: Option<PathBuf>,
+    /// Its files held open (shared with its clones).
+    holds: Arc<holds::Holds>,
 }
 
 impl Drop for RunDir {
@@ -170,6 +177,7 @@ impl RunDir {
             root: unsafe { OwnedFd::from_raw_fd(fd) },
             path: path.to_path_buf(),
             mark: None,
+            holds: Arc::default(),
         })
     }
 
@@ -181,6 +189,7 @@ impl RunDir {
             root: self.root.try_clone()?,
             path: self.path.clone(),
             mark: None,
+            holds: self.holds.clone(),
         })
     }
 
@@ -207,6 +216,28 @@ impl RunDir {
     /// Opens `rel` beneath the run directory with `open(2)` flags.
     pub fn open(&self, rel: &str, flags: i32, mode: u32) -> Result<OwnedFd, SandboxError> {
         self.open_beneath(self.root.as_raw_fd(), rel, flags, mode, "open")
+    }
+
+    /// Opens `rel` as [`RunDir::open`] does, for a descriptor kept past the
+    /// call (a handle, a background job's or copy's file): while it is
+    /// open, removing the file frees nothing ([`RunDir::remove`]); its
+    /// bytes are released when it closes ([`RunDir::take_released`]).
+    pub fn open_held(&self, rel: &str, flags: i32, mode: u32) -> Result<Held, SandboxError> {
+        let fd = self.open(rel, flags, mode)?;
+        self.holds.hold(fd).map_err(|e| io(e, "open", rel))
+    }
+
+    /// Holds a duplicate of `fd`, a file opened beneath this directory, as
+    /// [`RunDir::open_held`] would: the file stays counted as open (and its
+    /// inode allocated) until the returned [`Held`] is dropped.
+    pub fn hold_copy(&self, fd: BorrowedFd<'_>) -> std::io::Result<Held> {
+        self.holds.hold(fd.try_clone_to_owned()?)
+    }
+
+    /// Bytes freed since the last call by the closing of held files whose
+    /// names were removed while they were open (for the byte budget).
+    pub fn take_released(&self) -> u64 {
+        self.holds.take_released()
     }
 
     fn open_beneath(
@@ -278,15 +309,17 @@ impl RunDir {
         os(r, "mkdir", rel)
     }
 
-    /// Removes a file or an empty directory (a symlink is removed, not followed).
-    /// Returns what it removed, as it was just before.
-    pub fn remove(&self, rel: &str) -> Result<Stat, SandboxError> {
+    /// Removes a file or an empty directory (a symlink is removed, not
+    /// followed). Returns the bytes that freed: a regular file's size when
+    /// this was its last name and no held descriptor keeps it open (then
+    /// they are released when the last one closes).
+    pub fn remove(&self, rel: &str) -> Result<u64, SandboxError> {
         let (dir, name) = self.parent_of(rel)?;
         let st = fstatat(dir.as_raw_fd(), &name).map_err(|e| io(e, "remove", rel))?;
         let flag = if st.is_dir { libc::AT_REMOVEDIR } else { 0 };
         // SAFETY: valid descriptor and C string.
         let r = unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), flag) };
-        os(r, "remove", rel).map(|()| st)
+        os(r, "remove", rel).map(|()| self.holds.removed(&st))
     }
 
     /// Removes a file or symlink (`unlinkat` without looking first).
@@ -442,13 +475,15 @@ impl RunDir {
     }
 
     /// Removes a directory tree (never following symlinks), or a single
-    /// file, and returns the bytes that freed ([`Stat::freed_by_removal`]
-    /// summed over what was removed). An error part way comes with the
-    /// bytes freed before it, so the caller can still give them back.
+    /// file, and returns the bytes that freed (what [`RunDir::remove`]
+    /// would say, summed over what was removed). An error part way comes
+    /// with the bytes freed before it, so the caller can still give them
+    /// back.
     pub fn remove_all(&self, rel: &str) -> Result<u64, (SandboxError, u64)> {
         let (dir, name) = self.parent_of(rel).map_err(|e| (e, 0))?;
         let mut freed = 0u64;
-        remove_tree(dir.as_raw_fd(), &name, &mut freed)
+        let mut count = |st: &Stat| freed = freed.saturating_add(self.holds.removed(st));
+        remove_tree(dir.as_raw_fd(), &name, &mut count)
             .map(|()| freed)
             .map_err(|e| (io(e, "remove_all", rel), freed))
     }
@@ -660,6 +695,10 @@ fn stat_of(st: &libc::stat) -> Stat {
         is_symlink: kind == libc::S_IFLNK,
         mtime: st.st_mtime,
         links: st.st_nlink,
+        inode: Inode {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        },
     }
 }
 
@@ -714,8 +753,9 @@ fn read_dir_fd(fd: RawFd) -> std::io::Result<Vec<String>> {
     Ok(names)
 }
 
-/// Removes `name` in `dir`: a file or symlink directly, a directory depth first.
-fn remove_tree(dir: RawFd, name: &CStr, freed: &mut u64) -> std::io::Result<()> {
+/// Removes `name` in `dir`: a file or symlink directly, a directory depth
+/// first; `removed` is told of each file or symlink removed, as it was.
+fn remove_tree(dir: RawFd, name: &CStr, removed: &mut dyn FnMut(&Stat)) -> std::io::Result<()> {
     let st = fstatat(dir, name)?;
     if st.is_dir {
         // SAFETY: opens the subdirectory relative to `dir` without following symlinks.
@@ -732,7 +772,7 @@ fn remove_tree(dir: RawFd, name: &CStr, freed: &mut u64) -> std::io::Result<()> 
         // SAFETY: a new descriptor owned here.
         let sub = unsafe { OwnedFd::from_raw_fd(fd) };
         for child in read_dir_fd(sub.as_raw_fd())? {
-            remove_tree(sub.as_raw_fd(), &cstr(child.as_bytes())?, freed)?;
+            remove_tree(sub.as_raw_fd(), &cstr(child.as_bytes())?, removed)?;
         }
         // SAFETY: valid descriptor and C string.
         if unsafe { libc::unlinkat(dir, name.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
@@ -741,7 +781,7 @@ fn remove_tree(dir: RawFd, name: &CStr, freed: &mut u64) -> std::io::Result<()> 
     } else if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } != 0 {
         return Err(std::io::Error::last_os_error());
     } else {
-        *freed = freed.saturating_add(st.freed_by_removal());
+        removed(&st);
     }
     Ok(())
 }
@@ -749,6 +789,7 @@ fn remove_tree(dir: RawFd, name: &CStr, freed: &mut u64) -> std::io::Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsFd;
 
     fn tmp() -> (tempfile::TempDir, RunDir) {
         let t = tempfile::tempdir().unwrap();
@@ -811,6 +852,36 @@ mod tests {
         std::os::unix::fs::symlink("a", rd.path().join("d/sym")).unwrap();
         assert_eq!(rd.remove_all("d").unwrap(), 1024);
         assert_eq!(rd.remove_all("kept").unwrap(), 500);
+    }
+
+    #[test]
+    fn a_held_file_frees_its_bytes_when_its_last_holder_closes() {
+        let (_t, rd) = tmp();
+        std::fs::write(rd.path().join("f"), vec![0u8; 1000]).unwrap();
+        let held = rd.open_held("f", libc::O_RDWR, 0).unwrap();
+        let clone = rd.try_clone().unwrap();
+        let second = clone.hold_copy(held.as_fd()).unwrap();
+        assert_eq!(rd.remove("f").unwrap(), 0, "held: nothing freed yet");
+        // Written after the removal: counted when it is freed.
+        // SAFETY: a valid descriptor and buffer.
+        let n = unsafe { libc::pwrite(held.as_raw_fd(), [1u8; 24].as_ptr().cast(), 24, 1000) };
+        assert_eq!(n, 24);
+        drop(held);
+        assert_eq!(rd.take_released(), 0, "a second holder keeps it");
+        drop(second);
+        assert_eq!(rd.take_released(), 1024);
+        assert_eq!(rd.take_released(), 0, "given once");
+        // Held but never removed, or removed after the close: as before.
+        std::fs::write(rd.path().join("g"), vec![0u8; 10]).unwrap();
+        drop(rd.open_held("g", libc::O_RDONLY, 0).unwrap());
+        assert_eq!(rd.take_released(), 0);
+        rd.mkdir("d").unwrap();
+        std::fs::write(rd.path().join("d/h"), vec![0u8; 7]).unwrap();
+        let h = rd.open_held("d/h", libc::O_RDONLY, 0).unwrap();
+        assert_eq!(rd.remove("g").unwrap(), 10);
+        assert_eq!(rd.remove_all("d").unwrap(), 0);
+        drop(h);
+        assert_eq!(rd.take_released(), 7);
     }
 
     #[test]

@@ -349,6 +349,10 @@ impl Host {
     /// the write; the check and the reservation are one atomic step, so
     /// scenarios sharing the workspace cannot both take the last bytes.
     pub fn charge(&mut self, op: &'static str, bytes: u64) -> Result<(), ApiError> {
+        // What removed files freed when their last holder closed comes back
+        // first.
+        let released = self.run_dir().take_released();
+        self.refund(released);
         let s = &self.space;
         s.written
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {

@@ -6,12 +6,13 @@
 //! descriptor with `openat2(RESOLVE_BENEATH)`, and only regular files are
 //! accepted. No path string is ever joined to the run directory and reopened.
 
-use crate::sandbox::{RunDir, SandboxError};
+use crate::sandbox::{Held, Inode, RunDir, SandboxError};
+use std::collections::HashMap;
 use std::fs::File;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The file system a job's files are resolved in.
 #[derive(Debug, Clone)]
@@ -19,7 +20,27 @@ pub enum FileSpace {
     /// Plain paths as fio takes them (relative to the working directory).
     Host,
     /// Relative paths beneath a run directory; anything else is refused.
-    Sandboxed(Arc<RunDir>),
+    Sandboxed(Arc<JobDir>),
+}
+
+/// A run directory as jobs use it. Every file a job opens in it stays
+/// held ([`Held`]) until the last clone of the space is dropped, after the
+/// job's own descriptors: removing a job's file while the job runs gives
+/// its bytes back to the budget only once the job is done with it.
+#[derive(Debug)]
+pub struct JobDir {
+    dir: RunDir,
+    held: Mutex<HashMap<Inode, Held>>,
+}
+
+impl JobDir {
+    /// Counts `f` as held (once per inode) until the space is dropped.
+    fn hold(&self, f: &File) -> std::io::Result<()> {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let h = self.dir.hold_copy(f.as_fd())?;
+        held.entry(h.inode()).or_insert(h);
+        Ok(())
+    }
 }
 
 /// What a file operation found wrong.
@@ -138,7 +159,10 @@ fn parent_of(path: &Path) -> PathBuf {
 impl FileSpace {
     /// A space inside `dir`, sharing its descriptor (not its path).
     pub fn sandboxed(dir: &RunDir) -> std::io::Result<FileSpace> {
-        Ok(FileSpace::Sandboxed(Arc::new(dir.try_clone()?)))
+        Ok(FileSpace::Sandboxed(Arc::new(JobDir {
+            dir: dir.try_clone()?,
+            held: Mutex::default(),
+        })))
     }
 
     /// True when paths are resolved beneath a run directory.
@@ -168,7 +192,7 @@ impl FileSpace {
                     }));
                 }
             },
-            FileSpace::Sandboxed(dir) => match dir.open(rel(path)?, libc::O_PATH, 0) {
+            FileSpace::Sandboxed(s) => match s.dir.open(rel(path)?, libc::O_PATH, 0) {
                 Err(e) if is_enoent(&e) => return Ok(None),
                 Err(e) => return Err(e.into()),
                 Ok(fd) => File::from(fd),
@@ -202,11 +226,14 @@ impl FileSpace {
                 }
                 o.open(path).map_err(|e| io_err(path, e))?.into()
             }
-            FileSpace::Sandboxed(dir) => dir.open(rel(path)?, flags, mode)?,
+            FileSpace::Sandboxed(s) => s.dir.open(rel(path)?, flags, mode)?,
         };
         let f = File::from(fd);
         let ft = f.metadata().map_err(|e| io_err(path, e))?.file_type();
         self.refuse(ft, path)?;
+        if let FileSpace::Sandboxed(s) = self {
+            s.hold(&f).map_err(|e| io_err(path, e))?;
+        }
         // SAFETY: F_SETFL on an open descriptor with flags read from it.
         let r = unsafe {
             let fl = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
@@ -258,8 +285,8 @@ impl FileSpace {
     pub fn remove(&self, path: &Path) -> Result<(), SpaceError> {
         match self {
             FileSpace::Host => std::fs::remove_file(path).map_err(|e| io_err(path, e)),
-            FileSpace::Sandboxed(dir) => {
-                dir.remove(rel(path)?)?;
+            FileSpace::Sandboxed(s) => {
+                s.dir.remove(rel(path)?)?;
                 Ok(())
             }
         }
@@ -270,9 +297,11 @@ impl FileSpace {
         let parent = parent_of(path);
         let dir = match self {
             FileSpace::Host => File::open(&parent).map_err(|e| io_err(&parent, e))?,
-            FileSpace::Sandboxed(dir) => {
-                File::from(dir.open(rel(&parent)?, libc::O_PATH | libc::O_DIRECTORY, 0)?)
-            }
+            FileSpace::Sandboxed(s) => File::from(s.dir.open(
+                rel(&parent)?,
+                libc::O_PATH | libc::O_DIRECTORY,
+                0,
+            )?),
         };
         let dev = dir.metadata().map_err(|e| io_err(&parent, e))?.dev();
         let free = free_on(&dir).map_err(|e| io_err(&parent, e))?;
@@ -284,7 +313,7 @@ impl FileSpace {
     pub fn disk(&self, path: &Path) -> Option<String> {
         match self {
             FileSpace::Host => crate::stats::disk::disk_for_path(path),
-            FileSpace::Sandboxed(dir) => crate::stats::disk::disk_for_path(dir.path()),
+            FileSpace::Sandboxed(s) => crate::stats::disk::disk_for_path(s.dir.path()),
         }
     }
 }

@@ -6,8 +6,9 @@
 use super::{data_buffer, io_len_arg, offset_arg, read_some, write_all, MAX_IO};
 use crate::api::{os_err, ApiError, Capability, Host};
 use crate::buffer::AlignedBuf;
+use crate::sandbox::Held;
 use crate::workload::{fill_random, stamp_block};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -136,7 +137,9 @@ impl Drop for BufferLease {
 /// An open file; data is generated and kept in the host.
 #[derive(Debug)]
 pub struct FileHandle {
-    fd: Option<OwnedFd>,
+    /// Held in the run directory's count of open files, so removing the
+    /// file while it is open gives its bytes back only once it is closed.
+    fd: Option<Held>,
     path: String,
     opts: OpenOptions,
     /// Made on the first I/O; grown to the largest I/O asked; freed on close.
@@ -390,7 +393,7 @@ impl Host {
             self.allow(Capability::DirectIo)?;
             flags |= libc::O_DIRECT;
         }
-        let fd = self.run_dir().open(path, flags, 0o644)?;
+        let fd = self.run_dir().open_held(path, flags, 0o644)?;
         let budget = self.handle_budget().clone();
         HandleBudget::take(&budget.open, 1, MAX_OPEN).map_err(|_| {
             ApiError::Invalid(format!(
@@ -408,21 +411,22 @@ impl Host {
             budget,
         };
         if opts.truncate {
-            self.empty(handle.fd("fs::open")?, path)?;
+            self.empty("fs::open", handle.fd("fs::open")?, path)?;
         }
         Ok(handle)
     }
 
     /// Truncates an open file to 0 and refunds what that freed: the size of
-    /// a regular file no other name links to.
-    fn empty(&mut self, fd: i32, path: &str) -> Result<(), ApiError> {
-        let what = || format!("fs::open '{path}' (truncate)");
+    /// a regular file (`op` names the operation in errors).
+    pub(super) fn empty(&mut self, op: &str, fd: i32, path: &str) -> Result<(), ApiError> {
+        let what = || format!("{op} '{path}' (truncate)");
         let st = fstat(fd).map_err(os_err(what()))?;
         // SAFETY: plain syscall on a descriptor the caller holds open.
         if unsafe { libc::ftruncate(fd, 0) } != 0 {
             return Err(os_err(what())(std::io::Error::last_os_error()));
         }
-        if st.st_mode & libc::S_IFMT == libc::S_IFREG && st.st_nlink == 1 {
+        // The data goes whatever names the file has: its links share it.
+        if st.st_mode & libc::S_IFMT == libc::S_IFREG {
             self.refund(st.st_size.max(0) as u64);
         }
         Ok(())

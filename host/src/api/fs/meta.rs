@@ -28,11 +28,12 @@ impl Host {
     }
 
     /// Removes a file or empty directory; a file's bytes go back to the
-    /// budget once its last link is gone (a directory's or a symlink's size
-    /// was never charged, so it is not refunded).
+    /// budget once its last link is gone and no handle, job or copy holds
+    /// it open (then when the last of those closes); a directory's or a
+    /// symlink's size was never charged, so it is not refunded.
     pub fn remove(&mut self, path: &str) -> Result<(), ApiError> {
-        let st = self.run_dir().remove(path)?;
-        self.refund(st.freed_by_removal());
+        let freed = self.run_dir().remove(path)?;
+        self.refund(freed);
         Ok(())
     }
 

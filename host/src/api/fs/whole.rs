@@ -8,8 +8,9 @@ use crate::api::{os_err, ApiError, Capability, Host};
 use crate::buffer::AlignedBuf;
 use crate::halt::{Halt, Halted};
 use crate::runner::live::Meter;
+use crate::sandbox::Held;
 use serde::Deserialize;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 /// The block size of whole-file operations unless told otherwise: 1 MiB.
@@ -209,7 +210,8 @@ impl Host {
         })
     }
 
-    /// Opens both ends of a copy and charges the source's size.
+    /// Opens both ends of a copy and charges the source's size; the
+    /// destination is emptied, and what it held given back.
     fn open_copy(
         &mut self,
         op: &'static str,
@@ -218,21 +220,22 @@ impl Host {
         o: &CopyOptions,
     ) -> Result<Copy, ApiError> {
         let bs = bs_arg(op, o.bs.0)?;
-        let from = self.run_dir().open(src, libc::O_RDONLY, 0)?;
+        let from = self.run_dir().open_held(src, libc::O_RDONLY, 0)?;
         let size = self.run_dir().stat(src)?.size;
         self.charge(op, size)?;
-        let to =
-            match self
-                .run_dir()
-                .open(dst, libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, 0o644)
-            {
-                Ok(to) => to,
-                Err(e) => {
-                    // Nothing was written: the charge goes back.
-                    self.refund(size);
-                    return Err(e.into());
-                }
-            };
+        let to = self
+            .run_dir()
+            .open_held(dst, libc::O_WRONLY | libc::O_CREAT, 0o644)
+            .map_err(ApiError::from)
+            .and_then(|to| self.empty(op, to.as_raw_fd(), dst).map(|()| to));
+        let to = match to {
+            Ok(to) => to,
+            Err(e) => {
+                // Nothing was written: the charge goes back.
+                self.refund(size);
+                return Err(e);
+            }
+        };
         Ok(Copy {
             from,
             to,
@@ -263,8 +266,10 @@ fn buffer_len(o: &CopyOptions, bs: u64, size: u64) -> u64 {
 /// A copy with both ends open, ready to run.
 #[derive(Debug)]
 struct Copy {
-    from: OwnedFd,
-    to: OwnedFd,
+    /// Both ends are held, so removing either while the copy runs gives
+    /// its bytes back only when the copy has closed it.
+    from: Held,
+    to: Held,
     /// Bytes to copy: the source's size when opened.
     size: u64,
     method: CopyMethod,
