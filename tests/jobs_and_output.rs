@@ -27,6 +27,42 @@ fn job_file_with_global_and_stonewall() {
 }
 
 #[test]
+fn synchronous_engines_have_no_submission_latency_as_in_fio() {
+    // fio counts no slat for psync (N=0, no slat line) and its lat is its
+    // clat; a queued engine has a slat for every I/O.
+    let dir = workdir();
+    for (engine, slat_n) in [("psync", 0), ("io_uring", 256)] {
+        let args = [
+            "fio",
+            "--name=j",
+            "--filename=f",
+            "--size=1M",
+            "--bs=4k",
+            "--rw=randread",
+            &format!("--ioengine={engine}"),
+        ];
+        let r = plumb(dir.path(), &[&args[..], &["--output-format=json"]].concat());
+        assert_eq!(r.code, 0, "{engine}: {}", r.stderr);
+        let read = &r.json()["jobs"][0]["read"];
+        assert_eq!(read["clat_ns"]["N"], 256, "{engine}: {read}");
+        assert_eq!(read["lat_ns"]["N"], 256, "{engine}: {read}");
+        assert_eq!(read["slat_ns"]["N"], slat_n, "{engine}: {read}");
+        if slat_n == 0 {
+            assert_eq!(read["lat_ns"]["mean"], read["clat_ns"]["mean"], "{read}");
+        }
+        let text = plumb(dir.path(), &args);
+        assert_eq!(text.code, 0, "{engine}: {}", text.stderr);
+        assert_eq!(
+            text.stdout.contains("slat ("),
+            slat_n > 0,
+            "{engine}: {}",
+            text.stdout
+        );
+        assert!(text.stdout.contains("clat ("), "{}", text.stdout);
+    }
+}
+
+#[test]
 fn job_file_error_names_file_and_line() {
     let dir = workdir();
     std::fs::write(

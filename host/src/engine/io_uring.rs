@@ -60,9 +60,14 @@ fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
     let entries = depth
         .checked_next_power_of_two()
         .ok_or_else(|| ring_error(depth, u32::MAX, io::Error::from_raw_os_error(libc::EINVAL)))?;
+    // One thread submits and reaps each ring. With DEFER_TASKRUN (Linux
+    // 6.1) the kernel finishes completions when that thread waits for them,
+    // instead of interrupting it with task work as each one arrives.
     let ring = IoUring::builder()
         .setup_single_issuer()
+        .setup_defer_taskrun()
         .build(entries)
+        .or_else(|_| IoUring::builder().setup_single_issuer().build(entries))
         .or_else(|_| IoUring::new(entries))
         .map_err(|e| ring_error(depth, entries, e))?;
     let fixed_files = ring.submitter().register_files(setup.files).is_ok();

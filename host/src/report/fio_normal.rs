@@ -185,7 +185,12 @@ fn dir_block(out: &mut String, name: &str, d: &DirResult) {
 }
 
 /// One `label (unit): min=, max=, avg=, stdev=` line, like fio's.
+/// One latency line, as fio prints it; none for a latency never measured
+/// (a synchronous engine's slat).
 fn lat_line(out: &mut String, label: &str, l: &LatencySummary) {
+    if l.samples == 0 {
+        return;
+    }
     let (unit, div) = lat_unit(l);
     let _ = writeln!(
         out,

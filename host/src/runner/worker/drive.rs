@@ -128,6 +128,20 @@ fn after(t: Instant, d: Duration) -> Option<Instant> {
     t.checked_add(d)
 }
 
+/// How the completions [`Worker::complete`] records were issued.
+#[derive(Clone, Copy)]
+enum Issue {
+    /// Completed by the engine inside `queue` (psync, sync, null).
+    Inline,
+    /// Submitted to the kernel and reaped.
+    Submitted,
+}
+
+/// A latency in whole nanoseconds (saturating: 584 years).
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
 impl Worker<'_> {
     /// The hot loop: keeps the queue full until the budget, the runtime or
     /// a stop ends the job, then waits for what is in flight and makes the
@@ -175,7 +189,7 @@ impl Worker<'_> {
                 // Take a few completions at a time and refill them at once, so
                 // the device queue stays full (as fio does) instead of draining.
                 engine.reap(1, d.batch, &mut d.completions)?;
-                d.last_completion = self.complete(&mut d, live, stats);
+                d.last_completion = self.complete(&mut d, live, stats, Issue::Submitted);
                 just_completed = Some(d.last_completion);
             } else if let Some(wait) = sleep_for {
                 let cap = d
@@ -238,7 +252,7 @@ impl Worker<'_> {
                         stats.depth_counts[0] += 1;
                     }
                     d.completions.push(Completion { slot, result });
-                    let done = self.complete(d, live, stats);
+                    let done = self.complete(d, live, stats, Issue::Inline);
                     d.last_completion = done;
                     clock = reuse.then_some(done);
                     // Synchronous engines stay in this loop for the whole
@@ -344,8 +358,17 @@ impl Worker<'_> {
     }
 
     /// Records a batch of completions that just finished, frees their slots,
-    /// and returns the completion time.
-    fn complete(&mut self, d: &mut Drive, live: &LiveCounters, stats: &mut JobStats) -> Instant {
+    /// and returns the completion time. Completions the engine gave inside
+    /// `queue` ([`Issue::Inline`]) were never submitted: like fio's for a
+    /// synchronous engine, they have no submission latency, and their total
+    /// latency is their completion latency.
+    fn complete(
+        &mut self,
+        d: &mut Drive,
+        live: &LiveCounters,
+        stats: &mut JobStats,
+        issue: Issue,
+    ) -> Instant {
         let now = Instant::now();
         for c in d.completions.drain(..) {
             let io = self.inflight[c.slot as usize];
@@ -387,15 +410,19 @@ impl Worker<'_> {
             }
             if d.measuring {
                 let s = &mut stats.dirs[dir];
-                let clat = now.saturating_duration_since(io.issued).as_nanos() as u64;
+                let clat = nanos(now.saturating_duration_since(io.issued));
                 s.clat.record(clat);
                 if let Some(l) = &live.latency {
                     l[dir].record(clat);
                 }
-                s.slat
-                    .record(io.issued.saturating_duration_since(io.start).as_nanos() as u64);
-                s.lat
-                    .record(now.saturating_duration_since(io.start).as_nanos() as u64);
+                match issue {
+                    Issue::Inline => s.lat.record(clat),
+                    Issue::Submitted => {
+                        let slat = nanos(io.issued.saturating_duration_since(io.start));
+                        s.slat.record(slat);
+                        s.lat.record(clat.saturating_add(slat));
+                    }
+                }
                 s.ios += 1;
                 s.bytes += moved;
                 if moved < io.len as u64 {
