@@ -388,8 +388,10 @@ fn every_kind_of_background_work_stops_with_the_scenario() {
     let all = every_kind();
     let (r, secs, d) = timed(dir.path(), &all, &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    // The event comes 1 s in (plus the start): the end follows within a second.
-    assert!(secs < 2.2, "took {secs} s");
+    // The event comes 1 s in (plus the start); everything started runs 60 s.
+    // 1.4-1.6 s here; the bound leaves room for a loaded 2-core CI machine
+    // (2.36 s was seen there) and still fails any work that outlives its stop.
+    assert!(secs < 4.0, "took {secs} s");
     let notes: Vec<&str> = d["scenarios"][0]["notes"]
         .as_array()
         .unwrap()
@@ -414,7 +416,7 @@ fn every_kind_of_background_work_stops_with_the_scenario() {
 
     let (r, secs, d) = timed(dir.path(), &format!("{all} throw \"boom\";"), &[]);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(secs < 2.2, "took {secs} s");
+    assert!(secs < 4.0, "took {secs} s");
     assert_eq!(jobs_of(&d).len(), 3, "partial results kept");
 
     let (r, secs, d) = timed(
@@ -424,7 +426,7 @@ fn every_kind_of_background_work_stops_with_the_scenario() {
     );
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(d["scenarios"][0]["error_kind"], "deadline");
-    assert!(secs < 4.0, "took {secs} s");
+    assert!(secs < 6.0, "took {secs} s");
     assert_eq!(jobs_of(&d).len(), 3, "partial results kept");
 }
 

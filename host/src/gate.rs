@@ -12,6 +12,11 @@ use std::time::{Duration, Instant};
 /// Most threads one gated run starts (a CPU kernel or a memory test).
 pub const MAX_THREADS: u32 = 1024;
 
+/// Stack of each gated thread. The kernels keep their data on the heap, so a
+/// small stack serves; with the default 2 MiB, the 4096 threads a scenario may
+/// run in the background would reserve 8 GiB of address space.
+const STACK_BYTES: usize = 256 * 1024;
+
 /// Runs `body` on `threads` named threads. Each calls the `start` function
 /// it is given once its preparation is done; `start` returns true when every
 /// thread is ready (time from there) and false when the run is abandoned
@@ -31,6 +36,7 @@ pub(crate) fn run_together<T: Send>(
             let (gate, ready, body) = (&gate, &ready, &body);
             let spawned = std::thread::Builder::new()
                 .name(format!("{label}-{i}"))
+                .stack_size(STACK_BYTES)
                 .spawn_scoped(s, move || {
                     let start = || {
                         ready.fetch_add(1, Ordering::Release);
