@@ -34,11 +34,14 @@ pub struct JobDir {
 }
 
 impl JobDir {
-    /// Counts `f` as held (once per inode) until the space is dropped.
-    fn hold(&self, f: &File) -> std::io::Result<()> {
+    /// Counts `f`, whose inode is `inode` (from its metadata), as held until
+    /// the space is dropped. Only the first open of an inode duplicates its
+    /// descriptor; later ones find it held.
+    fn hold(&self, f: &File, inode: Inode) -> std::io::Result<()> {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        let h = self.dir.hold_copy(f.as_fd())?;
-        held.entry(h.inode()).or_insert(h);
+        if let std::collections::hash_map::Entry::Vacant(slot) = held.entry(inode) {
+            slot.insert(self.dir.hold_copy(f.as_fd())?);
+        }
         Ok(())
     }
 }
@@ -229,10 +232,14 @@ impl FileSpace {
             FileSpace::Sandboxed(s) => s.dir.open(rel(path)?, flags, mode)?,
         };
         let f = File::from(fd);
-        let ft = f.metadata().map_err(|e| io_err(path, e))?.file_type();
-        self.refuse(ft, path)?;
+        let meta = f.metadata().map_err(|e| io_err(path, e))?;
+        self.refuse(meta.file_type(), path)?;
         if let FileSpace::Sandboxed(s) = self {
-            s.hold(&f).map_err(|e| io_err(path, e))?;
+            let inode = Inode {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            };
+            s.hold(&f, inode).map_err(|e| io_err(path, e))?;
         }
         // SAFETY: F_SETFL on an open descriptor with flags read from it.
         let r = unsafe {

@@ -125,6 +125,12 @@ impl Held {
     pub fn inode(&self) -> Inode {
         self.inode
     }
+
+    /// What the held file is now (`fstat` of the descriptor: no name is
+    /// looked up, so a rename since the open cannot change the answer).
+    pub fn stat(&self) -> std::io::Result<Stat> {
+        super::fstat(self.fd.as_raw_fd())
+    }
 }
 
 impl AsRawFd for Held {

@@ -193,10 +193,11 @@ impl Host {
         self.allow(Capability::Threads(1))?;
         // The buffer is held before anything is charged or opened.
         let size = self.run_dir().stat(src)?.size;
-        let lease = self
-            .handle_budget()
-            .lease(OP, buffer_len(o, bs_arg(OP, o.bs.0)?, size))?;
-        let c = self.open_copy(OP, src, dst, o)?;
+        let bs = bs_arg(OP, o.bs.0)?;
+        let lease = self.handle_budget().lease(OP, buffer_len(o, bs, size))?;
+        let mut c = self.open_copy(OP, src, dst, o)?;
+        // A source grown since the stat is copied in the blocks leased.
+        c.bs = c.bs.min(block_len(bs, size));
         let kind = TaskKind {
             op: OP,
             on_result: |_, _| {},
@@ -221,7 +222,7 @@ impl Host {
     ) -> Result<Copy, ApiError> {
         let bs = bs_arg(op, o.bs.0)?;
         let from = self.run_dir().open_held(src, libc::O_RDONLY, 0)?;
-        let size = self.run_dir().stat(src)?.size;
+        let size = from.stat().map_err(os_err(format!("{op} '{src}'")))?.size;
         self.charge(op, size)?;
         let to = self
             .run_dir()
