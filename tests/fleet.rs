@@ -652,10 +652,14 @@ fn fleet_net_measures_a_100_mbit_link_both_ways() {
     }
     let mut lab = Lab::new("net", 80);
     lab.start();
+    // A bucket of 64 KB, as the net tests' links: tbf needs at least what
+    // the rate brings in one timer tick (100 Mbit/s at HZ 250: 50 KB), and
+    // a 4 KB one lost tokens whenever the VM's qdisc timer fired late (a
+    // single stream then got 88-89 Mbit/s in one run out of three).
     for i in 0..2 {
         lab.sh(
             lab.ns(i),
-            "tc qdisc add dev data root tbf rate 100mbit burst 32kbit latency 400ms",
+            "tc qdisc add dev data root tbf rate 100mbit burst 64kb latency 400ms",
         );
     }
     let inv = inventory(
