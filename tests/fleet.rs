@@ -655,7 +655,7 @@ fn fleet_net_measures_a_100_mbit_link_both_ways() {
     // A bucket of 64 KB, as the net tests' links: tbf needs at least what
     // the rate brings in one timer tick (100 Mbit/s at HZ 250: 50 KB), and
     // a 4 KB one lost tokens whenever the VM's qdisc timer fired late (a
-    // single stream then got 88-89 Mbit/s in one run out of three).
+    // single stream then got 88-89 Mbit/s in two runs out of three).
     for i in 0..2 {
         lab.sh(
             lab.ns(i),
