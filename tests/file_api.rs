@@ -437,3 +437,66 @@ fn engines_say_why_a_deep_queue_cannot_start() {
         }
     }
 }
+
+/// Runs `script` in a fresh target under a descriptor limit of `soft`
+/// (hard limit `hard`); the run, and its result document.
+fn run_with_descriptor_limit(
+    dir: &Path,
+    script: &str,
+    soft: u64,
+    hard: u64,
+) -> (crate::util::Run, PathBuf) {
+    let target = dir.join(format!("target-{soft}-{hard}"));
+    std::fs::create_dir_all(&target).unwrap();
+    let json = dir.join(format!("r-{soft}-{hard}.json"));
+    let mut cmd = Command::new(plumb_bin());
+    cmd.args(["run", "--target", target.to_str().unwrap(), script])
+        .arg("--json")
+        .arg(&json)
+        .current_dir(dir);
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: hard,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    (to_run(cmd.output().expect("run plumb")), json)
+}
+
+#[test]
+fn a_job_of_many_files_runs_under_a_low_soft_descriptor_limit() {
+    // A job's files are held (for the budget) by a descriptor each beside
+    // the job's own, so 300 files take 600 descriptors: more than a soft
+    // limit of 256. plumb raises its soft limit to the hard one, as a
+    // process may; under a hard limit of 256 too the job fails, naming the
+    // file it could not open.
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "many.rhai",
+        "let r = io::job(#{ name: \"many\", rw: \"randread\", bs: \"4k\", nrfiles: 300, filesize: \"4k\", size: \"1200k\", ioengine: \"psync\" });\n\
+         report::metric(\"ios\", r.read.total_ios, \"\", \"higher\");\n",
+    );
+    let (r, json) = run_with_descriptor_limit(dir.path(), &s, 256, 4096);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        metric(&doc(&json), "many", "ios"),
+        Some(300.0),
+        "{}",
+        r.stderr
+    );
+    let (r, _) = run_with_descriptor_limit(dir.path(), &s, 256, 256);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("many.0.") && r.stderr.contains("Too many open files"),
+        "{}",
+        r.stderr
+    );
+}

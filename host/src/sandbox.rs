@@ -8,7 +8,7 @@
 mod holds;
 mod owner;
 
-pub use holds::{Held, Inode};
+pub use holds::{raise_descriptor_limit, Held, Inode};
 pub use owner::sweep_stale;
 
 use std::ffi::{CStr, CString};
@@ -159,8 +159,11 @@ impl RunDir {
         ))
     }
 
-    /// Uses an existing directory as the root.
+    /// Uses an existing directory as the root. The files held in it take
+    /// descriptors of their own, so the process's limit is raised first
+    /// ([`raise_descriptor_limit`]).
     pub fn open_existing(path: &Path) -> std::io::Result<RunDir> {
+        raise_descriptor_limit();
         let c = cstr(path.as_os_str().as_encoded_bytes())?;
         // SAFETY: plain open of a directory.
         let fd = unsafe {

@@ -18,6 +18,22 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+/// Lets the process hold as many descriptors as its hard limit allows.
+/// Holds keep one descriptor per held inode beside the users' own (a job
+/// of N files needs 2N), and a replayed trace keeps every descriptor its
+/// processes held: the usual soft limit of 1024, under a hard limit far
+/// above it, failed a job of 700 files with EMFILE.
+pub fn raise_descriptor_limit() {
+    // SAFETY: getrlimit/setrlimit fill and read a plain struct.
+    unsafe {
+        let mut l: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 && l.rlim_cur < l.rlim_max {
+            l.rlim_cur = l.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &l);
+        }
+    }
+}
+
 /// One inode: a file's identity whatever names it has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Inode {

@@ -25,7 +25,7 @@ use super::format::{OpKind, Trace};
 use super::halt::{Bounds, Guard, Halt};
 use super::layout::lay_out;
 use super::limits::{MAX_REPLAY_BUFFERS, MAX_THREADS, SPEED_RANGE};
-use crate::sandbox::RunDir;
+use crate::sandbox::{raise_descriptor_limit, RunDir};
 use serde::Serialize;
 
 /// How fast to replay: the recorded think time scaled, or none.
@@ -249,19 +249,6 @@ fn check_buffers(t: &Trace, lanes: &[Vec<usize>], clients: u32) -> Result<(), St
         ));
     }
     Ok(())
-}
-
-/// Lets the process hold as many descriptors as its hard limit allows: a
-/// trace of many processes keeps every descriptor they held open.
-fn raise_descriptor_limit() {
-    // SAFETY: getrlimit/setrlimit fill and read a plain struct.
-    unsafe {
-        let mut l: libc::rlimit = std::mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 && l.rlim_cur < l.rlim_max {
-            l.rlim_cur = l.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &l);
-        }
-    }
 }
 
 /// Why a replay could not start.
