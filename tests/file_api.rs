@@ -500,3 +500,80 @@ fn a_job_of_many_files_runs_under_a_low_soft_descriptor_limit() {
         r.stderr
     );
 }
+
+#[test]
+fn truncating_a_file_a_background_job_rewrites_gives_nothing_back() {
+    // A background job rewriting its 768k file (charged once, at layout)
+    // grows it again for free after a truncation: while the job holds it,
+    // emptying it through a handle's truncate, a truncating open or a
+    // copy onto it gives nothing back, so no 800k fits beside it under a
+    // 1M budget. Once the job is done, the same truncation does.
+    let dir = workdir();
+    pack_folder(
+        dir.path(),
+        "regrow",
+        "name = \"regrow\"\nscenarios = [\"r.rhai\"]\n\n[capabilities]\nmax_bytes = \"1M\"\nthreads = 2\n",
+        &[(
+            "r.rhai",
+            "fs::write_file(\"small\", \"4k\");\n\
+             let j = io::start(#{ name: \"j\", rw: \"write\", bs: \"64k\", size: \"800k\", time_based: true, runtime: \"30s\", ioengine: \"psync\" });\n\
+             while fs::list(\".\").index_of(\"j.0.0\") < 0 || fs::stat(\"j.0.0\").size < 786432 { time::sleep(0.05); }\n\
+             let fitted = 0;\n\
+             for way in 0..3 {\n\
+               if way == 0 { let h = fs::open(\"j.0.0\", #{ write: true }); h.truncate(0); h.close(); }\n\
+               if way == 1 { let h = fs::open(\"j.0.0\", #{ write: true, truncate: true }); h.close(); }\n\
+               if way == 2 { fs::copy(\"small\", \"j.0.0\"); }\n\
+               time::sleep(0.3);\n\
+               try { fs::write_file(\"x\", 800000); fitted += 1; fs::remove(\"x\"); } catch (e) { if !e.contains(\"byte budget exceeded\") { throw e; } }\n\
+             }\n\
+             j.stop();\n\
+             let h = fs::open(\"j.0.0\", #{ write: true }); h.truncate(0); h.close();\n\
+             let after = 0;\n\
+             try { fs::write_file(\"x\", 800000); after = 1; } catch (e) { report::note(e); }\n\
+             report::metric(\"fitted_while_held\", fitted, \"\", \"lower\");\n\
+             report::metric(\"fitted_after\", after, \"\", \"higher\");\n",
+        )],
+    );
+    let (r, _) = run_scripts(
+        dir.path(),
+        &["regrow", "--json", "r.json", "--timeout", "60s"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = doc(&dir.path().join("r.json"));
+    assert_eq!(metric(&d, "r", "fitted_while_held"), Some(0.0), "{d}");
+    assert_eq!(metric(&d, "r", "fitted_after"), Some(1.0), "{d}");
+}
+
+#[test]
+fn a_background_jobs_file_removed_before_its_layout_is_charged_again() {
+    // io::start is charged for the layout it plans when called (nothing:
+    // the 800k file exists). Removed at once, before the job's thread lays
+    // it out, it is given back; the layout then made must be charged, so
+    // beside another 800k under a 1M budget the job is refused. (Had the
+    // job's thread laid it out first, the removal of the file it holds
+    // gives nothing back and the 800k is refused instead: one of the two,
+    // never both on disk.)
+    let dir = workdir();
+    pack_folder(
+        dir.path(),
+        "relay",
+        "name = \"relay\"\nscenarios = [\"l.rhai\"]\n\n[capabilities]\nmax_bytes = \"1M\"\n",
+        &[(
+            "l.rhai",
+            "fs::write_file(\"f\", 800000);\n\
+             let j = io::start(#{ name: \"j\", filename: \"f\", rw: \"write\", bs: \"64k\", size: \"800000\", ioengine: \"psync\" });\n\
+             fs::remove(\"f\");\n\
+             let refused = 0;\n\
+             try { fs::write_file(\"g\", 800000); } catch (e) { if e.contains(\"byte budget exceeded\") { refused += 1; } else { throw e; } }\n\
+             try { j.wait(); } catch (e) { if e.contains(\"byte budget exceeded\") { refused += 1; } else { throw e; } }\n\
+             let size = |name| if fs::list(\".\").index_of(name) >= 0 { fs::stat(name).size } else { 0 };\n\
+             report::metric(\"refused\", refused, \"\", \"higher\");\n\
+             report::metric(\"bytes\", size.call(\"f\") + size.call(\"g\"), \"B\", \"lower\");\n",
+        )],
+    );
+    let (r, _) = run_scripts(dir.path(), &["relay", "--json", "l.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = doc(&dir.path().join("l.json"));
+    assert_eq!(metric(&d, "l", "refused"), Some(1.0), "{d}");
+    assert!(metric(&d, "l", "bytes").unwrap() <= 1048576.0, "{d}");
+}

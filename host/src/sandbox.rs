@@ -237,6 +237,12 @@ impl RunDir {
         self.holds.hold(fd.try_clone_to_owned()?)
     }
 
+    /// True when more than one descriptor holds `inode` (see
+    /// [`holds::Holds::shared`]): truncating it then refunds nothing.
+    pub fn shared(&self, inode: Inode) -> bool {
+        self.holds.shared(inode)
+    }
+
     /// Bytes freed since the last call by the closing of held files whose
     /// names were removed while they were open (for the byte budget).
     pub fn take_released(&self) -> u64 {

@@ -194,6 +194,22 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// Charges `bytes` against the budget, or refuses them (`op` names the
+    /// operation) when they would pass it.
+    pub(crate) fn charge(&self, op: &'static str, bytes: u64) -> Result<(), ApiError> {
+        self.written
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                w.checked_add(bytes).filter(|t| *t <= self.max_bytes)
+            })
+            .map(|_| ())
+            .map_err(|w| ApiError::Budget {
+                op,
+                need: bytes,
+                left: self.max_bytes.saturating_sub(w),
+                limit: self.max_bytes,
+            })
+    }
+
     /// A workspace in `dir` that may grow by at most `max_bytes`; `declared`
     /// holds a pack's capabilities (None for a lone script: no limits beyond
     /// bytes); `net` lists the `HOST:PORT` addresses granted (`--allow-net`).
@@ -353,18 +369,13 @@ impl Host {
         // first.
         let released = self.run_dir().take_released();
         self.refund(released);
-        let s = &self.space;
-        s.written
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
-                w.checked_add(bytes).filter(|t| *t <= s.max_bytes)
-            })
-            .map(|_| ())
-            .map_err(|w| ApiError::Budget {
-                op,
-                need: bytes,
-                left: s.max_bytes.saturating_sub(w),
-                limit: s.max_bytes,
-            })
+        self.space.charge(op, bytes)
+    }
+
+    /// The workspace, for work on other threads that charges the budget
+    /// itself ([`Workspace::charge`]).
+    pub(crate) fn workspace(&self) -> Arc<Workspace> {
+        self.space.clone()
     }
 
     /// Gives back budget for bytes really freed (files removed or

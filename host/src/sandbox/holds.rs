@@ -93,6 +93,14 @@ impl Holds {
         }
     }
 
+    /// True when `inode` is held by more than one descriptor: truncating
+    /// it through one of them frees nothing the budget may give back, as
+    /// another holder (a job rewriting its region, a copy, a second handle)
+    /// may grow it again without a charge.
+    pub fn shared(&self, inode: Inode) -> bool {
+        self.lock().get(&inode).is_some_and(|h| h.count > 1)
+    }
+
     /// Bytes freed by closing removed files since the last call.
     pub fn take_released(&self) -> u64 {
         self.released.swap(0, Ordering::Relaxed)

@@ -306,7 +306,8 @@ impl FileHandle {
     }
 
     /// Sets the file's length; growth is charged first, shrinking is
-    /// refunded once it happened.
+    /// refunded once it happened, unless another descriptor holds the file
+    /// (a job or copy rewriting it would grow it again for free).
     pub fn truncate(&mut self, host: &mut Host, len: impl Into<i128>) -> Result<(), ApiError> {
         let len = super::arg("truncate", "length", len.into(), 0, i64::MAX as u64)?;
         let fd = self.fd("truncate")?;
@@ -318,7 +319,13 @@ impl FileHandle {
                 std::io::Error::last_os_error(),
             ));
         }
-        host.refund(size.saturating_sub(len));
+        let shared = self
+            .fd
+            .as_ref()
+            .is_some_and(|f| host.run_dir().shared(f.inode()));
+        if !shared {
+            host.refund(size.saturating_sub(len));
+        }
         Ok(())
     }
 
@@ -416,8 +423,10 @@ impl Host {
         Ok(handle)
     }
 
-    /// Truncates an open file to 0 and refunds what that freed: the size of
-    /// a regular file (`op` names the operation in errors).
+    /// Truncates an open file, held by the caller's one descriptor `fd`,
+    /// to 0 and refunds what that freed: the size of a regular file, unless
+    /// another descriptor holds it too (a job or copy rewriting it would
+    /// grow it again for free). `op` names the operation in errors.
     pub(super) fn empty(&mut self, op: &str, fd: i32, path: &str) -> Result<(), ApiError> {
         let what = || format!("{op} '{path}' (truncate)");
         let st = fstat(fd).map_err(os_err(what()))?;
@@ -425,8 +434,12 @@ impl Host {
         if unsafe { libc::ftruncate(fd, 0) } != 0 {
             return Err(os_err(what())(std::io::Error::last_os_error()));
         }
+        let inode = crate::sandbox::Inode {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        };
         // The data goes whatever names the file has: its links share it.
-        if st.st_mode & libc::S_IFMT == libc::S_IFREG {
+        if st.st_mode & libc::S_IFMT == libc::S_IFREG && !self.run_dir().shared(inode) {
             self.refund(st.st_size.max(0) as u64);
         }
         Ok(())

@@ -32,6 +32,7 @@ impl Host {
             describe: describe_job,
         };
         let timeout = self.limits.timeout;
+        let workspace = self.workspace();
         let name = job.name.clone();
         let threads = job.numjobs;
         let started_task = self.spawn_task(kind, &name, threads, move |ctx| {
@@ -42,16 +43,20 @@ impl Host {
                 ..RunOptions::default()
             };
             let jobs = [job];
-            let run = || -> Result<_, FileError> {
-                // Planned again on this thread, which owns its jobs (the plan
-                // is deterministic: the same files, sizes and budget).
-                let prepared = prepare_in(&jobs, false, &space).map_err(|RunError::Files(e)| e)?;
-                prepared
-                    .with_deadline(ctx.deadline)
-                    .run(&opts)
-                    .map_err(|RunError::Files(e)| e)
-            };
-            let report = run().map_err(|e| super::run_error("io::start", timeout, e))?;
+            let failed = |e: FileError| super::run_error("io::start", timeout, e);
+            // Planned again on this thread, which owns its jobs. The files
+            // may have changed since the charge (a script that removes them
+            // at once): what this plan lays out beyond it is charged now.
+            let prepared =
+                prepare_in(&jobs, false, &space).map_err(|RunError::Files(e)| failed(e))?;
+            workspace.charge(
+                "io::start",
+                prepared.bytes_to_lay_out().saturating_sub(charged),
+            )?;
+            let report = prepared
+                .with_deadline(ctx.deadline)
+                .run(&opts)
+                .map_err(|RunError::Files(e)| failed(e))?;
             // A job stopped before it began has no group: an empty result
             // under its name.
             let result = report
