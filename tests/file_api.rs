@@ -3,9 +3,8 @@
 //! engines that say why they cannot start.
 
 use crate::util::{
-    doc, metric, pack_folder, plumb, plumb_bin, run_scripts, script, to_run, workdir,
+    doc, metric, pack_folder, plumb, plumb_bin, run_scripts, script, to_run, with_rlimits, workdir,
 };
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -90,22 +89,14 @@ fn closed_handles_give_their_memory_back() {
         "h.json",
     ])
     .current_dir(dir.path());
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
-    unsafe {
-        cmd.pre_exec(|| {
-            // Room for the 1024 files plumb allows, whatever the default.
-            for (what, n) in [(libc::RLIMIT_DATA, 1 << 30), (libc::RLIMIT_NOFILE, 4096)] {
-                let lim = libc::rlimit {
-                    rlim_cur: n,
-                    rlim_max: n,
-                };
-                if libc::setrlimit(what, &lim) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
+    // Room for the 1024 files plumb allows, whatever the default.
+    with_rlimits(
+        &mut cmd,
+        vec![
+            (libc::RLIMIT_DATA, 1 << 30, 1 << 30),
+            (libc::RLIMIT_NOFILE, 4096, 4096),
+        ],
+    );
     let r = to_run(cmd.output().expect("run plumb"));
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
@@ -454,19 +445,7 @@ fn run_with_descriptor_limit(
         .arg("--json")
         .arg(&json)
         .current_dir(dir);
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
-    unsafe {
-        cmd.pre_exec(move || {
-            let lim = libc::rlimit {
-                rlim_cur: soft,
-                rlim_max: hard,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    with_rlimits(&mut cmd, vec![(libc::RLIMIT_NOFILE, soft, hard)]);
     (to_run(cmd.output().expect("run plumb")), json)
 }
 

@@ -22,7 +22,7 @@
 //! Placeholders, in `args` and in every corpus file: `{work}`, `{target}`,
 //! `{outside}` (absolute paths).
 
-use crate::util::plumb_bin;
+use crate::util::{plumb_bin, with_rlimits};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -392,21 +392,13 @@ pub fn run_limited(
         .stdout(std::fs::File::create(&stdout_path).unwrap())
         .stderr(std::fs::File::create(&stderr_path).unwrap())
         .process_group(0);
-    // SAFETY: only async-signal-safe setrlimit calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            for (res, v) in [(libc::RLIMIT_AS, mem), (libc::RLIMIT_FSIZE, fsize)] {
-                let l = libc::rlimit {
-                    rlim_cur: v,
-                    rlim_max: v,
-                };
-                if libc::setrlimit(res, &l) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
+    with_rlimits(
+        &mut cmd,
+        vec![
+            (libc::RLIMIT_AS, mem, mem),
+            (libc::RLIMIT_FSIZE, fsize, fsize),
+        ],
+    );
     let started = Instant::now();
     let mut child = cmd.spawn().expect("start plumb");
     let limit = Duration::from_secs_f64(kill_after);

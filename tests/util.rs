@@ -2,6 +2,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{mpsc, OnceLock};
@@ -351,3 +352,24 @@ pub const CLOUD_COMPARE_SMALL: [&str; 18] = [
     "-p",
     "bonnie_files=100",
 ];
+
+/// Sets resource limits `(resource, soft, hard)` in the child `cmd` starts,
+/// between fork and exec.
+pub fn with_rlimits(cmd: &mut Command, limits: Vec<(libc::__rlimit_resource_t, u64, u64)>) {
+    // SAFETY: only async-signal-safe setrlimit calls between fork and exec;
+    // the limits were built before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            for &(resource, soft, hard) in &limits {
+                let l = libc::rlimit {
+                    rlim_cur: soft,
+                    rlim_max: hard,
+                };
+                if libc::setrlimit(resource, &l) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
