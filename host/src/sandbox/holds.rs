@@ -22,7 +22,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// Holds keep one descriptor per held inode beside the users' own (a job
 /// of N files needs 2N), and a replayed trace keeps every descriptor its
 /// processes held: the usual soft limit of 1024, under a hard limit far
-/// above it, failed a job of 700 files with EMFILE.
+/// above it, failed a job of 700 files with EMFILE. Called when a run
+/// directory is opened, so all of these, which work beneath one, have it.
 pub fn raise_descriptor_limit() {
     // SAFETY: getrlimit/setrlimit fill and read a plain struct.
     unsafe {

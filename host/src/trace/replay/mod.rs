@@ -25,7 +25,7 @@ use super::format::{OpKind, Trace};
 use super::halt::{Bounds, Guard, Halt};
 use super::layout::lay_out;
 use super::limits::{MAX_REPLAY_BUFFERS, MAX_THREADS, SPEED_RANGE};
-use crate::sandbox::{raise_descriptor_limit, RunDir};
+use crate::sandbox::RunDir;
 use serde::Serialize;
 
 /// How fast to replay: the recorded think time scaled, or none.
@@ -292,7 +292,6 @@ pub fn lay_out_and_replay(
             bounds.max_bytes
         )));
     }
-    raise_descriptor_limit();
     let guard = Guard::new(bounds);
     // Each client may write its share of the grant: its own estimate fits.
     let share = guard.max_bytes() / u64::from(o.clients);
