@@ -1,4 +1,4 @@
-//! The hostile corpus (`tests/hostile/cases.toml`): scripts, packs, traces,
+//! The hostile corpus (`tests/hostile/cases.toml` and `cases-*.toml`): scripts, packs, traces,
 //! logs, job files and result documents a stranger could hand plumb, each run
 //! by the real binary in a fresh temp directory laid out as
 //!
@@ -707,14 +707,30 @@ fn signal_name(sig: i32) -> &'static str {
     }
 }
 
+/// Every case of `cases.toml` and of the `cases-*.toml` files beside it (one
+/// file per surface attacked), in file-name order.
 fn load_cases() -> Vec<Case> {
-    let text = std::fs::read_to_string(Path::new(CORPUS).join("cases.toml")).unwrap();
-    let corpus: Corpus = toml::from_str(&text).expect("tests/hostile/cases.toml");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(CORPUS)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("cases") && name.ends_with(".toml")
+        })
+        .collect();
+    files.sort();
+    let mut cases = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for c in &corpus.case {
-        assert!(seen.insert(c.name.clone()), "duplicate case {}", c.name);
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let corpus: Corpus =
+            toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        for c in corpus.case {
+            assert!(seen.insert(c.name.clone()), "duplicate case {}", c.name);
+            cases.push(c);
+        }
     }
-    corpus.case
+    cases
 }
 
 /// Runs every corpus case (two at a time; `HOSTILE_ONLY=a,b` picks some) and
