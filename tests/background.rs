@@ -535,24 +535,6 @@ fn background_threads_count_against_the_pack() {
     assert_eq!(jobs_of(&doc(&dir.path().join("p.json"))).len(), 2);
 }
 
-/// The whole-disk device (`MAJ:MIN`) under `dir`, as the blkio controller names it.
-fn disk_of(dir: &std::path::Path) -> String {
-    use std::os::unix::fs::MetadataExt;
-    let dev = std::fs::metadata(dir).unwrap().dev();
-    let (major, minor) = (libc::major(dev), libc::minor(dev));
-    let sys = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-    if sys.join("partition").exists() {
-        // A partition: its disk is the parent directory in sysfs.
-        let parent = std::fs::canonicalize(&sys)
-            .unwrap()
-            .parent()
-            .unwrap()
-            .join("dev");
-        return std::fs::read_to_string(parent).unwrap().trim().to_string();
-    }
-    format!("{major}:{minor}")
-}
-
 #[test]
 fn a_background_job_and_the_foreground_share_a_device_iops_cap() {
     if !crate::util::privileged(
@@ -563,17 +545,11 @@ fn a_background_job_and_the_foreground_share_a_device_iops_cap() {
     }
     const CAP: f64 = 2000.0;
     let dir = workdir();
-    let group = std::path::PathBuf::from(format!(
-        "/sys/fs/cgroup/blkio/plumb-test-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir(&group).expect("make a blkio cgroup (cgroup v1 blkio mounted?)");
-    let _cleanup = CgroupDir(group.clone());
-    std::fs::write(
-        group.join("blkio.throttle.read_iops_device"),
-        format!("{} {CAP}", disk_of(dir.path())),
-    )
-    .unwrap();
+    let group = crate::util::BlkioGroup::new("share");
+    group.set(
+        "blkio.throttle.read_iops_device",
+        &format!("{} {CAP}", crate::util::disk_of(dir.path())),
+    );
     let s = script(
         dir.path(),
         "share.rhai",
@@ -604,8 +580,8 @@ report::metric("bg_iops", (b1 - b0) / secs, "iops", "higher");
     let out = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "echo $$ > {}/cgroup.procs && exec \"$0\" run {s} --target target --json share.json",
-            group.display()
+            "echo $$ > {} && exec \"$0\" run {s} --target target --json share.json",
+            group.procs().display()
         ))
         .arg(crate::util::plumb_bin())
         .current_dir(dir.path())
@@ -630,14 +606,6 @@ report::metric("bg_iops", (b1 - b0) / secs, "iops", "higher");
 }
 
 /// Removes the cgroup directory when dropped (after its processes ended).
-struct CgroupDir(std::path::PathBuf);
-
-impl Drop for CgroupDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.0);
-    }
-}
-
 #[test]
 fn the_interference_pack_measures_latency_alone_and_beside_each_neighbour() {
     let dir = workdir();

@@ -65,11 +65,10 @@ fn known_sequence() -> Vec<Vec<(String, u64, u64)>> {
     vec![data, log, main]
 }
 
-/// True where strace runs; where it does not, the test fails saying so
-/// (a missing tool is not a pass), so callers never return early.
-fn have_strace() -> bool {
+/// Fails the test, naming the package, where strace cannot run (a
+/// missing tool is not a pass).
+fn require_strace() {
     crate::util::require_tool("strace", "-V", "strace");
-    true
 }
 
 /// Records `python3 PROGRAM ARGS` with the root at `root`.
@@ -104,9 +103,7 @@ fn trace_sequence(text: &str) -> Vec<Vec<(String, u64, u64)>> {
 
 #[test]
 fn record_then_replay_performs_the_same_operations_per_thread() {
-    if !have_strace() {
-        return;
-    }
+    require_strace();
     let dir = workdir();
     std::fs::create_dir(dir.path().join("data")).unwrap();
     record(dir.path(), KNOWN, &["data"], "data", "known.trace");
@@ -228,9 +225,7 @@ fn replay_json(dir: &Path, trace: &str, speed: &str) -> serde_json::Value {
 
 #[test]
 fn think_time_is_kept_at_speed_1_and_dropped_at_max() {
-    if !have_strace() {
-        return;
-    }
+    require_strace();
     let dir = workdir();
     std::fs::create_dir(dir.path().join("data")).unwrap();
     record(dir.path(), SLEEPY, &["data"], "data", "sleepy.trace");
@@ -361,9 +356,7 @@ fn a_truncated_or_malformed_trace_names_the_record_and_writes_nothing() {
 
 #[test]
 fn a_sqlite_workload_records_and_replays_without_errors() {
-    if !have_strace() {
-        return;
-    }
+    require_strace();
     let dir = workdir();
     std::fs::create_dir(dir.path().join("data")).unwrap();
     let program = std::fs::read_to_string(concat!(

@@ -373,3 +373,94 @@ pub fn with_rlimits(cmd: &mut Command, limits: Vec<(libc::__rlimit_resource_t, u
         });
     }
 }
+
+/// The whole-disk device (`MAJ:MIN`) under `dir`, as the blkio controller names it.
+pub fn disk_of(dir: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).unwrap().dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    if sys.join("partition").exists() {
+        // A partition: its disk is the parent directory in sysfs.
+        let parent = std::fs::canonicalize(&sys)
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join("dev");
+        return std::fs::read_to_string(parent).unwrap().trim().to_string();
+    }
+    format!("{major}:{minor}")
+}
+
+/// A cgroup v1 blkio group of a test's own (root only), removed when
+/// dropped: throttles its members' I/O to a disk and counts their requests,
+/// whatever the rest of the machine does.
+pub struct BlkioGroup(PathBuf);
+
+impl BlkioGroup {
+    /// A new group named after `tag` and this process.
+    pub fn new(tag: &str) -> BlkioGroup {
+        let path = PathBuf::from(format!(
+            "/sys/fs/cgroup/blkio/plumb-test-{tag}-{}",
+            std::process::id()
+        ));
+        std::fs::create_dir(&path).unwrap_or_else(|e| {
+            panic!(
+                "make the blkio cgroup {} (cgroup v1 blkio mounted, as root?): {e}",
+                path.display()
+            )
+        });
+        BlkioGroup(path)
+    }
+
+    /// Writes `value` into the group's control file `file`
+    /// (`blkio.throttle.read_iops_device` with `MAJ:MIN N`, ...).
+    pub fn set(&self, file: &str, value: &str) {
+        std::fs::write(self.0.join(file), value)
+            .unwrap_or_else(|e| panic!("write {value:?} into {file}: {e}"));
+    }
+
+    /// The group's `cgroup.procs` file: a child writes its pid there
+    /// before exec to run inside the group.
+    pub fn procs(&self) -> PathBuf {
+        self.0.join("cgroup.procs")
+    }
+
+    /// Requests the group's members issued to `disk` (`MAJ:MIN`), by
+    /// direction (`Read`, `Write`), from `blkio.throttle.io_serviced`.
+    pub fn requests(&self, disk: &str, direction: &str) -> u64 {
+        let text = std::fs::read_to_string(self.0.join("blkio.throttle.io_serviced")).unwrap();
+        text.lines()
+            .filter_map(|l| {
+                let mut f = l.split_whitespace();
+                (f.next() == Some(disk) && f.next() == Some(direction))
+                    .then(|| f.next()?.parse::<u64>().ok())
+                    .flatten()
+            })
+            .sum()
+    }
+
+    /// Moves the calling thread into the group until the guard is dropped.
+    pub fn enter(&self) -> InGroup {
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        std::fs::write(self.0.join("tasks"), tid.to_string()).unwrap();
+        InGroup(tid)
+    }
+}
+
+impl Drop for BlkioGroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// A thread inside a [`BlkioGroup`]; dropping it moves the thread back to
+/// the root group.
+pub struct InGroup(libc::pid_t);
+
+impl Drop for InGroup {
+    fn drop(&mut self) {
+        let _ = std::fs::write("/sys/fs/cgroup/blkio/tasks", self.0.to_string());
+    }
+}

@@ -1,10 +1,20 @@
 //! `io_uring`: the kernel's submission/completion rings, with registered
 //! files and buffers when the kernel allows them (they cut CPU per I/O).
+//!
+//! Closing a ring does not wait for its requests: the kernel finishes them
+//! later, writing into the memory they name. So the engine counts what it
+//! handed the kernel, and dropping it waits for those completions (as
+//! libaio's `io_destroy` does) before the slot memory and files it holds
+//! can go; when it cannot wait for them, it never gives them back.
 
-use super::{Completion, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, Op, SlotBuffer};
+use super::{
+    Completion, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, JobFiles, Op, SlotMemory,
+};
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
 use std::os::fd::RawFd;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Registry entry.
 pub const INFO: EngineInfo = EngineInfo {
@@ -18,13 +28,23 @@ pub const INFO: EngineInfo = EngineInfo {
 
 struct Uring {
     ring: IoUring,
-    files: Vec<RawFd>,
-    buffers: Vec<SlotBuffer>,
+    fds: Vec<RawFd>,
+    /// The memory requests read into and write from.
+    memory: Arc<SlotMemory>,
+    /// Keeps `fds` open as long as `memory`.
+    files: JobFiles,
     fixed_files: bool,
     fixed_buffers: bool,
     /// Entries pushed to the submission queue and not yet handed to the kernel.
     unsubmitted: u32,
+    /// Entries pushed and not yet reaped: what the kernel may still be
+    /// doing with the memory and files.
+    in_flight: u32,
 }
+
+/// The longest a dropped engine waits for its requests to complete before
+/// it gives up and keeps their memory for the rest of the process.
+const DRAIN_LIMIT: Duration = Duration::from_secs(30);
 
 /// The kernel's largest submission queue (`IORING_MAX_ENTRIES`).
 const KERNEL_MAX_ENTRIES: u32 = 32768;
@@ -55,7 +75,7 @@ fn ring_error(depth: u32, entries: u32, e: io::Error) -> io::Error {
     )
 }
 
-fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
     let depth = setup.depth.max(1);
     let entries = depth
         .checked_next_power_of_two()
@@ -70,31 +90,35 @@ fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
         .or_else(|_| IoUring::builder().setup_single_issuer().build(entries))
         .or_else(|_| IoUring::new(entries))
         .map_err(|e| ring_error(depth, entries, e))?;
-    let fixed_files = ring.submitter().register_files(setup.files).is_ok();
-    let iovecs: Vec<libc::iovec> = setup
-        .buffers
-        .iter()
-        .map(|b| libc::iovec {
-            iov_base: b.ptr.cast(),
-            iov_len: b.len,
+    let fds = setup.raw_fds();
+    let fixed_files = ring.submitter().register_files(&fds).is_ok();
+    let memory = setup.memory;
+    let iovecs: Vec<libc::iovec> = (0..memory.slots())
+        .filter_map(|slot| memory.slot_ptr(slot))
+        .map(|ptr| libc::iovec {
+            iov_base: ptr.cast(),
+            iov_len: memory.slot_len(),
         })
         .collect();
-    // SAFETY: the runner keeps every slot buffer alive for the engine's lifetime.
-    let fixed_buffers = setup.buffers.len() <= u16::MAX as usize
+    // SAFETY: every slot lies in `memory`, which the engine holds until the
+    // ring is gone (fields drop after `Drop::drop` has drained the ring).
+    let fixed_buffers = memory.slots() <= u32::from(u16::MAX)
         && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
     Ok(Box::new(Uring {
         ring,
-        files: setup.files.to_vec(),
-        buffers: setup.buffers.to_vec(),
+        fds,
+        memory,
+        files: setup.files,
         fixed_files,
         fixed_buffers,
         unsubmitted: 0,
+        in_flight: 0,
     }))
 }
 
 impl Uring {
-    fn entry(&self, req: &IoRequest) -> squeue::Entry {
-        let buf = self.buffers[req.slot as usize].ptr;
+    /// The submission entry for `req`, whose slot starts at `buf`.
+    fn entry(&self, req: &IoRequest, buf: *mut u8) -> squeue::Entry {
         let entry = match (self.fixed_files, self.fixed_buffers, req.op) {
             (true, true, Op::Read) => {
                 opcode::ReadFixed::new(types::Fixed(req.file), buf, req.len, req.slot as u16)
@@ -113,25 +137,25 @@ impl Uring {
                 .offset(req.offset)
                 .build(),
             (false, true, Op::Read) => {
-                let fd = types::Fd(self.files[req.file as usize]);
+                let fd = types::Fd(self.fds[req.file as usize]);
                 opcode::ReadFixed::new(fd, buf, req.len, req.slot as u16)
                     .offset(req.offset)
                     .build()
             }
             (false, true, Op::Write) => {
-                let fd = types::Fd(self.files[req.file as usize]);
+                let fd = types::Fd(self.fds[req.file as usize]);
                 opcode::WriteFixed::new(fd, buf, req.len, req.slot as u16)
                     .offset(req.offset)
                     .build()
             }
             (false, false, Op::Read) => {
-                let fd = types::Fd(self.files[req.file as usize]);
+                let fd = types::Fd(self.fds[req.file as usize]);
                 opcode::Read::new(fd, buf, req.len)
                     .offset(req.offset)
                     .build()
             }
             (false, false, Op::Write) => {
-                let fd = types::Fd(self.files[req.file as usize]);
+                let fd = types::Fd(self.fds[req.file as usize]);
                 opcode::Write::new(fd, buf, req.len)
                     .offset(req.offset)
                     .build()
@@ -168,13 +192,15 @@ impl Uring {
 
 impl IoEngine for Uring {
     fn queue(&mut self, req: &IoRequest) -> io::Result<Option<i64>> {
-        super::check_request(req, &self.buffers, self.files.len())?;
-        let entry = self.entry(req);
+        let buf = super::check_request(req, &self.memory, self.fds.len())?;
+        let entry = self.entry(req, buf);
         loop {
-            // SAFETY: the buffer and file stay valid until the completion is reaped.
+            // SAFETY: the slot's memory and the file are held by the engine,
+            // and the engine is not dropped before the completion is reaped.
             let pushed = unsafe { self.ring.submission().push(&entry) };
             if pushed.is_ok() {
                 self.unsubmitted += 1;
+                self.in_flight += 1;
                 return Ok(None);
             }
             self.enter(0)?;
@@ -196,11 +222,60 @@ impl IoEngine for Uring {
             self.enter(0)?;
         }
         for cqe in self.ring.completion().take(max as usize) {
+            self.in_flight = self.in_flight.saturating_sub(1);
             out.push(Completion {
                 slot: cqe.user_data() as u32,
                 result: cqe.result() as i64,
             });
         }
         Ok(())
+    }
+}
+
+impl Uring {
+    /// Submits what is queued and waits until every request handed to the
+    /// kernel has completed, for at most [`DRAIN_LIMIT`]; false when some
+    /// may still be in flight.
+    fn drain(&mut self) -> bool {
+        let give_up = Instant::now() + DRAIN_LIMIT;
+        let slice = types::Timespec::new().nsec(100_000_000);
+        let args = types::SubmitArgs::new().timespec(&slice);
+        loop {
+            let done = self.ring.completion().count() as u32;
+            self.in_flight = self.in_flight.saturating_sub(done);
+            if self.in_flight == 0 {
+                return true;
+            }
+            if Instant::now() >= give_up {
+                return false;
+            }
+            // Wait for one more, in slices, so the limit is kept.
+            let waited = self
+                .ring
+                .submitter()
+                .submit_with_args(1, &args)
+                .or_else(|e| match e.raw_os_error() {
+                    // No timed waits on this kernel: a plain wait.
+                    Some(libc::EINVAL) => self.ring.submit_and_wait(1),
+                    _ => Err(e),
+                });
+            match waited.map_err(|e| e.raw_os_error()) {
+                Ok(_) => self.unsubmitted = 0,
+                Err(Some(libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN)) => {}
+                Err(_) => return false,
+            }
+        }
+    }
+}
+
+impl Drop for Uring {
+    /// Waits for every request in flight before the memory and files go
+    /// (the fields drop after this); when that fails, keeps both for the
+    /// rest of the process rather than free memory the kernel may write.
+    fn drop(&mut self) {
+        if !self.drain() {
+            std::mem::forget(Arc::clone(&self.memory));
+            std::mem::forget(Arc::clone(&self.files));
+        }
     }
 }

@@ -1,9 +1,12 @@
 //! `libaio`: Linux native AIO (io_setup/io_submit/io_getevents) through raw
 //! syscalls, as fio's libaio engine; it needs O_DIRECT to be asynchronous.
 
-use super::{Completion, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, Op, SlotBuffer};
+use super::{
+    Completion, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, JobFiles, Op, SlotMemory,
+};
 use std::io;
 use std::os::fd::RawFd;
+use std::sync::Arc;
 
 /// Registry entry.
 pub const INFO: EngineInfo = EngineInfo {
@@ -48,8 +51,12 @@ struct IoEvent {
 
 struct Libaio {
     ctx: libc::c_ulong,
-    files: Vec<RawFd>,
-    buffers: Vec<SlotBuffer>,
+    fds: Vec<RawFd>,
+    /// The memory requests read into and write from; kept until `io_destroy`
+    /// has waited for every request in flight.
+    memory: Arc<SlotMemory>,
+    /// Keeps `fds` open as long as `memory`.
+    files: JobFiles,
     /// One control block per slot; the kernel reads it during io_submit.
     iocbs: Vec<Iocb>,
     /// Slots queued but not yet submitted, in order.
@@ -57,7 +64,7 @@ struct Libaio {
     events: Vec<IoEvent>,
 }
 
-fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
     let mut ctx: libc::c_ulong = 0;
     // SAFETY: io_setup writes the context id into `ctx`.
     let r = unsafe {
@@ -70,13 +77,15 @@ fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
     if r < 0 {
         return Err(setup_error(setup.depth.max(1), io::Error::last_os_error()));
     }
+    let slots = setup.memory.slots() as usize;
     Ok(Box::new(Libaio {
         ctx,
-        files: setup.files.to_vec(),
-        buffers: setup.buffers.to_vec(),
-        iocbs: vec![Iocb::default(); setup.buffers.len()],
-        pending: Vec::with_capacity(setup.buffers.len()),
-        events: vec![IoEvent::default(); setup.buffers.len().max(1)],
+        fds: setup.raw_fds(),
+        memory: setup.memory,
+        files: setup.files,
+        iocbs: vec![Iocb::default(); slots],
+        pending: Vec::with_capacity(slots),
+        events: vec![IoEvent::default(); slots.max(1)],
     }))
 }
 
@@ -109,15 +118,23 @@ fn setup_error(depth: u32, e: io::Error) -> io::Error {
 }
 
 impl Drop for Libaio {
+    /// Destroys the context: `io_destroy` cancels what it can and blocks
+    /// until every other request in flight has completed, so the memory and
+    /// files go only after it. Should it fail, the kernel may still hold
+    /// requests: both are then never given back.
     fn drop(&mut self) {
-        // SAFETY: destroys the context created in `create`; waits for in-flight I/O.
-        unsafe { libc::syscall(libc::SYS_io_destroy, self.ctx) };
+        // SAFETY: destroys the context created in `create`, used by no one else.
+        let r = unsafe { libc::syscall(libc::SYS_io_destroy, self.ctx) };
+        if r < 0 {
+            std::mem::forget(Arc::clone(&self.memory));
+            std::mem::forget(Arc::clone(&self.files));
+        }
     }
 }
 
 impl IoEngine for Libaio {
     fn queue(&mut self, req: &IoRequest) -> io::Result<Option<i64>> {
-        super::check_request(req, &self.buffers, self.files.len())?;
+        let buf = super::check_request(req, &self.memory, self.fds.len())?;
         let offset = i64::try_from(req.offset).map_err(|_| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -134,8 +151,8 @@ impl IoEngine for Libaio {
                 Op::Read => IOCB_CMD_PREAD,
                 Op::Write => IOCB_CMD_PWRITE,
             },
-            aio_fildes: self.files[req.file as usize] as u32,
-            aio_buf: self.buffers[req.slot as usize].ptr as u64,
+            aio_fildes: self.fds[req.file as usize] as u32,
+            aio_buf: buf as u64,
             aio_nbytes: req.len as u64,
             aio_offset: offset,
             ..Iocb::default()

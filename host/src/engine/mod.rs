@@ -1,19 +1,23 @@
 //! I/O engines: one trait, one file per engine, one registry.
 //!
-//! An engine moves bytes between slot buffers owned by the runner and files
-//! opened by the runner. Synchronous engines complete a request inside
-//! [`IoEngine::queue`]; asynchronous ones hand it to the kernel and report it
-//! from [`IoEngine::reap`]. The runner decides when to submit, so the batching
+//! An engine moves bytes between slot memory and files that it owns jointly
+//! with the runner ([`memory`]). Synchronous engines complete a request
+//! inside [`IoEngine::queue`]; asynchronous ones hand it to the kernel and
+//! report it from [`IoEngine::reap`], and wait for what is still in flight
+//! when they are dropped. The runner decides when to submit, so the batching
 //! policy lives in one place.
 
 mod io_uring;
 mod libaio;
+pub mod memory;
 mod null;
 mod psync;
 mod sync;
 
+pub use memory::{JobFiles, SlotMemory};
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
 
 /// What an I/O does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,24 +52,22 @@ pub struct Completion {
     pub result: i64,
 }
 
-/// A buffer owned by the runner; it must outlive the engine and stay
-/// untouched while a request on its slot is in flight.
-#[derive(Debug, Clone, Copy)]
-pub struct SlotBuffer {
-    /// Start of the buffer (aligned for O_DIRECT).
-    pub ptr: *mut u8,
-    /// Its length in bytes.
-    pub len: usize,
+/// What an engine is given to start: it keeps both `Arc`s until every
+/// request it handed the kernel has completed.
+pub struct EngineSetup {
+    /// Open files, indexed by [`IoRequest::file`].
+    pub files: JobFiles,
+    /// Slot memory, one slot per request in flight ([`IoRequest::slot`]).
+    pub memory: Arc<SlotMemory>,
+    /// Most requests in flight at once (at most the number of slots).
+    pub depth: u32,
 }
 
-/// What an engine is given to start.
-pub struct EngineSetup<'a> {
-    /// Open files, indexed by [`IoRequest::file`].
-    pub files: &'a [RawFd],
-    /// Slot buffers, indexed by [`IoRequest::slot`].
-    pub buffers: &'a [SlotBuffer],
-    /// Most requests in flight at once.
-    pub depth: u32,
+impl EngineSetup {
+    /// The raw descriptors of the files, in order.
+    fn raw_fds(&self) -> Vec<RawFd> {
+        self.files.iter().map(|f| f.as_raw_fd()).collect()
+    }
 }
 
 /// The contract every engine fulfils.
@@ -94,8 +96,8 @@ pub struct EngineInfo {
     pub name: &'static str,
     /// What it can do.
     pub caps: EngineCaps,
-    /// Starts an instance.
-    pub create: fn(&EngineSetup) -> io::Result<Box<dyn IoEngine>>,
+    /// Starts an instance, which owns what `setup` lends it.
+    pub create: fn(EngineSetup) -> io::Result<Box<dyn IoEngine>>,
 }
 
 /// Every engine plumb has.
@@ -118,29 +120,31 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// Refuses a request whose slot, file or length is outside what the engine
-/// was given, before any pointer from it reaches the kernel.
+/// was given, before any pointer from it reaches the kernel; returns the
+/// start of the request's slot.
 pub(crate) fn check_request(
     req: &IoRequest,
-    buffers: &[SlotBuffer],
+    memory: &SlotMemory,
     files: usize,
-) -> io::Result<()> {
-    let fits = buffers
-        .get(req.slot as usize)
-        .is_some_and(|b| req.len as usize <= b.len);
-    if !fits || req.file as usize >= files {
-        return Err(io::Error::new(
+) -> io::Result<*mut u8> {
+    let slot = memory
+        .slot_ptr(req.slot)
+        .filter(|_| req.len as usize <= memory.slot_len());
+    match slot {
+        Some(ptr) if (req.file as usize) < files => Ok(ptr),
+        _ => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
-                "I/O request out of bounds: slot {} ({} slots), file {} ({} files), length {}",
+                "I/O request out of bounds: slot {} ({} slots of {} bytes), file {} ({} files), length {}",
                 req.slot,
-                buffers.len(),
+                memory.slots(),
+                memory.slot_len(),
                 req.file,
                 files,
                 req.len
             ),
-        ));
+        )),
     }
-    Ok(())
 }
 
 /// Turns a libc return value into a completion result (`-errno` on failure).

@@ -18,7 +18,7 @@ struct Null {
     queued: Vec<Completion>,
 }
 
-fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
     Ok(Box::new(Null {
         queued: Vec::with_capacity(setup.depth as usize),
     }))

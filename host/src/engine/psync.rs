@@ -1,10 +1,12 @@
 //! `psync`: one pread/pwrite per I/O, completed before `queue` returns.
 
 use super::{
-    syscall_result, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, Op, SlotBuffer,
+    syscall_result, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, JobFiles, Op,
+    SlotMemory,
 };
 use std::io;
 use std::os::fd::RawFd;
+use std::sync::Arc;
 
 /// Registry entry.
 pub const INFO: EngineInfo = EngineInfo {
@@ -17,27 +19,32 @@ pub const INFO: EngineInfo = EngineInfo {
 };
 
 struct Psync {
-    files: Vec<RawFd>,
-    buffers: Vec<SlotBuffer>,
+    fds: Vec<RawFd>,
+    memory: Arc<SlotMemory>,
+    /// Keeps `fds` open.
+    _files: JobFiles,
 }
 
-fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
     Ok(Box::new(Psync {
-        files: setup.files.to_vec(),
-        buffers: setup.buffers.to_vec(),
+        fds: setup.raw_fds(),
+        memory: setup.memory,
+        _files: setup.files,
     }))
 }
 
 impl IoEngine for Psync {
     fn queue(&mut self, req: &IoRequest) -> io::Result<Option<i64>> {
-        super::check_request(req, &self.buffers, self.files.len())?;
-        let fd = self.files[req.file as usize];
-        let buf = self.buffers[req.slot as usize].ptr;
+        let buf = super::check_request(req, &self.memory, self.fds.len())?;
+        let fd = self.fds[req.file as usize];
         let len = req.len as usize;
         let Ok(off) = libc::off_t::try_from(req.offset) else {
             return Ok(Some(-(libc::EINVAL as i64)));
         };
-        // SAFETY: the runner guarantees the slot buffer is at least `len` bytes and idle.
+        // SAFETY: `buf` starts a slot of at least `len` bytes (checked) that
+        // lives as long as `self.memory`; the runner touches a slot only
+        // through `SlotMemory::slot_mut`, whose contract keeps it off a
+        // slot in use.
         let ret = unsafe {
             match req.op {
                 Op::Read => libc::pread(fd, buf.cast(), len, off),

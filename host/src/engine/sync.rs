@@ -1,10 +1,12 @@
 //! `sync`: lseek then read/write per I/O, as fio's `sync` engine.
 
 use super::{
-    syscall_result, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, Op, SlotBuffer,
+    syscall_result, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, JobFiles, Op,
+    SlotMemory,
 };
 use std::io;
 use std::os::fd::RawFd;
+use std::sync::Arc;
 
 /// Registry entry.
 pub const INFO: EngineInfo = EngineInfo {
@@ -17,24 +19,27 @@ pub const INFO: EngineInfo = EngineInfo {
 };
 
 struct Sync {
-    files: Vec<RawFd>,
-    buffers: Vec<SlotBuffer>,
+    fds: Vec<RawFd>,
+    memory: Arc<SlotMemory>,
+    /// Keeps `fds` open.
+    _files: JobFiles,
     /// Where each file's position is, to skip an lseek on sequential I/O like fio.
     positions: Vec<Option<u64>>,
 }
 
-fn create(setup: &EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
     Ok(Box::new(Sync {
-        files: setup.files.to_vec(),
-        buffers: setup.buffers.to_vec(),
+        fds: setup.raw_fds(),
         positions: vec![None; setup.files.len()],
+        memory: setup.memory,
+        _files: setup.files,
     }))
 }
 
 impl IoEngine for Sync {
     fn queue(&mut self, req: &IoRequest) -> io::Result<Option<i64>> {
-        super::check_request(req, &self.buffers, self.files.len())?;
-        let fd = self.files[req.file as usize];
+        let buf = super::check_request(req, &self.memory, self.fds.len())?;
+        let fd = self.fds[req.file as usize];
         let pos = &mut self.positions[req.file as usize];
         if *pos != Some(req.offset) {
             let Ok(off) = libc::off_t::try_from(req.offset) else {
@@ -48,8 +53,10 @@ impl IoEngine for Sync {
                 return Ok(Some(syscall_result(-1)));
             }
         }
-        let buf = self.buffers[req.slot as usize].ptr;
-        // SAFETY: the runner guarantees the slot buffer is at least `len` bytes and idle.
+        // SAFETY: `buf` starts a slot of at least `len` bytes (checked) that
+        // lives as long as `self.memory`; the runner touches a slot only
+        // through `SlotMemory::slot_mut`, whose contract keeps it off a
+        // slot in use.
         let ret = unsafe {
             match req.op {
                 Op::Read => libc::read(fd, buf.cast(), req.len as usize),

@@ -7,16 +7,16 @@ mod drive;
 use super::jobstats::JobStats;
 use super::verify::WrittenBlocks;
 use crate::buffer::AlignedBuf;
-use crate::engine::{self, EngineSetup, SlotBuffer};
+use crate::engine::{self, EngineSetup, JobFiles, SlotMemory};
 use crate::files::{open_for_job, FilePlan};
 use crate::job::spec::{Dir, JobSpec, Verify};
 use crate::stats::live_latency::LiveLatency;
 use crate::stats::CpuUsage;
 use crate::trace::iolog::IologWriter;
 use crate::workload::{OffsetGenerator, Region};
-use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Counters a job thread publishes for the progress display.
@@ -98,14 +98,9 @@ pub fn run_worker(
     stats
 }
 
-/// The I/O buffer of a clone, `depth` slots of the largest block size
-/// (rounded up to 4 KiB) filled with random data from `seed`: the buffer,
-/// the slot size, and each slot's range for the engine.
-fn slot_buffers(
-    job: &JobSpec,
-    depth: u32,
-    seed: u64,
-) -> std::io::Result<(AlignedBuf, usize, Vec<SlotBuffer>)> {
+/// The slot memory of a clone: `depth` slots of the largest block size
+/// (rounded up to 4 KiB) filled with random data from `seed`.
+fn slot_memory(job: &JobSpec, depth: u32, seed: u64) -> std::io::Result<Arc<SlotMemory>> {
     // Sizes in u128: block size × depth from the options never wraps
     // before AlignedBuf checks it against its bound.
     let slot_size = u128::from(job.max_bs()).next_multiple_of(4096);
@@ -123,14 +118,7 @@ fn slot_buffers(
             )
         })?;
     // Within the buffer's bound, hence a usize.
-    let slot_size = slot_size as usize;
-    let slots: Vec<SlotBuffer> = (0..depth as usize)
-        .map(|i| -> std::io::Result<SlotBuffer> {
-            let (ptr, len) = buffer.raw_range(i * slot_size..(i + 1) * slot_size)?;
-            Ok(SlotBuffer { ptr, len })
-        })
-        .collect::<std::io::Result<_>>()?;
-    Ok((buffer, slot_size, slots))
+    SlotMemory::new(buffer, slot_size as usize, depth)
 }
 
 /// A job clone's resources and running state: its files, the buffer cut
@@ -138,13 +126,14 @@ fn slot_buffers(
 /// verify and iolog bookkeeping.
 struct Worker<'a> {
     job: &'a JobSpec,
+    /// The files, shared with the engine: held so `fds` stay open.
+    _files: JobFiles,
+    /// Their descriptors, in order.
     fds: Vec<RawFd>,
     /// File paths, for messages and the iolog.
     paths: Vec<String>,
-    /// Bytes per slot: the largest block size, rounded up to 4 KiB.
-    slot_size: usize,
-    /// All slots, one after another (depth × slot size).
-    buffer: AlignedBuf,
+    /// One slot per queue entry, shared with the engine.
+    memory: Arc<SlotMemory>,
     /// Per slot: the I/O it holds.
     inflight: Vec<InFlight>,
     /// Blocks written (verify only), read back after the run.
@@ -180,8 +169,8 @@ impl<'a> Worker<'a> {
         let info = engine::find(&job.ioengine).ok_or_else(|| {
             std::io::Error::other(format!("engine '{}' is not supported", job.ioengine))
         })?;
-        let files: Vec<File> = if info.caps.diskless {
-            Vec::new()
+        let files: JobFiles = if info.caps.diskless {
+            Arc::new([])
         } else {
             plan.files
                 .iter()
@@ -195,10 +184,10 @@ impl<'a> Worker<'a> {
         } else {
             1
         };
-        let (buffer, slot_size, slots) = slot_buffers(job, depth, plan.seed)?;
-        let mut engine = (info.create)(&EngineSetup {
-            files: &fds,
-            buffers: &slots,
+        let memory = slot_memory(job, depth, plan.seed)?;
+        let mut engine = (info.create)(EngineSetup {
+            files: Arc::clone(&files),
+            memory: Arc::clone(&memory),
             depth,
         })?;
         let written = if job.verify != Verify::None && job.rw.does(Dir::Write) {
@@ -219,11 +208,11 @@ impl<'a> Worker<'a> {
         let now = Instant::now();
         let mut w = Worker {
             job,
+            _files: files,
             fds,
             paths,
             iolog,
-            slot_size,
-            buffer,
+            memory,
             inflight: vec![
                 InFlight {
                     file: 0,
@@ -247,6 +236,7 @@ impl<'a> Worker<'a> {
         let mut gen = OffsetGenerator::new(job, &w.regions, plan.budget, plan.seed)
             .map_err(std::io::Error::other)?;
         let result = w.drive(engine.as_mut(), &mut gen, depth, live, stop, stats);
+        // Waits for whatever the loop left in flight (after an error).
         drop(engine);
         result?;
         if job.verify != Verify::None
@@ -260,7 +250,6 @@ impl<'a> Worker<'a> {
         if let Some(log) = w.iolog.take() {
             log.close(&w.paths)?;
         }
-        drop(files);
         Ok(())
     }
 
@@ -269,15 +258,10 @@ impl<'a> Worker<'a> {
     /// # Safety
     /// No request on `slot` may be in flight, and no other reference to the
     /// slot may be alive.
-    unsafe fn slot<'b>(&self, slot: u32, len: usize) -> &'b mut [u8] {
-        let start = slot as usize * self.slot_size;
-        let (ptr, len) = self
-            .buffer
-            .raw_range(start..start + len.min(self.slot_size))
-            .expect("a slot lies inside the buffer allocated for depth × slot size");
-        // SAFETY: a bounds-checked range of one slot (disjoint from the
-        // others), in a buffer that outlives the worker's use of it.
-        unsafe { std::slice::from_raw_parts_mut(ptr, len) }
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slot(&self, slot: u32, len: usize) -> &mut [u8] {
+        // SAFETY: the caller's promise is the one `slot_mut` asks for.
+        unsafe { self.memory.slot_mut(slot, len) }
     }
 
     /// The path of file `file` for a message (`#N` if there is none).
