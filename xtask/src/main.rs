@@ -4,11 +4,14 @@
 //! packages the tests need where their programs are missing, adds the
 //! `wasm32-wasip2` target the example guests are built for, then runs
 //! `cargo fmt --check`, `cargo clippy --workspace --all-targets -- -D warnings`
-//! and `cargo test ARGS`. Any step that fails ends it with that step's status.
+//! and the tests: every test but the timing-sensitive ones ([`SERIAL`]) in
+//! parallel, then those one at a time (or `cargo test ARGS`, one at a time,
+//! when ARGS are given). Any step that fails ends it with that step's status.
 
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::{Command, ExitCode};
+use std::time::Instant;
 
 /// A program the tests run, and the Debian package that provides it. The
 /// one list to extend when a test starts calling another program.
@@ -118,6 +121,45 @@ fn main() -> ExitCode {
     }
 }
 
+/// Tests (name prefixes, as libtest filters match them) whose figures move
+/// when a neighbouring test loads the CPU, the disk or the network: they
+/// time deadlines, rates, replay think time or the block layer's requests.
+/// They run one at a time, after every other test has run in parallel.
+const SERIAL: &[&str] = &[
+    "accuracy::",
+    "background::",
+    "compare::two_real_quick_runs",
+    "dbench::",
+    "engines::",
+    "fleet::",
+    "hangs::",
+    "hostile::",
+    "jobs_and_output::the_progress_line",
+    "jobs_and_output::timeline",
+    "net::",
+    "options::ramp_time",
+    "results::compare_of_a_million",
+    "results::oversized",
+    "run::kernels::",
+    "run::packs::",
+    "run::signals::",
+    "run::containment::limits",
+    "safety::fio_on_a_fifo",
+    "safety::io_job_layout_stops",
+    "safety::sigint",
+    "seed_commands::sixteen",
+    "serve::",
+    "suites::",
+    "templates::a_failing_template",
+    "trace::",
+    "trace_apps::",
+    "wasm::",
+];
+
+/// Threads for the tests that may share the machine: they wait on
+/// processes, servers and the disk as much as they compute.
+const PARALLEL_THREADS: &str = "4";
+
 /// Sets up the machine, then runs every check, stopping at the first failure.
 fn test(test_args: Vec<OsString>) -> Result<(), String> {
     install_missing_packages()?;
@@ -132,13 +174,35 @@ fn test(test_args: Vec<OsString>) -> Result<(), String> {
         "-D",
         "warnings",
     ]))?;
-    // One test at a time: several tests measure time (deadlines, replay
-    // think time, the WASM-vs-Rhai rates) and, on a 2-core machine, a
-    // neighbour's CPU or disk load moves their figures past their bounds.
-    run(Command::new(&cargo)
-        .arg("test")
-        .args(test_args)
-        .env("RUST_TEST_THREADS", "1"))
+    if !test_args.is_empty() {
+        // Tests the developer picked: one at a time, as the serial phase.
+        return run(Command::new(&cargo)
+            .arg("test")
+            .args(test_args)
+            .env("RUST_TEST_THREADS", "1"));
+    }
+    run(Command::new(&cargo).args(["test", "--workspace", "--no-run"]))?;
+    let started = Instant::now();
+    let mut parallel = Command::new(&cargo);
+    parallel
+        .args(["test", "--workspace", "--"])
+        .args(SERIAL.iter().flat_map(|s| ["--skip", s]))
+        .env("RUST_TEST_THREADS", PARALLEL_THREADS);
+    run(&mut parallel)?;
+    let split = Instant::now();
+    let mut serial = Command::new(&cargo);
+    serial
+        .args(["test", "--workspace", "--"])
+        .args(SERIAL)
+        .env("RUST_TEST_THREADS", "1");
+    run(&mut serial)?;
+    eprintln!(
+        "cargo xtask: tests took {:.0} s ({:.0} s in parallel, {:.0} s one at a time)",
+        started.elapsed().as_secs_f64(),
+        (split - started).as_secs_f64(),
+        split.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 /// Installs, with apt-get, the packages of the programs in [`TOOLS`] that are
