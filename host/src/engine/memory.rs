@@ -98,3 +98,31 @@ impl SlotMemory {
         unsafe { std::slice::from_raw_parts_mut(ptr, len.min(self.slot_len)) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{check_request, IoRequest, Op};
+
+    #[test]
+    fn slots_must_fit_and_requests_stay_inside_them() {
+        let buf = || AlignedBuf::zeroed(4 * 4096).unwrap();
+        assert!(SlotMemory::new(buf(), 4096, 5).is_err());
+        assert!(SlotMemory::new(buf(), usize::MAX, 2).is_err());
+        let m = SlotMemory::new(buf(), 4096, 4).unwrap();
+        let req = |slot, len| IoRequest {
+            slot,
+            file: 0,
+            op: Op::Read,
+            offset: 0,
+            len,
+        };
+        let first = check_request(&req(0, 4096), &m, 1).unwrap();
+        let last = check_request(&req(3, 1), &m, 1).unwrap();
+        assert_eq!(last as usize - first as usize, 3 * 4096);
+        for bad in [req(4, 1), req(0, 4097), req(u32::MAX, 0)] {
+            assert!(check_request(&bad, &m, 1).is_err());
+        }
+        assert!(check_request(&req(0, 1), &m, 0).is_err());
+    }
+}
