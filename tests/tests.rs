@@ -4,6 +4,7 @@ mod util;
 
 mod accuracy;
 mod background;
+mod cache_git;
 mod compare;
 mod dbench;
 mod engines;
