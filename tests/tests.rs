@@ -5,6 +5,7 @@ mod util;
 mod accuracy;
 mod background;
 mod cache_git;
+mod cache_journal;
 mod compare;
 mod dbench;
 mod engines;
