@@ -6,6 +6,7 @@ mod accuracy;
 mod background;
 mod cache_git;
 mod cache_journal;
+mod cache_scratch;
 mod compare;
 mod dbench;
 mod engines;
