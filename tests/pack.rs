@@ -182,7 +182,7 @@ fn runs_are_pinned_by_hash_and_signature_and_record_what_ran() {
     assert_eq!(s["params"]["size"], "4M", "{s}");
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = succeed(
         Command::new("git")
             .args([

@@ -131,7 +131,7 @@ fn a_failed_save_keeps_the_old_file_and_exits_1() {
 
 /// Starts `plumb run ARGS` in `dir`, waits for `marker` on its stderr, then
 /// SIGKILLs it; returns the stderr read so far.
-fn kill_after_marker(dir: &Path, args: &[&str], marker: &str) -> String {
+pub(crate) fn kill_after_marker(dir: &Path, args: &[&str], marker: &str) -> String {
     let mut child = Command::new(plumb_bin())
         .args(args)
         .current_dir(dir)

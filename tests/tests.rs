@@ -4,6 +4,9 @@ mod util;
 
 mod accuracy;
 mod background;
+mod cache_git;
+mod cache_journal;
+mod cache_scratch;
 mod compare;
 mod dbench;
 mod engines;

@@ -35,6 +35,7 @@ pub mod report;
 pub mod runner;
 pub mod sandbox;
 pub mod scenario;
+pub mod scratch;
 pub mod script;
 pub mod stats;
 pub mod sysinfo;

@@ -490,6 +490,23 @@ fn check_json_path(json: &Path) -> Result<(), (ExitCode, String)> {
     Ok(())
 }
 
+/// What a journalled result of scenario `s` of pack `p` must carry to be
+/// kept by `--resume`, named for messages, in the order of the fields of
+/// [`ScenarioResult`] it is compared with: source, pack hash, version,
+/// origin, signer.
+fn journal_identity(p: &Pack, s: &pack::ScenarioSource) -> [(&'static str, Option<String>); 5] {
+    [
+        ("scenario source", Some(s.sha256())),
+        ("pack hash", Some(p.sha256.clone())),
+        (
+            "pack version",
+            Some(p.version.clone()).filter(|v| !v.is_empty()),
+        ),
+        ("pack origin", Some(p.origin.describe())),
+        ("signer", p.origin.signer()),
+    ]
+}
+
 /// Where the results go: the `--json` file and its journal of finished
 /// scenarios (read back with `--resume`).
 struct Saved {
@@ -563,7 +580,10 @@ impl Saved {
                 path.display()
             )));
         }
-        let j = journal::read(&path).map_err(|e| bad(format!("--resume: {}", clean(&e))))?;
+        let (j, writer) = journal::resume(&path).map_err(|e| match e {
+            journal::JournalError::Refused(e) => bad(format!("--resume: {}", clean(&e))),
+            journal::JournalError::Repair(e) => (ExitCode::Failed, format!("--resume: {e}")),
+        })?;
         if j.header.label != args.label {
             return Err(bad(format!(
                 "--resume: {} belongs to a run labelled {:?}, not {:?}",
@@ -574,12 +594,10 @@ impl Saved {
         }
         if j.torn_tail {
             eprintln!(
-                "plumb run: note: {}: the last line was cut short by the kill and is dropped",
+                "plumb run: note: {}: the last line was cut short by the kill and is cut off",
                 path.display()
             );
         }
-        let writer = journal::Writer::reopen(&path)
-            .map_err(|e| (ExitCode::Failed, format!("{}: {e}", path.display())))?;
         Ok(Saved {
             json: Some(json.clone()),
             started: j.header.started,
@@ -590,22 +608,63 @@ impl Saved {
         })
     }
 
-    /// Refuses a journal holding scenarios this run does not have (they
-    /// would be dropped from the document and lost with the journal).
+    /// Refuses, before anything runs, a journal holding scenarios this run
+    /// does not have (they would be dropped from the document and lost with
+    /// the journal), or has from another pack or source: an entry's
+    /// [`journal_identity`] must be the run's, or the document would claim
+    /// what was not run (a journal is as easy to edit as any file).
     fn check_covers(&self, packs: &[Pack]) -> Result<(), (ExitCode, String)> {
         for e in &self.earlier {
-            let planned = packs.iter().any(|p| {
-                e.pack.as_deref() == Some(p.name.as_str())
-                    && p.scenarios.iter().any(|s| s.name == e.name)
-            });
-            if !planned {
+            let place = format!(
+                "{}/{}",
+                clean(e.pack.as_deref().unwrap_or("")),
+                clean(&e.name)
+            );
+            let planned: Vec<_> = packs
+                .iter()
+                .filter(|p| e.pack.as_deref() == Some(p.name.as_str()))
+                .flat_map(|p| {
+                    p.scenarios
+                        .iter()
+                        .filter(|s| s.name == e.name)
+                        .map(move |s| (p, s))
+                })
+                .collect();
+            if planned.is_empty() {
                 return Err(bad(format!(
-                    "--resume: {} has {}/{}, which this run does not include: give the same scenarios as the interrupted run",
+                    "--resume: {} has {place}, which this run does not include: give the same scenarios as the interrupted run",
                     self.journal_name(),
-                    clean(e.pack.as_deref().unwrap_or("")),
-                    clean(&e.name)
                 )));
             }
+            let theirs = [
+                &e.source_sha256,
+                &e.pack_sha256,
+                &e.pack_version,
+                &e.pack_origin,
+                &e.pack_signer,
+            ];
+            let mismatch = |&(p, s): &(&Pack, &pack::ScenarioSource)| {
+                journal_identity(p, s)
+                    .into_iter()
+                    .zip(theirs)
+                    .find(|((_, ours), theirs)| ours != *theirs)
+            };
+            // Kept when it is the same as one planned scenario of its name;
+            // else the first difference from the first one is named.
+            let Some(differences) = planned.iter().map(mismatch).collect::<Option<Vec<_>>>() else {
+                continue;
+            };
+            let ((what, ours), theirs) = &differences[0];
+            let shown = |v: &Option<String>| {
+                v.as_deref()
+                    .map_or("none".into(), |v| clean(v).into_owned())
+            };
+            return Err(bad(format!(
+                "--resume: {} has {place} run with another {what} ({}, not {}): not mixing results (remove the journal to start afresh)",
+                self.journal_name(),
+                shown(theirs),
+                shown(ours),
+            )));
         }
         Ok(())
     }
@@ -619,24 +678,25 @@ impl Saved {
     }
 
     /// The earlier result of the scenario `planned` describes (same pack,
-    /// name, source and parameters); an error when the journal has the
-    /// scenario with another source or parameters (results not to be mixed).
+    /// name, source and parameters; [`Saved::check_covers`] checked the
+    /// rest); an error when the journal has the scenario with other
+    /// parameters (results not to be mixed).
     fn finished(&self, planned: &ScenarioResult) -> Result<Option<ScenarioResult>, String> {
-        let same_place = |e: &&ScenarioResult| e.pack == planned.pack && e.name == planned.name;
-        let Some(e) = self.earlier.iter().find(same_place) else {
+        let same = |e: &&ScenarioResult| {
+            e.pack == planned.pack
+                && e.name == planned.name
+                && e.source_sha256 == planned.source_sha256
+                && e.pack_sha256 == planned.pack_sha256
+        };
+        let Some(e) = self.earlier.iter().find(same) else {
             return Ok(None);
         };
-        if e.source_sha256 != planned.source_sha256 || e.params != planned.params {
+        if e.params != planned.params {
             return Err(format!(
-                "--resume: {} has {}/{} run with another {}: not mixing results (remove the journal to start afresh)",
+                "--resume: {} has {}/{} run with another set of parameters: not mixing results (remove the journal to start afresh)",
                 self.journal_name(),
                 clean(planned.pack.as_deref().unwrap_or("")),
                 clean(&planned.name),
-                if e.source_sha256 != planned.source_sha256 {
-                    "source (the scenario file changed)"
-                } else {
-                    "set of parameters"
-                }
             ));
         }
         Ok(Some(e.clone()))

@@ -154,7 +154,7 @@ impl Out {
 /// it SIGTERM should the agent die first, so it never runs on orphaned.
 fn spawn(mut cmd: Command, log: &Path) -> Result<Child, AgentError> {
     use std::os::unix::process::CommandExt;
-    let err = std::fs::File::create(log)
+    let err = crate::scratch::create_new(log)
         .map_err(|e| AgentError::Spawn(format!("{}: {e}", log.display())))?;
     cmd.stdin(Stdio::null()).stderr(err);
     // SAFETY: prctl is async-signal-safe; it only sets this child's
@@ -321,7 +321,11 @@ pub fn serve(listen: &str, max_duration: &str) -> Result<i32, AgentError> {
     let out = Out::new();
     out.line(&format!("{AGENT} {} -", std::process::id()));
     lifeline.watch(std::io::stdin());
-    let log = std::env::temp_dir().join(format!("plumb-fleet-serve-{}.log", std::process::id()));
+    // The log lives in a private directory of its own, never by a
+    // guessable name in the shared temp directory.
+    let scratch = crate::scratch::ScratchDir::new(&std::env::temp_dir(), "plumb-fleet-serve-")
+        .map_err(|e| AgentError::Spawn(format!("{}: {e}", std::env::temp_dir().display())))?;
+    let log = scratch.path().join("serve.log");
     let mut cmd = plumb();
     cmd.args([
         "serve",
@@ -332,14 +336,7 @@ pub fn serve(listen: &str, max_duration: &str) -> Result<i32, AgentError> {
         max_duration,
     ])
     .stdout(Stdio::piped());
-    let spawned = spawn(cmd, &log);
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = std::fs::remove_file(&log);
-            return Err(e);
-        }
-    };
+    let mut child = spawn(cmd, &log)?;
     let stdout = child.stdout.take().expect("piped");
     let (first_line, ready) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -365,7 +362,7 @@ pub fn serve(listen: &str, max_duration: &str) -> Result<i32, AgentError> {
         }
     }
     let code = relayed(&mut child, &log, &out, &lifeline);
-    let _ = std::fs::remove_file(&log);
+    drop(scratch);
     Ok(code)
 }
 

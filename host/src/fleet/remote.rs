@@ -57,7 +57,7 @@ impl Binary {
             meta.mtime(),
             meta.mtime_nsec()
         );
-        let memo = crate::cache::dir("self").map(|d| d.join("sha256"));
+        let memo = crate::cache::open("self").ok().map(|d| d.join("sha256"));
         let remembered = memo
             .as_deref()
             .and_then(|m| crate::scenario::pack::read_file(m, 256).ok())
@@ -84,12 +84,7 @@ impl Binary {
         // Only a speed-up: a memo that cannot be written costs a hash next
         // time; one for a file that changed while it was read is not written.
         if let Some(m) = memo.filter(|_| len == meta.len()) {
-            if m.parent()
-                .is_some_and(|d| std::fs::create_dir_all(d).is_ok())
-            {
-                let _ =
-                    crate::report::save::write_atomic(&m, format!("{key} {sha256}\n").as_bytes());
-            }
+            let _ = crate::report::save::write_atomic(&m, format!("{key} {sha256}\n").as_bytes());
         }
         Ok(Binary { path, sha256, len })
     }

@@ -4,9 +4,13 @@
 //! what it measured. The journal is removed once the full document is saved;
 //! `plumb run --resume` reads a leftover one and runs only what is missing.
 //!
-//! A journal is read as hostile input: lines are bounded, every line must
+//! A journal is read as hostile input: it is opened without following a
+//! symlink and must be a regular file, lines are bounded, every line must
 //! match the schema and the document limits, and the first line names the
-//! run it belongs to.
+//! run it belongs to. The process writing a journal holds its `flock`, so a
+//! second plumb cannot continue it at the same time. Before a resumed run
+//! appends, a last line cut short by a kill is cut off and the cut synced,
+//! so a second kill never leaves a journal that cannot be read.
 
 use crate::model::document::ScenarioResult;
 use serde::{Deserialize, Serialize};
@@ -64,6 +68,8 @@ impl Writer {
             .append(true)
             .create_new(true)
             .open(path)?;
+        // Only this process knows the file yet: the lock is free.
+        let _ = file.try_lock();
         let mut w = Writer {
             path: path.to_path_buf(),
             file,
@@ -81,15 +87,6 @@ impl Writer {
             return Err(e);
         }
         Ok(w)
-    }
-
-    /// Continues an existing journal (for `--resume`).
-    pub fn reopen(path: &Path) -> io::Result<Writer> {
-        let file = OpenOptions::new().append(true).open(path)?;
-        Ok(Writer {
-            path: path.to_path_buf(),
-            file,
-        })
     }
 
     /// Records a finished scenario: one line, on the disk when this returns.
@@ -123,23 +120,90 @@ pub struct Journal {
     pub torn_tail: bool,
 }
 
-/// Reads `path`; errors name the file and line.
-pub fn read(path: &Path) -> Result<Journal, String> {
+/// Why a journal cannot be continued.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// It is not a journal to continue: not a regular file, a symlink, in
+    /// use by another plumb, or not well formed (naming the line).
+    #[error("{0}")]
+    Refused(String),
+    /// Cutting off its torn last line failed.
+    #[error("{0}")]
+    Repair(String),
+}
+
+/// Opens `path` without following a symlink in its place and without
+/// blocking (a FIFO waits for no writer), for reading and, when `append`,
+/// appending; it must be a regular file.
+fn open_journal(path: &Path, append: bool) -> Result<File, String> {
     let name = path.display();
-    // Non-blocking, so that opening a FIFO does not wait for a writer.
     let file = OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .append(append)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
         .open(path)
-        .map_err(|e| format!("{name}: {e}"))?;
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => {
+                format!("{name}: a symbolic link; a journal is never read through one")
+            }
+            _ => format!("{name}: {e}"),
+        })?;
     let meta = file.metadata().map_err(|e| format!("{name}: {e}"))?;
     if !meta.is_file() {
         return Err(format!("{name}: not a regular file"));
     }
+    Ok(file)
+}
+
+/// Reads `path`; errors name the file and line.
+pub fn read(path: &Path) -> Result<Journal, String> {
+    parse(&open_journal(path, false)?, path).map(|(j, _)| j)
+}
+
+/// Opens the journal at `path` to continue it (`--resume`): takes its lock
+/// (refused while another plumb holds it), reads it, and cuts off a torn
+/// last line, syncing the cut before anything is appended. Returns what it
+/// holds and the writer that appends to it.
+pub fn resume(path: &Path) -> Result<(Journal, Writer), JournalError> {
+    let name = path.display();
+    let file = open_journal(path, true).map_err(JournalError::Refused)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(JournalError::Refused(format!(
+                "{name}: another plumb is writing it (a run still going, or resumed twice)"
+            )))
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(JournalError::Refused(format!("{name}: {e}")))
+        }
+    }
+    let (journal, whole) = parse(&file, path).map_err(JournalError::Refused)?;
+    if journal.torn_tail {
+        file.set_len(whole)
+            .and_then(|()| file.sync_all())
+            .map_err(|e| {
+                JournalError::Repair(format!("{name}: cutting off its torn last line: {e}"))
+            })?;
+    }
+    Ok((
+        journal,
+        Writer {
+            path: path.to_path_buf(),
+            file,
+        },
+    ))
+}
+
+/// Parses the journal `file` (named `path` in errors) from its start; also
+/// returns the length of its whole lines (all of it but a torn tail).
+fn parse(file: &File, path: &Path) -> Result<(Journal, u64), String> {
+    let name = path.display();
     let mut reader = BufReader::new(file);
     let mut header = None;
     let mut entries = Vec::new();
     let mut torn_tail = false;
+    let mut whole = 0u64;
     let mut number = 0usize;
     loop {
         number += 1;
@@ -162,6 +226,7 @@ pub fn read(path: &Path) -> Result<Journal, String> {
             torn_tail = true;
             break;
         }
+        whole += n as u64;
         let at = |e: &dyn std::fmt::Display| format!("{name}:{number}: {e}");
         if header.is_none() {
             let h: Header = serde_json::from_slice(&line).map_err(|e| at(&e))?;
@@ -185,11 +250,14 @@ pub fn read(path: &Path) -> Result<Journal, String> {
         entries.push(e.scenario);
     }
     let header = header.ok_or_else(|| format!("{name}: empty journal (no header line)"))?;
-    Ok(Journal {
-        header,
-        entries,
-        torn_tail,
-    })
+    Ok((
+        Journal {
+            header,
+            entries,
+            torn_tail,
+        },
+        whole,
+    ))
 }
 
 #[cfg(test)]
@@ -232,9 +300,14 @@ mod tests {
         assert!(p.ends_with("r.json.journal"));
         let mut w = Writer::create(&p, &header()).unwrap();
         w.append(&scenario("a")).unwrap();
+        assert!(
+            matches!(resume(&p), Err(JournalError::Refused(e)) if e.contains("another plumb")),
+            "a journal being written is not continued by a second plumb"
+        );
         drop(w);
-        let mut w = Writer::reopen(&p).unwrap();
+        let (_, mut w) = resume(&p).unwrap();
         w.append(&scenario("b")).unwrap();
+        drop(w);
         let j = read(&p).unwrap();
         assert_eq!(j.header, header());
         assert_eq!(j.entries, vec![scenario("a"), scenario("b")]);
@@ -248,6 +321,43 @@ mod tests {
             Writer::create(&p, &header()).is_err(),
             "never replaces a journal"
         );
+    }
+
+    #[test]
+    fn a_resumed_journal_loses_its_torn_tail_before_the_next_line() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r.json.journal");
+        let mut w = Writer::create(&p, &header()).unwrap();
+        w.append(&scenario("a")).unwrap();
+        drop(w);
+        let whole = std::fs::metadata(&p).unwrap().len();
+        let mut f = OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(b"{\"scenario\": {\"na").unwrap();
+        let (j, mut w) = resume(&p).unwrap();
+        assert!(j.torn_tail);
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), whole, "cut at once");
+        w.append(&scenario("b")).unwrap();
+        let j = read(&p).unwrap();
+        assert_eq!(j.entries, vec![scenario("a"), scenario("b")]);
+        assert!(!j.torn_tail);
+    }
+
+    #[test]
+    fn a_symlinked_journal_is_neither_read_nor_continued() {
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("real");
+        let mut w = Writer::create(&real, &header()).unwrap();
+        w.append(&scenario("a")).unwrap();
+        drop(w);
+        let before = std::fs::read(&real).unwrap();
+        let link = d.path().join("r.json.journal");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(read(&link).unwrap_err().contains("symbolic link"));
+        assert!(
+            matches!(resume(&link), Err(JournalError::Refused(e)) if e.contains("symbolic link"))
+        );
+        assert!(Writer::create(&link, &header()).is_err());
+        assert_eq!(std::fs::read(&real).unwrap(), before);
     }
 
     #[test]

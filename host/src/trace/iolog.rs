@@ -305,7 +305,15 @@ impl IologWriter {
         } else {
             format!("{path}.{clone}")
         };
-        let file = File::create(&path)
+        use std::os::unix::fs::OpenOptionsExt;
+        // Replaced like fio does, but never through a symlink in its place
+        // (the current directory may be one others can write).
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
             .map_err(|e| std::io::Error::new(e.kind(), format!("write_iolog '{path}': {e}")))?;
         let mut out = BufWriter::new(file);
         writeln!(out, "fio version 2 iolog")?;

@@ -5,8 +5,9 @@
 //!
 //! A cached artifact is native code, so the cache is private and every
 //! artifact authenticated before wasmtime sees it:
-//! - the directory is created `0700`; one not owned by the current user, or
-//!   writable by group or others, is not used (compiling without caching,
+//! - the directory passes the rule of every cache folder
+//!   ([`crate::cache::open`]: made `0700`, owned by this user, writable by no
+//!   one else); one that does not is not used (compiling without caching,
 //!   said once on stderr);
 //! - each `KEY.cwasm` holds a header with SHA-256(key ‖ artifact), written
 //!   at compile time, then the artifact. Before deserializing, the file is
@@ -20,8 +21,8 @@ use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::hash::{Hash, Hasher};
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
 use wasmtime::component::Component;
 use wasmtime::Engine;
 
@@ -30,11 +31,6 @@ const MAGIC: &[u8] = b"plumb-cwasm-v1\n";
 
 /// The largest cache file read back (a component's artifact is far smaller).
 const MAX_ARTIFACT: u64 = 1 << 30;
-
-/// The cache directory, if one can be named.
-pub fn dir() -> Option<PathBuf> {
-    crate::cache::dir("wasm")
-}
 
 fn key(engine: &Engine, bytes: &[u8]) -> String {
     let mut settings = std::collections::hash_map::DefaultHasher::new();
@@ -54,40 +50,11 @@ fn seal(key: &str, artifact: &[u8]) -> [u8; 32] {
     h.finalize().into()
 }
 
-/// Creates the cache directory (0700) and checks that it is private:
-/// a real directory, owned by this user, not writable by group or others.
-fn private_dir(dir: &Path) -> Result<(), String> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| format!("cannot create it: {e}"))?;
-    let m = std::fs::symlink_metadata(dir).map_err(|e| e.to_string())?;
-    if !m.is_dir() {
-        return Err("it is not a directory".into());
-    }
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    if m.uid() != me {
-        return Err(format!("it is owned by uid {}, not {me}", m.uid()));
-    }
-    if m.mode() & 0o022 != 0 {
-        return Err(format!(
-            "it is writable by group or others (mode {:o})",
-            m.mode() & 0o7777
-        ));
-    }
-    Ok(())
-}
-
 /// Says once per process why the cache is not used.
-fn warn_unused(dir: &Path, why: &str) {
+fn warn_unused(why: &crate::cache::CacheError) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        eprintln!(
-            "plumb: not using the compiled-component cache {}: {why}; compiling without caching",
-            dir.display()
-        )
+        eprintln!("plumb: not using the compiled-component cache: {why}; compiling without caching")
     });
 }
 
@@ -134,13 +101,16 @@ fn store(dir: &Path, path: &Path, key: &str, artifact: &[u8]) -> std::io::Result
 
 /// The component from the cache, or compiled (and stored); true when cached.
 pub fn load_or_compile(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<(Component, bool)> {
-    let Some(dir) = dir() else {
-        return Ok((Component::new(engine, bytes)?, false));
+    let dir = match crate::cache::open("wasm") {
+        Ok(dir) => dir,
+        Err(crate::cache::CacheError::Unnamed) => {
+            return Ok((Component::new(engine, bytes)?, false))
+        }
+        Err(why) => {
+            warn_unused(&why);
+            return Ok((Component::new(engine, bytes)?, false));
+        }
     };
-    if let Err(why) = private_dir(&dir) {
-        warn_unused(&dir, &why);
-        return Ok((Component::new(engine, bytes)?, false));
-    }
     let key = key(engine, bytes);
     let path = dir.join(format!("{key}.cwasm"));
     if let Some(artifact) = load(&path, &key) {
@@ -178,17 +148,5 @@ mod tests {
         assert_eq!(load(&path, "a"), None, "corrupted");
         std::fs::write(&path, b"plumb").unwrap();
         assert_eq!(load(&path, "a"), None, "truncated");
-    }
-
-    #[test]
-    fn a_shared_directory_is_refused() {
-        use std::os::unix::fs::PermissionsExt;
-        let t = tempfile::tempdir().unwrap();
-        let d = t.path().join("wasm");
-        private_dir(&d).unwrap();
-        assert_eq!(std::fs::metadata(&d).unwrap().mode() & 0o777, 0o700);
-        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let why = private_dir(&d).unwrap_err();
-        assert!(why.contains("writable"), "{why}");
     }
 }

@@ -18,14 +18,6 @@ use std::time::{Duration, Instant};
 const GRACE: Duration = Duration::from_secs(3);
 
 /// The temporary strace log, removed when dropped.
-struct TempLog(PathBuf);
-
-impl Drop for TempLog {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 /// Records `command` into `output`.
 pub(super) fn record(output: &Path, root: Option<PathBuf>, command: &[String]) -> Outcome {
     if Command::new("strace").arg("-V").output().is_err() {
@@ -46,12 +38,13 @@ pub(super) fn record(output: &Path, root: Option<PathBuf>, command: &[String]) -
         Some(r) => absolute(&r)?,
         None => cwd.clone(),
     };
-    let log = TempLog(tempfile_path(output));
+    let scratch = scratch_dir(output)?;
+    let log = scratch.path().join("strace.log");
     let signals = Signals::install();
     let mut child = Command::new("strace")
         .args(strace::STRACE_OPTIONS)
         .args(["-e", &format!("trace={}", strace::SYSCALLS), "-o"])
-        .arg(&log.0)
+        .arg(&log)
         .arg("--")
         .args(command)
         .spawn()
@@ -61,9 +54,9 @@ pub(super) fn record(output: &Path, root: Option<PathBuf>, command: &[String]) -
     let status = wait(&mut child, &signals)?;
     let wall_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     let interrupted = signals.stopped();
-    let text = read_bounded(&log.0, MAX_LOG_BYTES)
+    let text = read_bounded(&log, MAX_LOG_BYTES)
         .map_err(|e| (ExitCode::Failed, format!("reading the strace log: {e}")))?;
-    drop(log);
+    drop(scratch);
     let trace = strace::convert("the strace log", &text, &root, &cwd, Some(wall_us))
         .map_err(|e| (ExitCode::Failed, e.to_string()))?;
     if interrupted {
@@ -188,13 +181,17 @@ fn find_program(program: &str) -> Option<PathBuf> {
         .find(|p| runnable(p))
 }
 
-fn tempfile_path(output: &Path) -> PathBuf {
-    let name = format!(
-        ".{}.strace-{}",
-        output
-            .file_name()
-            .map_or("trace".into(), |n| n.to_string_lossy().into_owned()),
-        std::process::id()
-    );
-    output.with_file_name(name)
+/// A private directory beside `output` for strace's log while it
+/// records (strace writes its log by name, following a symlink planted
+/// there; in a directory only plumb can enter, there is none).
+fn scratch_dir(output: &Path) -> Result<crate::scratch::ScratchDir, (ExitCode, String)> {
+    let parent = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = output
+        .file_name()
+        .map_or("trace".into(), |n| n.to_string_lossy().into_owned());
+    crate::scratch::ScratchDir::new(parent, &format!(".{name}.strace-"))
+        .map_err(|e| (ExitCode::Failed, format!("{}: {e}", parent.display())))
 }
