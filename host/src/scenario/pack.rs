@@ -500,7 +500,7 @@ impl<F: FnMut(&str, u64) -> Result<Vec<u8>, String>> Reader<F> {
         if let Some(bytes) = self.files.get(f) {
             return Ok(bytes.clone());
         }
-        let left = bundle::MAX_PACK_BYTES - self.total;
+        let left = bundle::MAX_PACK_BYTES.saturating_sub(self.total);
         let bytes = (self.read)(f, left).map_err(|e| {
             if left < bundle::MAX_PACK_BYTES {
                 format!(
