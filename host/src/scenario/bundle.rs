@@ -259,7 +259,9 @@ fn entries(input: impl Read) -> Result<(Files, String), String> {
         if files.len() >= MAX_FILES {
             return Err(format!("more than {MAX_FILES} files"));
         }
-        let mut data = Vec::with_capacity(size as usize);
+        let mut data = Vec::new();
+        data.try_reserve_exact(size as usize)
+            .map_err(|_| format!("{shown}: no memory for its {size} bytes"))?;
         (&mut entry)
             .take(size)
             .read_to_end(&mut data)
