@@ -18,6 +18,7 @@ mod jobs_and_output;
 mod net;
 mod options;
 mod pack;
+mod packs_surfaces;
 mod props;
 mod results;
 mod run;

@@ -56,6 +56,32 @@ pub fn clean_text(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A command's error line on stderr, `plumb COMMAND: error: MESSAGE`, the
+/// message passed through [`clean_text`]: the one place a command's errors
+/// are printed, so no message quoting input can reach the terminal raw.
+pub fn print_error(command: &str, message: &str) {
+    eprintln!("plumb {command}: error: {}", clean_text(message));
+}
+
+/// JSON text (as serde_json writes it) safe to print: every unsafe
+/// character but the newlines between lines becomes a `\uXXXX` escape,
+/// which means the same inside a JSON string (serde_json leaves DEL, C1
+/// controls and bidirectional overrides raw).
+pub fn clean_json(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| is_unsafe(c) && c != '\n') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if is_unsafe(c) && c != '\n' {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// [`clean`] into an owned string, for table cells.
 pub fn cleaned(s: &str) -> String {
     clean(s).into_owned()
@@ -79,6 +105,15 @@ mod tests {
     #[test]
     fn messages_keep_their_lines() {
         assert_eq!(clean_text("a\n\tb\x1b[1m"), "a\n\tb\\x1b[1m");
+    }
+
+    #[test]
+    fn json_keeps_its_meaning() {
+        let text = serde_json::to_string_pretty(&["a\u{9b}b\u{202e}\x7f\x1b"]).unwrap();
+        let shown = clean_json(&text);
+        assert!(!shown.chars().any(|c| is_unsafe(c) && c != '\n'), "{shown}");
+        let back: Vec<String> = serde_json::from_str(&shown).unwrap();
+        assert_eq!(back, ["a\u{9b}b\u{202e}\x7f\x1b"]);
     }
 
     #[test]

@@ -119,7 +119,7 @@ pub fn main(cmd: PackCommand) -> ExitCode {
     match r {
         Ok(code) => code,
         Err((code, message)) => {
-            eprintln!("plumb pack: error: {message}");
+            crate::terminal::print_error("pack", &message);
             code
         }
     }
@@ -282,13 +282,15 @@ fn bundle_cmd(arg: &str, output: Option<PathBuf>) -> Outcome {
         )));
     }
     let bytes = bundle::write(&p.files).map_err(|e| (ExitCode::Failed, e.to_string()))?;
+    // Without -o, a file in the current directory: the name and version
+    // are plain names (checked where pack.toml is read), so this is one.
     let output = output.unwrap_or_else(|| {
         let version = if p.version.is_empty() {
             "0"
         } else {
             &p.version
         };
-        PathBuf::from(format!("{}-{version}.{}", p.name, bundle::EXTENSION))
+        Path::new(".").join(format!("{}-{version}.{}", p.name, bundle::EXTENSION))
     });
     crate::report::save::write_atomic(&output, &bytes)
         .map_err(|e| (ExitCode::Failed, format!("-o {e}")))?;
@@ -357,7 +359,7 @@ fn inspect(arg: &str, trust: &[String], keys: Option<&Path>, json: bool) -> Outc
     if json {
         let text =
             serde_json::to_string_pretty(&i).map_err(|e| (ExitCode::Failed, e.to_string()))?;
-        println!("{text}");
+        println!("{}", crate::terminal::clean_json(&text));
         return Ok(ExitCode::Ok);
     }
     let mut out = format!(
@@ -401,12 +403,13 @@ fn verify(file: &Path, trust: &[String], keys: Option<&Path>) -> Outcome {
             signed: Signed::Verified { key_id, comment },
             ..
         } => {
-            println!(
+            let said = format!(
                 "{}: {} files match the index; signature by trusted key {key_id} verified ({comment})\nsha256 {}",
                 file.display(),
                 p.files.len(),
                 p.sha256
             );
+            println!("{}", crate::terminal::clean_text(&said));
             Ok(ExitCode::Ok)
         }
         Origin::Bundle {

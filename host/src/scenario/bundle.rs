@@ -5,20 +5,30 @@
 //! and the bundle's SHA-256 identifies the pack. Reading one is hostile
 //! input: only regular files with plain names, bounded sizes and counts, no
 //! name twice, and every file must match the index (the file at fault is
-//! named).
+//! named). A bundle is read as a stream (never held whole in memory) and
+//! must be byte for byte the one [`write`] makes of its files: no trailing
+//! bytes, padding, extra blocks, other header fields or order, so one set
+//! of files has exactly one pack hash.
 
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{Read, Write};
 
 /// The index's name inside a bundle.
 pub const INDEX: &str = "SHA256SUMS";
+/// A pack's manifest.
+pub const MANIFEST: &str = "pack.toml";
 /// A bundle file's extension.
 pub const EXTENSION: &str = "plumbpack";
 /// The most files a bundle may hold.
 pub const MAX_FILES: usize = 1024;
-/// The largest bundle plumb reads.
-pub const MAX_BUNDLE: u64 = 1 << 30;
+/// The most bytes a pack's files may hold together (one trace at the
+/// trace limit): what loading a pack keeps in memory, whatever it is read
+/// from.
+pub const MAX_PACK_BYTES: u64 = 256 << 20;
+/// The largest bundle plumb reads: [`MAX_PACK_BYTES`] of files, a header
+/// and padding per file, the index and the end blocks.
+pub const MAX_BUNDLE: u64 = MAX_PACK_BYTES + 2 * (MAX_FILES as u64 + 1) * 512 + (1 << 20);
 
 /// A pack's files by name.
 pub type Files = BTreeMap<String, Vec<u8>>;
@@ -36,6 +46,24 @@ pub fn plain_name(name: &str) -> bool {
         && !name.starts_with('.')
         && !name.contains('/')
         && name.bytes().all(|b| b.is_ascii_graphic() && b != b'\\')
+}
+
+/// Checks a file name a manifest gives (a scenario, data file or
+/// template): a [`plain_name`], and not one of the names a pack reserves
+/// (the bundle's index, the manifest itself).
+pub fn pack_file_name(name: &str) -> Result<(), String> {
+    if !plain_name(name) {
+        return Err(format!(
+            "'{}' must be a plain file name inside the pack",
+            crate::terminal::clean(name)
+        ));
+    }
+    if name == INDEX || name == MANIFEST {
+        return Err(format!(
+            "'{name}' is reserved (a bundle's index and the manifest have these names); rename the file"
+        ));
+    }
+    Ok(())
 }
 
 /// A tar reader's error, as plain text of bounded length (it may quote the
@@ -58,9 +86,10 @@ fn index(files: &Files) -> String {
         .collect()
 }
 
-/// The bundle of `files` (names already checked with [`plain_name`]).
-pub fn write(files: &Files) -> std::io::Result<Vec<u8>> {
-    let mut b = tar::Builder::new(Vec::new());
+/// Writes the bundle of `files` (names already checked with
+/// [`plain_name`]) to `out`, and gives `out` back.
+pub fn write_to<W: Write>(files: &Files, out: W) -> std::io::Result<W> {
+    let mut b = tar::Builder::new(out);
     let index = index(files);
     let entries = std::iter::once((INDEX, index.as_bytes()))
         .chain(files.iter().map(|(n, v)| (n.as_str(), v.as_slice())));
@@ -79,35 +108,162 @@ pub fn write(files: &Files) -> std::io::Result<Vec<u8>> {
     b.into_inner()
 }
 
-/// Reads a bundle: its files (the index left out), each checked against
-/// the index.
-pub fn read(bytes: &[u8], max_file: u64) -> Result<Files, String> {
-    let mut archive = tar::Archive::new(bytes);
+/// The bundle of `files`, in memory.
+pub fn write(files: &Files) -> std::io::Result<Vec<u8>> {
+    write_to(files, Vec::new())
+}
+
+/// The SHA-256 (hex) of the bundle of `files`, streamed through the hash:
+/// no copy of the bundle is made.
+pub fn bundle_sha256(files: &Files) -> std::io::Result<String> {
+    let h = write_to(files, Hashing::new(std::io::sink()))?;
+    Ok(format!("{:x}", h.hash.finalize()))
+}
+
+/// A reader or writer that hashes and counts every byte passing through.
+pub struct Hashing<T> {
+    inner: T,
+    hash: Sha256,
+    /// Bytes passed so far.
+    pub bytes: u64,
+}
+
+impl<T> Hashing<T> {
+    /// Hashes what passes through `inner`.
+    pub fn new(inner: T) -> Self {
+        Hashing {
+            inner,
+            hash: Sha256::new(),
+            bytes: 0,
+        }
+    }
+
+    /// The SHA-256 (hex) of what passed.
+    pub fn sha256(self) -> String {
+        format!("{:x}", self.hash.finalize())
+    }
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hash.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+}
+
+/// Seeking back to the start restarts the hash (what was hashed is then
+/// the stream from its start again); seeking anywhere else is refused, as
+/// the hash would no longer be of one stream.
+impl<R: std::io::Seek> std::io::Seek for Hashing<R> {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        if to != std::io::SeekFrom::Start(0) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "a hashed stream is read from its start",
+            ));
+        }
+        let at = self.inner.seek(to)?;
+        self.hash = Sha256::new();
+        self.bytes = 0;
+        Ok(at)
+    }
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hash.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The largest index a bundle may hold (a line per file).
+const MAX_INDEX: u64 = 256 << 10;
+
+/// A bundle as read.
+#[derive(Debug)]
+pub struct Bundle {
+    /// Its files (the index left out), each checked against the index.
+    pub files: Files,
+    /// The SHA-256 of the bundle's bytes, hex: the pack's hash.
+    pub sha256: String,
+}
+
+/// Reads a bundle from `input` as a stream: at most [`MAX_BUNDLE`] bytes,
+/// files of at most [`MAX_PACK_BYTES`] together, each checked against the
+/// index, and the whole byte for byte the bundle [`write`] makes of those
+/// files. Memory: the files, once.
+pub fn read(input: impl Read) -> Result<Bundle, String> {
+    let mut input = Hashing::new(input.take(MAX_BUNDLE + 1));
+    let (files, listed) = entries(&mut input)?;
+    check_index(&files, &listed)?;
+    // The end blocks, and whatever follows them.
+    std::io::copy(&mut input, &mut std::io::sink()).map_err(|e| e.to_string())?;
+    if input.bytes > MAX_BUNDLE {
+        return Err(format!(
+            "larger than the limit of {MAX_BUNDLE} bytes for a bundle"
+        ));
+    }
+    let length = input.bytes;
+    let sha256 = input.sha256();
+    let canonical = write_to(&files, Hashing::new(std::io::sink())).map_err(|e| e.to_string())?;
+    let canonical_length = canonical.bytes;
+    if canonical_length != length || canonical.sha256() != sha256 {
+        return Err(format!(
+            "not the bundle plumb makes of its files ({length} bytes where that one has {}): \
+             bytes after the archive, padding, extra blocks, other header fields or another order \
+             would give the same files another pack hash (plumb pack bundle makes it anew)",
+            canonical_length
+        ));
+    }
+    Ok(Bundle { files, sha256 })
+}
+
+/// The archive's files and its index text, read entry by entry: regular
+/// files with plain names only, each size checked before it is read.
+fn entries(input: impl Read) -> Result<(Files, String), String> {
+    let mut archive = tar::Archive::new(input);
     let mut files = Files::new();
     let mut listed = None;
-    let entries = archive.entries().map_err(not_a_bundle)?;
+    let mut total: u64 = 0;
+    // Raw: GNU long names and pax headers are entries like any other (and
+    // refused), never read into memory by the tar reader.
+    let entries = archive.entries().map_err(not_a_bundle)?.raw(true);
     for entry in entries {
         let mut entry = entry.map_err(not_a_bundle)?;
         let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let shown: String = name.chars().take(60).collect();
+        let shown = crate::terminal::cleaned(&name.chars().take(60).collect::<String>());
         if entry.header().entry_type() != tar::EntryType::Regular {
             return Err(format!("'{shown}' is not a regular file"));
         }
-        if !plain_name(&name) && name != INDEX {
+        if !plain_name(&name) {
             return Err(format!("'{shown}' is not a plain file name"));
         }
         let size = entry.header().size().map_err(|e| format!("{shown}: {e}"))?;
-        if size > max_file {
+        let left = if name == INDEX {
+            MAX_INDEX
+        } else {
+            MAX_PACK_BYTES - total
+        };
+        if size > left {
             return Err(format!(
-                "{shown} is {size} bytes; a pack file may have at most {max_file}"
+                "{shown} is {size} bytes; a pack's files may have {MAX_PACK_BYTES} bytes together, {INDEX} {MAX_INDEX}"
             ));
         }
         if files.len() >= MAX_FILES {
             return Err(format!("more than {MAX_FILES} files"));
         }
-        let mut data = Vec::with_capacity(size as usize);
+        let mut data = Vec::new();
+        data.try_reserve_exact(size as usize)
+            .map_err(|_| format!("{shown}: no memory for its {size} bytes"))?;
         (&mut entry)
-            .take(max_file + 1)
+            .take(size)
             .read_to_end(&mut data)
             .map_err(|e| format!("{shown}: {e}"))?;
         if name == INDEX {
@@ -115,21 +271,29 @@ pub fn read(bytes: &[u8], max_file: u64) -> Result<Files, String> {
                 return Err(format!("{INDEX} appears twice"));
             }
             listed = Some(String::from_utf8(data).map_err(|_| format!("{INDEX} is not text"))?);
-        } else if files.insert(name.clone(), data).is_some() {
+            continue;
+        }
+        total += size;
+        if files.insert(name, data).is_some() {
             return Err(format!("{shown} appears twice"));
         }
     }
     let listed = listed.ok_or_else(|| format!("not a bundle: no {INDEX}"))?;
-    let mut want: BTreeMap<String, String> = BTreeMap::new();
+    Ok((files, listed))
+}
+
+/// Checks every file against the index `listed`, naming the file at fault.
+fn check_index(files: &Files, listed: &str) -> Result<(), String> {
+    let mut want: BTreeMap<&str, String> = BTreeMap::new();
     for (n, line) in listed.lines().enumerate() {
         let (hash, name) = line
             .split_once("  ")
             .filter(|(h, _)| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
             .ok_or_else(|| format!("{INDEX} line {} is not 'SHA256  NAME'", n + 1))?;
-        want.insert(name.to_string(), hash.to_ascii_lowercase());
+        want.insert(name, hash.to_ascii_lowercase());
     }
-    for (name, bytes) in &files {
-        match want.get(name) {
+    for (name, bytes) in files {
+        match want.get(name.as_str()) {
             None => return Err(format!("{name} is not in {INDEX}")),
             Some(h) if *h != sha256_hex(bytes) => {
                 return Err(format!(
@@ -140,10 +304,13 @@ pub fn read(bytes: &[u8], max_file: u64) -> Result<Files, String> {
             Some(_) => {}
         }
     }
-    if let Some(missing) = want.keys().find(|n| !files.contains_key(*n)) {
-        return Err(format!("{missing} is listed in {INDEX} but missing"));
+    if let Some(missing) = want.keys().find(|n| !files.contains_key(**n)) {
+        return Err(format!(
+            "{} is listed in {INDEX} but missing",
+            crate::terminal::clean(missing)
+        ));
     }
-    Ok(files)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -161,7 +328,10 @@ mod tests {
     fn the_same_files_give_the_same_bytes_and_read_back() {
         let a = write(&sample()).unwrap();
         assert_eq!(a, write(&sample()).unwrap());
-        assert_eq!(read(&a, 1 << 20).unwrap(), sample());
+        let back = read(&a[..]).unwrap();
+        assert_eq!(back.files, sample());
+        assert_eq!(back.sha256, sha256_hex(&a));
+        assert_eq!(bundle_sha256(&sample()).unwrap(), sha256_hex(&a));
         let mut changed = sample();
         changed.get_mut("a.rhai").unwrap()[0] ^= 1;
         assert_ne!(sha256_hex(&a), sha256_hex(&write(&changed).unwrap()));
@@ -172,9 +342,39 @@ mod tests {
         let mut a = write(&sample()).unwrap();
         let at = a.windows(9).position(|w| w == b"print(1);").unwrap();
         a[at + 6] = b'2';
-        let e = read(&a, 1 << 20).unwrap_err();
+        let e = read(&a[..]).unwrap_err();
         assert!(e.contains("a.rhai was altered after bundling"), "{e}");
-        assert!(read(b"garbage", 10).is_err());
-        assert!(read(&a, 4).unwrap_err().contains("at most 4"));
+        assert!(read(&b"garbage"[..]).is_err());
+    }
+
+    #[test]
+    fn only_the_canonical_bytes_of_the_files_are_a_bundle() {
+        let a = write(&sample()).unwrap();
+        let refused = |bytes: &[u8]| {
+            let e = read(bytes).unwrap_err();
+            assert!(e.contains("not the bundle plumb makes"), "{e}");
+        };
+        // Bytes after the archive, and another record of zero blocks.
+        refused(&[&a[..], b"x"].concat());
+        refused(&[&a[..], &[0u8; 10240][..]].concat());
+        // The same files in another order.
+        let mut b = tar::Builder::new(Vec::new());
+        let files = sample();
+        let index = index(&files);
+        for (name, bytes) in files
+            .iter()
+            .rev()
+            .chain([(&INDEX.to_string(), &index.into_bytes())])
+        {
+            let mut h = tar::Header::new_ustar();
+            h.set_path(name).unwrap();
+            h.set_size(bytes.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            b.append(&h, &bytes[..]).unwrap();
+        }
+        refused(&b.into_inner().unwrap());
+        // The end blocks cut off (tar takes EOF for the end).
+        refused(&a[..a.len() - 1024]);
     }
 }

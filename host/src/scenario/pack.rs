@@ -298,7 +298,7 @@ pub fn builtin(name: &str) -> Option<Result<Pack, PackError>> {
             .map(|(_, s)| s.to_string())
     };
     Some(
-        from_manifest(&format!("{name}/"), |f| {
+        from_manifest(&format!("{name}/"), |f, _| {
             read(f)
                 .map(String::into_bytes)
                 .ok_or_else(|| format!("missing embedded file {f}"))
@@ -310,18 +310,15 @@ pub fn builtin(name: &str) -> Option<Result<Pack, PackError>> {
     )
 }
 
-/// The largest file a pack may hold (manifest, scenario or data), in bytes.
-pub const MAX_PACK_FILE: u64 = 256 << 20;
-
 /// Loads a pack folder. Every file it names (the manifest, scenarios, data)
 /// is read beneath the folder without following symlinks, must be a regular
-/// file and at most [`MAX_PACK_FILE`] bytes.
+/// file, and all together hold at most [`bundle::MAX_PACK_BYTES`].
 pub fn load_dir(dir: &Path) -> Result<Pack, PackError> {
-    let read = |f: &str| {
-        if f.contains('/') || f.starts_with('.') {
+    let read = |f: &str, max: u64| {
+        if !bundle::plain_name(f) {
             return Err(format!("'{f}' must be a file name inside the pack"));
         }
-        crate::sandbox::read_beneath(dir, f, MAX_PACK_FILE).map_err(|e| format!("{f}: {e}"))
+        crate::sandbox::read_beneath(dir, f, max).map_err(|e| format!("{f}: {e}"))
     };
     let mut pack = from_manifest(&format!("{}/", dir.display()), read)?;
     pack.origin = Origin::Folder(dir.display().to_string());
@@ -331,8 +328,9 @@ pub fn load_dir(dir: &Path) -> Result<Pack, PackError> {
 /// The README a pack may hold, bundled with it.
 pub const README: &str = "README.md";
 
-/// Loads a bundle file: every file checked against its index, the
-/// signature (`BUNDLE.minisig`) checked against `trusted` keys.
+/// Loads a bundle file, read as a stream (see [`bundle::read`]): every
+/// file checked against its index, the signature (`BUNDLE.minisig`)
+/// checked against `trusted` keys over the same open file.
 pub fn load_bundle(
     path: &Path,
     trusted: &[(minisign::PublicKey, String)],
@@ -341,22 +339,28 @@ pub fn load_bundle(
         file: path.display().to_string(),
         message,
     };
-    let bytes = read_file(path, bundle::MAX_BUNDLE).map_err(err)?;
-    let files = bundle::read(&bytes, MAX_PACK_FILE).map_err(err)?;
-    let signed = super::signature::check(&bytes, &super::signature::signature_path(path), trusted)
-        .map_err(err)?;
-    let mut pack = from_manifest(&format!("{}:", path.display()), |f| {
+    let mut file = open_file(path, bundle::MAX_BUNDLE).map_err(err)?;
+    let bundle::Bundle { files, sha256 } = bundle::read(&mut file).map_err(err)?;
+    let signed = super::signature::check(
+        &mut file,
+        &sha256,
+        &super::signature::signature_path(path),
+        trusted,
+    )
+    .map_err(err)?;
+    // Each file moves from the bundle into the pack: held once.
+    let mut files = files;
+    let mut pack = from_manifest(&format!("{}:", path.display()), |f, _| {
         files
-            .get(f)
-            .cloned()
+            .remove(f)
             .ok_or_else(|| format!("{f} is not in the bundle"))
     })?;
-    if let Some(extra) = files.keys().find(|f| !pack.files.contains_key(*f)) {
+    if let Some(extra) = files.keys().next() {
         return Err(err(format!(
             "{extra} is in the bundle but pack.toml does not name it"
         )));
     }
-    pack.sha256 = bundle::sha256_hex(&bytes);
+    pack.sha256 = sha256;
     pack.origin = Origin::Bundle {
         path: path.display().to_string(),
         signed,
@@ -372,11 +376,11 @@ fn load_git(arg: &str, spec: Result<super::git::GitSpec, String>) -> Result<Pack
     };
     let spec = spec.map_err(err)?;
     let checkout = super::git::Checkout::open(&spec).map_err(err)?;
-    let read = |f: &str| {
+    let read = |f: &str, max: u64| {
         if !bundle::plain_name(f) {
             return Err(format!("'{f}' must be a file name inside the pack"));
         }
-        checkout.read(f, MAX_PACK_FILE)
+        checkout.read(f, max)
     };
     let mut pack = from_manifest(&format!("{arg}:"), read)?;
     pack.origin = Origin::Git {
@@ -389,11 +393,10 @@ fn load_git(arg: &str, spec: Result<super::git::GitSpec, String>) -> Result<Pack
 
 /// The SHA-256 of the bundle `files` make.
 fn bundle_sha256(files: &Files, prefix: &str) -> Result<String, PackError> {
-    let bytes = bundle::write(files).map_err(|e| PackError {
+    bundle::bundle_sha256(files).map_err(|e| PackError {
         file: format!("{prefix}pack.toml"),
         message: format!("cannot bundle: {e}"),
-    })?;
-    Ok(bundle::sha256_hex(&bytes))
+    })
 }
 
 /// A lone script (`.rhai`) or component (`.wasm`) as a pack of one.
@@ -402,7 +405,7 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
         file: path.display().to_string(),
         message,
     };
-    let bytes = read_file(path, MAX_PACK_FILE).map_err(err)?;
+    let bytes = read_file(path, bundle::MAX_PACK_BYTES).map_err(err)?;
     let file_name = path
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
@@ -425,10 +428,10 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
     })
 }
 
-/// A file named on the command line: followed like any path the user gives,
-/// but it must be a regular file (a FIFO would block) of at most `max` bytes.
-pub fn read_file(path: &Path, max: u64) -> Result<Vec<u8>, String> {
-    use std::io::Read;
+/// A file named on the command line, opened to be read: followed like any
+/// path the user gives, but it must be a regular file (a FIFO would block)
+/// of at most `max` bytes when opened.
+pub fn open_file(path: &Path, max: u64) -> Result<std::fs::File, String> {
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
         .read(true)
@@ -439,6 +442,20 @@ pub fn read_file(path: &Path, max: u64) -> Result<Vec<u8>, String> {
     if !meta.is_file() {
         return Err("not a regular file".into());
     }
+    if meta.len() > max {
+        return Err(format!(
+            "{} bytes, larger than the limit of {max} bytes",
+            meta.len()
+        ));
+    }
+    Ok(f)
+}
+
+/// A file named on the command line (see [`open_file`]), read whole: at
+/// most `max` bytes, however it grows while read.
+pub fn read_file(path: &Path, max: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let f = open_file(path, max)?;
     let mut bytes = Vec::new();
     f.take(max + 1)
         .read_to_end(&mut bytes)
@@ -449,97 +466,121 @@ pub fn read_file(path: &Path, max: u64) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-/// A pack from its files, which `read` gives by name: `pack.toml`, the
-/// scenarios and data files it names, and `README.md` when there is one.
-/// `prefix` (the folder, bundle or built-in name) starts every file name in
-/// errors.
+/// Checks the pack's name and version from its manifest: both become a
+/// file name (`NAME-VERSION.plumbpack`) and are printed, so both must be
+/// [`bundle::plain_name`]s (an empty version stands for none).
+fn check_identity(m: &Manifest) -> Result<(), String> {
+    if !bundle::plain_name(&m.name) {
+        return Err(format!(
+            "name = '{}' is not a pack name (one plain file name: printable ASCII without spaces or slashes, not hidden, at most 100 bytes)",
+            crate::terminal::clean(&m.name)
+        ));
+    }
+    if !m.version.is_empty() && !bundle::plain_name(&m.version) {
+        return Err(format!(
+            "version = '{}' is not a version (one plain file name: printable ASCII without spaces or slashes, not hidden, at most 100 bytes)",
+            crate::terminal::clean(&m.version)
+        ));
+    }
+    Ok(())
+}
+
+/// A pack's files as they are read, each once, counted against
+/// [`bundle::MAX_PACK_BYTES`] together: each read is given what is left.
+struct Reader<F> {
+    read: F,
+    total: u64,
+    /// Every file read so far: the pack's files.
+    files: Files,
+}
+
+impl<F: FnMut(&str, u64) -> Result<Vec<u8>, String>> Reader<F> {
+    /// A copy of the file `f` (read once, however often it is named).
+    fn get(&mut self, f: &str) -> Result<Vec<u8>, String> {
+        if let Some(bytes) = self.files.get(f) {
+            return Ok(bytes.clone());
+        }
+        let left = bundle::MAX_PACK_BYTES.saturating_sub(self.total);
+        let bytes = (self.read)(f, left).map_err(|e| {
+            if left < bundle::MAX_PACK_BYTES {
+                format!(
+                    "{e} (a pack's files may have {} bytes together; {left} are left)",
+                    bundle::MAX_PACK_BYTES
+                )
+            } else {
+                e
+            }
+        })?;
+        self.total += bytes.len() as u64;
+        self.files.insert(f.to_string(), bytes.clone());
+        Ok(bytes)
+    }
+}
+
+/// A pack from its files, which `read` gives by name and at most the
+/// number of bytes it is given: `pack.toml`, the scenarios and data files
+/// it names, and `README.md` when there is one. Every name the manifest
+/// gives passes [`bundle::pack_file_name`], its own name and version
+/// [`check_identity`]. `prefix` (the folder, bundle or built-in name)
+/// starts every file name in errors.
 fn from_manifest(
     prefix: &str,
-    read: impl Fn(&str) -> Result<Vec<u8>, String>,
+    read: impl FnMut(&str, u64) -> Result<Vec<u8>, String>,
 ) -> Result<Pack, PackError> {
-    let file = format!("{prefix}pack.toml");
-    let text = read("pack.toml")
-        .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".into()))
-        .map_err(|message| PackError {
-            file: file.clone(),
-            message,
-        })?;
-    let text = text.as_str();
-    let m: Manifest = toml::from_str(text).map_err(|e| PackError {
-        file: file.clone(),
-        message: e.to_string(),
-    })?;
-    m.capabilities.validate().map_err(|message| PackError {
+    let file = format!("{prefix}{}", bundle::MANIFEST);
+    let pack_err = |message| PackError {
         file: file.clone(),
         message,
-    })?;
-    let mut files = Files::new();
-    files.insert("pack.toml".into(), text.as_bytes().to_vec());
+    };
+    let mut reader = Reader {
+        read,
+        total: 0,
+        files: Files::new(),
+    };
+    let text = reader
+        .get(bundle::MANIFEST)
+        .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".into()))
+        .map_err(pack_err)?;
+    let m: Manifest = toml::from_str(&text).map_err(|e| pack_err(e.to_string()))?;
+    check_identity(&m).map_err(pack_err)?;
+    m.capabilities.validate().map_err(pack_err)?;
     let mut scenarios = Vec::new();
     for f in &m.scenarios {
-        let pack_err = |message| PackError {
-            file: file.clone(),
-            message,
-        };
-        if !bundle::plain_name(f) {
-            return Err(pack_err(format!(
-                "'{f}' must be a plain file name inside the pack"
-            )));
-        }
-        let bytes = read(f).map_err(pack_err)?;
-        files.insert(f.clone(), bytes.clone());
+        bundle::pack_file_name(f).map_err(pack_err)?;
+        let bytes = reader.get(f).map_err(pack_err)?;
         scenarios.push(ScenarioSource::new(f, format!("{prefix}{f}"), bytes).map_err(pack_err)?);
     }
     let mut data = BTreeMap::new();
     for f in &m.data {
-        if !bundle::plain_name(f) {
-            return Err(PackError {
-                file: file.clone(),
-                message: format!("'{f}' must be a plain file name inside the pack"),
-            });
-        }
-        let text = read(f).map_err(|message| PackError {
-            file: file.clone(),
-            message,
-        })?;
-        files.insert(f.clone(), text.clone());
-        let text = String::from_utf8(text).map_err(|_| PackError {
-            file: file.clone(),
-            message: format!("data file {f} is not UTF-8 text"),
-        })?;
+        bundle::pack_file_name(f).map_err(pack_err)?;
+        let text = String::from_utf8(reader.get(f).map_err(pack_err)?)
+            .map_err(|_| pack_err(format!("data file {f} is not UTF-8 text")))?;
         data.insert(f.clone(), text);
     }
     // A README travels with the pack when there is one.
-    if let Ok(readme) = read(README) {
-        files.insert(README.into(), readme);
-    }
+    let _ = reader.get(README);
     let compare = match &m.compare {
         Some(f) => {
-            let pack_err = |message| PackError {
-                file: file.clone(),
-                message,
-            };
-            if !bundle::plain_name(f) || !(f.ends_with(".rhai") || f.ends_with(".wasm")) {
+            bundle::pack_file_name(f).map_err(pack_err)?;
+            if !(f.ends_with(".rhai") || f.ends_with(".wasm")) {
                 return Err(pack_err(format!(
                     "compare = '{f}' must be a .rhai or .wasm file name inside the pack"
                 )));
             }
             Some(PackTemplate {
                 name: f.clone(),
-                bytes: read(f).map_err(pack_err)?,
+                bytes: reader.get(f).map_err(pack_err)?,
             })
         }
         // Where pack.toml names none, the conventional names, if present.
         None => TEMPLATE_FILES.iter().find_map(|f| {
-            read(f).ok().map(|bytes| PackTemplate {
+            reader.get(f).ok().map(|bytes| PackTemplate {
                 name: f.to_string(),
                 bytes,
             })
         }),
     };
-    if let Some(t) = &compare {
-        files.insert(t.name.clone(), t.bytes.clone());
-    }
+    let files = reader.files;
     Ok(Pack {
         data,
         name: m.name,

@@ -5,7 +5,7 @@
 //! writes it.
 
 use minisign::{PublicKey, PublicKeyBox, SecretKey, SecretKeyBox, SignatureBox};
-use std::io::Cursor;
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
 /// The largest key or signature file read.
@@ -66,16 +66,23 @@ pub fn trusted_keys(path: &Path) -> Result<Vec<(PublicKey, String)>, String> {
 }
 
 /// Makes a key pair without a password (as `minisign -G -W`): writes the
-/// public key to `public` and the secret key to `secret` (mode 0600);
-/// refuses to overwrite either. Returns the key id.
+/// public key to `public` and the secret key to `secret` (mode 0600).
+/// Refuses, before writing anything, to overwrite either or to give both
+/// the same path; a failure leaves neither file behind. Returns the key id.
 pub fn keygen(public: &Path, secret: &Path) -> Result<String, String> {
     for p in [public, secret] {
-        if p.exists() {
+        if std::fs::symlink_metadata(p).is_ok() {
             return Err(format!(
                 "{} exists; plumb does not overwrite keys",
                 p.display()
             ));
         }
+    }
+    if same_place(public, secret) {
+        return Err(format!(
+            "the public and the secret key would both be {}: give two paths",
+            public.display()
+        ));
     }
     let pair = minisign::KeyPair::generate_unencrypted_keypair().map_err(|e| e.to_string())?;
     let id = key_id(pair.pk.keynum());
@@ -86,10 +93,29 @@ pub fn keygen(public: &Path, secret: &Path) -> Result<String, String> {
         .map_err(|e| e.to_string())?
         .to_string();
     write_new(secret, sk.as_bytes(), 0o600)?;
-    write_new(public, pk.as_bytes(), 0o644)?;
+    if let Err(e) = write_new(public, pk.as_bytes(), 0o644) {
+        // The secret key is ours (made just now, O_EXCL): no half pair stays.
+        let _ = std::fs::remove_file(secret);
+        return Err(e);
+    }
     Ok(id)
 }
 
+/// Whether two paths not yet made name the same file: the same name in the
+/// same directory (however the directory is spelled).
+fn same_place(a: &Path, b: &Path) -> bool {
+    let place = |p: &Path| {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        Some((std::fs::canonicalize(dir).ok()?, p.file_name()?.to_owned()))
+    };
+    a == b || matches!((place(a), place(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// Writes a new file (never an existing one, nor through a symlink) with
+/// `mode`, durably; on a failure after it was made, removes it.
 fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
@@ -99,8 +125,10 @@ fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
         .mode(mode)
         .open(path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    f.write_all(bytes)
-        .map_err(|e| format!("{}: {e}", path.display()))
+    f.write_all(bytes).and_then(|()| f.sync_all()).map_err(|e| {
+        let _ = std::fs::remove_file(path);
+        format!("{}: {e}", path.display())
+    })
 }
 
 /// Signs `bundle` with the secret key file `key` (unencrypted, or with the
@@ -119,14 +147,24 @@ pub fn sign(bundle: &Path, key: &Path, password: Option<String>) -> Result<Strin
             key.display()
         )
     })?;
-    let data = super::pack::read_file(bundle, super::bundle::MAX_BUNDLE)
-        .map_err(|e| format!("{}: {e}", bundle.display()))?;
+    // Only a bundle plumb would load is signed; read as a stream twice
+    // (checked, then signed) through one open file.
+    let at = |e: String| format!("{}: {e}", bundle.display());
+    let mut file = super::pack::open_file(bundle, super::bundle::MAX_BUNDLE).map_err(at)?;
+    let sha256 = super::bundle::read(&mut file).map_err(at)?.sha256;
+    file.rewind().map_err(|e| at(e.to_string()))?;
     let name = bundle
         .file_name()
         .map_or("bundle".into(), |n| n.to_string_lossy().into_owned());
-    let trusted = format!("file:{name}\tsha256:{}", super::bundle::sha256_hex(&data));
-    let sig = minisign::sign(None, &sk, Cursor::new(&data), Some(&trusted), None)
-        .map_err(|e| e.to_string())?;
+    let trusted = format!("file:{name}\tsha256:{sha256}");
+    let mut signed = super::bundle::Hashing::new(file.take(super::bundle::MAX_BUNDLE));
+    let sig =
+        minisign::sign(None, &sk, &mut signed, Some(&trusted), None).map_err(|e| e.to_string())?;
+    if signed.sha256() != sha256 {
+        return Err(at(
+            "the bundle changed while it was signed; nothing was written".into(),
+        ));
+    }
     let out = signature_path(bundle);
     crate::report::save::write_atomic(&out, sig.to_string().as_bytes())
         .map_err(|e| format!("{}: {e}", out.display()))?;
@@ -153,11 +191,15 @@ pub enum Signed {
     },
 }
 
-/// Checks the signature of `data` (the bundle's bytes) in `sig_file`
-/// against `trusted` keys. A signature by a trusted key that does not hold
-/// (the bundle or the signature was altered) is an error.
+/// Checks the signature in `sig_file` of the bundle open in `data` (read
+/// again from its start, as a stream), whose SHA-256 was `sha256` when it
+/// was loaded, against `trusted` keys. A signature by a trusted key that
+/// does not hold (the bundle or the signature was altered), a legacy
+/// (not prehashed) one, or a bundle that changed since it was loaded is an
+/// error.
 pub fn check(
-    data: &[u8],
+    data: &mut std::fs::File,
+    sha256: &str,
     sig_file: &Path,
     trusted: &[(PublicKey, String)],
 ) -> Result<Signed, String> {
@@ -171,12 +213,23 @@ pub fn check(
     let Some((pk, _)) = trusted.iter().find(|(_, id)| *id == key_id) else {
         return Ok(Signed::Untrusted { key_id });
     };
-    minisign::verify(pk, &sig, Cursor::new(data), true, false, false).map_err(|e| {
+    if !sig.is_prehashed() {
+        return Err(format!(
+            "{}: a legacy signature (not prehashed); sign the bundle again with plumb pack sign or minisign -S",
+            sig_file.display()
+        ));
+    }
+    data.rewind().map_err(|e| e.to_string())?;
+    let mut read = super::bundle::Hashing::new(&mut *data);
+    minisign::verify(pk, &sig, &mut read, true, false, false).map_err(|e| {
         format!(
             "{}: the signature by key {key_id} does not match the bundle (altered after signing?): {e}",
             sig_file.display()
         )
     })?;
+    if read.sha256() != sha256 {
+        return Err("the bundle changed while it was read; nothing was run".into());
+    }
     let comment = sig.trusted_comment().unwrap_or_default();
     Ok(Signed::Verified { key_id, comment })
 }

@@ -4,6 +4,7 @@
 
 use super::{ExitCode, Signals};
 use crate::sandbox::RunDir;
+use crate::terminal::{clean, clean_text};
 use crate::trace::limits::{read_bounded, MAX_LOG_BYTES, MAX_TRACE_BYTES};
 use crate::trace::{
     dbench, iolog, replay, show, strace, Bounds, Halt, ReplayError, ReplayResult, Trace,
@@ -133,7 +134,7 @@ pub fn main(cmd: TraceCommand) -> ExitCode {
     match r {
         Ok(code) => code,
         Err((code, msg)) => {
-            eprintln!("plumb trace: error: {msg}");
+            crate::terminal::print_error("trace", &msg);
             code
         }
     }
@@ -176,7 +177,7 @@ fn save(trace: &Trace, output: &Path) -> Result<(), (ExitCode, String)> {
         eprintln!(
             "the program ran {:.3} s under {} ({} traced calls); think time in the trace includes the tracer's slowdown",
             t.wall_us as f64 / 1e6,
-            t.name,
+            clean(&t.name),
             t.calls
         );
     }
@@ -206,7 +207,7 @@ fn import(
     } else if format == LogFormat::Dbench {
         let c = dbench::convert(&name, &text).map_err(|e| bad(e.to_string()))?;
         for note in &c.notes {
-            eprintln!("{name}: {note}");
+            eprintln!("{name}: {}", clean(note));
         }
         c.trace
     } else {
@@ -236,9 +237,9 @@ fn show_cmd(path: &Path, json: bool) -> Outcome {
     if json {
         let text =
             serde_json::to_string_pretty(&s).map_err(|e| (ExitCode::Failed, e.to_string()))?;
-        println!("{text}");
+        println!("{}", crate::terminal::clean_json(&text));
     } else {
-        print!("{}", show::render(&s));
+        print!("{}", clean_text(&show::render(&s)));
     }
     Ok(ExitCode::Ok)
 }
@@ -337,7 +338,8 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
         crate::report::save::write_atomic(j, (text + "\n").as_bytes())
             .map_err(|e| (ExitCode::Failed, format!("--json {e}")))?;
     }
-    print!("{}", render(&r));
+    // Step names, errno names and divergences quote the trace.
+    print!("{}", clean_text(&render(&r)));
     match &r.halted {
         None => Ok(ExitCode::Ok),
         Some(h) => Err((halt_code(h), halt_message(h))),
