@@ -15,6 +15,7 @@ mod fleet;
 mod hangs;
 mod hostile;
 mod jobs_and_output;
+mod limits_run;
 mod net;
 mod options;
 mod pack;

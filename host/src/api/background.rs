@@ -226,13 +226,13 @@ impl Host {
             clock: self.clock(),
         };
         let (stop, live) = (ctx.stop.clone(), ctx.live.clone());
-        let thread = std::thread::Builder::new()
-            .name(format!("bg-{}", name.chars().take(12).collect::<String>()))
-            .spawn(move || sampled(&ctx, work))
-            .map_err(|e| ApiError::Failed {
-                op,
-                message: format!("cannot start a thread for '{name}': {e}"),
-            })?;
+        let thread =
+            crate::gate::thread(format!("bg-{}", name.chars().take(12).collect::<String>()))
+                .spawn(move || sampled(op, &ctx, work))
+                .map_err(|e| ApiError::Failed {
+                    op,
+                    message: format!("cannot start a thread for '{name}': {e}"),
+                })?;
         let task = Task {
             slot: Arc::new(Mutex::new(Slot {
                 kind,
@@ -298,8 +298,10 @@ impl Host {
 /// Runs `work`, sampling its meter into its live totals every 50 ms until
 /// it returns (work that publishes its own totals leaves the meter alone),
 /// then records the final totals. The sampler ends however the work ends,
-/// a panic included (the panic then fails the task's thread).
+/// a panic included (the panic then fails the task's thread). When no
+/// sampler can be started, the work does not start either (`op` names it).
 fn sampled<T>(
+    op: &'static str,
     ctx: &TaskContext,
     work: impl FnOnce(&TaskContext) -> Result<T, ApiError>,
 ) -> Result<T, ApiError> {
@@ -312,14 +314,19 @@ fn sampled<T>(
     }
     let done = AtomicBool::new(false);
     let r = std::thread::scope(|s| {
-        s.spawn(|| {
-            while !done.load(Ordering::Relaxed) {
-                if let Some((ios, bytes)) = ctx.meter.totals() {
-                    ctx.live.record(ios, bytes);
+        crate::gate::thread("bg-sampler")
+            .spawn_scoped(s, || {
+                while !done.load(Ordering::Relaxed) {
+                    if let Some((ios, bytes)) = ctx.meter.totals() {
+                        ctx.live.record(ios, bytes);
+                    }
+                    std::thread::sleep(SAMPLE_EVERY);
                 }
-                std::thread::sleep(SAMPLE_EVERY);
-            }
-        });
+            })
+            .map_err(|e| ApiError::Failed {
+                op,
+                message: format!("cannot start the task's progress thread: {e}"),
+            })?;
         let _raise = Raise(&done);
         work(ctx)
     });
@@ -387,6 +394,11 @@ impl<T: Clone + Send + std::fmt::Debug + 'static> Task<T> {
         if let Ok(r) = &outcome {
             on_result(host, r);
         }
+        // A result the report refused (the result file's limits) fails the task.
+        let outcome = match host.report.take_refusal() {
+            Some(message) => Err(ApiError::Failed { op, message }),
+            None => outcome,
+        };
         lock(&self.slot).outcome = Some(
             outcome
                 .as_ref()

@@ -104,8 +104,12 @@ pub enum Capability {
 }
 
 impl Host {
-    /// Refuses what the pack did not declare: direct I/O, more threads, root.
+    /// Refuses what the pack did not declare: direct I/O, more threads, root;
+    /// and threads past the run's cap ([`crate::gate`]), declared or not.
     pub fn allow(&self, what: Capability) -> Result<(), ApiError> {
+        if let Capability::Threads(n) = what {
+            crate::gate::room(n).map_err(|e| ApiError::Denied(e.to_string()))?;
+        }
         let Some(c) = &self.space.declared else {
             return Ok(());
         };

@@ -225,7 +225,10 @@ impl Host {
                 op: "starting the loopback peer".into(),
                 source: e,
             })?;
-        let handle = server.spawn();
+        let handle = server.spawn().map_err(|e| ApiError::Failed {
+            op: "net::local_peer",
+            message: format!("cannot start the loopback peer: {e}"),
+        })?;
         let addr = handle.addr().to_string();
         self.space.net.lock().expect("grants").push(addr.clone());
         *peer = Some(handle);

@@ -1,31 +1,42 @@
 //! What a scenario reports: metrics, tables, notes, and the jobs it ran.
+//!
+//! Every call is held to the result document's [`limits`], the ones its
+//! readers apply: what one run may report, and what the whole document may
+//! hold beside the other scenarios ([`DocumentRoom`]). A call that would
+//! make the document one no reader accepts is refused there, with an error
+//! naming the limit.
 
 use super::{ApiError, Host};
-use crate::model::document::{Better, Metric, Series, Table};
+use crate::model::document::{json_bytes, limits, Better, Metric, ScenarioResult, Series, Table};
 use crate::model::result::JobResult;
+use std::collections::HashMap;
 
 /// Most metrics one scenario run may report.
-pub const MAX_METRICS: usize = 10_000;
+pub const MAX_METRICS: usize = limits::RUN_METRICS;
 /// Most tables one scenario run may report.
-pub const MAX_TABLES: usize = 100;
+pub const MAX_TABLES: usize = limits::RUN_TABLES;
 /// Most rows in one table.
-pub const MAX_ROWS: usize = 10_000;
+pub const MAX_ROWS: usize = limits::TABLE_ROWS;
 /// Most columns in one table.
-pub const MAX_COLUMNS: usize = 64;
+pub const MAX_COLUMNS: usize = limits::TABLE_COLUMNS;
 /// Most notes one scenario run may report.
-pub const MAX_NOTES: usize = 1_000;
+pub const MAX_NOTES: usize = limits::RUN_NOTES;
 /// Longest note, in bytes.
-pub const MAX_NOTE_LEN: usize = 4_096;
+pub const MAX_NOTE_LEN: usize = limits::NOTE_BYTES;
 /// Longest name, unit, title or table cell, in bytes.
-pub const MAX_TEXT_LEN: usize = 1_024;
+pub const MAX_TEXT_LEN: usize = limits::TEXT_BYTES;
 /// Most time series one scenario run may report.
-pub const MAX_SERIES: usize = 64;
+pub const MAX_SERIES: usize = limits::RUN_SERIES;
 pub use crate::model::document::MAX_SERIES_VALUE;
 /// Most points in one series.
-pub const MAX_POINTS: usize = 100_000;
+pub const MAX_POINTS: usize = limits::SERIES_POINTS;
 /// Most points in all the series of one scenario run (about 13 MB of the
 /// result document's JSON).
-pub const MAX_TOTAL_POINTS: usize = 200_000;
+pub const MAX_TOTAL_POINTS: usize = limits::RUN_POINTS;
+
+/// Depth of a scenario's entries (a metric, a table, a job) in the result
+/// document: `{"scenarios": [{"metrics": [ ... ]}]}`.
+const ENTRY_DEPTH: usize = 4;
 
 /// Refuses `text` longer than `max` bytes, naming the call and the field.
 fn bounded(call: &str, field: &str, text: &str, max: usize) -> Result<(), ApiError> {
@@ -48,6 +59,59 @@ fn room(call: &str, what: &str, have: usize, max: usize) -> Result<(), ApiError>
     Ok(())
 }
 
+/// What the result document already holds beside one run of a scenario:
+/// the other scenarios' results and this scenario's own from its earlier
+/// runs (`--repeat`), counted against the document's [`limits`].
+#[derive(Debug, Clone, Default)]
+pub struct DocumentRoom {
+    /// Metrics in the document.
+    metrics: usize,
+    /// Jobs in the document.
+    jobs: usize,
+    /// Bytes of the document's JSON (with [`limits::HEADER_BYTES`] kept
+    /// for the rest).
+    bytes: u64,
+    /// This scenario's metrics so far, by name, with their samples: a name
+    /// reported again adds a sample, not a metric.
+    earlier: HashMap<String, usize>,
+    /// This scenario's tables, notes and series so far.
+    tables: usize,
+    notes: usize,
+    series: usize,
+}
+
+impl DocumentRoom {
+    /// The room beside `done` (the scenarios the document holds) and
+    /// `entry` (this scenario's results from its earlier runs).
+    pub fn beside(done: &[ScenarioResult], entry: &ScenarioResult) -> DocumentRoom {
+        let all = || done.iter().chain(std::iter::once(entry));
+        DocumentRoom {
+            metrics: all().map(|s| s.metrics.len()).sum(),
+            jobs: all().map(|s| s.jobs.len()).sum(),
+            bytes: all().fold(limits::HEADER_BYTES, |b, s| {
+                b.saturating_add(json_bytes(s, 2))
+            }),
+            earlier: entry
+                .metrics
+                .iter()
+                .map(|m| (m.name.clone(), m.samples.len()))
+                .collect(),
+            tables: entry.tables.len(),
+            notes: entry.notes.len(),
+            series: entry.series.len(),
+        }
+    }
+}
+
+/// What this run added to the document so far, beyond its [`DocumentRoom`].
+#[derive(Debug, Clone, Default)]
+struct Added {
+    /// Metrics under names the scenario had not reported before.
+    metrics: usize,
+    /// Bytes of JSON.
+    bytes: u64,
+}
+
 /// Everything reported by one run of a scenario.
 #[derive(Debug, Clone, Default)]
 pub struct ScenarioReport {
@@ -61,6 +125,65 @@ pub struct ScenarioReport {
     pub series: Vec<Series>,
     /// Results of `io::job` calls.
     pub jobs: Vec<JobResult>,
+    /// The document beside this run.
+    room: DocumentRoom,
+    /// What this run added.
+    added: Added,
+    /// A job result refused where no error could be returned (a background
+    /// job's, recorded as its task is collected), for the collector to take.
+    refusal: Option<String>,
+}
+
+impl ScenarioReport {
+    /// Takes `bytes` more of the result file for `call`, or refuses them.
+    fn take_bytes(&mut self, call: &str, bytes: u64) -> Result<(), ApiError> {
+        let held = self.room.bytes.saturating_add(self.added.bytes);
+        let total = held.saturating_add(bytes);
+        if total > limits::FILE_BYTES {
+            return Err(ApiError::Invalid(format!(
+                "{call}: {} more bytes of results would make the result file {}, past its limit of {} (rule: result file limits)",
+                bytes,
+                crate::units::format_bytes_binary(total as f64),
+                crate::units::format_bytes_binary(limits::FILE_BYTES as f64)
+            )));
+        }
+        self.added.bytes = total.saturating_sub(self.room.bytes);
+        Ok(())
+    }
+
+    /// Refuses one more of what the document counts when `held` already
+    /// reached `max`, naming the call and the limit.
+    fn document_room(call: &str, what: &str, held: usize, max: usize) -> Result<(), ApiError> {
+        if held >= max {
+            return Err(ApiError::Invalid(format!(
+                "{call}: the result document already holds {held} {what}, its limit (rule: result file limits)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Records a job's result, if the document has room for it.
+    pub(crate) fn job(&mut self, call: &str, result: JobResult) -> Result<(), ApiError> {
+        let held = self.room.jobs.saturating_add(self.jobs.len());
+        Self::document_room(call, "jobs", held, limits::JOBS)?;
+        bounded(call, "job name", &result.name, limits::NAME)?;
+        self.take_bytes(call, json_bytes(&result, ENTRY_DEPTH))?;
+        self.jobs.push(result);
+        Ok(())
+    }
+
+    /// [`ScenarioReport::job`] for a caller that cannot return its error:
+    /// the refusal is kept for [`ScenarioReport::take_refusal`].
+    pub(crate) fn job_or_keep_refusal(&mut self, call: &str, result: JobResult) {
+        if let Err(e) = self.job(call, result) {
+            self.refusal = Some(e.to_string());
+        }
+    }
+
+    /// The refusal [`ScenarioReport::job_or_keep_refusal`] kept, once.
+    pub(crate) fn take_refusal(&mut self) -> Option<String> {
+        self.refusal.take()
+    }
 }
 
 impl Host {
@@ -86,13 +209,34 @@ impl Host {
                 "report::metric: '{name}' = {value} needs a name and a finite value"
             )));
         }
-        self.report.metrics.push(Metric {
+        let metric = Metric {
             name: name.into(),
             unit: unit.into(),
             better,
             value,
             samples: vec![value],
-        });
+        };
+        let r = &mut self.report;
+        let call = "report::metric";
+        match r.room.earlier.get(name) {
+            // Another sample of a metric of an earlier run.
+            Some(samples) => {
+                ScenarioReport::document_room(
+                    call,
+                    "samples of one metric",
+                    *samples,
+                    limits::SAMPLES,
+                )?;
+                r.take_bytes(call, json_bytes(&value, ENTRY_DEPTH + 2))?;
+            }
+            None => {
+                let held = r.room.metrics.saturating_add(r.added.metrics);
+                ScenarioReport::document_room(call, "metrics", held, limits::METRICS)?;
+                r.take_bytes(call, json_bytes(&metric, ENTRY_DEPTH))?;
+                r.added.metrics += 1;
+            }
+        }
+        r.metrics.push(metric);
         Ok(())
     }
 
@@ -123,11 +267,16 @@ impl Host {
                 header.len()
             )));
         }
-        self.report.tables.push(Table {
+        let r = &mut self.report;
+        let held = r.room.tables.saturating_add(r.tables.len());
+        ScenarioReport::document_room(call, "tables for this scenario", held, limits::ITEMS)?;
+        let table = Table {
             title: title.into(),
             header,
             rows,
-        });
+        };
+        r.take_bytes(call, json_bytes(&table, ENTRY_DEPTH))?;
+        r.tables.push(table);
         Ok(())
     }
 
@@ -176,19 +325,37 @@ impl Host {
                 points[i]
             )));
         }
-        self.report.series.push(Series {
+        let r = &mut self.report;
+        let held = r.room.series.saturating_add(r.series.len());
+        ScenarioReport::document_room(call, "series for this scenario", held, limits::ITEMS)?;
+        let series = Series {
             name: name.into(),
             unit: unit.into(),
             points: points.into_iter().map(|(x, y)| [x, y]).collect(),
-        });
+        };
+        r.take_bytes(call, json_bytes(&series, ENTRY_DEPTH))?;
+        r.series.push(series);
         Ok(())
     }
 
     /// Records a note (at most [`MAX_NOTES`] of [`MAX_NOTE_LEN`] bytes).
     pub fn note(&mut self, text: &str) -> Result<(), ApiError> {
-        bounded("report::note", "note", text, MAX_NOTE_LEN)?;
-        room("report::note", "notes", self.report.notes.len(), MAX_NOTES)?;
-        self.report.notes.push(text.to_string());
+        let call = "report::note";
+        bounded(call, "note", text, MAX_NOTE_LEN)?;
+        room(call, "notes", self.report.notes.len(), MAX_NOTES)?;
+        let r = &mut self.report;
+        let held = r.room.notes.saturating_add(r.notes.len());
+        ScenarioReport::document_room(call, "notes for this scenario", held, limits::ITEMS)?;
+        r.take_bytes(call, json_bytes(text, ENTRY_DEPTH))?;
+        r.notes.push(text.to_string());
         Ok(())
+    }
+
+    /// Runs this scenario beside what the result document already holds
+    /// (`room`): its calls are refused where the document would pass its
+    /// limits.
+    pub fn within(mut self, room: DocumentRoom) -> Host {
+        self.report.room = room;
+        self
     }
 }

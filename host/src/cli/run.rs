@@ -3,6 +3,7 @@
 //! and save results, print the table, and clean up — also after Ctrl-C.
 
 use super::{ExitCode, Signals};
+use crate::api::report::DocumentRoom;
 use crate::api::{Host, Limits, Workspace};
 use crate::model::document::{Metric, RunDocument, ScenarioResult, SCHEMA};
 use crate::report::run_table::{self, Format};
@@ -69,6 +70,10 @@ pub struct RunArgs {
         value_name = "SIZE"
     )]
     pub scenario_memory: String,
+    /// The most threads the run may have at once, whatever starts them
+    /// (default: 4096, or half the machine's process limits when lower).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_threads: Option<u32>,
     /// A threshold, e.g. 'randrw.read_iops >= 50k' or 'read_lat_p99 <= 2ms' (repeatable); exit 1 when one fails.
     #[arg(long = "assert", value_name = "EXPR")]
     pub asserts: Vec<String>,
@@ -93,6 +98,9 @@ fn bad(msg: impl Into<String>) -> (ExitCode, String) {
 }
 
 fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
+    if let Some(n) = args.max_threads {
+        crate::gate::set_max_threads(n);
+    }
     let targets = if args.scenarios.is_empty() {
         vec!["quick".to_string()]
     } else {
@@ -245,7 +253,8 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                     params.clone(),
                     Limits { timeout },
                     stop.clone(),
-                );
+                )
+                .within(DocumentRoom::beside(&gathered, &g));
                 let (report, outcome) = scenario::run(s, &code, host, memory);
                 merge_samples(&mut g.metrics, report.metrics);
                 g.jobs.extend(report.jobs);

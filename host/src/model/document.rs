@@ -193,8 +193,11 @@ pub fn job_metrics(r: &JobResult) -> Vec<Metric> {
     out
 }
 
-/// Bounds on what a result document read from a file may hold, so that a
-/// hostile file cannot make `compare` or `--resume` run out of memory or time.
+/// The limits of a result document: one definition for those who write
+/// results (the host API's `report::` calls, job results) and those who
+/// read them (`compare`, `show`, `--resume`), so that plumb never writes a
+/// document it would refuse to read, and a hostile file cannot make a
+/// reader run out of memory or time.
 pub mod limits {
     /// Largest result file read, in bytes.
     pub const FILE_BYTES: u64 = 128 << 20;
@@ -212,6 +215,96 @@ pub mod limits {
     pub const TEXT: usize = 64 << 10;
     /// Notes, tables and parameters of one scenario; rows and columns of one table.
     pub const ITEMS: usize = 10_000;
+
+    // What one run of a scenario may report, each within the above.
+
+    /// Metrics one run of a scenario may report.
+    pub const RUN_METRICS: usize = 10_000;
+    /// Tables one run of a scenario may report.
+    pub const RUN_TABLES: usize = 100;
+    /// Rows of one reported table.
+    pub const TABLE_ROWS: usize = 10_000;
+    /// Columns of one reported table.
+    pub const TABLE_COLUMNS: usize = 64;
+    /// Notes one run of a scenario may report.
+    pub const RUN_NOTES: usize = 1_000;
+    /// Bytes of one reported note.
+    pub const NOTE_BYTES: usize = 4_096;
+    /// Bytes of a reported name, unit, title or table cell.
+    pub const TEXT_BYTES: usize = 1_024;
+    /// Time series one run of a scenario may report.
+    pub const RUN_SERIES: usize = 64;
+    /// Points of one reported series.
+    pub const SERIES_POINTS: usize = 100_000;
+    /// Points of all the series of one run (about 13 MB of JSON).
+    pub const RUN_POINTS: usize = 200_000;
+    /// Bytes of the file kept for what is not a scenario's results (the
+    /// machine, the target, the run's times and label).
+    pub const HEADER_BYTES: u64 = 1 << 20;
+
+    const _: () = assert!(
+        RUN_METRICS <= METRICS
+            && RUN_TABLES <= ITEMS
+            && TABLE_ROWS <= ITEMS
+            && TABLE_COLUMNS <= ITEMS
+            && RUN_NOTES <= ITEMS
+            && NOTE_BYTES <= TEXT
+            && TEXT_BYTES <= NAME
+            && RUN_SERIES <= ITEMS
+            && SERIES_POINTS <= SAMPLES
+            && HEADER_BYTES < FILE_BYTES
+    );
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary), saying
+/// where it was cut: for messages quoting what a scenario gave, which the
+/// result file holds within [`limits::TEXT`].
+pub fn cut_text(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    const MARK: &str = " …(cut)";
+    if text.len() <= max {
+        return text.into();
+    }
+    let mut end = max.saturating_sub(MARK.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{MARK}", &text[..end]).into()
+}
+
+/// Bytes `value` takes in a result file, written as plumb writes it
+/// (pretty JSON) `depth` levels deep in the document.
+pub fn json_bytes<T: Serialize + ?Sized>(value: &T, depth: usize) -> u64 {
+    /// Counts what is written: bytes and line breaks.
+    #[derive(Default)]
+    struct Count {
+        bytes: u64,
+        lines: u64,
+    }
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.bytes += buf.len() as u64;
+            self.lines += buf.iter().filter(|b| **b == b'\n').count() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count::default();
+    // Writing into a counter fails only for a value JSON cannot hold,
+    // which no result type is.
+    let _ = serde_json::to_writer_pretty(&mut count, value);
+    // Every line of a nested value is indented two spaces per level more,
+    // and the value is followed by a comma and a line break.
+    count
+        .bytes
+        .saturating_add(
+            count
+                .lines
+                .saturating_add(1)
+                .saturating_mul(2 * depth as u64),
+        )
+        .saturating_add(2)
 }
 
 /// Why a document is refused: where in it, and what is too big.

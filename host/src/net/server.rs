@@ -126,20 +126,18 @@ impl Server {
             }
             shared.active.fetch_add(1, Ordering::Relaxed);
             let (worker, log) = (shared.clone(), self.opts.log);
-            let spawned = std::thread::Builder::new()
-                .name("plumb-serve".into())
-                .spawn(move || {
-                    let outcome = handle(stream, &worker);
-                    if log {
-                        // Peer-chosen text reaches the log only made safe to print.
-                        match &outcome {
-                            Ok(Some(text)) => eprintln!("plumb serve: {peer}: {}", clean(text)),
-                            Ok(None) => {}
-                            Err(e) => eprintln!("plumb serve: {peer}: {}", clean(&e.to_string())),
-                        }
+            let spawned = crate::gate::thread("plumb-serve").spawn(move || {
+                let outcome = handle(stream, &worker);
+                if log {
+                    // Peer-chosen text reaches the log only made safe to print.
+                    match &outcome {
+                        Ok(Some(text)) => eprintln!("plumb serve: {peer}: {}", clean(text)),
+                        Ok(None) => {}
+                        Err(e) => eprintln!("plumb serve: {peer}: {}", clean(&e.to_string())),
                     }
-                    worker.active.fetch_sub(1, Ordering::Relaxed);
-                });
+                }
+                worker.active.fetch_sub(1, Ordering::Relaxed);
+            });
             if let Err(e) = spawned {
                 // Out of threads: this connection is dropped, the server goes on.
                 shared.active.fetch_sub(1, Ordering::Relaxed);
@@ -158,19 +156,20 @@ impl Server {
         })
     }
 
-    /// Serves on a background thread until the handle is dropped.
-    pub fn spawn(self) -> ServerHandle {
+    /// Serves on a background thread until the handle is dropped; fails
+    /// when that thread cannot start.
+    pub fn spawn(self) -> Result<ServerHandle, crate::gate::SpawnError> {
         let addr = self.local_addr();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let thread = std::thread::spawn(move || {
+        let thread = crate::gate::thread("plumb-peer").spawn(move || {
             let _ = self.serve(&flag);
-        });
-        ServerHandle {
+        })?;
+        Ok(ServerHandle {
             addr,
             stop,
             thread: Some(thread),
-        }
+        })
     }
 }
 

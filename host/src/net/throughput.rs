@@ -11,7 +11,7 @@ use serde::Serialize;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Which way the bytes flow, seen from the client.
@@ -171,58 +171,49 @@ pub fn throughput(
             d => vec![d],
         })
         .collect();
-    let barrier = Barrier::new(dirs.len());
     let failed = AtomicBool::new(false);
     let errors = Mutex::new(Vec::new());
     let start = Mutex::new(None::<Instant>);
-    let results: Vec<Option<StreamResult>> = std::thread::scope(|s| {
-        let handles: Vec<_> = dirs
-            .iter()
-            .map(|&dir| {
-                let (barrier, failed, errors, start) = (&barrier, &failed, &errors, &start);
-                s.spawn(move || {
-                    let request = match dir {
-                        Direction::Send => Request::Sink,
-                        _ => Request::Source,
-                    };
-                    let conn = open(addr, session, request);
-                    if let Err(e) = &conn {
-                        failed.store(true, Ordering::Relaxed);
-                        errors.lock().expect("errors").push(e.message.clone());
-                    }
-                    barrier.wait();
-                    let conn = conn.ok().filter(|_| !failed.load(Ordering::Relaxed))?;
-                    let t0 = *start
-                        .lock()
-                        .expect("start")
-                        .get_or_insert_with(Instant::now);
-                    let r = match dir {
-                        Direction::Send => send_stream(conn, t0, o, stop, meter),
-                        _ => recv_stream(conn, t0, o, stop, meter),
-                    };
-                    match r {
-                        Ok(r) => Some(r),
-                        Err((partial, e)) => {
-                            errors
-                                .lock()
-                                .expect("errors")
-                                .push(format!("{} stream: {e}", dir_name(dir)));
-                            Some(partial)
-                        }
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("stream thread"))
-            .collect()
-    });
+    // Every stream connects, then all start together; a stream thread that
+    // cannot start (the run's thread cap, the system) ends the test.
+    let (results, _) =
+        crate::gate::run_together("net", dirs.len() as u32, |i, go: &dyn Fn() -> bool| {
+            let dir = dirs[i];
+            let request = match dir {
+                Direction::Send => Request::Sink,
+                _ => Request::Source,
+            };
+            let conn = open(addr, session, request);
+            if let Err(e) = &conn {
+                failed.store(true, Ordering::Relaxed);
+                push(&errors, e.message.clone());
+            }
+            let started = go();
+            let conn = conn
+                .ok()
+                .filter(|_| started && !failed.load(Ordering::Relaxed))?;
+            let t0 = *start
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert_with(Instant::now);
+            let r = match dir {
+                Direction::Send => send_stream(conn, t0, o, stop, meter),
+                _ => recv_stream(conn, t0, o, stop, meter),
+            };
+            match r {
+                Ok(r) => Some(r),
+                Err((partial, e)) => {
+                    push(&errors, format!("{} stream: {e}", dir_name(dir)));
+                    Some(partial)
+                }
+            }
+        })
+        .map_err(fail)?;
     let seconds = start
         .into_inner()
-        .expect("start")
+        .unwrap_or_else(|p| p.into_inner())
         .map_or(0.0, |t| t.elapsed().as_secs_f64());
-    let errors = errors.into_inner().expect("errors");
+    let errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
     let streams: Vec<StreamResult> = results.into_iter().flatten().collect();
     let result = Throughput::from_streams(addr, streams, seconds);
     if stop.due() {
@@ -246,6 +237,11 @@ pub fn throughput(
             partial: Some(Box::new(result)),
         }),
     }
+}
+
+/// Adds an error to the test's list.
+fn push(errors: &Mutex<Vec<String>>, e: String) {
+    errors.lock().unwrap_or_else(|p| p.into_inner()).push(e);
 }
 
 /// The direction's name in messages.

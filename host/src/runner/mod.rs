@@ -285,7 +285,7 @@ struct SetOutcome {
 /// already running stop early and are joined. A worker that panics ends as
 /// an error of its job rather than taking the run down.
 fn run_set(members: &[&Planned], opts: &RunOptions) -> SetOutcome {
-    if let Some(message) = buffers_beyond_memory(members) {
+    if let Some(message) = buffers_beyond_memory(members).or_else(|| beyond_thread_cap(members)) {
         return SetOutcome {
             stats: members
                 .iter()
@@ -317,17 +317,13 @@ fn run_set(members: &[&Planned], opts: &RunOptions) -> SetOutcome {
                     continue;
                 }
                 let name = format!("{}.{}", job.name, w.clone);
-                match std::thread::Builder::new()
-                    .name(name.clone())
+                match crate::gate::thread(name.clone())
                     .spawn_scoped(scope, move || worker::run_worker(job, w, c, set_stop))
                 {
                     Ok(h) => started.push(Ok(h)),
                     Err(e) => {
                         set_stop.store(true, Ordering::Relaxed);
-                        let message = format!(
-                            "could not start thread {name}: {e} \
-                             (lower numjobs or raise the process limit)"
-                        );
+                        let message = format!("could not start thread {name}: {e}");
                         started.push(Err(message.clone()));
                         spawn_error = Some(message);
                     }
@@ -386,6 +382,17 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
         .copied()
         .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("a worker thread panicked")
+}
+
+/// Refuses a set whose clones would not all fit under the run's thread cap
+/// (no clone starts then, rather than some before the cap is met).
+fn beyond_thread_cap(members: &[&Planned]) -> Option<String> {
+    let threads = members
+        .iter()
+        .fold(0u32, |n, p| n.saturating_add(p.workers.len() as u32));
+    crate::gate::room(threads)
+        .err()
+        .map(|e| format!("cannot start {threads} job threads: {e}"))
 }
 
 /// Refuses a set whose clones together would ask for more I/O buffer memory

@@ -8,9 +8,22 @@ use crate::api::scenario_error::{ScenarioError, ScenarioErrorKind};
 use crate::api::{ErrorKind, Host, ScenarioReport};
 use crate::halt::Halted;
 use rhai::packages::{Package, StandardPackage};
-use rhai::{Engine, EvalAltResult, ParseError, Position, AST};
-use std::cell::RefCell;
+use rhai::{Engine, EvalAltResult, LexError, ParseError, Position, Token, AST};
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::time::Instant;
+
+/// Longest script source, a scenario's or a comparison template's, in
+/// bytes. Compiling costs time and memory in proportion to the source
+/// (measured: about 70 bytes of heap per byte of source, and 0.5 s per
+/// MiB in a release build); at this size it fits any sane limit, and the
+/// limits are checked while compiling too ([`compile`]).
+pub const MAX_SOURCE_BYTES: usize = 256 << 10;
+
+/// Most functions a script may define, and most variables in scope at
+/// once (Rhai's own parser limits).
+const MAX_FUNCTIONS: usize = 1_000;
+const MAX_VARIABLES: usize = 10_000;
 
 /// Limits of the script language itself (the host API has its own).
 #[derive(Debug, Clone, Copy)]
@@ -53,16 +66,13 @@ pub(super) fn base_engine(limits: &ScriptLimits) -> Engine {
     engine.set_max_array_size(limits.max_array_size);
     engine.set_max_map_size(limits.max_map_size);
     engine.set_max_modules(0);
+    engine.set_max_functions(MAX_FUNCTIONS);
+    engine.set_max_variables(MAX_VARIABLES);
     // A script's text never reaches the terminal raw: escape sequences
     // and other controls are shown escaped.
     engine.on_print(|s| eprintln!("  | {}", crate::terminal::clean_text(s)));
     engine.on_debug(|s, _, pos| eprintln!("  | [{pos}] {}", crate::terminal::clean_text(s)));
     engine
-}
-
-/// An engine for checking scripts: the host API's names, no host behind them.
-fn check_engine() -> Engine {
-    base_engine(&ScriptLimits::default())
 }
 
 fn place(
@@ -72,15 +82,17 @@ fn place(
     message: String,
     compile_time: bool,
 ) -> ScriptError {
+    use crate::model::document::{cut_text, limits};
     let line = pos.line();
+    // Both end up in the result file: within its limit together.
     ScriptError {
         file: file.to_string(),
         line,
         column: pos.position(),
-        message,
+        message: cut_text(&message, limits::TEXT / 2).into_owned(),
         source_line: line
             .and_then(|l| source.lines().nth(l - 1))
-            .map(|s| s.to_string()),
+            .map(|s| cut_text(s, limits::TEXT / 8).into_owned()),
         compile_time,
     }
 }
@@ -96,12 +108,120 @@ pub(super) fn parse_error(file: &str, source: &str, e: ParseError) -> ScriptErro
     )
 }
 
-/// Compiles a script and checks that every namespaced call names a host function.
+/// The limit that stopped a compilation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CompileLimit {
+    /// The heap grew past the memory limit.
+    Memory,
+    /// The deadline passed.
+    Deadline,
+}
+
+/// A compilation that failed: why, with the place, and the limit that
+/// stopped it (none when the source itself is at fault).
+#[derive(Debug)]
+pub(super) struct CompileError {
+    pub error: ScriptError,
+    pub limit: Option<CompileLimit>,
+}
+
+impl CompileError {
+    /// The error as a scenario ends with it.
+    fn into_scenario_error(self) -> ScenarioError {
+        let kind = match self.limit {
+            None => ScenarioErrorKind::Script,
+            Some(CompileLimit::Memory) => ScenarioErrorKind::MemoryLimit,
+            Some(CompileLimit::Deadline) => ScenarioErrorKind::Deadline,
+        };
+        ScenarioError::new(kind, self.error.to_string())
+    }
+}
+
+/// Compiles `source` with `engine` under the limits running has: a source
+/// longer than [`MAX_SOURCE_BYTES`] is refused before parsing; Rhai's own
+/// parser limits apply (expression depth, string length, functions,
+/// variables); and every 64 tokens the heap this thread grew while
+/// compiling is checked against `limits.max_heap_bytes` (named by `rule`)
+/// and the time against `deadline` (the instant, and the rule that set it).
+pub(super) fn compile(
+    engine: &mut Engine,
+    file: &str,
+    source: &str,
+    limits: &ScriptLimits,
+    rule: &str,
+    deadline: Option<(Instant, &str)>,
+) -> Result<AST, CompileError> {
+    if source.len() > MAX_SOURCE_BYTES {
+        let message = format!(
+            "the script is {} ({} bytes), more than the {} a script may be (rule: script size limit)",
+            crate::units::format_bytes_binary(source.len() as f64),
+            source.len(),
+            crate::units::format_bytes_binary(MAX_SOURCE_BYTES as f64)
+        );
+        return Err(CompileError {
+            error: place(file, "", Position::NONE, message, true),
+            limit: None,
+        });
+    }
+    let stopped: Rc<Cell<Option<CompileLimit>>> = Rc::default();
+    let seen = stopped.clone();
+    let heap = crate::heap::HeapWatch::start(limits.max_heap_bytes);
+    let memory = limits.max_heap_bytes;
+    let rule = rule.to_string();
+    let deadline = deadline.map(|(at, rule)| (at, rule.to_string()));
+    let tokens = Cell::new(0u32);
+    // Volatile in Rhai, not deprecated: the one hook inside the parser.
+    #[allow(deprecated)]
+    engine.on_parse_token(move |token, _, _| {
+        tokens.set(tokens.get().wrapping_add(1));
+        if !tokens.get().is_multiple_of(64) {
+            return token;
+        }
+        let (limit, message) = if heap.over() {
+            (
+                CompileLimit::Memory,
+                format!(
+                    "compiling the script went over its memory limit of {} (rule: {rule})",
+                    crate::units::format_bytes_binary(memory as f64)
+                ),
+            )
+        } else if let Some((_, by)) = deadline.as_ref().filter(|(at, _)| Instant::now() >= *at) {
+            (
+                CompileLimit::Deadline,
+                format!("compiling the script ran past its deadline (rule: {by})"),
+            )
+        } else {
+            return token;
+        };
+        seen.set(Some(limit));
+        Token::LexError(Box::new(LexError::Runtime(message)))
+    });
+    engine.compile(source).map_err(|e| match stopped.get() {
+        // The limit's own message, not a syntax error's.
+        Some(limit) => CompileError {
+            error: place(file, source, e.position(), e.err_type().to_string(), true),
+            limit: Some(limit),
+        },
+        None => CompileError {
+            error: parse_error(file, source, e),
+            limit: None,
+        },
+    })
+}
+
+/// Compiles a script and checks that every namespaced call names a host
+/// function (under the default limits: [`compile`]).
 pub fn check(file: &str, source: &str) -> Result<AST, ScriptError> {
-    let engine = check_engine();
-    let ast = engine
-        .compile(source)
-        .map_err(|e| parse_error(file, source, e))?;
+    let limits = ScriptLimits::default();
+    let ast = compile(
+        &mut base_engine(&limits),
+        file,
+        source,
+        &limits,
+        "--scenario-memory",
+        None,
+    )
+    .map_err(|e| e.error)?;
     let mut unknown: Option<ScriptError> = None;
     ast.walk(&mut |path| {
         if let Some(rhai::ASTNode::Expr(rhai::Expr::FnCall(call, pos))) = path.last() {
@@ -161,7 +281,7 @@ pub fn run(
     host: Host,
     limits: &ScriptLimits,
 ) -> (ScenarioReport, Result<(), ScenarioError>) {
-    let no_thread = |e: std::io::Error| {
+    let no_thread = |e: crate::gate::SpawnError| {
         let at = place(
             file,
             source,
@@ -172,8 +292,7 @@ pub fn run(
         ScenarioError::new(ScenarioErrorKind::Start, at.to_string())
     };
     std::thread::scope(|s| {
-        let spawned = std::thread::Builder::new()
-            .name("rhai".into())
+        let spawned = crate::gate::thread("rhai")
             .stack_size(script_stack_bytes(limits))
             .spawn_scoped(s, move || run_here(file, source, host, limits));
         match spawned {
@@ -229,11 +348,19 @@ fn run_here(
             token.set_tag(kind.code());
             Some(token)
         });
-        match engine.compile(source) {
-            Err(e) => Err(ScenarioError::new(
-                ScenarioErrorKind::Script,
-                parse_error(file, source, e).to_string(),
-            )),
+        let deadline = Instant::now()
+            .checked_add(host.borrow().time_left())
+            .map(|at| (at, "--timeout"));
+        let compiled = compile(
+            &mut engine,
+            file,
+            source,
+            limits,
+            "--scenario-memory",
+            deadline,
+        );
+        match compiled {
+            Err(e) => Err(e.into_scenario_error()),
             Ok(ast) => engine.run_ast(&ast).map_err(|e| {
                 let kind = stopped_by(&e);
                 ScenarioError::new(kind, runtime_error(file, source, *e).to_string())

@@ -3,9 +3,7 @@
 //! no clock), under tight language limits and a wall-clock deadline.
 
 use super::rhai_engine::ScriptLimits;
-use super::rhai_engine::{
-    base_engine, memory_limit_token, parse_error, runtime_error, script_stack_bytes,
-};
+use super::rhai_engine::{base_engine, memory_limit_token, runtime_error, script_stack_bytes};
 use crate::model::template::{check_tables, limits, MadeTable, TemplateInput};
 use crate::units::format_value;
 use rhai::{Array, Dynamic, Map, Scope};
@@ -27,8 +25,7 @@ pub fn render(file: &str, source: &str, input: &TemplateInput) -> Result<Vec<Mad
     // Rhai walks nested values recursively: a thread with a stack as deep
     // as the limits allow, as for scenarios.
     std::thread::scope(|s| {
-        std::thread::Builder::new()
-            .name("rhai-template".into())
+        crate::gate::thread("rhai-template")
             .stack_size(script_stack_bytes(&TEMPLATE_LIMITS))
             .spawn_scoped(s, move || render_here(file, source, input))
             .map_err(|e| format!("{file}: could not start the template's thread: {e}"))?
@@ -60,7 +57,7 @@ fn render_here(file: &str, source: &str, input: &TemplateInput) -> Result<Vec<Ma
     engine.register_fn("format_value", |v: i64, unit: &str| {
         format_value(v as f64, unit)
     });
-    let ast = compile(&engine, file, source)?;
+    let ast = compile(&mut engine, file, source, started)?;
     let out: Dynamic = engine
         .call_fn(&mut Scope::new(), &ast, "render", (input,))
         .map_err(|e| runtime_error(file, source, *e).to_string())?;
@@ -71,13 +68,36 @@ fn render_here(file: &str, source: &str, input: &TemplateInput) -> Result<Vec<Ma
 
 /// Compiles a template and checks that it defines `render`: `plumb check`.
 pub fn check(file: &str, source: &str) -> Result<(), String> {
-    compile(&base_engine(&TEMPLATE_LIMITS), file, source).map(|_| ())
+    compile(
+        &mut base_engine(&TEMPLATE_LIMITS),
+        file,
+        source,
+        Instant::now(),
+    )
+    .map(|_| ())
 }
 
-fn compile(engine: &rhai::Engine, file: &str, source: &str) -> Result<rhai::AST, String> {
-    let ast = engine
-        .compile(source)
-        .map_err(|e| parse_error(file, source, e).to_string())?;
+/// Compiles a template started at `started` under the template limits
+/// (its memory, and its time from then on), and checks that it defines
+/// `render`.
+fn compile(
+    engine: &mut rhai::Engine,
+    file: &str,
+    source: &str,
+    started: Instant,
+) -> Result<rhai::AST, String> {
+    let deadline = started
+        .checked_add(limits::TIME)
+        .map(|at| (at, "template time limit"));
+    let ast = super::rhai_engine::compile(
+        engine,
+        file,
+        source,
+        &TEMPLATE_LIMITS,
+        "template memory limit",
+        deadline,
+    )
+    .map_err(|e| e.error.to_string())?;
     if !ast
         .iter_functions()
         .any(|f| f.name == "render" && f.params.len() == 1)

@@ -27,33 +27,59 @@ pub struct WasmLimits {
     pub memory: usize,
 }
 
-/// The process's engine; a background thread advances its epoch.
-pub(super) fn engine() -> &'static Engine {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    ENGINE.get_or_init(|| {
-        let mut config = Config::new();
-        config.wasm_component_model(true);
-        config.epoch_interruption(true);
-        config.wasm_backtrace_details(WasmBacktraceDetails::Enable);
-        let engine = Engine::new(&config).expect("a valid wasmtime configuration");
-        let ticker = engine.clone();
-        std::thread::Builder::new()
-            .name("plumb-epoch".into())
-            .spawn(move || loop {
-                std::thread::sleep(TICK);
-                ticker.increment_epoch();
-            })
-            .expect("start the epoch thread");
-        engine
-    })
+/// The process's engine; a background thread (one of the run's, under its
+/// cap) advances its epoch. Fails, for good, when either cannot be made.
+pub(super) fn engine() -> Result<&'static Engine, String> {
+    static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
+    ENGINE
+        .get_or_init(start_engine)
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+fn start_engine() -> Result<Engine, String> {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    config.epoch_interruption(true);
+    config.wasm_backtrace_details(WasmBacktraceDetails::Enable);
+    let engine =
+        Engine::new(&config).map_err(|e| format!("the WebAssembly engine cannot start: {e}"))?;
+    let ticker = engine.clone();
+    crate::gate::thread("plumb-epoch")
+        .spawn(move || loop {
+            std::thread::sleep(TICK);
+            ticker.increment_epoch();
+        })
+        .map_err(|e| format!("the WebAssembly engine's epoch thread cannot start: {e}"))?;
+    Ok(engine)
 }
 
 fn linker() -> Result<Linker<State>, String> {
-    let mut linker = Linker::new(engine());
+    let mut linker = Linker::new(engine()?);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| e.to_string())?;
     Scenario::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)
         .map_err(|e| e.to_string())?;
     Ok(linker)
+}
+
+/// Largest component compiled, a scenario's or a comparison template's,
+/// in bytes. Compiling (Cranelift, on several threads) takes time and
+/// memory in proportion to the code and cannot be stopped half-way, so a
+/// component is bounded before it is parsed at all; real guests are a few
+/// MiB at most.
+pub const MAX_COMPONENT_BYTES: usize = 16 << 20;
+
+/// Refuses a component larger than [`MAX_COMPONENT_BYTES`], naming both sizes.
+pub(super) fn check_size(file: &str, bytes: &[u8]) -> Result<(), String> {
+    if bytes.len() > MAX_COMPONENT_BYTES {
+        return Err(format!(
+            "{file}: the component is {} ({} bytes), more than the {} a component may be (rule: component size limit)",
+            crate::units::format_bytes_binary(bytes.len() as f64),
+            bytes.len(),
+            crate::units::format_bytes_binary(MAX_COMPONENT_BYTES as f64)
+        ));
+    }
+    Ok(())
 }
 
 /// A compiled component, ready to instantiate.
@@ -66,8 +92,10 @@ pub struct Compiled {
 /// Compiles (or loads from the cache) and checks a component against the
 /// `plumb:bench/scenario` world; errors name what is missing.
 pub fn compile(file: &str, bytes: &[u8]) -> Result<Compiled, String> {
-    let (component, cached) = cache::load_or_compile(engine(), bytes)
-        .map_err(|e| format!("{file}: not a WebAssembly component plumb can run: {e:#}"))?;
+    check_size(file, bytes)?;
+    let (component, cached) =
+        cache::load_or_compile(engine().map_err(|e| format!("{file}: {e}"))?, bytes)
+            .map_err(|e| format!("{file}: not a WebAssembly component plumb can run: {e:#}"))?;
     let pre = linker()?
         .instantiate_pre(&component)
         .map_err(|e| format!("{file}: {}", import_error(&e)))?;
@@ -97,7 +125,7 @@ fn stopped_by(
     limits: WasmLimits,
     started: Instant,
 ) -> ScenarioError {
-    let at = |kind, message: String| ScenarioError::new(kind, format!("{file}: {message}"));
+    let at = |kind, message: String| ScenarioError::new(kind, within_text(file, &message));
     if state.host.stop_flag().load(Ordering::Relaxed) {
         return at(ScenarioErrorKind::Interrupted, "interrupted".into());
     }
@@ -148,7 +176,7 @@ pub fn run(
         wasi,
         limiter: MemoryLimiter::new(limits.memory),
     };
-    let mut store = Store::new(engine(), state);
+    let mut store = Store::new(compiled.pre.engine(), state);
     store.limiter(|s| &mut s.limiter);
     let started = Instant::now();
     store.set_epoch_deadline(1);
@@ -167,7 +195,7 @@ pub fn run(
         Ok(Ok(())) => Ok(()),
         Ok(Err(msg)) => Err(ScenarioError::new(
             ScenarioErrorKind::Failed,
-            format!("{file}: the scenario failed: {msg}"),
+            within_text(file, &format!("the scenario failed: {msg}")),
         )),
         Err(e) => Err(stopped_by(file, &e, store.data(), limits, started)),
     };
@@ -180,6 +208,12 @@ pub fn run(
         (result, _) => result,
     };
     (state.host, result)
+}
+
+/// `FILE: message`, the guest's part cut to what the result file holds.
+fn within_text(file: &str, message: &str) -> String {
+    use crate::model::document::{cut_text, limits};
+    format!("{file}: {}", cut_text(message, limits::TEXT / 2))
 }
 
 /// Prints what a guest wrote to its stdout and stderr (pipes of at most

@@ -51,7 +51,7 @@ pub fn render(file: &str, bytes: &[u8], input: &TemplateInput) -> Result<Vec<Mad
         table: ResourceTable::new(),
         limiter: MemoryLimiter::new(limits::WASM_MEMORY),
     };
-    let mut store = Store::new(engine(), state);
+    let mut store = Store::new(pre.engine(), state);
     store.limiter(|s| &mut s.limiter);
     let started = Instant::now();
     store.set_epoch_deadline(1);
@@ -167,9 +167,11 @@ pub fn check(file: &str, bytes: &[u8]) -> Result<(), String> {
 
 /// A linked template, ready to instantiate.
 fn prepare(file: &str, bytes: &[u8]) -> Result<CompareTemplatePre<State>, String> {
-    let (component, _) = super::cache::load_or_compile(engine(), bytes)
+    super::engine::check_size(file, bytes)?;
+    let engine = engine().map_err(|e| format!("{file}: {e}"))?;
+    let (component, _) = super::cache::load_or_compile(engine, bytes)
         .map_err(|e| format!("{file}: not a WebAssembly component plumb can run: {e:#}"))?;
-    let mut linker: Linker<State> = Linker::new(engine());
+    let mut linker: Linker<State> = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| format!("{file}: {e}"))?;
     let pre = linker.instantiate_pre(&component).map_err(|e| {
         format!("{file}: it imports something plumb does not give templates ({e:#}); a template may import only WASI preview 2")

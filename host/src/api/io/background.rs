@@ -24,7 +24,7 @@ impl Host {
         let record: fn(&mut Host, &JobResult) = if job.create_only {
             |_, _| {}
         } else {
-            |host, r| host.report.jobs.push(r.clone())
+            |host, r| host.report.job_or_keep_refusal("io::start", r.clone())
         };
         let kind = TaskKind {
             op: "io::start",

@@ -152,7 +152,7 @@ impl Host {
     fn job_done(&mut self, job: &JobSpec, result: JobResult) -> Result<JobResult, ApiError> {
         let result = succeeded("io::job", &job.name, result)?;
         if !job.create_only {
-            self.report.jobs.push(result.clone());
+            self.report.job("io::job", result.clone())?;
         }
         Ok(result)
     }

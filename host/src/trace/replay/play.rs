@@ -291,8 +291,7 @@ fn run_lanes(
                 } else {
                     format!("replay-{n}")
                 };
-                let spawned = std::thread::Builder::new()
-                    .name(name)
+                let spawned = crate::gate::thread(name)
                     .stack_size(STACK_BYTES)
                     .spawn_scoped(s, move || player.play(lane, speed, t0));
                 match spawned {
