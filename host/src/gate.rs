@@ -325,6 +325,21 @@ mod tests {
     }
 
     #[test]
+    fn threads_past_the_cap_are_refused_naming_it() {
+        let e = Permit::take(u32::MAX).unwrap_err().to_string();
+        assert!(e.contains("--max-threads"), "{e}");
+        assert!(room(u32::MAX).is_err());
+        let e = run_together("t", u32::MAX, |_, start| start()).unwrap_err();
+        assert!(e.contains("cap of"), "{e}");
+    }
+
+    #[test]
+    fn a_name_with_a_nul_starts_a_thread_rather_than_panicking() {
+        let h = thread("a\0b").spawn(|| std::thread::current().name().map(String::from));
+        assert_eq!(h.unwrap().join().unwrap().as_deref(), Some("ab"));
+    }
+
+    #[test]
     fn all_threads_start_when_all_are_ready() {
         let (started, _) = run_together("t", 3, |_, start| start()).unwrap();
         assert_eq!(started, vec![true; 3]);

@@ -359,3 +359,69 @@ impl Host {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(name: &str, metrics: &[&str]) -> ScenarioResult {
+        let doc: ScenarioResult = serde_json::from_value(serde_json::json!({
+            "name": name, "pack": null, "source_sha256": null, "params": {}, "repeat": 1,
+            "metrics": [], "jobs": [], "tables": [], "error": null
+        }))
+        .unwrap();
+        ScenarioResult {
+            metrics: metrics
+                .iter()
+                .map(|n| Metric {
+                    name: n.to_string(),
+                    unit: "u".into(),
+                    better: Better::Higher,
+                    value: 1.0,
+                    samples: vec![1.0],
+                })
+                .collect(),
+            ..doc
+        }
+    }
+
+    #[test]
+    fn the_room_counts_the_other_scenarios_and_this_ones_earlier_runs() {
+        let done = [scenario("a", &["x", "y"]), scenario("b", &["x"])];
+        let room = DocumentRoom::beside(&done, &scenario("c", &["z"]));
+        assert_eq!(room.metrics, 4);
+        assert_eq!(room.earlier.get("z"), Some(&1));
+        assert!(!room.earlier.contains_key("x"));
+        assert!(room.bytes > limits::HEADER_BYTES);
+    }
+
+    #[test]
+    fn bytes_past_the_result_file_limit_are_refused() {
+        let mut r = ScenarioReport {
+            room: DocumentRoom {
+                bytes: limits::FILE_BYTES - 10,
+                ..DocumentRoom::default()
+            },
+            ..ScenarioReport::default()
+        };
+        assert!(r.take_bytes("report::note", 6).is_ok());
+        let e = r.take_bytes("report::note", 6).unwrap_err().to_string();
+        assert!(e.contains("past its limit of 128MiB"), "{e}");
+        assert_eq!(r.added.bytes, 6);
+    }
+
+    #[test]
+    fn a_job_past_the_documents_jobs_is_refused_and_kept_for_a_background_collector() {
+        let mut r = ScenarioReport {
+            room: DocumentRoom {
+                jobs: limits::JOBS,
+                ..DocumentRoom::default()
+            },
+            ..ScenarioReport::default()
+        };
+        r.job_or_keep_refusal("io::start", JobResult::default());
+        let e = r.take_refusal().unwrap();
+        assert!(e.contains("already holds 10000 jobs"), "{e}");
+        assert!(r.take_refusal().is_none() && r.jobs.is_empty());
+    }
+}

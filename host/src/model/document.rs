@@ -458,3 +458,39 @@ impl ScenarioResult {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_bytes_is_what_an_entry_adds_to_the_pretty_document() {
+        let m = Metric {
+            name: "a.read.iops".into(),
+            unit: "iops".into(),
+            better: Better::Higher,
+            value: 1.5,
+            samples: vec![1.5, 2.5],
+        };
+        let doc = |n: usize| {
+            let metrics = vec![serde_json::to_value(&m).unwrap(); n];
+            serde_json::to_vec_pretty(&serde_json::json!({ "scenarios": [{ "metrics": metrics }] }))
+                .unwrap()
+                .len() as u64
+        };
+        let added = doc(3) - doc(2);
+        let counted = json_bytes(&m, 4);
+        assert!(
+            counted >= added && counted <= added + 4,
+            "{counted} for {added}"
+        );
+    }
+
+    #[test]
+    fn cut_text_keeps_short_text_and_cuts_at_a_character() {
+        assert_eq!(cut_text("short", 10), "short");
+        let long = "é".repeat(100);
+        let cut = cut_text(&long, 41);
+        assert!(cut.len() <= 41 && cut.ends_with("…(cut)"), "{cut}");
+    }
+}

@@ -184,3 +184,33 @@ fn texts(v: Dynamic) -> Result<Vec<String>, String> {
         .ok_or_else(|| "must be an array".to_string())?;
     Ok(list.into_iter().map(text).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_template_past_the_source_limit_is_refused_before_compiling() {
+        let source = format!("fn render(c) {{ [] }}\n{}", "// padding\n".repeat(30_000));
+        let e = check("t.rhai", &source).unwrap_err();
+        assert!(e.contains("rule: script size limit"), "{e}");
+    }
+
+    #[test]
+    fn compiling_a_template_is_held_to_its_time_limit() {
+        // Started long enough ago that its time is up before it compiles.
+        let started = Instant::now() - limits::TIME;
+        let source = "let a = [1, 2, 3];\n".repeat(100);
+        let e = compile(
+            &mut base_engine(&TEMPLATE_LIMITS),
+            "t.rhai",
+            &source,
+            started,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("compiling the script ran past its deadline (rule: template time limit)"),
+            "{e}"
+        );
+    }
+}
