@@ -120,6 +120,10 @@ struct Case {
     /// A directory (relative to work) whose `.svg` files must be well-formed XML.
     #[serde(default)]
     svg_xml: Option<String>,
+    /// The case runs with `--keep`: the kept run directories may take at
+    /// most this many bytes on disk (every inode's blocks), then are removed.
+    #[serde(default)]
+    keep_max_disk: Option<u64>,
     /// RLIMIT_AS for the child, in GiB.
     #[serde(default = "default_mem_gib")]
     mem_gib: u64,
@@ -200,6 +204,18 @@ fn generate(kind: &str) -> Vec<u8> {
                 s.push_str(&format!("op 0 {h} 1 open {h} 0 r\n"));
             }
             s.push_str("end 5000\n");
+            s.into_bytes()
+        }
+        "trace-mkdir-50000" => {
+            let mut s = String::from("plumb-trace 1\nduration_us 100000\n");
+            for i in 0..50_000 {
+                s.push_str(&format!("file {i} - d{i}\n"));
+            }
+            s.push_str("thread 0 1\n");
+            for i in 0..50_000 {
+                s.push_str(&format!("op 0 {i} 1 mkdir {i}\n"));
+            }
+            s.push_str("end 50000\n");
             s.into_bytes()
         }
         "fleet-huge-inventory" => {
@@ -606,7 +622,21 @@ fn run_case(c: &Case) -> Outcome {
     }
     // What the case left in the target.
     let left: Vec<String> = crate::util::entries(&target);
-    if let Some(max) = c.keep_scan_max_file {
+    if let Some(max) = c.keep_max_disk {
+        let used: u64 = left
+            .iter()
+            .filter(|n| n.starts_with("plumb-run-"))
+            .map(|r| crate::util::disk_usage(&target.join(r)))
+            .sum();
+        if used > max {
+            problems.push(format!(
+                "the kept run directories take {used} bytes on disk, more than {max}"
+            ));
+        }
+        for r in left.iter().filter(|n| n.starts_with("plumb-run-")) {
+            let _ = std::fs::remove_dir_all(target.join(r));
+        }
+    } else if let Some(max) = c.keep_scan_max_file {
         let runs: Vec<_> = left
             .iter()
             .filter(|n| n.starts_with("plumb-run-"))

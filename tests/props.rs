@@ -1518,7 +1518,7 @@ proptest! {
         let t = c.trace;
         let tmp = tempfile::tempdir().unwrap();
         for clients in [1, 2] {
-            let dir = plumb::sandbox::RunDir::create(tmp.path()).unwrap();
+            let dir = plumb::sandbox::RunDir::create(tmp.path(), plumb::sandbox::Account::unbounded()).unwrap();
             let stop = std::sync::atomic::AtomicBool::new(false);
             let o = plumb::trace::ReplayOptions { speed: plumb::trace::Speed::Max, keep_threads: true, clients };
             let bounds = plumb::trace::Bounds { stop: &stop, deadline: None, max_bytes: 1 << 40 };

@@ -4,6 +4,7 @@ mod util;
 
 mod accuracy;
 mod background;
+mod budget_inodes;
 mod cache_git;
 mod cache_journal;
 mod cache_scratch;

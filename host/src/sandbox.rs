@@ -5,9 +5,13 @@
 //! with [`SandboxError::Escape`]; operations on a final path component
 //! (`unlinkat`, `renameat`, `mkdirat`, `fstatat`) never follow symlinks.
 
+mod account;
 mod holds;
 mod owner;
 
+pub use account::{
+    default_inodes, entry_bytes, Account, OverBudget, Unit, DEFAULT_MAX_INODES, INODE_BYTES,
+};
 pub use holds::{raise_descriptor_limit, Held, Inode};
 pub use owner::sweep_stale;
 
@@ -44,6 +48,14 @@ pub enum SandboxError {
         path: String,
         /// What is wrong.
         why: &'static str,
+    },
+    /// Creating it would pass the run's byte or inode budget.
+    #[error("'{path}': {source}")]
+    Budget {
+        /// The path as given.
+        path: String,
+        /// The refused charge.
+        source: OverBudget,
     },
     /// The operating system refused.
     #[error("{op} '{path}': {source}")]
@@ -114,6 +126,9 @@ pub struct RunDir {
     mark: Option<PathBuf>,
     /// Its files held open (shared with its clones).
     holds: Arc<holds::Holds>,
+    /// What its files may take on disk (shared with its clones): every
+    /// inode created beneath it is charged here.
+    account: Arc<Account>,
 }
 
 impl Drop for RunDir {
@@ -127,8 +142,8 @@ impl Drop for RunDir {
 impl RunDir {
     /// Creates a fresh, uniquely named directory inside `parent`, marked
     /// with its owner (the mark is written first, so no directory is ever
-    /// left unmarked).
-    pub fn create(parent: &Path) -> std::io::Result<RunDir> {
+    /// left unmarked), whose files are charged to `account`.
+    pub fn create(parent: &Path, account: Arc<Account>) -> std::io::Result<RunDir> {
         let parent = std::fs::canonicalize(parent)?;
         let me = owner::Owner::me()?;
         for attempt in 0..100u32 {
@@ -148,6 +163,7 @@ impl RunDir {
                 Ok(()) => {
                     let mut dir = RunDir::open_existing(&path)?;
                     dir.mark = Some(mark);
+                    dir.account = account;
                     return Ok(dir);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -159,8 +175,9 @@ impl RunDir {
         ))
     }
 
-    /// Uses an existing directory as the root. The files held in it take
-    /// descriptors of their own, so the process's limit is raised first
+    /// Uses an existing directory as the root, its files charged to an
+    /// unbounded account. The files held in it take descriptors of their
+    /// own, so the process's limit is raised first
     /// ([`raise_descriptor_limit`]).
     pub fn open_existing(path: &Path) -> std::io::Result<RunDir> {
         raise_descriptor_limit();
@@ -181,6 +198,7 @@ impl RunDir {
             path: path.to_path_buf(),
             mark: None,
             holds: Arc::default(),
+            account: Account::unbounded(),
         })
     }
 
@@ -193,6 +211,7 @@ impl RunDir {
             path: self.path.clone(),
             mark: None,
             holds: self.holds.clone(),
+            account: self.account.clone(),
         })
     }
 
@@ -216,9 +235,66 @@ impl RunDir {
         removed
     }
 
-    /// Opens `rel` beneath the run directory with `open(2)` flags.
+    /// Opens `rel` beneath the run directory with `open(2)` flags. With
+    /// `O_CREAT`, a file this call creates is charged to the account
+    /// ([`RunDir::charge_new`]) before it exists.
     pub fn open(&self, rel: &str, flags: i32, mode: u32) -> Result<OwnedFd, SandboxError> {
-        self.open_beneath(self.root.as_raw_fd(), rel, flags, mode, "open")
+        let root = self.root.as_raw_fd();
+        if flags & libc::O_CREAT == 0 {
+            return self.open_beneath(root, rel, flags, mode, "open");
+        }
+        if flags & libc::O_EXCL != 0 {
+            let charged = self.charge_new("open", rel)?;
+            return self
+                .open_beneath(root, rel, flags, mode, "open")
+                .inspect_err(|_| self.account.refund(charged, 1));
+        }
+        // An existing file costs nothing: open it as it is, and charge only
+        // when this call is the one that creates it.
+        match self.open_beneath(root, rel, flags & !libc::O_CREAT, mode, "open") {
+            Err(e) if e.errno() == Some(libc::ENOENT) => {}
+            done => return done,
+        }
+        let charged = self.charge_new("open", rel)?;
+        match self.open_beneath(root, rel, flags | libc::O_EXCL, mode, "open") {
+            Ok(fd) => Ok(fd),
+            // Made meanwhile by someone else, or a dangling symlink beneath:
+            // open as asked, keeping the charge (at most one inode too many).
+            Err(e) if e.errno() == Some(libc::EEXIST) => self
+                .open_beneath(root, rel, flags, mode, "open")
+                .inspect_err(|_| self.account.refund(charged, 1)),
+            Err(e) => {
+                self.account.refund(charged, 1);
+                Err(e)
+            }
+        }
+    }
+
+    /// Charges one new inode named by `rel`'s last component: the inode,
+    /// its block and its directory entry ([`account`]). Returns the bytes
+    /// charged, to refund if the creation fails.
+    fn charge_new(&self, op: &'static str, rel: &str) -> Result<u64, SandboxError> {
+        let bytes = INODE_BYTES + account::entry_bytes(last_name(rel).as_bytes());
+        self.account
+            .charge(op, bytes, 1)
+            .map(|()| bytes)
+            .map_err(|source| SandboxError::Budget {
+                path: rel.to_string(),
+                source,
+            })
+    }
+
+    /// Gives back the inode a removed name `st` described, when it was the
+    /// last name (or a directory): its block and the inode itself.
+    fn refund_removed(&self, st: &Stat) {
+        if st.is_dir || st.links <= 1 {
+            self.account.refund(INODE_BYTES, 1);
+        }
+    }
+
+    /// The account this directory's files are charged to.
+    pub fn account(&self) -> &Arc<Account> {
+        &self.account
     }
 
     /// Opens `rel` as [`RunDir::open`] does, for a descriptor kept past the
@@ -310,12 +386,13 @@ impl RunDir {
         ))
     }
 
-    /// Creates a directory.
+    /// Creates a directory (charged as a new inode).
     pub fn mkdir(&self, rel: &str) -> Result<(), SandboxError> {
         let (dir, name) = self.parent_of(rel)?;
+        let charged = self.charge_new("mkdir", rel)?;
         // SAFETY: valid descriptor and C string.
         let r = unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o755) };
-        os(r, "mkdir", rel)
+        os(r, "mkdir", rel).inspect_err(|_| self.account.refund(charged, 1))
     }
 
     /// Removes a file or an empty directory (a symlink is removed, not
@@ -328,30 +405,58 @@ impl RunDir {
         let flag = if st.is_dir { libc::AT_REMOVEDIR } else { 0 };
         // SAFETY: valid descriptor and C string.
         let r = unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), flag) };
-        os(r, "remove", rel).map(|()| self.holds.removed(&st))
+        os(r, "remove", rel)?;
+        self.refund_removed(&st);
+        Ok(self.holds.removed(&st))
     }
 
-    /// Removes a file or symlink (`unlinkat` without looking first).
+    /// Removes a file or symlink, as `unlink(2)` (a directory is refused
+    /// by the kernel, not here); the inode goes back to the account when
+    /// this was its last name.
     pub fn unlink(&self, rel: &str) -> Result<(), SandboxError> {
         let (dir, name) = self.parent_of(rel)?;
+        let st = fstatat(dir.as_raw_fd(), &name).ok();
         // SAFETY: valid descriptor and C string.
         let r = unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) };
-        os(r, "unlink", rel)
+        os(r, "unlink", rel)?;
+        if let Some(st) = st {
+            self.refund_removed(&st);
+        }
+        Ok(())
     }
 
-    /// Removes an empty directory.
+    /// Removes an empty directory (its inode goes back to the account).
     pub fn rmdir(&self, rel: &str) -> Result<(), SandboxError> {
         let (dir, name) = self.parent_of(rel)?;
         // SAFETY: valid descriptor and C string.
         let r = unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) };
-        os(r, "rmdir", rel)
+        os(r, "rmdir", rel)?;
+        self.account.refund(INODE_BYTES, 1);
+        Ok(())
     }
 
     /// `renameat2(2)` within the run directory, with its flags
-    /// (`RENAME_NOREPLACE`, `RENAME_EXCHANGE` or 0).
+    /// (`RENAME_NOREPLACE`, `RENAME_EXCHANGE` or 0). A target replaced by
+    /// the rename gives its inode back when that was its last name; the
+    /// new name's entry is charged.
     pub fn rename_with(&self, from: &str, to: &str, flags: u32) -> Result<(), SandboxError> {
         let (fd_a, a) = self.parent_of(from)?;
         let (fd_b, b) = self.parent_of(to)?;
+        let entry = account::entry_bytes(b.as_bytes());
+        self.account
+            .charge_bytes("rename", entry)
+            .map_err(|source| SandboxError::Budget {
+                path: to.to_string(),
+                source,
+            })?;
+        let replaced = if flags & libc::RENAME_EXCHANGE != 0 {
+            None
+        } else {
+            let source = fstatat(fd_a.as_raw_fd(), &a).ok();
+            fstatat(fd_b.as_raw_fd(), &b)
+                .ok()
+                .filter(|t| source.is_some_and(|s| s.inode != t.inode))
+        };
         // SAFETY: valid descriptors and C strings.
         let r = unsafe {
             libc::renameat2(
@@ -362,7 +467,11 @@ impl RunDir {
                 flags,
             )
         };
-        os(r, "rename", from)
+        os(r, "rename", from).inspect_err(|_| self.account.refund(entry, 0))?;
+        if let Some(t) = replaced {
+            self.refund_removed(&t);
+        }
+        Ok(())
     }
 
     /// A hard link `to` for the file at `from` (a final symlink is linked
@@ -370,6 +479,13 @@ impl RunDir {
     pub fn link(&self, from: &str, to: &str) -> Result<(), SandboxError> {
         let (fd_a, a) = self.parent_of(from)?;
         let (fd_b, b) = self.parent_of(to)?;
+        let entry = account::entry_bytes(b.as_bytes());
+        self.account
+            .charge_bytes("link", entry)
+            .map_err(|source| SandboxError::Budget {
+                path: to.to_string(),
+                source,
+            })?;
         // SAFETY: valid descriptors and C strings.
         let r = unsafe {
             libc::linkat(
@@ -380,7 +496,7 @@ impl RunDir {
                 0,
             )
         };
-        os(r, "link", to)
+        os(r, "link", to).inspect_err(|_| self.account.refund(entry, 0))
     }
 
     /// A symlink at `rel` holding `target`, which must lead (lexically,
@@ -393,9 +509,10 @@ impl RunDir {
         }
         let (dir, name) = self.parent_of(rel)?;
         let t = cstr(target.as_bytes()).map_err(|_| bad(target, "it contains a NUL byte"))?;
+        let charged = self.charge_new("symlink", rel)?;
         // SAFETY: valid descriptor and C strings.
         let r = unsafe { libc::symlinkat(t.as_ptr(), dir.as_raw_fd(), name.as_ptr()) };
-        os(r, "symlink", rel)
+        os(r, "symlink", rel).inspect_err(|_| self.account.refund(charged, 1))
     }
 
     /// What the symlink at `rel` holds (never followed).
@@ -491,7 +608,10 @@ impl RunDir {
     pub fn remove_all(&self, rel: &str) -> Result<u64, (SandboxError, u64)> {
         let (dir, name) = self.parent_of(rel).map_err(|e| (e, 0))?;
         let mut freed = 0u64;
-        let mut count = |st: &Stat| freed = freed.saturating_add(self.holds.removed(st));
+        let mut count = |st: &Stat| {
+            self.refund_removed(st);
+            freed = freed.saturating_add(self.holds.removed(st));
+        };
         remove_tree(dir.as_raw_fd(), &name, &mut count)
             .map(|()| freed)
             .map_err(|e| (io(e, "remove_all", rel), freed))
@@ -627,6 +747,12 @@ pub fn read_beneath(dir: &Path, rel: &str, limit: u64) -> Result<Vec<u8>, ReadEr
         return Err(ReadError::TooBig { limit });
     }
     Ok(bytes)
+}
+
+/// The last component of `rel` (what names the inode in its directory).
+fn last_name(rel: &str) -> &str {
+    let trimmed = rel.trim_end_matches('/');
+    trimmed.rsplit_once('/').map_or(trimmed, |(_, n)| n)
 }
 
 fn bad(rel: &str, why: &'static str) -> SandboxError {
@@ -787,6 +913,7 @@ fn remove_tree(dir: RawFd, name: &CStr, removed: &mut dyn FnMut(&Stat)) -> std::
         if unsafe { libc::unlinkat(dir, name.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
             return Err(std::io::Error::last_os_error());
         }
+        removed(&st);
     } else if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } != 0 {
         return Err(std::io::Error::last_os_error());
     } else {
@@ -802,7 +929,7 @@ mod tests {
 
     fn tmp() -> (tempfile::TempDir, RunDir) {
         let t = tempfile::tempdir().unwrap();
-        let rd = RunDir::create(t.path()).unwrap();
+        let rd = RunDir::create(t.path(), Account::unbounded()).unwrap();
         (t, rd)
     }
 

@@ -12,6 +12,9 @@ use serde::Deserialize;
 pub struct Capabilities {
     /// The most bytes it will write (`"2G"`).
     pub max_bytes: Option<String>,
+    /// The most inodes (files, directories, symlinks) it will have made at
+    /// once.
+    pub max_inodes: Option<u64>,
     /// Network endpoints (`host:port`).
     #[serde(default)]
     pub net: Vec<String>,
@@ -27,6 +30,9 @@ pub struct Capabilities {
 
 /// Most threads a pack may declare: the same bound as a job's `numjobs`.
 pub const MAX_THREADS: u32 = 4096;
+/// Most inodes a pack may declare (ext4's own limit is 2^32): what a run
+/// grants is checked against `--max-inodes` and the free inodes.
+pub const MAX_INODES: u64 = 1 << 32;
 /// Most network endpoints a pack may declare.
 pub const MAX_NET_ENDPOINTS: usize = 256;
 /// Longest endpoint (`host:port`): a DNS name is at most 253 bytes.
@@ -39,6 +45,13 @@ impl Capabilities {
     pub fn validate(&self) -> Result<(), String> {
         self.max_bytes()
             .map_err(|e| format!("capabilities.max_bytes: {e}"))?;
+        if let Some(n) = self.max_inodes {
+            if !(1..=MAX_INODES).contains(&n) {
+                return Err(format!(
+                    "capabilities.max_inodes: {n} is out of range (1..={MAX_INODES})"
+                ));
+            }
+        }
         if let Some(t) = self.threads {
             if !(1..=MAX_THREADS).contains(&t) {
                 return Err(format!(
@@ -75,6 +88,9 @@ impl Capabilities {
         let mut out = Vec::new();
         if let Some(b) = &self.max_bytes {
             out.push(format!("writes up to {b}"));
+        }
+        if let Some(n) = self.max_inodes {
+            out.push(format!("makes up to {n} files and directories"));
         }
         if !self.net.is_empty() {
             out.push(format!("network: {}", self.net.join(", ")));

@@ -20,10 +20,10 @@ pub mod report;
 pub mod scenario_error;
 pub mod trace;
 
-use crate::sandbox::{RunDir, SandboxError};
+use crate::sandbox::{Account, OverBudget, RunDir, SandboxError};
 pub use capabilities::{Capabilities, Capability};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -41,18 +41,15 @@ pub use trace::{ReplayOptions, ReplayThreads};
 pub enum ApiError {
     /// A sandbox rule (paths stay in the run directory).
     #[error(transparent)]
-    Sandbox(#[from] SandboxError),
-    /// The scenario would write more than it may.
-    #[error("byte budget exceeded: {op} needs {need} bytes but only {left} of the {limit} allowed are left (rule: --max-bytes / free space)")]
+    Sandbox(SandboxError),
+    /// The scenario would write more bytes, or make more inodes, than it
+    /// may.
+    #[error("{}{source}", path.as_deref().map(|p| format!("'{p}': ")).unwrap_or_default())]
     Budget {
-        /// The operation.
-        op: &'static str,
-        /// Bytes it needs.
-        need: u64,
-        /// Bytes left.
-        left: u64,
-        /// The whole budget.
-        limit: u64,
+        /// The path whose creation was refused, when it was one.
+        path: Option<String>,
+        /// The refused charge.
+        source: OverBudget,
     },
     /// A bad argument.
     #[error("{0}")]
@@ -154,6 +151,25 @@ impl ErrorKind {
     }
 }
 
+impl From<SandboxError> for ApiError {
+    /// A refused charge is a budget error wherever it was refused.
+    fn from(e: SandboxError) -> ApiError {
+        match e {
+            SandboxError::Budget { path, source } => ApiError::Budget {
+                path: Some(path),
+                source,
+            },
+            e => ApiError::Sandbox(e),
+        }
+    }
+}
+
+impl From<OverBudget> for ApiError {
+    fn from(source: OverBudget) -> ApiError {
+        ApiError::Budget { path: None, source }
+    }
+}
+
 impl ApiError {
     /// The error's category. The system refusing a path the sandbox let
     /// through (a missing file, a permission) is an OS error, as in WIT.
@@ -180,13 +196,12 @@ pub struct Limits {
     pub timeout: Duration,
 }
 
-/// A pack's run directory and its byte budget, shared by the pack's
-/// scenarios (so a `prepare` scenario's files are there for the next one).
+/// A pack's run directory, whose account bounds what its scenarios may
+/// write and create, shared by the pack's scenarios (so a `prepare`
+/// scenario's files are there for the next one).
 #[derive(Debug)]
 pub struct Workspace {
     dir: RunDir,
-    max_bytes: u64,
-    written: AtomicU64,
     declared: Option<Capabilities>,
     net: Mutex<Vec<String>>,
     peer: Mutex<Option<crate::net::server::ServerHandle>>,
@@ -197,32 +212,21 @@ impl Workspace {
     /// Charges `bytes` against the budget, or refuses them (`op` names the
     /// operation) when they would pass it.
     pub(crate) fn charge(&self, op: &'static str, bytes: u64) -> Result<(), ApiError> {
-        self.written
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
-                w.checked_add(bytes).filter(|t| *t <= self.max_bytes)
-            })
-            .map(|_| ())
-            .map_err(|w| ApiError::Budget {
-                op,
-                need: bytes,
-                left: self.max_bytes.saturating_sub(w),
-                limit: self.max_bytes,
-            })
+        Ok(self.account().charge_bytes(op, bytes)?)
     }
 
-    /// A workspace in `dir` that may grow by at most `max_bytes`; `declared`
-    /// holds a pack's capabilities (None for a lone script: no limits beyond
-    /// bytes); `net` lists the `HOST:PORT` addresses granted (`--allow-net`).
-    pub fn new(
-        dir: RunDir,
-        max_bytes: u64,
-        declared: Option<Capabilities>,
-        net: Vec<String>,
-    ) -> Workspace {
+    /// The run directory's account: the bytes and inodes it may still take.
+    pub fn account(&self) -> &Arc<Account> {
+        self.dir.account()
+    }
+
+    /// A workspace in `dir`, bounded by `dir`'s account; `declared` holds a
+    /// pack's capabilities (None for a lone script: no limits beyond bytes
+    /// and inodes); `net` lists the `HOST:PORT` addresses granted
+    /// (`--allow-net`).
+    pub fn new(dir: RunDir, declared: Option<Capabilities>, net: Vec<String>) -> Workspace {
         Workspace {
             dir,
-            max_bytes,
-            written: AtomicU64::new(0),
             declared,
             net: Mutex::new(net),
             peer: Mutex::new(None),
@@ -382,12 +386,7 @@ impl Host {
     /// truncated). Call it only after the operation that freed them
     /// succeeded, with what it freed.
     pub fn refund(&mut self, bytes: u64) {
-        let s = &self.space;
-        let _ = s
-            .written
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
-                Some(w.saturating_sub(bytes))
-            });
+        self.space.account().refund(bytes, 0);
     }
 }
 

@@ -91,6 +91,10 @@ pub struct RunArgs {
     /// The most bytes the run may write on each host.
     #[arg(long, value_name = "SIZE")]
     pub max_bytes: Option<String>,
+    /// The most files, directories and symlinks the run may have made at
+    /// once on each host (default: each host's own, as `plumb run`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_inodes: Option<u64>,
     /// Grant network access to HOST:PORT on every host (repeatable).
     #[arg(long, value_name = "HOST:PORT")]
     pub allow_net: Vec<String>,
@@ -300,6 +304,14 @@ fn run(a: RunArgs) -> Outcome {
             )));
         }
     }
+    if let (Some(d), Some(m)) = (pack.capabilities.max_inodes, a.max_inodes) {
+        if d > m {
+            return Err(bad(format!(
+                "pack {} may make {d} files and directories but --max-inodes grants {m}: nothing was run",
+                pack.name
+            )));
+        }
+    }
     let need_bytes = declared.or(max_bytes).unwrap_or(0);
     for n in &a.allow_net {
         if n.starts_with('-')
@@ -336,6 +348,9 @@ fn run(a: RunArgs) -> Outcome {
     }
     if let Some(m) = &a.max_bytes {
         run_args.extend(["--max-bytes".to_string(), m.clone()]);
+    }
+    if let Some(n) = a.max_inodes {
+        run_args.extend(["--max-inodes".to_string(), n.to_string()]);
     }
     for n in &a.allow_net {
         run_args.extend(["--allow-net".to_string(), n.clone()]);

@@ -7,7 +7,7 @@ use crate::api::report::DocumentRoom;
 use crate::api::{Host, Limits, Workspace};
 use crate::model::document::{Metric, RunDocument, ScenarioResult, SCHEMA};
 use crate::report::run_table::{self, Format};
-use crate::sandbox::RunDir;
+use crate::sandbox::{Account, RunDir};
 use crate::scenario;
 use crate::scenario::assertions;
 use crate::scenario::pack::{self, Pack};
@@ -49,9 +49,16 @@ pub struct RunArgs {
     /// Grant network access to HOST:PORT (repeatable).
     #[arg(long, value_name = "HOST:PORT")]
     pub allow_net: Vec<String>,
-    /// The most bytes the run may write (default: the free space).
+    /// The most bytes the run may write, every scenario argument together;
+    /// each file, directory and symlink costs a block besides its data
+    /// (default: the free space).
     #[arg(long, value_name = "SIZE")]
     pub max_bytes: Option<String>,
+    /// The most files, directories and symlinks the run may have made at
+    /// once (default: 1000000, or half the free inodes under --target when
+    /// fewer).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_inodes: Option<u64>,
     /// Deadline per scenario.
     #[arg(long, default_value = "30m")]
     pub timeout: String,
@@ -149,14 +156,20 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         Some(s) => crate::units::parse_size(s).map_err(|e| bad(format!("--max-bytes: {e}")))?,
         None => free,
     };
+    let granted_inodes = args
+        .max_inodes
+        .unwrap_or_else(|| crate::sandbox::default_inodes(&args.target));
     for p in &packs {
-        grant(p, granted_bytes, free, &args.allow_net)?;
+        grant(p, granted_bytes, free, granted_inodes, &args.allow_net)?;
     }
+    // One account for the whole run, whatever the number of scenario
+    // arguments: each pack's is within it.
+    let run_account = Account::new(granted_bytes, granted_inodes);
 
     let signals = Signals::install();
     let stop = signals.stop.clone();
 
-    let root = RunDir::create(&args.target).map_err(|e| {
+    let root = RunDir::create(&args.target, run_account.clone()).map_err(|e| {
         (
             ExitCode::Failed,
             format!("--target {}: {e}", args.target.display()),
@@ -168,12 +181,17 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
     let mut compiled = compiled.into_iter();
     let run_start = Instant::now();
     'packs: for p in &packs {
-        let budget = p
-            .capabilities
-            .max_bytes()
-            .ok()
-            .flatten()
-            .map_or(granted_bytes, |b| b.min(granted_bytes));
+        let account = Account::within(
+            &run_account,
+            p.capabilities
+                .max_bytes()
+                .ok()
+                .flatten()
+                .map_or(granted_bytes, |b| b.min(granted_bytes)),
+            p.capabilities
+                .max_inodes
+                .map_or(granted_inodes, |n| n.min(granted_inodes)),
+        );
         let params: BTreeMap<String, String> = p
             .params
             .iter()
@@ -195,9 +213,8 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
             .collect();
         let space = Arc::new(
             Workspace::new(
-                RunDir::create(root.path())
+                RunDir::create(root.path(), account.clone())
                     .map_err(|e| (ExitCode::Failed, format!("run directory: {e}")))?,
-                budget,
                 p.declared.then(|| p.capabilities.clone()),
                 args.allow_net.clone(),
             )
@@ -286,9 +303,10 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         if let Ok(space) = Arc::try_unwrap(space) {
             let dir = space.into_dir();
             if args.keep {
+                // Kept files stay charged to the run.
                 eprintln!("kept {}", clean(&dir.path().display().to_string()));
-            } else {
-                let _ = dir.delete();
+            } else if dir.delete().is_ok() {
+                account.close();
             }
         }
     }
@@ -345,6 +363,7 @@ fn grant(
     p: &Pack,
     granted_bytes: u64,
     free: u64,
+    granted_inodes: u64,
     allow_net: &[String],
 ) -> Result<(), (ExitCode, String)> {
     let caps = p.capabilities.describe();
@@ -364,6 +383,12 @@ fn grant(
                 crate::units::format_bytes_binary(granted_bytes.min(free) as f64)
             )));
         }
+    }
+    if let Some(n) = p.capabilities.max_inodes.filter(|n| *n > granted_inodes) {
+        return Err(bad(format!(
+            "pack {} may make {n} files and directories but only {granted_inodes} are granted (--max-inodes, or half the free inodes)",
+            p.name
+        )));
     }
     if let Some(missing) = p.capabilities.net.iter().find(|n| !allow_net.contains(n)) {
         return Err(bad(format!(

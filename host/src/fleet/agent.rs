@@ -85,7 +85,9 @@ pub fn run(target: &Path, run_args: &[String]) -> Result<i32, AgentError> {
     let target = std::fs::canonicalize(target)
         .map_err(|e| AgentError::Target(format!("{}: {e}", target.display())))?;
     crate::sandbox::sweep_stale(&target);
-    let dir = RunDir::create(&target)
+    // The payload is bounded as it is received; what the run writes is
+    // bounded by its own account, in its own run directory.
+    let dir = RunDir::create(&target, crate::sandbox::Account::unbounded())
         .map_err(|e| AgentError::Target(format!("{}: {e}", target.display())))?;
     let outcome = run_in(&dir, &target, run_args, &lifeline);
     let _ = dir.delete();

@@ -171,6 +171,65 @@ pub fn bytes_needed(t: &Trace) -> u64 {
         })
 }
 
+/// What the inodes a replay makes may take, at most: the bytes (each
+/// inode's block and its name's directory entry, as the run directory's
+/// account charges them) and the count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Metadata {
+    /// Bytes charged for blocks and directory entries.
+    pub bytes: u64,
+    /// Inodes created.
+    pub inodes: u64,
+}
+
+impl Metadata {
+    /// One more name, with its inode when `inode`.
+    fn add(&mut self, path: &str, inode: bool) {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let entry = crate::sandbox::INODE_BYTES * u64::from(inode)
+            + crate::sandbox::entry_bytes(name.as_bytes());
+        self.bytes = self.bytes.saturating_add(entry);
+        self.inodes = self.inodes.saturating_add(u64::from(inode));
+    }
+
+    /// Every client's (saturating).
+    pub fn times(self, n: u64) -> Metadata {
+        Metadata {
+            bytes: self.bytes.saturating_mul(n),
+            inodes: self.inodes.saturating_mul(n),
+        }
+    }
+}
+
+/// An upper bound of what the replay of `t` may charge for metadata: every
+/// entry of the file table laid out (and each directory on its path), and
+/// every operation that may make a name (an open that creates, `mkdir`,
+/// `symlink`, `link`), as if none were ever removed.
+pub fn metadata_needed(t: &Trace) -> Metadata {
+    let mut m = Metadata::default();
+    let mut dirs = std::collections::HashSet::new();
+    for f in &t.files {
+        m.add(&f.path, true);
+        let mut at = f.path.as_str();
+        while let Some((parent, _)) = at.rsplit_once('/') {
+            if !parent.is_empty() && dirs.insert(parent) {
+                m.add(parent, true);
+            }
+            at = parent;
+        }
+    }
+    let path = |file: &u32| t.files.get(*file as usize).map_or("", |f| f.path.as_str());
+    for op in &t.ops {
+        match &op.kind {
+            OpKind::Open { file, flags, .. } if flags.create => m.add(path(file), true),
+            OpKind::Mkdir(file) | OpKind::Symlink { file, .. } => m.add(path(file), true),
+            OpKind::Link { to, .. } => m.add(path(to), false),
+            _ => {}
+        }
+    }
+    m
+}
+
 /// The replay's running account: refuses an operation that would take the
 /// files past `limit` bytes, before it runs.
 pub struct Allowance {
@@ -261,6 +320,23 @@ mod tests {
         let mut many = trace(&renames);
         many.files[0].size = Some(max);
         assert_eq!(bytes_needed(&many), u64::MAX, "saturates");
+    }
+
+    #[test]
+    fn every_name_a_trace_may_make_is_counted() {
+        let mkdirs: String = (0..3).map(|i| format!("op 0 {i} 1 mkdir 1\n")).collect();
+        let t = trace(&mkdirs);
+        // a and b in the table, three mkdir records.
+        let m = metadata_needed(&t);
+        assert_eq!(m.inodes, 5);
+        assert_eq!(m.bytes, 5 * (4096 + 12));
+        assert_eq!(m.times(u64::MAX).bytes, u64::MAX, "saturates");
+        let nested = Trace::parse(
+            "t",
+            "plumb-trace 1\nduration_us 10\nfile 0 1 d/e/f\nfile 1 1 d/g\nthread 0 1\nend 0\n",
+        )
+        .unwrap();
+        assert_eq!(metadata_needed(&nested).inodes, 4, "f, g, d/e and d");
     }
 
     #[test]

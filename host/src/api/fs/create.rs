@@ -17,9 +17,6 @@ use std::time::Instant;
 /// the same incompressible pattern repeated.
 pub const CREATE_CHUNK: u64 = 1 << 20;
 
-/// The smallest amount `create_files` charges per file: a filesystem block.
-const MIN_FILE_CHARGE: u64 = 4096;
-
 /// Most threads one storm starts.
 pub const MAX_CREATE_THREADS: u32 = 256;
 
@@ -102,14 +99,25 @@ impl Host {
         o.validate()?;
         let threads = u64::from(o.threads).min(count.max(1));
         self.allow(Capability::Threads(threads as u32))?;
-        let charge = count
-            .checked_mul(size.max(MIN_FILE_CHARGE))
-            .ok_or_else(|| {
-                ApiError::Invalid(format!(
-                    "create_files '{dir}': {count} files of {size} bytes is more bytes than can be counted"
-                ))
-            })?;
+        let charge = count.checked_mul(size).ok_or_else(|| {
+            ApiError::Invalid(format!(
+                "create_files '{dir}': {count} files of {size} bytes is more bytes than can be counted"
+            ))
+        })?;
         self.charge("create_files", charge)?;
+        // The files and directories are charged as they are made (by the
+        // run directory); all of them must fit before the first is.
+        let inodes = count.saturating_add(u64::from(o.dirs));
+        let each = crate::sandbox::INODE_BYTES + crate::sandbox::entry_bytes(b"f00000000");
+        let meta = inodes.saturating_mul(each);
+        if let Err(e) = self
+            .workspace()
+            .account()
+            .fits("create_files", meta, inodes)
+        {
+            self.refund(charge);
+            return Err(e.into());
+        }
         if !self.run_dir().exists(dir)? {
             self.mkdir(dir)?;
         }

@@ -3,7 +3,7 @@
 //! sandboxed run directory.
 
 use super::{ExitCode, Signals};
-use crate::sandbox::RunDir;
+use crate::sandbox::{Account, RunDir};
 use crate::terminal::{clean, clean_text};
 use crate::trace::limits::{read_bounded, MAX_LOG_BYTES, MAX_TRACE_BYTES};
 use crate::trace::{
@@ -282,19 +282,32 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
     };
     let trace = load(path)?;
     let need = replay::bytes_needed(&trace, o);
+    let meta = replay::metadata_needed(&trace, o);
     let free = crate::files::free_bytes(target)
         .map_err(|e| bad(format!("--target {}: {e}", target.display())))?;
-    if need > free {
+    let all = need.saturating_add(meta.bytes);
+    if all > free {
         return Err(bad(format!(
-            "the replay may write {} but only {} are free under {}",
-            crate::units::format_bytes_binary(need as f64),
+            "the replay may write {} (of which {} for {} inode(s)) but only {} are free under {}",
+            crate::units::format_bytes_binary(all as f64),
+            crate::units::format_bytes_binary(meta.bytes as f64),
+            meta.inodes,
             crate::units::format_bytes_binary(free as f64),
             target.display()
         )));
     }
+    let inodes = crate::sandbox::default_inodes(target);
+    if meta.inodes > inodes {
+        return Err(bad(format!(
+            "the replay may create {} inodes but at most {inodes} may be made under {} (half the free inodes, at most {})",
+            meta.inodes,
+            target.display(),
+            crate::sandbox::DEFAULT_MAX_INODES
+        )));
+    }
     let signals = Signals::install();
     let stop = signals.stop.clone();
-    let dir = RunDir::create(target).map_err(|e| {
+    let dir = RunDir::create(target, Account::new(free, inodes)).map_err(|e| {
         (
             ExitCode::Failed,
             format!("--target {}: {e}", target.display()),

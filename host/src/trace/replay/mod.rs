@@ -221,6 +221,12 @@ pub fn bytes_needed(t: &Trace, o: ReplayOptions) -> u64 {
     super::budget::bytes_needed(t).saturating_mul(u64::from(o.clients.max(1)))
 }
 
+/// What the inodes the replay of `t` under `o` makes may take at most:
+/// every client's estimate.
+pub fn metadata_needed(t: &Trace, o: ReplayOptions) -> super::budget::Metadata {
+    super::budget::metadata_needed(t).times(u64::from(o.clients.max(1)))
+}
+
 /// Memory the replay threads' I/O buffers may take together (every
 /// client's): each as large as its largest transfer, at least 1 MiB; more
 /// than [`MAX_REPLAY_BUFFERS`] is refused before anything starts.
