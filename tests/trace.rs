@@ -826,11 +826,12 @@ impl Drop for LoopFs {
 }
 
 #[test]
-fn a_replay_that_fills_the_disk_exits_1_saying_so() {
+fn a_replay_of_more_files_than_the_disk_holds_is_refused_before_it_starts() {
     let dir = workdir();
     let fs = LoopFs::new(dir.path());
-    // 20,000 new files: more than the 64 MiB file system has inodes for
-    // (no data, so the estimate passes; creating them runs out of space).
+    // 20,000 new empty files: each costs an inode and a block, 80 MiB on a
+    // 64 MiB file system (before, the estimate counted no metadata, and the
+    // replay ran until the disk filled).
     let n = 20_000;
     let mut t = String::from("plumb-trace 1\nduration_us 100\n");
     for i in 0..n {
@@ -855,17 +856,71 @@ fn a_replay_that_fills_the_disk_exits_1_saying_so() {
             "max",
             "--target",
             &target,
+        ],
+    );
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("for 20001 inode(s)"), "{}", r.stderr);
+    let left: Vec<String> = entries(&fs.mount)
+        .into_iter()
+        .filter(|e| e != "lost+found")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_replay_that_fills_the_disk_exits_1_saying_so() {
+    let dir = workdir();
+    let fs = LoopFs::new(dir.path());
+    // The replay fits the free space; another process takes it while the
+    // replay waits its recorded 3 s before the second write.
+    let t = "plumb-trace 1\nduration_us 3000100\nfile 0 - a\nfile 1 - b\nthread 0 1\n\
+             op 0 0 1 open 0 0 w,creat\nop 0 1 1 pwrite 0 0 65536\nop 0 2 1 close 0\n\
+             op 0 3000000 1 open 1 1 w,creat\nop 0 3000001 1 pwrite 1 0 8388608\nop 0 3000002 1 close 1\nend 6\n";
+    write_trace(dir.path(), "full.trace", t);
+    let target = fs.mount.display().to_string();
+    let (mut child, stderr) = start_until(
+        dir.path(),
+        &[
+            "trace",
+            "replay",
+            "full.trace",
+            "--target",
+            &target,
             "--json",
             "f.json",
         ],
+        "replaying",
     );
-    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
-    assert!(r.stderr.contains("disk filled up"), "{}", r.stderr);
-    assert!(
-        r.stdout.contains("open"),
-        "the figures are printed: {}",
-        r.stdout
-    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let written = || {
+        entries(&fs.mount)
+            .iter()
+            .filter(|e| e.starts_with("plumb-run-") && !e.ends_with(".owner"))
+            .any(|r| {
+                fs.mount
+                    .join(r)
+                    .join("a")
+                    .metadata()
+                    .is_ok_and(|m| m.len() == 65536)
+            })
+    };
+    while !written() {
+        assert!(Instant::now() < deadline, "the first write never came");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Take every free byte.
+    let mut filler = std::fs::File::create(fs.mount.join("filler")).unwrap();
+    let chunk = vec![0u8; 1 << 20];
+    while std::io::Write::write_all(&mut filler, &chunk).is_ok() {}
+    let _ = std::io::Write::flush(&mut filler);
+    let status = child.wait().unwrap();
+    let err = stderr.recv_timeout(Duration::from_secs(10)).unwrap();
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    std::fs::remove_file(fs.mount.join("filler")).unwrap();
+    assert_eq!(status.code(), Some(1), "{out}\n{err}");
+    assert!(err.contains("disk filled up"), "{err}");
+    assert!(out.contains("open"), "the figures are printed: {out}");
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("f.json")).unwrap()).unwrap();
     assert_eq!(doc["halted"]["reason"], "disk_full", "{doc}");

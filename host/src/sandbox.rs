@@ -129,6 +129,22 @@ pub struct RunDir {
     /// What its files may take on disk (shared with its clones): every
     /// inode created beneath it is charged here.
     account: Arc<Account>,
+    /// How creations and removals are counted.
+    metering: Metering,
+}
+
+/// How a run directory counts the inodes made beneath it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metering {
+    /// Each inode is charged when a call really makes it (an open that
+    /// creates looks first), and given back when its last name goes (a
+    /// removal looks at what it removes): exact, at the cost of a lookup.
+    Exact,
+    /// Every call that may make a name is charged, and nothing is given
+    /// back: an upper bound that adds no system call, for a trace replay,
+    /// whose calls must be the recorded ones and whose account is its
+    /// estimate (which counts the same way).
+    UpperBound,
 }
 
 impl Drop for RunDir {
@@ -199,6 +215,7 @@ impl RunDir {
             mark: None,
             holds: Arc::default(),
             account: Account::unbounded(),
+            metering: Metering::Exact,
         })
     }
 
@@ -212,7 +229,17 @@ impl RunDir {
             mark: None,
             holds: self.holds.clone(),
             account: self.account.clone(),
+            metering: self.metering,
         })
+    }
+
+    /// A second handle on the same directory ([`RunDir::try_clone`]) whose
+    /// creations are charged to `account`, counted as `metering` says.
+    pub fn metered(&self, account: Arc<Account>, metering: Metering) -> std::io::Result<RunDir> {
+        let mut dir = self.try_clone()?;
+        dir.account = account;
+        dir.metering = metering;
+        Ok(dir)
     }
 
     /// The directory's absolute path (for messages and statistics; files are
@@ -243,7 +270,7 @@ impl RunDir {
         if flags & libc::O_CREAT == 0 {
             return self.open_beneath(root, rel, flags, mode, "open");
         }
-        if flags & libc::O_EXCL != 0 {
+        if flags & libc::O_EXCL != 0 || self.metering == Metering::UpperBound {
             let charged = self.charge_new("open", rel)?;
             return self
                 .open_beneath(root, rel, flags, mode, "open")
@@ -287,7 +314,7 @@ impl RunDir {
     /// Gives back the inode a removed name `st` described, when it was the
     /// last name (or a directory): its block and the inode itself.
     fn refund_removed(&self, st: &Stat) {
-        if st.is_dir || st.links <= 1 {
+        if self.metering == Metering::Exact && (st.is_dir || st.links <= 1) {
             self.account.refund(INODE_BYTES, 1);
         }
     }
@@ -415,7 +442,10 @@ impl RunDir {
     /// this was its last name.
     pub fn unlink(&self, rel: &str) -> Result<(), SandboxError> {
         let (dir, name) = self.parent_of(rel)?;
-        let st = fstatat(dir.as_raw_fd(), &name).ok();
+        let st = match self.metering {
+            Metering::Exact => fstatat(dir.as_raw_fd(), &name).ok(),
+            Metering::UpperBound => None,
+        };
         // SAFETY: valid descriptor and C string.
         let r = unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) };
         os(r, "unlink", rel)?;
@@ -431,32 +461,29 @@ impl RunDir {
         // SAFETY: valid descriptor and C string.
         let r = unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) };
         os(r, "rmdir", rel)?;
-        self.account.refund(INODE_BYTES, 1);
+        if self.metering == Metering::Exact {
+            self.account.refund(INODE_BYTES, 1);
+        }
         Ok(())
     }
 
     /// `renameat2(2)` within the run directory, with its flags
     /// (`RENAME_NOREPLACE`, `RENAME_EXCHANGE` or 0). A target replaced by
-    /// the rename gives its inode back when that was its last name; the
-    /// new name's entry is charged.
+    /// the rename gives its inode back when that was its last name (the
+    /// moved name's entry is not charged again: the old one's space is
+    /// free for it).
     pub fn rename_with(&self, from: &str, to: &str, flags: u32) -> Result<(), SandboxError> {
         let (fd_a, a) = self.parent_of(from)?;
         let (fd_b, b) = self.parent_of(to)?;
-        let entry = account::entry_bytes(b.as_bytes());
-        self.account
-            .charge_bytes("rename", entry)
-            .map_err(|source| SandboxError::Budget {
-                path: to.to_string(),
-                source,
-            })?;
-        let replaced = if flags & libc::RENAME_EXCHANGE != 0 {
-            None
-        } else {
-            let source = fstatat(fd_a.as_raw_fd(), &a).ok();
-            fstatat(fd_b.as_raw_fd(), &b)
-                .ok()
-                .filter(|t| source.is_some_and(|s| s.inode != t.inode))
-        };
+        let replaced =
+            if flags & libc::RENAME_EXCHANGE != 0 || self.metering == Metering::UpperBound {
+                None
+            } else {
+                let source = fstatat(fd_a.as_raw_fd(), &a).ok();
+                fstatat(fd_b.as_raw_fd(), &b)
+                    .ok()
+                    .filter(|t| source.is_some_and(|s| s.inode != t.inode))
+            };
         // SAFETY: valid descriptors and C strings.
         let r = unsafe {
             libc::renameat2(
@@ -467,7 +494,7 @@ impl RunDir {
                 flags,
             )
         };
-        os(r, "rename", from).inspect_err(|_| self.account.refund(entry, 0))?;
+        os(r, "rename", from)?;
         if let Some(t) = replaced {
             self.refund_removed(&t);
         }

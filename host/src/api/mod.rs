@@ -369,11 +369,23 @@ impl Host {
     /// the write; the check and the reservation are one atomic step, so
     /// scenarios sharing the workspace cannot both take the last bytes.
     pub fn charge(&mut self, op: &'static str, bytes: u64) -> Result<(), ApiError> {
+        self.charge_with_inodes(op, bytes, 0)
+    }
+
+    /// Reserves `bytes` and `inodes` together, or neither: an estimate of
+    /// work whose names are not made through this run directory's own
+    /// count (a trace replay's).
+    pub fn charge_with_inodes(
+        &mut self,
+        op: &'static str,
+        bytes: u64,
+        inodes: u64,
+    ) -> Result<(), ApiError> {
         // What removed files freed when their last holder closed comes back
         // first.
         let released = self.run_dir().take_released();
         self.refund(released);
-        self.space.charge(op, bytes)
+        Ok(self.space.account().charge(op, bytes, inodes)?)
     }
 
     /// The workspace, for work on other threads that charges the budget

@@ -159,19 +159,15 @@ impl Host {
         if uses_direct_io(&trace) {
             self.allow(Capability::DirectIo)?;
         }
-        // The files' data is charged now, the inodes as the run directory
-        // makes them; both must fit before anything starts.
+        // The estimates are charged up front: the files' data, and the
+        // names the replay may make (each an inode, a block and an entry).
         let need = replay::bytes_needed(&trace, o);
-        self.charge("trace::replay", need)?;
         let meta = replay::metadata_needed(&trace, o);
-        if let Err(e) = self
-            .space
-            .account()
-            .fits("trace::replay", meta.bytes, meta.inodes)
-        {
-            self.refund(need);
-            return Err(e.into());
-        }
+        self.charge_with_inodes(
+            "trace::replay",
+            need.saturating_add(meta.bytes),
+            meta.inodes,
+        )?;
         self.check()?;
         let bounds = Bounds {
             stop: &self.stop,

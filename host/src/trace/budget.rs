@@ -184,7 +184,7 @@ pub struct Metadata {
 
 impl Metadata {
     /// One more name, with its inode when `inode`.
-    fn add(&mut self, path: &str, inode: bool) {
+    pub fn add(&mut self, path: &str, inode: bool) {
         let name = path.rsplit('/').next().unwrap_or(path);
         let entry = crate::sandbox::INODE_BYTES * u64::from(inode)
             + crate::sandbox::entry_bytes(name.as_bytes());
@@ -202,14 +202,17 @@ impl Metadata {
 }
 
 /// An upper bound of what the replay of `t` may charge for metadata: every
-/// entry of the file table laid out (and each directory on its path), and
-/// every operation that may make a name (an open that creates, `mkdir`,
-/// `symlink`, `link`), as if none were ever removed.
+/// entry of the file table that existed (the lay-out makes it), each
+/// directory on any entry's path, and every operation that may make a name
+/// (an open that creates, `mkdir`, `symlink`, `link`), as if none were
+/// ever removed.
 pub fn metadata_needed(t: &Trace) -> Metadata {
     let mut m = Metadata::default();
     let mut dirs = std::collections::HashSet::new();
     for f in &t.files {
-        m.add(&f.path, true);
+        if f.size.is_some() {
+            m.add(&f.path, true);
+        }
         let mut at = f.path.as_str();
         while let Some((parent, _)) = at.rsplit_once('/') {
             if !parent.is_empty() && dirs.insert(parent) {
@@ -326,10 +329,10 @@ mod tests {
     fn every_name_a_trace_may_make_is_counted() {
         let mkdirs: String = (0..3).map(|i| format!("op 0 {i} 1 mkdir 1\n")).collect();
         let t = trace(&mkdirs);
-        // a and b in the table, three mkdir records.
+        // a laid out (b did not exist), three mkdir records.
         let m = metadata_needed(&t);
-        assert_eq!(m.inodes, 5);
-        assert_eq!(m.bytes, 5 * (4096 + 12));
+        assert_eq!(m.inodes, 4);
+        assert_eq!(m.bytes, 4 * (4096 + 12));
         assert_eq!(m.times(u64::MAX).bytes, u64::MAX, "saturates");
         let nested = Trace::parse(
             "t",

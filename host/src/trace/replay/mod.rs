@@ -25,7 +25,7 @@ use super::format::{OpKind, Trace};
 use super::halt::{Bounds, Guard, Halt};
 use super::layout::lay_out;
 use super::limits::{MAX_REPLAY_BUFFERS, MAX_THREADS, SPEED_RANGE};
-use crate::sandbox::RunDir;
+use crate::sandbox::{Account, Metering, RunDir};
 use serde::Serialize;
 
 /// How fast to replay: the recorded think time scaled, or none.
@@ -222,9 +222,17 @@ pub fn bytes_needed(t: &Trace, o: ReplayOptions) -> u64 {
 }
 
 /// What the inodes the replay of `t` under `o` makes may take at most:
-/// every client's estimate.
+/// every client's estimate, and the clients' own directories.
 pub fn metadata_needed(t: &Trace, o: ReplayOptions) -> super::budget::Metadata {
-    super::budget::metadata_needed(t).times(u64::from(o.clients.max(1)))
+    let clients = o.clients.max(1);
+    let mut m = super::budget::metadata_needed(t).times(u64::from(clients));
+    if clients > 1 {
+        m.add("clients", true);
+        for k in 1..=clients {
+            m.add(&client_dir(k, clients), true);
+        }
+    }
+    m
 }
 
 /// Memory the replay threads' I/O buffers may take together (every
@@ -298,6 +306,13 @@ pub fn lay_out_and_replay(
             bounds.max_bytes
         )));
     }
+    // Every name the replay makes is charged to its estimate, counted the
+    // way the estimate counts (no lookups: the replay makes the recorded
+    // calls and no others), so no mistake in the estimate can pass it.
+    let meta = metadata_needed(t, o);
+    let dir = &dir
+        .metered(Account::new(meta.bytes, meta.inodes), Metering::UpperBound)
+        .map_err(|e| ReplayError::Refused(format!("the run directory: {e}")))?;
     let guard = Guard::new(bounds);
     // Each client may write its share of the grant: its own estimate fits.
     let share = guard.max_bytes() / u64::from(o.clients);
