@@ -127,11 +127,19 @@ fn threads_beyond_the_process_limit_end_the_run_with_an_error() {
         .expect("run plumb as nobody with RLIMIT_NPROC=32");
     let took = t.elapsed();
     let r = crate::util::to_run(out);
+    // The run's thread cap follows the process limit (half of it), so the
+    // job is refused before its first thread, naming the cap, once.
     assert_clear_failure(
         &r,
         1,
-        "could not start thread",
+        "would pass its cap of 16 threads at once (rule: --max-threads",
         "numjobs=1000 under nproc=32",
+    );
+    assert_eq!(
+        r.stderr.matches("plumb fio: job 'many' failed").count(),
+        1,
+        "one line for the job, not one per clone: {}",
+        r.stderr
     );
     assert!(took < Duration::from_secs(10), "took {took:?}");
 }

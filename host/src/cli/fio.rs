@@ -237,10 +237,26 @@ pub fn main(args: &[String]) -> ExitCode {
             saved = false;
         }
     }
+    // One line per job and error, however many of its clones share it.
+    let mut failures: Vec<(&str, &str, usize)> = Vec::new();
     for r in report.results() {
         if let Some(e) = &r.error {
-            eprintln!("plumb fio: job '{}' failed: {e}", r.name);
+            match failures
+                .iter_mut()
+                .find(|(n, m, _)| *n == r.name && *m == e.as_str())
+            {
+                Some((_, _, count)) => *count += 1,
+                None => failures.push((&r.name, e, 1)),
+            }
         }
+    }
+    for (name, e, count) in failures {
+        let clones = if count > 1 {
+            format!(" ({count} of its clones)")
+        } else {
+            String::new()
+        };
+        eprintln!("plumb fio: job '{name}' failed{clones}: {e}");
     }
     if report.interrupted || stop.load(Ordering::Relaxed) {
         return signals.exit_code();

@@ -153,27 +153,38 @@ impl Host {
         };
         let t = Instant::now();
         let outcomes: Vec<Result<(), Stopped>> = std::thread::scope(|s| {
+            // Each worker under the run's thread cap; one that cannot start
+            // stops the others and says why.
             let handles: Vec<_> = (0..threads)
                 .map(|k| {
                     let (worker, abort) = (&worker, &abort);
-                    s.spawn(move || {
-                        let r = worker(k);
-                        if r.is_err() {
-                            abort.store(true, Ordering::Relaxed);
-                        }
-                        r
-                    })
+                    let started =
+                        crate::gate::thread(format!("create-{k}")).spawn_scoped(s, move || {
+                            let r = worker(k);
+                            if r.is_err() {
+                                abort.store(true, Ordering::Relaxed);
+                            }
+                            r
+                        });
+                    if started.is_err() {
+                        abort.store(true, Ordering::Relaxed);
+                    }
+                    started
                 })
                 .collect();
             handles
                 .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
+                .map(|h| match h {
+                    Ok(h) => h.join().unwrap_or_else(|_| {
                         Err(Stopped::Failed(ApiError::Failed {
                             op: "fs::create_files",
                             message: "a worker thread panicked".into(),
                         }))
-                    })
+                    }),
+                    Err(e) => Err(Stopped::Failed(ApiError::Failed {
+                        op: "fs::create_files",
+                        message: format!("a worker thread could not start: {e}"),
+                    })),
                 })
                 .collect()
         });
