@@ -21,6 +21,7 @@ mod options;
 mod pack;
 mod packs_surfaces;
 mod props;
+mod render;
 mod results;
 mod run;
 mod safety;
