@@ -6,9 +6,10 @@
 //! (a spreadsheet computes with them), one section per kind of record.
 
 use crate::model::document::{Metric, RunDocument, ScenarioResult};
-use crate::report::tables::{aligned, cell_text, grid};
+use crate::report::tables::{cell_text, grid};
 use crate::terminal::cleaned;
 use crate::units::Scale;
+use comfy_table::{Cell, CellAlignment};
 
 /// Output formats of `plumb run`, `show` and `compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -93,7 +94,15 @@ pub fn text(doc: &RunDocument, markdown: bool) -> String {
                 row.push(s.repeat.to_string());
             }
             row.push(better(m));
-            table.add_row(row.into_iter().map(aligned));
+            // Figures (and the count of runs) line up on the right.
+            let right: &[usize] = if repeated { &[2, 3, 4, 6] } else { &[2] };
+            table.add_row(row.into_iter().enumerate().map(|(i, c)| {
+                if right.contains(&i) {
+                    Cell::new(c).set_alignment(CellAlignment::Right)
+                } else {
+                    Cell::new(c)
+                }
+            }));
             rows += 1;
         }
     }

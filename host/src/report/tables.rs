@@ -52,8 +52,9 @@ pub fn cell_text(s: &str, markdown: bool) -> String {
 }
 
 /// A cell aligned right when it holds a figure (starts with a digit, a
-/// sign or a point): numbers line up in their column.
-pub fn aligned(text: String) -> Cell {
+/// sign or a point): numbers line up in their column. The first column
+/// names the rows (`4k`, `4k random read IOPS`) and stays on the left.
+fn aligned(text: String) -> Cell {
     let numeric = text
         .chars()
         .next()
@@ -104,11 +105,15 @@ pub fn text(tables: &[Titled], markdown: bool) -> String {
         }));
         for row in t.rows {
             table.add_row((0..width).map(|i| {
-                aligned(
-                    row.get(i)
-                        .map(|c| cell_text(c, markdown))
-                        .unwrap_or_default(),
-                )
+                let text = row
+                    .get(i)
+                    .map(|c| cell_text(c, markdown))
+                    .unwrap_or_default();
+                if i == 0 {
+                    Cell::new(text)
+                } else {
+                    aligned(text)
+                }
             }));
         }
         out.push_str(&format!("{table}\n"));
