@@ -221,3 +221,41 @@ fn show_filters_scenarios_and_cleans_what_the_file_holds() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("not.json"), "{}", r.stderr);
 }
+
+#[test]
+fn show_prints_a_trace_replay_s_operations_table() {
+    let dir = workdir();
+    let (r, _) = run_scripts(
+        dir.path(),
+        &["replay", "-p", "speed=max", "--json", "replay.json"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let shown = plumb(dir.path(), &["show", "replay.json"]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert_eq!(shown.stdout, r.stdout);
+    let at = shown
+        .stdout
+        .find("replay/sqlite: replayed operations")
+        .unwrap_or_else(|| panic!("no operations table in:\n{}", shown.stdout));
+    let ops = first_table(&shown.stdout[at..]);
+    assert_eq!(
+        ops[0],
+        [
+            "op",
+            "count",
+            "bytes",
+            "expected errors",
+            "divergences",
+            "mean us",
+            "p50 us",
+            "p99 us"
+        ]
+    );
+    let fdatasync = ops
+        .iter()
+        .find(|r| r[0] == "fdatasync")
+        .unwrap_or_else(|| panic!("no fdatasync row in {ops:?}"));
+    // Counts as counts, the errors and divergences counted (0 here).
+    assert!(fdatasync[1].parse::<u64>().unwrap() > 0, "{fdatasync:?}");
+    assert_eq!(fdatasync[3..5], ["0", "0"], "{fdatasync:?}");
+}
