@@ -259,3 +259,40 @@ fn show_prints_a_trace_replay_s_operations_table() {
     assert!(fdatasync[1].parse::<u64>().unwrap() > 0, "{fdatasync:?}");
     assert_eq!(fdatasync[3..5], ["0", "0"], "{fdatasync:?}");
 }
+
+#[test]
+fn compare_prints_every_run_s_scenario_tables_after_the_comparison() {
+    let dir = workdir();
+    run_failing(dir.path());
+    std::fs::copy(dir.path().join("f.json"), dir.path().join("g.json")).unwrap();
+    let r = plumb(dir.path(), &["compare", "f.json", "g.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let at = r.stdout.find("within noise").unwrap_or(0);
+    let titled: Vec<&str> = r.stdout[at..]
+        .lines()
+        .filter(|l| l.ends_with(" — failing: phases"))
+        .collect();
+    assert_eq!(
+        titled.len(),
+        2,
+        "one per run, after the comparison:\n{}",
+        r.stdout
+    );
+    let csv = plumb(
+        dir.path(),
+        &["compare", "f.json", "g.json", "--format", "csv"],
+    );
+    assert_eq!(csv.code, 0, "{}", csv.stderr);
+    assert_eq!(
+        csv.stdout.matches("table,row,column,value\n").count(),
+        1,
+        "{}",
+        csv.stdout
+    );
+    assert_eq!(
+        csv.stdout
+            .matches(" — failing: phases,1,phase,create")
+            .count(),
+        2
+    );
+}

@@ -97,14 +97,7 @@ pub fn run(doc: &RunDocument, layouts: &[Layout], format: Format) -> String {
             let text = serde_json::to_string_pretty(doc).expect("serialisable");
             clean_json(&text).into_owned() + "\n"
         }
-        Format::Csv => sections(&[
-            run_table::csv(doc),
-            if all.is_empty() {
-                String::new()
-            } else {
-                tables::csv(&all)
-            },
-        ]),
+        Format::Csv => sections(&[run_table::csv(doc), tables::csv(&all)]),
         Format::Table | Format::Markdown => {
             let markdown = format == Format::Markdown;
             sections(&[run_table::text(doc, markdown), tables::text(&all, markdown)])
@@ -114,26 +107,33 @@ pub fn run(doc: &RunDocument, layouts: &[Layout], format: Format) -> String {
 
 /// Several runs (or one) side by side, as `plumb compare` prints them: the
 /// template's layout when there is one, else the generic comparison; then
-/// every run's scenario tables.
+/// every run's scenario tables (in CSV, after the template's in one
+/// long-form section, or in a section after the comparison's records).
 pub fn compare(
     c: &Comparison,
     docs: &[RunDocument],
     layout: Option<&Layout>,
     format: Format,
 ) -> String {
-    let head = match layout {
-        Some(l) => made_tables::render(&l.tables, &l.file, c, format),
-        None => comparison::render(c, docs, format),
-    };
-    if format == Format::Json {
-        return head;
-    }
     let named = scenario_tables(docs, &c.runs);
-    let all = titled(&named);
-    let tail = match format {
-        _ if all.is_empty() => String::new(),
-        Format::Csv => tables::csv(&all),
-        _ => tables::text(&all, format == Format::Markdown),
-    };
-    sections(&[head, tail])
+    let scenario = titled(&named);
+    match (format, layout) {
+        (Format::Json, Some(l)) => made_tables::render(&l.tables, &l.file, c, format),
+        (Format::Json, None) => comparison::render(c, docs, format),
+        (Format::Csv, Some(l)) => {
+            let mut all = layout_tables(std::slice::from_ref(l));
+            all.extend(scenario);
+            tables::csv(&all)
+        }
+        (Format::Csv, None) => {
+            sections(&[comparison::render(c, docs, format), tables::csv(&scenario)])
+        }
+        (Format::Table | Format::Markdown, _) => {
+            let head = match layout {
+                Some(l) => made_tables::render(&l.tables, &l.file, c, format),
+                None => comparison::render(c, docs, format),
+            };
+            sections(&[head, tables::text(&scenario, format == Format::Markdown)])
+        }
+    }
 }

@@ -129,8 +129,12 @@ pub fn text(tables: &[Titled], markdown: bool) -> String {
 }
 
 /// The tables in long form, one CSV record per cell: `table,row,column,value`
-/// (rows counted from 1), with its header line.
+/// (rows counted from 1), with its header line; nothing when there are no
+/// tables.
 pub fn csv(tables: &[Titled]) -> String {
+    if tables.is_empty() {
+        return String::new();
+    }
     let mut w = csv::Writer::from_writer(Vec::new());
     let _ = w.write_record(["table", "row", "column", "value"]);
     for t in tables {
