@@ -208,6 +208,9 @@ pub struct Scale {
     prefix: &'static str,
     /// The unit written after the number (and its prefix).
     unit: String,
+    /// A count shown as it is (no step, not a ratio): whole numbers are
+    /// written without decimals (`3` segments, not `3.00`).
+    whole: bool,
 }
 
 /// The units scaled along a ladder, smallest first, and the step between
@@ -269,6 +272,7 @@ impl Scale {
             divisor,
             prefix: "",
             unit: names[rung].to_string(),
+            whole: false,
         }
     }
 
@@ -284,13 +288,18 @@ impl Scale {
             divisor: 1000f64.powi(up as i32),
             prefix: COUNT_PREFIXES[up],
             unit: unit.to_string(),
+            whole: up == 0 && !UNSCALED.contains(&unit),
         }
     }
 
     /// `value` in this scale, with three significant digits and the
     /// count's step (`1.23`, `72.1k`), without the unit.
     pub fn number(&self, value: f64) -> String {
-        format!("{}{}", significant(value / self.divisor), self.prefix)
+        let v = value / self.divisor;
+        if self.whole && v.fract() == 0.0 && v.abs() < 1e5 {
+            return format!("{v:.0}");
+        }
+        format!("{}{}", significant(v), self.prefix)
     }
 
     /// The unit of the row as a column shows it (`MiB/s`, `IOPS`; a
@@ -436,6 +445,9 @@ mod tests {
         assert_eq!(format_value(207_313.0, "seeks/s"), "207k seeks/s");
         assert_eq!(format_value(2_500_000.0, ""), "2.50M");
         assert_eq!(format_value(950.0, "IOPS"), "950 IOPS");
+        assert_eq!(format_value(3.0, "segments"), "3 segments");
+        assert_eq!(format_value(2.5, ""), "2.50");
+        assert_eq!(format_value(2.0, "x"), "2.00 x");
         assert_eq!(format_value(1534.0, "MB/s"), "1.53 GB/s");
         assert_eq!(format_value(14_470.0, "Mbit/s"), "14.5 Gbit/s");
         assert_eq!(format_value(1023.0, "bytes"), "1023 B");
