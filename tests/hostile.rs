@@ -175,6 +175,15 @@ fn generate(kind: &str) -> Vec<u8> {
             doc(kind, &samples.join(",")).into_bytes()
         }
         "json-64mib-string" => doc(&"A".repeat(64 << 20), "1.0").into_bytes(),
+        "json-wide-tables" => {
+            // 30 tables of 10,000 rows by 10 cells: 3 M cells to print.
+            let row = format!("[{}]", ["\"12345\""; 10].join(","));
+            let rows = vec![row; 10_000].join(",");
+            let header = format!("[{}]", ["\"h\""; 10].join(","));
+            let table = format!(r#"{{"title":"t","header":{header},"rows":[{rows}]}}"#);
+            let tables = vec![table; 30].join(",");
+            doc("wide", "1.0").replace("\"tables\":[]", &format!("\"tables\":[{tables}]")).into_bytes()
+        }
         "strace-long-line" => {
             let mut s = String::from("1234 1700000000.000001 openat(AT_FDCWD, \"");
             s.push_str(&"a".repeat(8 << 20));

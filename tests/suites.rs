@@ -5,7 +5,7 @@
 //! would give on the same run: sizes that end a job, the best of the
 //! passes, totals, the numbers printed the original's way.
 
-use crate::util::{doc, metric, plumb, workdir};
+use crate::util::{assert_scaled, doc, first_table, metric, plumb, workdir};
 use serde_json::Value;
 use std::path::Path;
 
@@ -34,6 +34,11 @@ fn must(d: &Value, scenario: &str, name: &str) -> f64 {
 
 /// Runs a pack at `args`, keeping the document in `DIR/NAME.json`.
 fn run_pack(dir: &Path, name: &str, args: &[&str]) -> Value {
+    run_pack_printed(dir, name, args).0
+}
+
+/// [`run_pack`], and what the run printed on stdout.
+fn run_pack_printed(dir: &Path, name: &str, args: &[&str]) -> (Value, String) {
     let json = dir.join(format!("{name}.json"));
     let target = dir.join("target");
     std::fs::create_dir_all(&target).unwrap();
@@ -54,7 +59,24 @@ fn run_pack(dir: &Path, name: &str, args: &[&str]) -> Value {
         0,
         "the run left files in its target"
     );
-    doc(&json)
+    (doc(&json), r.stdout)
+}
+
+/// The units of the run table `stdout` begins with.
+fn units(stdout: &str) -> Vec<String> {
+    let table = first_table(stdout);
+    let at = table[0]
+        .iter()
+        .position(|h| h == "unit")
+        .expect("a unit column");
+    table[1..].iter().map(|r| r[at].clone()).collect()
+}
+
+/// `plumb compare FILE` of one result: exit 0, its stdout.
+fn compare_one(dir: &Path, file: &str) -> String {
+    let r = plumb(dir, &["compare", file]);
+    assert_eq!(r.code, 0, "compare {file}: {}", r.stderr);
+    r.stdout
 }
 
 /// yabs.sh's format_speed of a bandwidth in bytes/s: fio's KiB/s in steps
@@ -91,8 +113,28 @@ fn yabs_runs_yabs_jobs_and_compare_prints_yabs_table() {
         "-p",
         "cpu_seconds=1s",
     ];
-    let a = run_pack(dir.path(), "vm-a", &small);
+    let (a, printed) = run_pack_printed(dir.path(), "vm-a", &small);
     let b = run_pack(dir.path(), "vm-b", &small);
+    assert_scaled(&printed);
+    let shown = units(&printed);
+    // Bandwidths in MiB/s or GiB/s (IEC), IOPS, the network in bit/s steps.
+    for unit in ["IOPS", "iB/s", "bit/s"] {
+        assert!(
+            shown.iter().any(|u| u.ends_with(unit)),
+            "no unit ending {unit} in {shown:?}"
+        );
+    }
+    // YABS's tables from one run: `plumb run yabs` ends with them, as
+    // `plumb compare` prints them for that one result file.
+    let one = compare_one(dir.path(), "vm-a.json");
+    assert!(
+        one.contains("fio Disk Speed Tests (Mixed R/W 50/50)"),
+        "{one}"
+    );
+    assert!(
+        printed.ends_with(&one),
+        "the run does not end with YABS's tables:\n{printed}\n---\n{one}"
+    );
     for d in [&a, &b] {
         let disk = jobs(d, "disk");
         for bs in YABS_SIZES {
@@ -154,6 +196,21 @@ fn yabs_runs_yabs_jobs_and_compare_prints_yabs_table() {
     let r = plumb(dir.path(), &["compare", "vm-a.json", "vm-b.json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let out = &r.stdout;
+    // One run's layout is the two runs' one, less the second column: the
+    // same rows, and the first run's figures as the comparison shows them.
+    let disk = |out: &str| {
+        let at = out
+            .find("fio Disk Speed Tests")
+            .unwrap_or_else(|| panic!("no disk table in:\n{out}"));
+        first_table(&out[at..])
+    };
+    let (single, pair) = (disk(&one), disk(out));
+    assert_eq!(single.len(), 1 + 3 * YABS_SIZES.len(), "{one}");
+    assert_eq!(single.len(), pair.len(), "{one}\n{out}");
+    for (s, p) in single.iter().zip(&pair) {
+        assert_eq!(s.len() + 1, p.len(), "{s:?} / {p:?}");
+        assert_eq!(s[..3], p[..3], "{s:?} / {p:?}");
+    }
     for text in [
         "fio Disk Speed Tests (Mixed R/W 50/50)",
         "Block Size",
@@ -196,7 +253,18 @@ fn crystaldiskmark_keeps_the_best_of_its_passes_and_prints_its_window() {
         "-p",
         "interval=0s",
     ];
-    let a = run_pack(dir.path(), "disk-a", &small);
+    let (a, printed) = run_pack_printed(dir.path(), "disk-a", &small);
+    assert_scaled(&printed);
+    let shown = units(&printed);
+    for unit in ["IOPS", "µs"] {
+        assert!(shown.iter().any(|u| u == unit), "no {unit} in {shown:?}");
+    }
+    // CrystalDiskMark's window from this one run, at the end of it.
+    let one = compare_one(dir.path(), "disk-a.json");
+    for text in ["CrystalDiskMark (MB/s, best of the passes)", "disk-a Read"] {
+        assert!(one.contains(text), "no {text:?} in:\n{one}");
+    }
+    assert!(printed.ends_with(&one), "{printed}\n---\n{one}");
     let all = jobs(&a, "cdm");
     let lines = [
         ("SEQ1M_Q8T1", "1m", "8", false),
@@ -274,7 +342,7 @@ fn table<'a>(d: &'a Value, name: &str, title_starts: &str) -> &'a Value {
 #[test]
 fn pts_disk_runs_every_test_at_small_sizes() {
     let dir = workdir();
-    let d = run_pack(
+    let (d, printed) = run_pack_printed(
         dir.path(),
         "pts",
         &[
@@ -302,6 +370,55 @@ fn pts_disk_runs_every_test_at_small_sizes() {
     for case in ["sync", "nosync", "threads_2", "dirs_4"] {
         assert!(must(&d, "fs-mark", &format!("{case}.files_per_sec")) > 0.0);
     }
+    assert_scaled(&printed);
+    let shown = units(&printed);
+    for unit in ["files/s", "ms"] {
+        assert!(shown.iter().any(|u| u == unit), "no {unit} in {shown:?}");
+    }
+    // Every test's own table after the metrics, and `plumb show` prints
+    // the saved result the same way; --scenario keeps one test's.
+    let tables = [
+        "pts-disk/fs-mark: fs_mark",
+        "pts-disk/postmark: PostMark",
+        "pts-disk/dbench: dbench 1 clients: Throughput",
+        "pts-disk/dbench: dbench 2 clients: Throughput",
+        "pts-disk/compilebench: compilebench",
+        "pts-disk/iozone: iozone -a, 2M file (kB/s)",
+    ];
+    let end = printed.find('└').unwrap();
+    for t in tables {
+        let at = printed
+            .find(t)
+            .unwrap_or_else(|| panic!("no table {t:?} in:\n{printed}"));
+        assert!(at > end, "{t} is not after the metrics");
+    }
+    let header = |at: &str| first_table(&printed[printed.find(at).unwrap()..])[0].clone();
+    assert_eq!(
+        header("fs_mark"),
+        [
+            "case",
+            "files",
+            "threads (-t)",
+            "dirs (-D)",
+            "sync (-S)",
+            "files/s"
+        ]
+    );
+    assert_eq!(
+        header("dbench 1 clients")[..3],
+        ["Operation", "Count", "AvgLat"]
+    );
+    let show = plumb(dir.path(), &["show", "pts.json"]);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    assert_eq!(show.stdout, printed);
+    let dbench = plumb(dir.path(), &["show", "pts.json", "--scenario", "dbench"]);
+    assert_eq!(dbench.code, 0, "{}", dbench.stderr);
+    assert!(
+        dbench.stdout.contains(tables[2]) && dbench.stdout.contains(tables[3]),
+        "{}",
+        dbench.stdout
+    );
+    assert!(!dbench.stdout.contains("fs_mark"), "{}", dbench.stdout);
     let fs_mark = table(&d, "fs-mark", "fs_mark");
     assert_eq!(
         fs_mark["rows"][2][1], "16",

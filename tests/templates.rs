@@ -187,6 +187,13 @@ fn cloud_compare_template_names_every_test_of_real_runs() {
         args.extend_from_slice(&CLOUD_COMPARE_SMALL);
         let (r, _) = run_scripts(dir.path(), &args);
         assert_eq!(r.code, 0, "{}", r.stderr);
+        crate::util::assert_scaled(&r.stdout);
+        // The run ends with cloud-compare's summary of this one machine:
+        // a figure per test, no winner.
+        let cells = row_of(&r.stdout, "4k random read IOPS");
+        assert_eq!(cells.len(), 2, "{cells:?}");
+        assert!(cells[1].ends_with(" IOPS"), "{cells:?}");
+        assert!(!r.stdout.contains("winner"), "{}", r.stdout);
     }
     let t = plumb(dir.path(), &["compare", "one.json", "two.json"]);
     assert_eq!(t.code, 0, "{}", t.stderr);

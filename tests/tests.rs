@@ -22,6 +22,7 @@ mod options;
 mod pack;
 mod packs_surfaces;
 mod props;
+mod render;
 mod results;
 mod run;
 mod safety;

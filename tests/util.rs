@@ -483,3 +483,54 @@ pub fn disk_usage(dir: &Path) -> u64 {
     }
     total
 }
+
+/// The cells of the first terminal table in `stdout` (the run table of
+/// `plumb run` and `plumb show`): its header first, then its rows.
+pub fn first_table(stdout: &str) -> Vec<Vec<String>> {
+    stdout
+        .lines()
+        .skip_while(|l| !l.starts_with('┌'))
+        .take_while(|l| !l.starts_with('└'))
+        .filter(|l| l.starts_with('│'))
+        .map(|l| {
+            l.trim_matches('│')
+                .split('┆')
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// Checks that the run table in `stdout` is scaled for reading: every
+/// figure (value, median, min, max) has at most five integer digits and no
+/// exponent, and its unit column is set where the metric has a unit.
+/// Returns the table.
+pub fn assert_scaled(stdout: &str) -> Vec<Vec<String>> {
+    let table = first_table(stdout);
+    let header = table
+        .first()
+        .unwrap_or_else(|| panic!("no table in:\n{stdout}"));
+    for row in &table[1..] {
+        for (name, cell) in header.iter().zip(row) {
+            if !matches!(name.as_str(), "value" | "median" | "min" | "max") || cell.is_empty() {
+                continue;
+            }
+            let number = cell.trim_end_matches(['k', 'M', 'G', 'T']);
+            assert!(
+                number.parse::<f64>().is_ok() && !number.contains('e'),
+                "{name} {cell:?} is not a plain figure in {row:?}:\n{stdout}"
+            );
+            let digits = number
+                .trim_start_matches('-')
+                .split('.')
+                .next()
+                .unwrap_or("")
+                .len();
+            assert!(
+                digits <= 5,
+                "{name} {cell:?} has {digits} integer digits in {row:?}:\n{stdout}"
+            );
+        }
+    }
+    table
+}

@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use plumb::cli::run::{self, RunArgs};
-use plumb::cli::{check, compare, fio, fleet, list, pack, serve, sysinfo, trace, ExitCode};
+use plumb::cli::{check, compare, fio, fleet, list, pack, serve, show, sysinfo, trace, ExitCode};
 use std::path::PathBuf;
 
 /// Counts each thread's heap, so that scripts' memory limits hold.
@@ -24,10 +24,11 @@ struct Cli {
 enum Command {
     /// Run scenarios and packs (default: the built-in `quick` pack) in a sandboxed run directory.
     Run(RunArgs),
-    /// Compare result files side by side (the first is the baseline).
+    /// Compare result files side by side (the first is the baseline); one
+    /// file gets its suite's own layout.
     Compare {
         /// Result files written with --json.
-        #[arg(required = true, num_args = 2..)]
+        #[arg(required = true, num_args = 1..)]
         files: Vec<PathBuf>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = plumb::report::run_table::Format::Table)]
@@ -52,6 +53,8 @@ enum Command {
         #[arg(long)]
         no_template: bool,
     },
+    /// Print a saved result: its metrics, every scenario's tables, its suite's own layout.
+    Show(show::ShowArgs),
     /// Compile and validate a scenario or pack without running it.
     Check {
         /// A `.rhai` file, pack folder or built-in pack name.
@@ -133,6 +136,7 @@ fn main() {
                 },
             },
         ),
+        Command::Show(args) => show::show_main(&args),
         Command::Check { scenario } => check::check_main(&scenario),
         Command::List { pack } => list::list_main(pack.as_deref()),
         Command::Sysinfo { json, target } => sysinfo::sysinfo_main(json, &target),

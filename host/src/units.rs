@@ -188,44 +188,170 @@ pub fn format_count(v: f64) -> String {
     scale_number(v, 1000.0, &["", "k", "M", "G", "T"])
 }
 
-/// A figure with its unit scaled for reading: bytes and bytes/s to
-/// KiB…TiB, ns/µs/ms up to seconds, anything else as given; three or four
-/// significant digits (`1.23 GiB/s`, `850 µs`, `31.4 IOPS`).
+/// A figure with its unit scaled for reading (`1.23 GiB/s`, `850 µs`,
+/// `72.1k IOPS`): [`Scale::of`] and [`Scale::show`].
 pub fn format_value(value: f64, unit: &str) -> String {
-    let steps = |v: f64, base: f64, units: &[&str]| {
-        let mut v = v;
-        let mut i = 0;
-        while v.abs() >= base && i + 1 < units.len() {
-            v /= base;
-            i += 1;
+    Scale::of(value, unit).show(value)
+}
+
+/// How a row of figures in one unit is shown: the unit a reader gets
+/// (bytes in IEC steps — KiB, MiB/s —, decimal byte and bit rates in
+/// steps of 1000 — MB/s, Gbit/s —, times from ns to s, other counts with
+/// k, M, G, T), and the divisor that takes a raw figure there. Chosen once
+/// per row ([`Scale::of`] its headline figure), so that every figure of the
+/// row is in one unit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scale {
+    /// What a raw figure is divided by.
+    divisor: f64,
+    /// The step of a count (`k`, `M`), written after the number.
+    prefix: &'static str,
+    /// The unit written after the number (and its prefix).
+    unit: String,
+    /// A count shown as it is (no step, not a ratio): whole numbers are
+    /// written without decimals (`3` segments, not `3.00`).
+    whole: bool,
+}
+
+/// The units scaled along a ladder, smallest first, and the step between
+/// rungs: bytes in IEC steps by default, the decimal units a scenario
+/// names (MB/s) in steps of 1000, times from ns to s.
+const LADDERS: [(&[&str], f64); 8] = [
+    (&["B", "KiB", "MiB", "GiB", "TiB", "PiB"], 1024.0),
+    (
+        &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s", "PiB/s"],
+        1024.0,
+    ),
+    (&["kB", "MB", "GB", "TB", "PB"], 1000.0),
+    (&["kB/s", "MB/s", "GB/s", "TB/s", "PB/s"], 1000.0),
+    (&["bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"], 1000.0),
+    (
+        &["elem/s", "kelem/s", "Melem/s", "Gelem/s", "Telem/s"],
+        1000.0,
+    ),
+    (
+        &["FLOP/s", "kFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s"],
+        1000.0,
+    ),
+    (&["ns", "µs", "ms", "s"], 1000.0),
+];
+/// Steps of a count.
+const COUNT_PREFIXES: [&str; 5] = ["", "k", "M", "G", "T"];
+/// Units whose figures are ratios or shares, never given a count's step.
+const UNSCALED: [&str; 5] = ["%", "x", "×", "ratio", "percent"];
+
+impl Scale {
+    /// The scale for a row whose headline figure is `value` in `unit`:
+    /// the largest rung under which `value` is at least 1; a time below 1
+    /// steps down (0.06 s is 60 ms) to ns.
+    pub fn of(value: f64, unit: &str) -> Scale {
+        let name = match unit {
+            "bytes" => "B",
+            "bytes/s" => "B/s",
+            "us" => "µs",
+            "bits/s" | "bps" => "bit/s",
+            u => u,
+        };
+        let found = LADDERS.iter().find_map(|(names, base)| {
+            let at = names.iter().position(|n| *n == name)?;
+            Some((*names, *base, at))
+        });
+        let Some((names, base, at)) = found else {
+            return Scale::count(value, unit);
+        };
+        let (up, _) = steps(value, base, names.len() - 1 - at);
+        let mut rung = at + up;
+        let mut divisor = base.powi(up as i32);
+        if names[0] == "ns" {
+            while rung > 0 && value != 0.0 && (value / divisor).abs() < 1.0 {
+                rung -= 1;
+                divisor /= base;
+            }
         }
-        (v, units[i].to_string())
-    };
-    let (v, unit) = match unit {
-        "bytes/s" | "B/s" => steps(value, 1024.0, &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]),
-        "KiB/s" => steps(value, 1024.0, &["KiB/s", "MiB/s", "GiB/s", "TiB/s"]),
-        "MiB/s" => steps(value, 1024.0, &["MiB/s", "GiB/s", "TiB/s"]),
-        "bytes" | "B" => steps(value, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"]),
-        "ns" => steps(value, 1000.0, &["ns", "µs", "ms", "s"]),
-        "us" | "µs" => steps(value, 1000.0, &["µs", "ms", "s"]),
-        "ms" => steps(value, 1000.0, &["ms", "s"]),
-        // Seconds shorter than one are shown in ms or µs.
-        "s" if value != 0.0 && value.abs() < 1e-3 => (value * 1e6, "µs".to_string()),
-        "s" if value.abs() < 1.0 && value != 0.0 => (value * 1e3, "ms".to_string()),
-        _ => (value, unit.to_string()),
-    };
-    let digits = if v.abs() >= 100.0 {
-        0
-    } else if v.abs() >= 10.0 {
-        1
-    } else {
-        2
-    };
-    if unit.is_empty() {
-        format!("{v:.digits$}")
-    } else {
-        format!("{v:.digits$} {unit}")
+        Scale {
+            divisor,
+            prefix: "",
+            unit: names[rung].to_string(),
+            whole: false,
+        }
     }
+
+    /// A count (IOPS, files/s, a bare number): k, M, G, T from 1000 up;
+    /// ratios and shares as they are.
+    fn count(value: f64, unit: &str) -> Scale {
+        let up = if UNSCALED.contains(&unit) {
+            0
+        } else {
+            steps(value, 1000.0, COUNT_PREFIXES.len() - 1).0
+        };
+        Scale {
+            divisor: 1000f64.powi(up as i32),
+            prefix: COUNT_PREFIXES[up],
+            unit: unit.to_string(),
+            whole: up == 0 && !UNSCALED.contains(&unit),
+        }
+    }
+
+    /// `value` in this scale, with three significant digits and the
+    /// count's step (`1.23`, `72.1k`), without the unit.
+    pub fn number(&self, value: f64) -> String {
+        let v = value / self.divisor;
+        if self.whole && v.fract() == 0.0 && v.abs() < 1e5 {
+            return format!("{v:.0}");
+        }
+        format!("{}{}", significant(v), self.prefix)
+    }
+
+    /// The unit of the row as a column shows it (`MiB/s`, `IOPS`; a
+    /// count's step is on its numbers).
+    pub fn unit(&self) -> &str {
+        &self.unit
+    }
+
+    /// `value` with its unit: `1.23 GiB/s`, `72.1k IOPS`, `850 µs`.
+    pub fn show(&self, value: f64) -> String {
+        let n = self.number(value);
+        if self.unit.is_empty() {
+            n
+        } else {
+            format!("{n} {}", self.unit)
+        }
+    }
+}
+
+/// How many steps of `base` (at most `max`) bring `value` under `base`,
+/// and the value there.
+fn steps(value: f64, base: f64, max: usize) -> (usize, f64) {
+    let mut v = value.abs();
+    let mut i = 0;
+    while v >= base && i < max {
+        v /= base;
+        i += 1;
+    }
+    (i, v)
+}
+
+/// `v` with three significant digits (`1.23`, `12.3`, `123`, `1023`, `0.0456`);
+/// past five integer digits or below 0.001, in exponent form (`1.23e9`).
+pub fn significant(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return if v.is_nan() {
+            "NaN".into()
+        } else {
+            format!("{v:.0}")
+        };
+    }
+    // The exponent of the value as rounded to three digits (9.996 is 10.0).
+    let rounded = format!("{v:.2e}");
+    let exp: i32 = rounded
+        .rsplit_once('e')
+        .and_then(|(_, e)| e.parse().ok())
+        .unwrap_or(0);
+    if !(-3..5).contains(&exp) {
+        return rounded;
+    }
+    let decimals = (2 - exp).max(0) as usize;
+    format!("{v:.decimals$}")
 }
 
 fn scale_number(mut v: f64, base: f64, units: &[&str]) -> String {
@@ -304,5 +430,42 @@ mod tests {
         assert_eq!(format_bytes_binary(282.0 * 1048576.0), "282MiB");
         assert_eq!(format_count(72_100.0), "72.1k");
         assert_eq!(format_count(950.0), "950");
+    }
+
+    #[test]
+    fn values_have_three_significant_digits_in_a_scaled_unit() {
+        assert_eq!(format_value(17_074_595_695.0, "bytes/s"), "15.9 GiB/s");
+        assert_eq!(format_value(1_157_884_138.0, "bytes/s"), "1.08 GiB/s");
+        assert_eq!(format_value(0.000060, "s"), "60.0 µs");
+        assert_eq!(format_value(0.25, "s"), "250 ms");
+        assert_eq!(format_value(4014.0, "us"), "4.01 ms");
+        assert_eq!(format_value(61_234.0, "ns"), "61.2 µs");
+        assert_eq!(format_value(3600.0, "s"), "3600 s");
+        assert_eq!(format_value(72_100.0, "iops"), "72.1k iops");
+        assert_eq!(format_value(207_313.0, "seeks/s"), "207k seeks/s");
+        assert_eq!(format_value(2_500_000.0, ""), "2.50M");
+        assert_eq!(format_value(950.0, "IOPS"), "950 IOPS");
+        assert_eq!(format_value(3.0, "segments"), "3 segments");
+        assert_eq!(format_value(2.5, ""), "2.50");
+        assert_eq!(format_value(2.0, "x"), "2.00 x");
+        assert_eq!(format_value(1534.0, "MB/s"), "1.53 GB/s");
+        assert_eq!(format_value(14_470.0, "Mbit/s"), "14.5 Gbit/s");
+        assert_eq!(format_value(1023.0, "bytes"), "1023 B");
+        assert_eq!(format_value(0.5, "x"), "0.500 x");
+        assert_eq!(format_value(123_456.0, "%"), "1.23e5 %");
+        assert_eq!(format_value(0.0, "ms"), "0 ms");
+        assert_eq!(format_value(9.996, "ms"), "10.0 ms");
+        assert_eq!(format_value(-2048.0, "bytes"), "-2.00 KiB");
+        assert_eq!(format_value(1e300, "bytes"), "8.88e284 PiB");
+    }
+
+    #[test]
+    fn a_row_keeps_one_unit() {
+        let s = Scale::of(2.0 * 1024.0 * 1024.0 * 1024.0, "bytes/s");
+        assert_eq!(s.unit(), "GiB/s");
+        assert_eq!(s.number(512.0 * 1024.0 * 1024.0), "0.500");
+        let c = Scale::of(72_100.0, "IOPS");
+        assert_eq!((c.number(70_000.0).as_str(), c.unit()), ("70.0k", "IOPS"));
+        assert_eq!(Scale::of(5e6, "").number(5e6), "5.00M");
     }
 }

@@ -2,7 +2,8 @@
 //! capabilities, and `plumb run` alone runs the quick pack.
 
 use crate::util::{
-    doc, entries, metric, pack_folder, plumb, run_scripts, workdir, CLOUD_COMPARE_SMALL,
+    assert_scaled, doc, entries, metric, pack_folder, plumb, run_scripts, workdir,
+    CLOUD_COMPARE_SMALL,
 };
 
 #[test]
@@ -34,6 +35,13 @@ fn quick_pack_runs_reports_and_cleans_up() {
         "read_lat_p99",
     ] {
         assert!(r.stdout.contains(m), "table lacks {m}:\n{}", r.stdout);
+    }
+    let units: Vec<String> = assert_scaled(&r.stdout)[1..]
+        .iter()
+        .map(|row| row[3].clone())
+        .collect();
+    for unit in ["MiB/s", "IOPS"] {
+        assert!(units.iter().any(|u| u == unit), "no {unit} in {units:?}");
     }
     assert!(
         entries(&target).is_empty(),

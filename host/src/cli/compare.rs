@@ -1,15 +1,15 @@
 //! `plumb compare`: loads result files, compares them against the first,
 //! prints the table (or JSON, CSV, Markdown) — laid out by the runs' pack's
-//! comparison template when it has one —, writes charts on request, and
-//! exits 1 when `--fail-if-slower` trips.
+//! comparison template when it has one; one file gets its suite's own
+//! one-machine layout —, writes charts on request, and exits 1 when
+//! `--fail-if-slower` trips.
 
-use super::ExitCode;
+use super::{layout, ExitCode};
 use crate::compare::{compare, load, regressions};
 use crate::model::comparison::Comparison;
 use crate::model::document::RunDocument;
-use crate::model::template::TemplateInput;
+use crate::report::results;
 use crate::report::run_table::Format;
-use crate::report::{comparison, made_tables};
 use crate::scenario::template::{self, Template};
 use crate::terminal::clean;
 
@@ -48,9 +48,9 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
         svg,
         template,
     } = options;
-    if files.len() < 2 {
+    if files.is_empty() {
         eprintln!(
-            "plumb compare: error: give at least two result files (the first is the baseline)"
+            "plumb compare: error: give one result file (its suite's own layout) or more (the first is the baseline)"
         );
         return ExitCode::BadInput;
     }
@@ -132,28 +132,29 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
 }
 
 /// The comparison laid out by `template` when there is one and it works;
-/// else, with the reason on stderr, the generic table.
+/// else, with the reason on stderr, the generic table; then every run's
+/// scenario tables.
 fn laid_out(
     c: &Comparison,
     docs: &[RunDocument],
     format: Format,
     template: Option<Result<Template, String>>,
 ) -> String {
-    match template {
-        None => comparison::render(c, docs, format),
+    let layout = match template {
+        None => None,
         Some(Err(why)) => {
             eprintln!("plumb compare: note: {}", clean(&why));
-            comparison::render(c, docs, format)
+            None
         }
-        Some(Ok(t)) => match t.render(&TemplateInput::new(docs, c)) {
-            Ok(tables) => made_tables::render(&tables, &t.file, c, format),
-            Err(e) => {
+        Some(Ok(t)) => {
+            let made = layout::made(&t, docs, c, "compare");
+            if made.is_none() {
                 eprintln!(
-                    "plumb compare: error: the comparison template failed: {}\nplumb compare: the generic table follows (--no-template skips the template)",
-                    crate::terminal::clean_text(&e)
+                    "plumb compare: the generic table follows (--no-template skips the template)"
                 );
-                comparison::render(c, docs, format)
             }
-        },
-    }
+            made
+        }
+    };
+    results::compare(c, docs, layout.as_ref(), format)
 }

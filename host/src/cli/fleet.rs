@@ -508,7 +508,7 @@ fn net(a: NetArgs) -> Outcome {
         .collect();
     for d in &docs {
         println!("{}", clean(d.label.as_deref().unwrap_or("")));
-        print!("{}", crate::report::run_table::render(d, a.format));
+        print!("{}", crate::report::results::run(d, &[], a.format));
     }
     Ok(exit_code(&reports, &signals, saved))
 }
@@ -751,7 +751,7 @@ fn compare(reports: &[HostReport], baseline: Option<&str>, format: Format) {
         0 => {}
         1 => {
             if let Ok(d) = crate::compare::load::load(&files[0].1) {
-                print!("{}", crate::report::run_table::render(&d, format));
+                print!("{}", crate::report::results::run(&d, &[], format));
             }
         }
         _ => {

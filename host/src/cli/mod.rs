@@ -6,10 +6,12 @@ pub mod check;
 pub mod compare;
 pub mod fio;
 pub mod fleet;
+pub mod layout;
 pub mod list;
 pub mod pack;
 pub mod run;
 pub mod serve;
+pub mod show;
 pub mod sysinfo;
 pub mod trace;
 

@@ -1,12 +1,14 @@
 //! `plumb run`, `plumb check` and `plumb list`: load packs and scenarios,
 //! check what they ask for, run them in sandboxed run directories, gather
-//! and save results, print the table, and clean up — also after Ctrl-C.
+//! and save results, print them (the metric table, every scenario's tables,
+//! the packs' own layouts), and clean up — also after Ctrl-C.
 
 use super::{ExitCode, Signals};
 use crate::api::report::DocumentRoom;
 use crate::api::{Host, Limits, Workspace};
 use crate::model::document::{Metric, RunDocument, ScenarioResult, SCHEMA};
-use crate::report::run_table::{self, Format};
+use crate::report::results;
+use crate::report::run_table::Format;
 use crate::sandbox::{Account, RunDir};
 use crate::scenario;
 use crate::scenario::assertions;
@@ -317,12 +319,12 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
     let interrupted = stop.load(Ordering::Relaxed);
     let doc = document(&args, gathered, saved.started.clone(), finished);
     let save_failed = saved.save(&doc, interrupted).is_err();
-    for g in &doc.scenarios {
-        for n in &g.notes {
-            eprintln!("note ({}): {}", clean(&g.name), clean(n));
-        }
-    }
-    print!("{}", run_table::render(&doc, args.format));
+    let layouts = if args.format == Format::Json {
+        Vec::new()
+    } else {
+        super::layout::for_one_run(&doc, "run")
+    };
+    print!("{}", results::run(&doc, &layouts, args.format));
     let mut charts_failed = false;
     if let Some(dir) = &args.svg {
         let docs = std::slice::from_ref(&doc);

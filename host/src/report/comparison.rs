@@ -1,11 +1,12 @@
 //! The comparison as a terminal table, Markdown, CSV or JSON, with units
-//! scaled for reading and a machine table above the metrics.
+//! scaled per row (every run's figure in the unit the baseline's takes)
+//! and a machine table above the metrics.
 
 use crate::model::comparison::{Comparison, Row, Verdict};
 use crate::model::document::{Better, RunDocument};
 use crate::report::run_table::Format;
 use crate::terminal::cleaned;
-use crate::units::{format_bytes_binary, format_value};
+use crate::units::{format_bytes_binary, Scale};
 use comfy_table::{presets, Table};
 
 fn verdict_text(v: Verdict) -> &'static str {
@@ -20,12 +21,19 @@ fn verdict_text(v: Verdict) -> &'static str {
     }
 }
 
-fn cell_text(row: &Row, i: usize) -> String {
+/// The scale of a row: its baseline's figure (or the first there is)
+/// decides, so that every figure of the row is in one unit.
+fn row_scale(row: &Row) -> Scale {
+    let headline = row.cells.iter().find_map(|c| c.value).unwrap_or(0.0);
+    Scale::of(headline, &row.unit)
+}
+
+fn cell_text(row: &Row, scale: &Scale, i: usize) -> String {
     let c = &row.cells[i];
     let Some(v) = c.value else {
         return "missing".into();
     };
-    let mut s = cleaned(&format_value(v, &row.unit));
+    let mut s = cleaned(&scale.show(v));
     if let Some(why) = &c.not_comparable {
         s.push_str(&format!(" not comparable ({})", cleaned(why)));
         return s;
@@ -176,10 +184,11 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
                     Better::Higher => "higher",
                     Better::Lower => "lower",
                 };
+                let scale = row_scale(r);
                 metrics.add_row(
                     [cleaned(&r.scenario), cleaned(&r.metric), better.to_string()]
                         .into_iter()
-                        .chain((0..r.cells.len()).map(|i| cell_text(r, i))),
+                        .chain((0..r.cells.len()).map(|i| cell_text(r, &scale, i))),
                 );
             }
             let note = "Each run: median, ×ratio to the baseline, [95% interval of the ratio], verdict. \

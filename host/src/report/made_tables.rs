@@ -1,12 +1,13 @@
 //! Tables a pack's comparison template made, in every output format:
-//! terminal tables and Markdown (title, table, notes), CSV in long form
-//! (one record per cell) and JSON (the comparison with the tables added).
+//! terminal tables and Markdown (title, table, notes) and CSV in long form
+//! (one record per cell) as [`tables`] prints them, and JSON (the
+//! comparison with the tables added).
 
 use crate::model::comparison::Comparison;
 use crate::model::template::MadeTable;
 use crate::report::run_table::Format;
+use crate::report::tables::{self, Titled};
 use crate::terminal::cleaned;
-use comfy_table::{presets, Table};
 use serde::Serialize;
 
 /// `plumb compare --format json` when a template made the tables: the
@@ -40,66 +41,9 @@ pub fn render(tables: &[MadeTable], file: &str, c: &Comparison, format: Format) 
             };
             serde_json::to_string_pretty(&doc).expect("serialisable") + "\n"
         }
-        Format::Csv => {
-            let mut w = csv::Writer::from_writer(Vec::new());
-            let _ = w.write_record(["table", "row", "column", "value"]);
-            for t in tables {
-                for (r, row) in t.rows.iter().enumerate() {
-                    for (col, cell) in t.header.iter().zip(row) {
-                        let _ = w.write_record([
-                            cleaned(&t.title),
-                            (r + 1).to_string(),
-                            cleaned(col),
-                            cleaned(cell),
-                        ]);
-                    }
-                }
-            }
-            String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-        }
+        Format::Csv => tables::csv(&titled(tables)),
         Format::Table | Format::Markdown => {
-            let markdown = format == Format::Markdown;
-            // A `|` in Markdown would end the cell.
-            let text = |s: &str| {
-                let s = cleaned(s);
-                if markdown {
-                    s.replace('|', "\\|")
-                } else {
-                    s
-                }
-            };
-            let mut out = String::new();
-            for t in tables {
-                if !t.title.is_empty() {
-                    let title = cleaned(&t.title);
-                    out.push_str(&if markdown {
-                        format!("### {title}\n\n")
-                    } else {
-                        format!("{title}\n")
-                    });
-                }
-                let mut table = Table::new();
-                table.load_preset(if markdown {
-                    presets::ASCII_MARKDOWN
-                } else {
-                    presets::UTF8_FULL_CONDENSED
-                });
-                table.set_header(t.header.iter().map(|h| text(h)));
-                for row in &t.rows {
-                    // Short rows are filled with empty cells.
-                    let cells = (0..t.header.len())
-                        .map(|i| row.get(i).map(|c| text(c)).unwrap_or_default());
-                    table.add_row(cells);
-                }
-                out.push_str(&format!("{table}\n"));
-                if !t.notes.is_empty() {
-                    out.push('\n');
-                }
-                for n in &t.notes {
-                    out.push_str(&format!("{}\n", cleaned(n)));
-                }
-                out.push('\n');
-            }
+            let mut out = tables::text(&titled(tables), format == Format::Markdown);
             if let Some(line) = super::comparison::not_comparable_line(c) {
                 out.push_str(&line);
                 out.push('\n');
@@ -107,6 +51,22 @@ pub fn render(tables: &[MadeTable], file: &str, c: &Comparison, format: Format) 
             out
         }
     }
+}
+
+impl<'a> From<&'a MadeTable> for Titled<'a> {
+    fn from(t: &'a MadeTable) -> Titled<'a> {
+        Titled {
+            title: &t.title,
+            header: &t.header,
+            rows: &t.rows,
+            notes: &t.notes,
+        }
+    }
+}
+
+/// The tables as [`Titled`] ones, for [`tables`].
+fn titled(tables: &[MadeTable]) -> Vec<Titled<'_>> {
+    tables.iter().map(Titled::from).collect()
 }
 
 /// Every text of `t` through [`cleaned`].

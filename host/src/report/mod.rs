@@ -1,6 +1,7 @@
-//! Renderers of what the model holds: fio's text, terse and JSON layouts,
-//! the end-of-run table of `plumb run`, the comparison table and its SVG
-//! charts; plus saving result files safely. Renderers read [`crate::model`]
+//! Renderers of what the model holds: fio's text, terse and JSON layouts;
+//! results as `run`, `show` and `compare` print them ([`results`], the one
+//! renderer, built of the run table, the comparison, titled tables) and
+//! their SVG charts; plus saving result files safely. Renderers read [`crate::model`]
 //! only.
 
 pub mod charts;
@@ -10,5 +11,7 @@ pub mod fio_normal;
 pub mod fio_terse;
 pub mod journal;
 pub mod made_tables;
+pub mod results;
 pub mod run_table;
 pub mod save;
+pub mod tables;

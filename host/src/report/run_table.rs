@@ -1,11 +1,17 @@
-//! The end-of-run table of `plumb run`: each metric with unit, median and
-//! spread, as a terminal table, Markdown, CSV or the JSON document.
+//! The metric table of one run (`plumb run`, `plumb show`): each metric
+//! with its figure in a unit scaled for its row (`1.08 GiB/s`, `60.0 µs`,
+//! `72.1k IOPS`, three significant digits); with repeated runs, median, min,
+//! max and how many runs; the scenarios' errors and notes on lines of their
+//! own under the table. CSV keeps the raw figures in the metric's own unit
+//! (a spreadsheet computes with them), one section per kind of record.
 
-use crate::model::document::RunDocument;
+use crate::model::document::{Metric, RunDocument, ScenarioResult};
+use crate::report::tables::{cell_text, grid};
 use crate::terminal::cleaned;
-use comfy_table::{presets, Cell, CellAlignment, Table};
+use crate::units::Scale;
+use comfy_table::{Cell, CellAlignment};
 
-/// Output formats of `plumb run`.
+/// Output formats of `plumb run`, `show` and `compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// A terminal table.
@@ -18,92 +24,156 @@ pub enum Format {
     Json,
 }
 
-const HEADER: [&str; 8] = [
-    "scenario", "metric", "median", "unit", "min", "max", "runs", "better",
-];
+/// How a scenario is named on screen: `PACK/NAME`, or `NAME` alone when
+/// the pack is the scenario (a lone script); not cleaned.
+fn shown_name(s: &ScenarioResult) -> String {
+    match &s.pack {
+        Some(p) if *p != s.name => format!("{p}/{}", s.name),
+        _ => s.name.clone(),
+    }
+}
 
-fn rows(doc: &RunDocument) -> Vec<[String; 8]> {
-    let mut out = Vec::new();
+/// [`shown_name`] cleaned for printing.
+pub fn scenario_name(s: &ScenarioResult) -> String {
+    cleaned(&shown_name(s))
+}
+
+fn better(m: &Metric) -> String {
+    format!("{:?}", m.better).to_lowercase()
+}
+
+/// Whether any metric has more than one sample: then the table has median,
+/// min, max and runs columns; else one value column.
+fn repeated(doc: &RunDocument) -> bool {
+    doc.scenarios
+        .iter()
+        .any(|s| s.metrics.iter().any(|m| m.samples.len() > 1))
+}
+
+/// The smallest and largest sample, when there are two or more.
+fn spread(m: &Metric) -> Option<(f64, f64)> {
+    (m.samples.len() > 1).then(|| {
+        m.samples
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            })
+    })
+}
+
+/// The metric table (terminal or Markdown), then one line per failed
+/// scenario and per note.
+pub fn text(doc: &RunDocument, markdown: bool) -> String {
+    let repeated = repeated(doc);
+    let mut table = grid(markdown);
+    table.set_header(if repeated {
+        vec![
+            "scenario", "metric", "median", "min", "max", "unit", "runs", "better",
+        ]
+    } else {
+        vec!["scenario", "metric", "value", "unit", "better"]
+    });
+    let mut rows = 0;
     for s in &doc.scenarios {
-        let scenario = match &s.pack {
-            Some(p) => cleaned(&format!("{p}/{}", s.name)),
-            None => cleaned(&s.name),
-        };
+        let scenario = cell_text(&shown_name(s), markdown);
         for m in &s.metrics {
-            let min = m.samples.iter().copied().fold(f64::INFINITY, f64::min);
-            let max = m.samples.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            out.push([
+            let scale = Scale::of(m.value, &m.unit);
+            let mut row = vec![
                 scenario.clone(),
-                cleaned(&m.name),
-                num(m.value),
-                cleaned(&m.unit),
-                num(min),
-                num(max),
-                m.samples.len().to_string(),
-                format!("{:?}", m.better).to_lowercase(),
-            ]);
+                cell_text(&m.name, markdown),
+                scale.number(m.value),
+            ];
+            if repeated {
+                let (lo, hi) = spread(m)
+                    .map(|(lo, hi)| (scale.number(lo), scale.number(hi)))
+                    .unwrap_or_default();
+                row.extend([lo, hi]);
+            }
+            row.push(cell_text(scale.unit(), markdown));
+            if repeated {
+                row.push(s.repeat.to_string());
+            }
+            row.push(better(m));
+            // Figures (and the count of runs) line up on the right.
+            let right: &[usize] = if repeated { &[2, 3, 4, 6] } else { &[2] };
+            table.add_row(row.into_iter().enumerate().map(|(i, c)| {
+                if right.contains(&i) {
+                    Cell::new(c).set_alignment(CellAlignment::Right)
+                } else {
+                    Cell::new(c)
+                }
+            }));
+            rows += 1;
         }
+    }
+    let mut out = if rows > 0 {
+        format!("{table}\n")
+    } else {
+        String::new()
+    };
+    let bullet = if markdown { "- " } else { "" };
+    let mut lines = String::new();
+    for s in &doc.scenarios {
         if let Some(e) = &s.error {
-            let first = cleaned(e.lines().next().unwrap_or_default());
-            out.push([
-                scenario,
-                "error".into(),
-                first,
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ]);
+            let first = e.lines().next().unwrap_or_default();
+            lines.push_str(&format!(
+                "{bullet}{} failed: {}\n",
+                scenario_name(s),
+                cell_text(first, markdown)
+            ));
         }
+    }
+    for s in &doc.scenarios {
+        for n in &s.notes {
+            lines.push_str(&format!(
+                "{bullet}note ({}): {}\n",
+                scenario_name(s),
+                cell_text(n, markdown)
+            ));
+        }
+    }
+    if !lines.is_empty() {
+        out.push('\n');
+        out.push_str(&lines);
     }
     out
 }
 
-/// A number with about four significant digits.
-fn num(v: f64) -> String {
-    if v.abs() >= 1000.0 || v == 0.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else if v.abs() >= 0.01 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.6}")
-    }
-}
-
-/// Renders the document in `format`.
-pub fn render(doc: &RunDocument, format: Format) -> String {
-    match format {
-        Format::Json => serde_json::to_string_pretty(doc).expect("serialisable") + "\n",
-        Format::Csv => {
-            let mut w = csv::Writer::from_writer(Vec::new());
-            let _ = w.write_record(HEADER);
-            for r in rows(doc) {
-                let _ = w.write_record(&r);
-            }
-            String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-        }
-        Format::Table | Format::Markdown => {
-            let mut t = Table::new();
-            t.load_preset(if format == Format::Markdown {
-                presets::ASCII_MARKDOWN
-            } else {
-                presets::UTF8_FULL_CONDENSED
-            });
-            t.set_header(HEADER);
-            for r in rows(doc) {
-                t.add_row(r.iter().enumerate().map(|(i, c)| {
-                    let cell = Cell::new(c);
-                    if matches!(i, 2 | 4 | 5 | 6) {
-                        cell.set_alignment(CellAlignment::Right)
-                    } else {
-                        cell
-                    }
-                }));
-            }
-            format!("{t}\n")
+/// The metrics as CSV, raw figures in each metric's unit:
+/// `scenario,metric,median,unit,min,max,runs,better`; then, after a blank
+/// line, `scenario,error` records when a scenario failed.
+pub fn csv(doc: &RunDocument) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "scenario", "metric", "median", "unit", "min", "max", "runs", "better",
+    ]);
+    for s in &doc.scenarios {
+        let scenario = scenario_name(s);
+        for m in &s.metrics {
+            let (lo, hi) = spread(m).unwrap_or((m.value, m.value));
+            let _ = w.write_record([
+                scenario.clone(),
+                cleaned(&m.name),
+                m.value.to_string(),
+                cleaned(&m.unit),
+                lo.to_string(),
+                hi.to_string(),
+                s.repeat.to_string(),
+                better(m),
+            ]);
         }
     }
+    let mut out = String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default();
+    if doc.scenarios.iter().any(|s| s.error.is_some()) {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let _ = w.write_record(["scenario", "error"]);
+        for s in &doc.scenarios {
+            if let Some(e) = &s.error {
+                let _ = w.write_record([scenario_name(s), cleaned(e)]);
+            }
+        }
+        out.push('\n');
+        out.push_str(&String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default());
+    }
+    out
 }
