@@ -128,8 +128,6 @@ fn main() -> ExitCode {
 const SERIAL: &[&str] = &[
     "accuracy::",
     "background::",
-    "compare::two_real_quick_runs",
-    "dbench::",
     "engines::",
     "fleet::",
     "hangs::",
@@ -149,11 +147,8 @@ const SERIAL: &[&str] = &[
     "safety::sigint",
     "seed_commands::sixteen",
     "serve::",
-    "suites::",
     "templates::a_failing_template",
     "trace::",
-    "trace_apps::",
-    "wasm::",
 ];
 
 /// Threads for the tests that may share the machine: they wait on
