@@ -117,6 +117,7 @@ fn not_comparable(m: Option<&Metric>, why: String) -> Cell {
         ratio_ci: None,
         verdict: Verdict::NotComparable,
         not_comparable: Some(why),
+        marks: m.map(|m| m.marks.clone()).unwrap_or_default(),
     }
 }
 
@@ -135,6 +136,7 @@ fn cell(
             ratio_ci: None,
             verdict: Verdict::Missing,
             not_comparable: None,
+            marks: Default::default(),
         };
     };
     let samples = m.sample_values();
@@ -148,6 +150,7 @@ fn cell(
             ratio_ci: None,
             verdict: Verdict::Baseline,
             not_comparable: None,
+            marks: m.marks.clone(),
         };
     }
     let Some(b) = base else {
@@ -159,6 +162,7 @@ fn cell(
             ratio_ci: None,
             verdict: Verdict::Missing,
             not_comparable: None,
+            marks: m.marks.clone(),
         };
     };
     let base_samples = b.sample_values();
@@ -186,6 +190,7 @@ fn cell(
         ratio_ci,
         verdict,
         not_comparable: None,
+        marks: m.marks.clone(),
     }
 }
 

@@ -2,8 +2,9 @@
 //! renderers (tables, JSON, charts) read it: one row per metric, one cell per
 //! run, with the ratio to the baseline, its interval and a verdict.
 
-use crate::model::document::{Better, RunDocument};
+use crate::model::document::{Better, Mark, RunDocument};
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 /// Schema of `plumb compare --format json`.
 pub const COMPARE_SCHEMA: &str = "plumb.compare.v1";
@@ -50,6 +51,9 @@ pub struct Cell {
     /// Why the cell is not comparable with the baseline.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_comparable: Option<String>,
+    /// The marks of the run's figure (loopback, cached), shown beside it.
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub marks: BTreeSet<Mark>,
 }
 
 /// One metric across runs.

@@ -90,6 +90,8 @@ pub struct CellView {
     pub verdict: String,
     /// Why the run did not measure what the baseline did.
     pub not_comparable: Option<String>,
+    /// What the figure measured besides its name: `loopback`, `cached`.
+    pub marks: Vec<String>,
 }
 
 /// A table a template made.
@@ -152,6 +154,7 @@ impl TemplateInput {
                             ci_high: cell.ratio_ci.map(|x| x.1),
                             verdict: verdict_name(cell.verdict).into(),
                             not_comparable: cell.not_comparable.clone(),
+                            marks: cell.marks.iter().map(|m| m.name().into()).collect(),
                         })
                         .collect(),
                 }

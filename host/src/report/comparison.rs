@@ -3,7 +3,7 @@
 //! and a machine table above the metrics.
 
 use crate::model::comparison::{Comparison, Row, Verdict};
-use crate::model::document::{Better, RunDocument};
+use crate::model::document::{marks_suffix, Better, RunDocument};
 use crate::report::run_table::Format;
 use crate::terminal::cleaned;
 use crate::units::{format_bytes_binary, Scale};
@@ -34,6 +34,7 @@ fn cell_text(row: &Row, scale: &Scale, i: usize) -> String {
         return "missing".into();
     };
     let mut s = cleaned(&scale.show(v));
+    s.push_str(&marks_suffix(&c.marks));
     if let Some(why) = &c.not_comparable {
         s.push_str(&format!(" not comparable ({})", cleaned(why)));
         return s;
