@@ -241,7 +241,7 @@ impl Host {
         if !net::is_this_machine(a.ip()) {
             return Ok(());
         }
-        self.note_once(&format!(
+        self.note_once(&format!("peer {a}"), &format!(
             "the network peer {a} is this machine: its figures measure loopback, not a network (marked loopback)"
         ))
     }

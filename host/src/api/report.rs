@@ -131,6 +131,8 @@ pub struct ScenarioReport {
     room: DocumentRoom,
     /// What this run added.
     added: Added,
+    /// What the host has noted once already ([`Host::note_once`]).
+    noted: std::collections::HashSet<String>,
     /// A job result refused where no error could be returned (a background
     /// job's, recorded as its task is collected), for the collector to take.
     refusal: Option<String>,
@@ -356,10 +358,11 @@ impl Host {
         Ok(())
     }
 
-    /// Records a note the host writes about a measurement, unless this run
-    /// of the scenario already has it.
-    pub(crate) fn note_once(&mut self, text: &str) -> Result<(), ApiError> {
-        if self.report.notes.iter().any(|n| n == text) {
+    /// Records a note the host writes about a measurement, once per `key`
+    /// in this run of the scenario (a note per file read from the cache
+    /// would bury the table).
+    pub(crate) fn note_once(&mut self, key: &str, text: &str) -> Result<(), ApiError> {
+        if !self.report.noted.insert(key.to_string()) {
             return Ok(());
         }
         self.note(text)

@@ -278,10 +278,11 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 merge_samples(&mut g.metrics, report.metrics);
                 g.jobs.extend(report.jobs);
                 g.tables.extend(report.tables);
-                // A note every run writes (a loopback peer, a cached
-                // read) is shown once.
+                // A note an earlier run (--repeat) already wrote (a
+                // loopback peer, a cached read) is shown once.
+                let earlier = g.notes.len();
                 for n in report.notes {
-                    if !g.notes.contains(&n) {
+                    if !g.notes[..earlier].contains(&n) {
                         g.notes.push(n);
                     }
                 }

@@ -270,6 +270,7 @@ fn transfer_map(t: crate::api::fs::Transfer) -> Map {
     m.insert("bw_bytes".into(), t.bw_bytes().into());
     m.insert("started_s".into(), t.span.started_s.into());
     m.insert("ended_s".into(), t.span.ended_s.into());
+    m.insert("cached".into(), t.cached.into());
     m
 }
 
@@ -392,6 +393,10 @@ fn fs_module() -> Module {
     });
     native!(m, "evict", h, |p: &str| -> () {
         h.borrow_mut().evict(p).map_err(api)
+    });
+    native!(m, "room", h, || -> i64 {
+        let bytes = h.borrow_mut().room().map_err(api)?;
+        Ok(i64::try_from(bytes).unwrap_or(i64::MAX))
     });
     native!(m, "drop_caches", h, || -> () {
         h.borrow_mut().drop_caches().map_err(api)
