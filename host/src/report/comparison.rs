@@ -15,7 +15,7 @@ fn verdict_text(v: Verdict) -> &'static str {
         Verdict::Better => "better",
         Verdict::Worse => "worse",
         Verdict::WithinNoise => "within noise",
-        Verdict::Unknown => "1 sample: no verdict",
+        Verdict::Unknown => "no verdict",
         Verdict::Missing => "missing",
         Verdict::NotComparable => "not comparable",
     }
@@ -48,6 +48,12 @@ fn cell_text(row: &Row, scale: &Scale, i: usize) -> String {
             s.push_str(&format!(" [{lo:.3}–{hi:.3}]"));
         }
         s.push_str(&format!(" {}", verdict_text(c.verdict)));
+        if let Some(repeat) = c.repeat_for_verdict {
+            s.push_str(&format!(
+                " ({} vs {} samples; --repeat {repeat} gives one)",
+                row.cells[0].samples, c.samples
+            ));
+        }
     }
     s
 }
@@ -130,6 +136,7 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
                 "ci_high",
                 "verdict",
                 "not_comparable",
+                "repeat_for_verdict",
             ]);
             for r in &c.rows {
                 for (i, cell) in r.cells.iter().enumerate() {
@@ -149,6 +156,9 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
                         cell.not_comparable
                             .as_deref()
                             .map(cleaned)
+                            .unwrap_or_default(),
+                        cell.repeat_for_verdict
+                            .map(|r| r.to_string())
                             .unwrap_or_default(),
                     ]);
                 }
@@ -193,7 +203,7 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
                 );
             }
             let note = "Each run: median, ×ratio to the baseline, [95% interval of the ratio], verdict. \
-                        \"within noise\" when the interval includes 1; one sample on a side gives no verdict.";
+                        \"within noise\" when the interval includes 1; fewer than 3 samples on a side give no verdict.";
             let apart = not_comparable_line(c)
                 .map(|l| format!("\n{l}"))
                 .unwrap_or_default();
