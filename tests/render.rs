@@ -113,7 +113,7 @@ fn show_prints_every_format() {
     let mut sections = csv.split("\n\n");
     let metrics = sections.next().unwrap();
     assert!(
-        metrics.starts_with("scenario,metric,median,unit,min,max,runs,better\n"),
+        metrics.starts_with("scenario,metric,median,unit,min,max,runs,better,marks\n"),
         "{csv}"
     );
     // CSV keeps the raw figure in the metric's own unit.

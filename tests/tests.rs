@@ -14,6 +14,7 @@ mod engines;
 mod file_api;
 mod fleet;
 mod hangs;
+mod honest;
 mod hostile;
 mod jobs_and_output;
 mod limits_run;

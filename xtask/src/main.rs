@@ -131,6 +131,7 @@ const SERIAL: &[&str] = &[
     "engines::",
     "fleet::",
     "hangs::",
+    "honest::a_buffered_read_back",
     "hostile::",
     "jobs_and_output::the_progress_line",
     "jobs_and_output::timeline",

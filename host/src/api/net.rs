@@ -235,6 +235,17 @@ impl Host {
         Ok(addr)
     }
 
+    /// Notes, once per scenario run, that the peer `a` is this machine:
+    /// what is measured against it is loopback, not a network.
+    fn note_local_peer(&mut self, a: SocketAddr) -> Result<(), ApiError> {
+        if !net::is_this_machine(a.ip()) {
+            return Ok(());
+        }
+        self.note_once(&format!("peer {a}"), &format!(
+            "the network peer {a} is this machine: its figures measure loopback, not a network (marked loopback)"
+        ))
+    }
+
     /// TCP throughput against a `plumb serve` peer (capped by the deadline).
     pub fn net_throughput(&mut self, o: &ThroughputOptions) -> Result<net::Throughput, ApiError> {
         let (a, t) = self.throughput_plan(o)?;
@@ -293,6 +304,7 @@ impl Host {
         let mut t = o.validate()?;
         let a = self.granted_addr(&o.addr)?;
         self.allow(Capability::Threads(stream_threads(&t)))?;
+        self.note_local_peer(a)?;
         t.duration = t.duration.min(self.time_left());
         Ok((a, t))
     }
@@ -301,6 +313,7 @@ impl Host {
     pub fn net_rtt(&mut self, o: &RttOptions) -> Result<net::RttResult, ApiError> {
         let interval = o.validate()?;
         let a = self.granted_addr(&o.addr)?;
+        self.note_local_peer(a)?;
         self.check()?;
         let r = net::rtt(a, o.count, o.size.0, interval, &self.halt());
         // Stopped by the deadline or a signal: that is the error, not the peer.
@@ -312,6 +325,7 @@ impl Host {
     pub fn net_connect_time(&mut self, o: &ConnectOptions) -> Result<net::ConnectTime, ApiError> {
         let (timeout, interval) = o.validate()?;
         let a = self.granted_addr(&o.addr)?;
+        self.note_local_peer(a)?;
         self.check()?;
         let r = net::connect_time(a, o.count, timeout, interval, &self.halt());
         self.check()?;

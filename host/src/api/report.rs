@@ -7,9 +7,11 @@
 //! naming the limit.
 
 use super::{ApiError, Host};
-use crate::model::document::{json_bytes, limits, Better, Metric, ScenarioResult, Series, Table};
+use crate::model::document::{
+    json_bytes, limits, Better, Mark, Metric, ScenarioResult, Series, Table,
+};
 use crate::model::result::JobResult;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// Most metrics one scenario run may report.
 pub const MAX_METRICS: usize = limits::RUN_METRICS;
@@ -129,6 +131,8 @@ pub struct ScenarioReport {
     room: DocumentRoom,
     /// What this run added.
     added: Added,
+    /// What the host has noted once already ([`Host::note_once`]).
+    noted: std::collections::HashSet<String>,
     /// A job result refused where no error could be returned (a background
     /// job's, recorded as its task is collected), for the collector to take.
     refusal: Option<String>,
@@ -187,14 +191,16 @@ impl ScenarioReport {
 }
 
 impl Host {
-    /// Records a metric: a name, a finite value, its unit and which way is
-    /// better (bounded in length and count).
+    /// Records a metric: a name, a finite value, its unit, which way is
+    /// better (bounded in length and count), and the marks of the
+    /// measurement it came from (a loopback peer, a cached read).
     pub fn metric(
         &mut self,
         name: &str,
         value: f64,
         unit: &str,
         better: Better,
+        marks: BTreeSet<Mark>,
     ) -> Result<(), ApiError> {
         bounded("report::metric", "name", name, MAX_TEXT_LEN)?;
         bounded("report::metric", "unit", unit, MAX_TEXT_LEN)?;
@@ -215,6 +221,7 @@ impl Host {
             better,
             value,
             samples: vec![value],
+            marks,
         };
         let r = &mut self.report;
         let call = "report::metric";
@@ -351,6 +358,16 @@ impl Host {
         Ok(())
     }
 
+    /// Records a note the host writes about a measurement, once per `key`
+    /// in this run of the scenario (a note per file read from the cache
+    /// would bury the table).
+    pub(crate) fn note_once(&mut self, key: &str, text: &str) -> Result<(), ApiError> {
+        if !self.report.noted.insert(key.to_string()) {
+            return Ok(());
+        }
+        self.note(text)
+    }
+
     /// Runs this scenario beside what the result document already holds
     /// (`room`): its calls are refused where the document would pass its
     /// limits.
@@ -379,6 +396,7 @@ mod tests {
                     better: Better::Higher,
                     value: 1.0,
                     samples: vec![1.0],
+                    marks: Default::default(),
                 })
                 .collect(),
             ..doc

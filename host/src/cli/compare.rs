@@ -5,7 +5,7 @@
 //! `--fail-if-slower` trips.
 
 use super::{layout, ExitCode};
-use crate::compare::{compare, load, regressions};
+use crate::compare::{compare_files, load, regressions, undecided};
 use crate::model::comparison::Comparison;
 use crate::model::document::RunDocument;
 use crate::report::results;
@@ -86,7 +86,17 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
             }
         }
     }
-    let c = compare(&docs);
+    // A file's stem titles its run where two runs without labels would
+    // share a title.
+    let stems: Vec<String> = files
+        .iter()
+        .map(|f| {
+            f.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    let c = compare_files(&docs, &stems);
     let versions: std::collections::BTreeSet<&str> =
         docs.iter().map(|d| d.plumb_version.as_str()).collect();
     if versions.len() > 1 {
@@ -116,6 +126,12 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
         }
     }
     if let Some(pct) = threshold {
+        if let Some((cells, repeat)) = undecided(&c) {
+            eprintln!(
+                "plumb compare: --fail-if-slower: {cells} figure(s) have fewer than {} samples on a side and are not judged (runs made with --repeat {repeat} would be)",
+                crate::compare::MIN_SAMPLES
+            );
+        }
         let bad = regressions(&c, pct, allow_mismatch);
         if !bad.is_empty() {
             eprintln!(

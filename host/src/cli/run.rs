@@ -278,7 +278,14 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 merge_samples(&mut g.metrics, report.metrics);
                 g.jobs.extend(report.jobs);
                 g.tables.extend(report.tables);
-                g.notes.extend(report.notes);
+                // A note an earlier run (--repeat) already wrote (a
+                // loopback peer, a cached read) is shown once.
+                let earlier = g.notes.len();
+                for n in report.notes {
+                    if !g.notes[..earlier].contains(&n) {
+                        g.notes.push(n);
+                    }
+                }
                 g.series.extend(report.series);
                 g.repeat += 1;
                 if let Err(e) = outcome {
@@ -471,7 +478,10 @@ fn check_param(k: &str, v: &str) -> Result<(), String> {
 fn merge_samples(into: &mut Vec<Metric>, new: Vec<Metric>) {
     for m in new {
         match into.iter_mut().find(|x| x.name == m.name) {
-            Some(x) => x.samples.extend(m.samples),
+            Some(x) => {
+                x.samples.extend(m.samples);
+                x.marks.extend(m.marks);
+            }
             None => into.push(m),
         }
     }

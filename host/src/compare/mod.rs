@@ -4,8 +4,8 @@
 pub mod load;
 pub mod stats;
 
-use crate::model::comparison::run_title;
-pub use crate::model::comparison::{Cell, Comparison, Row, Verdict, COMPARE_SCHEMA};
+use crate::model::comparison::run_titles;
+pub use crate::model::comparison::{Cell, Comparison, Row, Verdict, COMPARE_SCHEMA, MIN_SAMPLES};
 use crate::model::document::{Better, Metric, RunDocument, ScenarioResult};
 use std::collections::{HashMap, HashSet};
 
@@ -13,6 +13,17 @@ use std::collections::{HashMap, HashSet};
 /// scenario whose source, effective parameters or pack version differ from
 /// the baseline's is marked not comparable, with the reason.
 pub fn compare(docs: &[RunDocument]) -> Comparison {
+    compare_titled(docs, run_titles(docs, &[]))
+}
+
+/// [`compare`] of result files: a run without a label whose title would
+/// clash with another's may take its file's stem (`stems`, one per file).
+pub fn compare_files(docs: &[RunDocument], stems: &[String]) -> Comparison {
+    compare_titled(docs, run_titles(docs, stems))
+}
+
+/// [`compare`] with the runs' column titles given.
+fn compare_titled(docs: &[RunDocument], runs: Vec<String>) -> Comparison {
     // (scenario, metric) keys in first-seen order, and per document the
     // first metric under each key: linear in the documents' size.
     let mut keys: Vec<(String, String)> = Vec::new();
@@ -52,9 +63,10 @@ pub fn compare(docs: &[RunDocument]) -> Comparison {
                         }
                         _ => None,
                     };
+                    let repeats = |j: usize| scenarios[j].get(&k.0).map_or(1, |s| s.repeat);
                     match why {
                         Some(why) => not_comparable(*m, why),
-                        None => cell(i, base, *m, first.better),
+                        None => cell(i, base, *m, first.better, (repeats(0), repeats(i))),
                     }
                 })
                 .collect();
@@ -69,7 +81,7 @@ pub fn compare(docs: &[RunDocument]) -> Comparison {
         .collect();
     Comparison {
         schema: COMPARE_SCHEMA,
-        runs: docs.iter().map(run_title).collect(),
+        runs,
         rows,
     }
 }
@@ -117,53 +129,78 @@ fn not_comparable(m: Option<&Metric>, why: String) -> Cell {
         ratio_ci: None,
         verdict: Verdict::NotComparable,
         not_comparable: Some(why),
+        repeat_for_verdict: None,
+        marks: m.map(|m| m.marks.clone()).unwrap_or_default(),
     }
 }
 
+/// The `--repeat` that gives a scenario which made `samples` samples of a
+/// metric in `repeat` runs at least [`MIN_SAMPLES`] of them.
+fn repeat_for(samples: usize, repeat: u32) -> u32 {
+    let per_run = (samples / repeat.max(1) as usize).max(1);
+    MIN_SAMPLES.div_ceil(per_run) as u32
+}
+
+/// Run `i`'s cell of metric `m` against the baseline's `base`; `repeats`
+/// are how many times the baseline's scenario and run `i`'s ran.
 fn cell(
     i: usize,
-    base: Option<&crate::model::document::Metric>,
-    m: Option<&crate::model::document::Metric>,
+    base: Option<&Metric>,
+    m: Option<&Metric>,
     better: Better,
+    repeats: (u32, u32),
 ) -> Cell {
+    let empty = Cell {
+        value: None,
+        samples: 0,
+        sample_values: Vec::new(),
+        ratio: None,
+        ratio_ci: None,
+        verdict: Verdict::Missing,
+        not_comparable: None,
+        repeat_for_verdict: None,
+        marks: Default::default(),
+    };
     let Some(m) = m else {
-        return Cell {
-            value: None,
-            samples: 0,
-            sample_values: Vec::new(),
-            ratio: None,
-            ratio_ci: None,
-            verdict: Verdict::Missing,
-            not_comparable: None,
-        };
+        return empty;
     };
     let samples = m.sample_values();
     let value = stats::median(&samples);
+    let marked = Cell {
+        value: Some(value),
+        samples: samples.len(),
+        marks: m.marks.clone(),
+        ..empty
+    };
     if i == 0 {
         return Cell {
-            value: Some(value),
-            samples: samples.len(),
             sample_values: samples,
             ratio: Some(1.0),
-            ratio_ci: None,
             verdict: Verdict::Baseline,
-            not_comparable: None,
+            ..marked
         };
     }
     let Some(b) = base else {
         return Cell {
-            value: Some(value),
-            samples: samples.len(),
             sample_values: samples,
-            ratio: None,
-            ratio_ci: None,
-            verdict: Verdict::Missing,
-            not_comparable: None,
+            ..marked
         };
     };
     let base_samples = b.sample_values();
     let base_value = stats::median(&base_samples);
     let ratio = (base_value != 0.0).then(|| value / base_value);
+    // Fewer than MIN_SAMPLES on a side: a ratio, no interval, no verdict,
+    // and the --repeat that would give one.
+    if base_samples.len().min(samples.len()) < MIN_SAMPLES {
+        let need = repeat_for(base_samples.len(), repeats.0).max(repeat_for(samples.len(), repeats.1));
+        return Cell {
+            sample_values: samples,
+            ratio,
+            verdict: Verdict::Unknown,
+            repeat_for_verdict: Some(need),
+            ..marked
+        };
+    }
     let ratio_ci = stats::ratio_ci(&base_samples, &samples);
     let verdict = match (ratio, ratio_ci) {
         (None, _) => Verdict::Unknown,
@@ -179,32 +216,50 @@ fn cell(
         }
     };
     Cell {
-        value: Some(value),
-        samples: samples.len(),
         sample_values: samples,
         ratio,
         ratio_ci,
         verdict,
-        not_comparable: None,
+        ..marked
     }
 }
 
-/// Metrics whose median is worse than the baseline by more than `pct`
-/// percent; cells that are not comparable count only with `allow_mismatch`
-/// (their ratio is then the ratio of medians).
+/// Metrics worse than the baseline by more than `pct` percent with a
+/// verdict that says so: the 95% interval of the ratio excludes 1 (a row
+/// "within noise", or with too few samples for a verdict, never counts).
+/// Cells that are not comparable count only with `allow_mismatch`, judged
+/// by the interval of their own samples.
 pub fn regressions(c: &Comparison, pct: f64, allow_mismatch: bool) -> Vec<String> {
     let mut out = Vec::new();
     for r in &c.rows {
-        let base = r.cells.first().and_then(|b| b.value);
+        let Some(base) = r.cells.first() else {
+            continue;
+        };
         for (i, cell) in r.cells.iter().enumerate().skip(1) {
-            let ratio = match (cell.verdict, cell.value, base) {
-                (Verdict::NotComparable, Some(v), Some(b)) if allow_mismatch && b != 0.0 => v / b,
-                (Verdict::NotComparable, ..) => continue,
-                _ => match cell.ratio {
-                    Some(r) => r,
+            let (ratio, interval) = match (cell.verdict, cell.value, base.value) {
+                (Verdict::NotComparable, Some(v), Some(b)) if allow_mismatch && b != 0.0 => {
+                    if base.sample_values.len().min(cell.sample_values.len()) < MIN_SAMPLES {
+                        continue;
+                    }
+                    (
+                        v / b,
+                        stats::ratio_ci(&base.sample_values, &cell.sample_values),
+                    )
+                }
+                (Verdict::Worse, Some(_), _) => match cell.ratio {
+                    Some(ratio) => (ratio, cell.ratio_ci),
                     None => continue,
                 },
+                _ => continue,
             };
+            // The interval must lie wholly on the worse side of 1.
+            let excludes_one = interval.is_some_and(|(lo, hi)| match r.better {
+                Better::Higher => hi < 1.0,
+                Better::Lower => lo > 1.0,
+            });
+            if !excludes_one {
+                continue;
+            }
             let worse_by = match r.better {
                 Better::Higher => (1.0 - ratio) * 100.0,
                 Better::Lower => (ratio - 1.0) * 100.0,
@@ -218,4 +273,15 @@ pub fn regressions(c: &Comparison, pct: f64, allow_mismatch: bool) -> Vec<String
         }
     }
     out
+}
+
+/// The cells `--fail-if-slower` could not judge for want of samples, and
+/// the `--repeat` that would give every one of them a verdict.
+pub fn undecided(c: &Comparison) -> Option<(usize, u32)> {
+    let need: Vec<u32> = c
+        .rows
+        .iter()
+        .flat_map(|r| r.cells.iter().filter_map(|c| c.repeat_for_verdict))
+        .collect();
+    need.iter().max().map(|most| (need.len(), *most))
 }

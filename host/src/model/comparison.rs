@@ -2,8 +2,9 @@
 //! renderers (tables, JSON, charts) read it: one row per metric, one cell per
 //! run, with the ratio to the baseline, its interval and a verdict.
 
-use crate::model::document::{Better, RunDocument};
+use crate::model::document::{Better, Mark, RunDocument};
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 /// Schema of `plumb compare --format json`.
 pub const COMPARE_SCHEMA: &str = "plumb.compare.v1";
@@ -20,7 +21,8 @@ pub enum Verdict {
     Worse,
     /// The interval includes 1: the difference is within noise.
     WithinNoise,
-    /// One side has a single sample: no significance can be claimed.
+    /// One side has fewer than [`MIN_SAMPLES`] samples: no significance
+    /// can be claimed.
     Unknown,
     /// The metric is missing from this run or from the baseline.
     Missing,
@@ -28,6 +30,10 @@ pub enum Verdict {
     /// pack version differ): no ratio, no verdict.
     NotComparable,
 }
+
+/// The fewest samples on each side for a better/worse verdict: with two,
+/// a bootstrap interval is the two samples' own spread and says little.
+pub const MIN_SAMPLES: usize = 3;
 
 /// One run's value of one metric.
 #[derive(Debug, Clone, Serialize)]
@@ -50,6 +56,13 @@ pub struct Cell {
     /// Why the cell is not comparable with the baseline.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_comparable: Option<String>,
+    /// With too few samples for a verdict: the `--repeat` that would give
+    /// both runs enough ([`MIN_SAMPLES`] each).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeat_for_verdict: Option<u32>,
+    /// The marks of the run's figure (loopback, cached), shown beside it.
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub marks: BTreeSet<Mark>,
 }
 
 /// One metric across runs.
@@ -78,11 +91,42 @@ pub struct Comparison {
     pub rows: Vec<Row>,
 }
 
-/// The column title of a run: its label, else its host name.
-pub fn run_title(doc: &RunDocument) -> String {
-    doc.label
-        .clone()
-        .unwrap_or_else(|| doc.host.hostname.clone())
+/// The column titles of runs, one per document and all different: a
+/// run's label, else its host name; where two would be the same, the host
+/// name and the start time (`vm 2026-12-05 09:18:34`), then the file's
+/// stem (`stems`, one per document when the runs came from files), then
+/// the title with its position (`vm #2`).
+pub fn run_titles(docs: &[RunDocument], stems: &[String]) -> Vec<String> {
+    let clash = |titles: &[String], i: usize| titles.iter().filter(|t| **t == titles[i]).count() > 1;
+    let mut titles: Vec<String> = docs
+        .iter()
+        .map(|d| d.label.clone().unwrap_or_else(|| d.host.hostname.clone()))
+        .collect();
+    let steps: [&dyn Fn(usize, &str) -> Option<String>; 3] = [
+        &|i, _| {
+            let d = &docs[i];
+            if d.label.is_some() {
+                return None;
+            }
+            // RFC 3339 to the second, as a person reads it.
+            let when: String = d.started.chars().take(19).collect();
+            Some(format!("{} {}", d.host.hostname, when.replace('T', " ")))
+        },
+        &|i, _| stems.get(i).cloned(),
+        &|i, t| Some(format!("{t} #{}", i + 1)),
+    ];
+    for step in steps {
+        let clashing: Vec<usize> = (0..titles.len()).filter(|&i| clash(&titles, i)).collect();
+        if clashing.is_empty() {
+            break;
+        }
+        for i in clashing {
+            if let Some(t) = step(i, &titles[i]) {
+                titles[i] = t;
+            }
+        }
+    }
+    titles
 }
 
 impl Comparison {

@@ -3,7 +3,7 @@
 use crate::model::machine::{HostInfo, TargetInfo};
 use crate::model::result::JobResult;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The schema name written in every result file.
 pub const SCHEMA: &str = "plumb.result.v1";
@@ -145,6 +145,58 @@ pub struct Metric {
     pub value: f64,
     /// Every sample.
     pub samples: Vec<f64>,
+    /// What the figure measured besides what its name says (a loopback
+    /// peer, a read served from the page cache), shown next to it.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub marks: BTreeSet<Mark>,
+}
+
+/// A mark on a figure: it measured something other than what a reader
+/// would take it for.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Mark {
+    /// The network peer was this machine (loopback or one of its own
+    /// addresses): the kernel's loopback path, not a network.
+    Loopback,
+    /// A buffered read found the file's pages in the page cache: memory,
+    /// not the device.
+    Cached,
+}
+
+impl Mark {
+    /// Its name in scripts, JSON and on screen.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mark::Loopback => "loopback",
+            Mark::Cached => "cached",
+        }
+    }
+}
+
+impl std::str::FromStr for Mark {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Mark, String> {
+        match s {
+            "loopback" => Ok(Mark::Loopback),
+            "cached" => Ok(Mark::Cached),
+            other => {
+                let shown: String = other.chars().take(40).collect();
+                Err(format!(
+                    "a mark is \"loopback\" or \"cached\", not \"{shown}\""
+                ))
+            }
+        }
+    }
+}
+
+/// `" (loopback, cached)"` after a figure with marks, `""` without.
+pub fn marks_suffix(marks: &BTreeSet<Mark>) -> String {
+    if marks.is_empty() {
+        return String::new();
+    }
+    let names: Vec<&str> = marks.iter().map(|m| m.name()).collect();
+    format!(" ({})", names.join(", "))
 }
 
 impl Metric {
@@ -183,6 +235,7 @@ pub fn job_metrics(r: &JobResult) -> Vec<Metric> {
                 better,
                 value,
                 samples: vec![value],
+                marks: BTreeSet::new(),
             })
         };
         push("iops", "iops", Better::Higher, d.iops);
@@ -471,6 +524,7 @@ mod tests {
             better: Better::Higher,
             value: 1.5,
             samples: vec![1.5, 2.5],
+            marks: BTreeSet::new(),
         };
         let doc = |n: usize| {
             let metrics = vec![serde_json::to_value(&m).unwrap(); n];

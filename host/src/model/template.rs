@@ -4,7 +4,7 @@
 //! templates see the input as maps and arrays (the field names below); the
 //! WIT world `compare-template` has the same records.
 
-use crate::model::comparison::{run_title, Comparison, Verdict};
+use crate::model::comparison::{Comparison, Verdict};
 use crate::model::document::{Better, RunDocument};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -90,6 +90,11 @@ pub struct CellView {
     pub verdict: String,
     /// Why the run did not measure what the baseline did.
     pub not_comparable: Option<String>,
+    /// What the figure measured besides its name: `loopback`, `cached`.
+    pub marks: Vec<String>,
+    /// With too few samples for a verdict (`unknown`): the `--repeat` that
+    /// would give one.
+    pub repeat_for_verdict: Option<u32>,
 }
 
 /// A table a template made.
@@ -122,7 +127,11 @@ impl TemplateInput {
     /// The input for `docs` as `c` compares them (each cell with the run's
     /// own samples).
     pub fn new(docs: &[RunDocument], c: &Comparison) -> TemplateInput {
-        let runs = docs.iter().map(run_view).collect();
+        let runs = docs
+            .iter()
+            .zip(&c.runs)
+            .map(|(d, title)| run_view(d, title))
+            .collect();
         let rows = c
             .rows
             .iter()
@@ -152,6 +161,8 @@ impl TemplateInput {
                             ci_high: cell.ratio_ci.map(|x| x.1),
                             verdict: verdict_name(cell.verdict).into(),
                             not_comparable: cell.not_comparable.clone(),
+                            marks: cell.marks.iter().map(|m| m.name().into()).collect(),
+                            repeat_for_verdict: cell.repeat_for_verdict,
                         })
                         .collect(),
                 }
@@ -161,7 +172,8 @@ impl TemplateInput {
     }
 }
 
-fn run_view(d: &RunDocument) -> RunView {
+/// Run `d` as a template sees it, titled `title` (the comparison's).
+fn run_view(d: &RunDocument, title: &str) -> RunView {
     let params = d
         .scenarios
         .iter()
@@ -169,7 +181,7 @@ fn run_view(d: &RunDocument) -> RunView {
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     RunView {
-        title: run_title(d),
+        title: title.to_string(),
         label: d.label.clone(),
         hostname: d.host.hostname.clone(),
         cpu_model: d.host.cpu_model.clone(),

@@ -9,6 +9,7 @@
 //! type). Server side: [`server`]; the wire format both share: [`protocol`].
 
 mod intervals;
+mod local;
 mod probes;
 pub mod protocol;
 pub mod server;
@@ -16,6 +17,7 @@ mod session;
 mod tcp_info;
 mod throughput;
 
+pub use local::is_this_machine;
 pub use probes::{connect_time, rtt, wait_for_port, ConnectTime, Latency, PortWait, RttResult};
 pub use server::{ServeOptions, Server};
 pub use session::NetError;

@@ -66,6 +66,9 @@ pub struct RttResult {
     pub size: u64,
     /// Round-trip times.
     pub rtt: Latency,
+    /// The peer is this machine ([`super::is_this_machine`]): the figures
+    /// are loopback's.
+    pub loopback: bool,
 }
 
 /// How long a socket call blocks before the loop checks the deadline and
@@ -180,6 +183,7 @@ pub fn rtt(
         addr: addr.to_string(),
         size,
         rtt: latency(&h),
+        loopback: super::is_this_machine(addr.ip()),
     })
 }
 
@@ -192,6 +196,8 @@ pub struct ConnectTime {
     pub failures: u64,
     /// Time for `connect()` to complete (the TCP handshake).
     pub connect: Latency,
+    /// The peer is this machine: the figures are loopback's.
+    pub loopback: bool,
 }
 
 /// Times `count` TCP connects (what psping measures); each connection is
@@ -243,6 +249,7 @@ pub fn connect_time(
         addr: addr.to_string(),
         failures,
         connect: latency(&h),
+        loopback: super::is_this_machine(addr.ip()),
     })
 }
 

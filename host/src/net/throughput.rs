@@ -93,6 +93,9 @@ pub struct Throughput {
     pub intervals: Vec<f64>,
     /// Segments retransmitted by the send streams (None without any).
     pub retransmits: Option<u64>,
+    /// The peer is this machine ([`super::is_this_machine`]): the figures
+    /// are the kernel's loopback path, not a network.
+    pub loopback: bool,
     /// In a scenario: when the test began, on the scenario's clock.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_s: Option<f64>,
@@ -130,6 +133,7 @@ impl Throughput {
             seconds,
             intervals,
             retransmits,
+            loopback: super::is_this_machine(addr.ip()),
             started_s: None,
             ended_s: None,
         }

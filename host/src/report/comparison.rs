@@ -3,7 +3,7 @@
 //! and a machine table above the metrics.
 
 use crate::model::comparison::{Comparison, Row, Verdict};
-use crate::model::document::{Better, RunDocument};
+use crate::model::document::{marks_suffix, Better, RunDocument};
 use crate::report::run_table::Format;
 use crate::terminal::cleaned;
 use crate::units::{format_bytes_binary, Scale};
@@ -15,7 +15,7 @@ fn verdict_text(v: Verdict) -> &'static str {
         Verdict::Better => "better",
         Verdict::Worse => "worse",
         Verdict::WithinNoise => "within noise",
-        Verdict::Unknown => "1 sample: no verdict",
+        Verdict::Unknown => "no verdict",
         Verdict::Missing => "missing",
         Verdict::NotComparable => "not comparable",
     }
@@ -34,6 +34,7 @@ fn cell_text(row: &Row, scale: &Scale, i: usize) -> String {
         return "missing".into();
     };
     let mut s = cleaned(&scale.show(v));
+    s.push_str(&marks_suffix(&c.marks));
     if let Some(why) = &c.not_comparable {
         s.push_str(&format!(" not comparable ({})", cleaned(why)));
         return s;
@@ -47,6 +48,12 @@ fn cell_text(row: &Row, scale: &Scale, i: usize) -> String {
             s.push_str(&format!(" [{lo:.3}–{hi:.3}]"));
         }
         s.push_str(&format!(" {}", verdict_text(c.verdict)));
+        if let Some(repeat) = c.repeat_for_verdict {
+            s.push_str(&format!(
+                " ({} vs {} samples; --repeat {repeat} gives one)",
+                row.cells[0].samples, c.samples
+            ));
+        }
     }
     s
 }
@@ -129,6 +136,7 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
                 "ci_high",
                 "verdict",
                 "not_comparable",
+                "repeat_for_verdict",
             ]);
             for r in &c.rows {
                 for (i, cell) in r.cells.iter().enumerate() {
@@ -148,6 +156,9 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
                         cell.not_comparable
                             .as_deref()
                             .map(cleaned)
+                            .unwrap_or_default(),
+                        cell.repeat_for_verdict
+                            .map(|r| r.to_string())
                             .unwrap_or_default(),
                     ]);
                 }
@@ -192,7 +203,7 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
                 );
             }
             let note = "Each run: median, ×ratio to the baseline, [95% interval of the ratio], verdict. \
-                        \"within noise\" when the interval includes 1; one sample on a side gives no verdict.";
+                        \"within noise\" when the interval includes 1; fewer than 3 samples on a side give no verdict.";
             let apart = not_comparable_line(c)
                 .map(|l| format!("\n{l}"))
                 .unwrap_or_default();

@@ -5,7 +5,7 @@
 //! own under the table. CSV keeps the raw figures in the metric's own unit
 //! (a spreadsheet computes with them), one section per kind of record.
 
-use crate::model::document::{Metric, RunDocument, ScenarioResult};
+use crate::model::document::{marks_suffix, Metric, RunDocument, ScenarioResult};
 use crate::report::tables::{cell_text, grid};
 use crate::terminal::cleaned;
 use crate::units::Scale;
@@ -89,7 +89,10 @@ pub fn text(doc: &RunDocument, markdown: bool) -> String {
                     .unwrap_or_default();
                 row.extend([lo, hi]);
             }
-            row.push(cell_text(scale.unit(), markdown));
+            row.push(cell_text(
+                &format!("{}{}", scale.unit(), marks_suffix(&m.marks)),
+                markdown,
+            ));
             if repeated {
                 row.push(s.repeat.to_string());
             }
@@ -140,12 +143,13 @@ pub fn text(doc: &RunDocument, markdown: bool) -> String {
 }
 
 /// The metrics as CSV, raw figures in each metric's unit:
-/// `scenario,metric,median,unit,min,max,runs,better`; then, after a blank
+/// `scenario,metric,median,unit,min,max,runs,better,marks` (marks
+/// separated by `;`); then, after a blank
 /// line, `scenario,error` records when a scenario failed.
 pub fn csv(doc: &RunDocument) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     let _ = w.write_record([
-        "scenario", "metric", "median", "unit", "min", "max", "runs", "better",
+        "scenario", "metric", "median", "unit", "min", "max", "runs", "better", "marks",
     ]);
     for s in &doc.scenarios {
         let scenario = scenario_name(s);
@@ -160,6 +164,11 @@ pub fn csv(doc: &RunDocument) -> String {
                 hi.to_string(),
                 s.repeat.to_string(),
                 better(m),
+                m.marks
+                    .iter()
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(";"),
             ]);
         }
     }

@@ -208,6 +208,16 @@ impl Account {
         (self.bytes.used(), self.inodes.used())
     }
 
+    /// Bytes that could be charged now: the least left here and in every
+    /// account above.
+    pub fn bytes_left(&self) -> u64 {
+        let here = self.bytes.limit.saturating_sub(self.bytes.used());
+        match &self.parent {
+            Some(p) => here.min(p.bytes_left()),
+            None => here,
+        }
+    }
+
     /// The byte bound.
     pub fn max_bytes(&self) -> u64 {
         self.bytes.limit

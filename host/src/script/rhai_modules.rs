@@ -12,12 +12,14 @@ use crate::api::fs::Transfer;
 use crate::api::io::JobHandle;
 use crate::api::{ApiError, FileHandle, Host};
 use crate::cpu::CpuResult;
+use crate::model::document::{Better, Mark};
 use crate::model::result::JobResult;
 use crate::net::Throughput;
 use crate::runner::live::LiveProgress;
 use rhai::{Array, Dynamic, Engine, EvalAltResult, FnPtr, Map, Module, NativeCallContext};
 use serde::de::DeserializeOwned;
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::rc::Rc;
 
 type Shared = Rc<RefCell<Host>>;
@@ -268,6 +270,7 @@ fn transfer_map(t: crate::api::fs::Transfer) -> Map {
     m.insert("bw_bytes".into(), t.bw_bytes().into());
     m.insert("started_s".into(), t.span.started_s.into());
     m.insert("ended_s".into(), t.span.ended_s.into());
+    m.insert("cached".into(), t.cached.into());
     m
 }
 
@@ -390,6 +393,10 @@ fn fs_module() -> Module {
     });
     native!(m, "evict", h, |p: &str| -> () {
         h.borrow_mut().evict(p).map_err(api)
+    });
+    native!(m, "room", h, || -> i64 {
+        let bytes = h.borrow_mut().room().map_err(api)?;
+        Ok(i64::try_from(bytes).unwrap_or(i64::MAX))
     });
     native!(m, "drop_caches", h, || -> () {
         h.borrow_mut().drop_caches().map_err(api)
@@ -591,6 +598,57 @@ fn time_module() -> Module {
     m
 }
 
+/// A metric's value (a number) and its direction (`"higher"`/`"lower"`).
+fn metric_args(name: &str, value: Dynamic, better: &str) -> R<(f64, Better)> {
+    let v = value
+        .as_float()
+        .or_else(|_| value.as_int().map(|i| i as f64))
+        .map_err(|_| {
+            err(format!(
+                "report::metric '{name}': the value must be a number"
+            ))
+        })?;
+    let better = better
+        .parse()
+        .map_err(|e| err(format!("report::metric: {e}")))?;
+    Ok((v, better))
+}
+
+/// The marks of `report::metric`'s fifth argument: the result map of the
+/// measurement the figure came from (its `loopback` and `cached` flags),
+/// or an array of mark names (`["loopback"]`).
+fn metric_marks(name: &str, from: Dynamic) -> R<BTreeSet<Mark>> {
+    let mut marks = BTreeSet::new();
+    if let Some(map) = from.read_lock::<Map>() {
+        for mark in [Mark::Loopback, Mark::Cached] {
+            if map
+                .get(mark.name())
+                .is_some_and(|f| f.as_bool() == Ok(true))
+            {
+                marks.insert(mark);
+            }
+        }
+        return Ok(marks);
+    }
+    let Some(names) = from.read_lock::<Array>() else {
+        return Err(err(format!(
+            "report::metric '{name}': the fifth argument is the measurement's result (a map) or an array of marks, not {}",
+            from.type_name()
+        )));
+    };
+    for n in names.iter() {
+        let text = n
+            .clone()
+            .into_immutable_string()
+            .map_err(|_| err(format!("report::metric '{name}': a mark must be a string")))?;
+        marks.insert(
+            text.parse()
+                .map_err(|e| err(format!("report::metric '{name}': {e}")))?,
+        );
+    }
+    Ok(marks)
+}
+
 fn report_module() -> Module {
     let mut m = Module::new();
     native!(m, "metric", h, |name: &str,
@@ -598,18 +656,22 @@ fn report_module() -> Module {
                              unit: &str,
                              better: &str|
      -> () {
-        let v = value
-            .as_float()
-            .or_else(|_| value.as_int().map(|i| i as f64))
-            .map_err(|_| {
-                err(format!(
-                    "report::metric '{name}': the value must be a number"
-                ))
-            })?;
-        let better = better
-            .parse()
-            .map_err(|e| err(format!("report::metric: {e}")))?;
-        h.borrow_mut().metric(name, v, unit, better).map_err(api)
+        let (v, better) = metric_args(name, value, better)?;
+        h.borrow_mut()
+            .metric(name, v, unit, better, BTreeSet::new())
+            .map_err(api)
+    });
+    native!(m, "metric", h, |name: &str,
+                             value: Dynamic,
+                             unit: &str,
+                             better: &str,
+                             from: Dynamic|
+     -> () {
+        let (v, better) = metric_args(name, value, better)?;
+        let marks = metric_marks(name, from)?;
+        h.borrow_mut()
+            .metric(name, v, unit, better, marks)
+            .map_err(api)
     });
     native!(m, "table", h, |title: &str,
                             header: Array,

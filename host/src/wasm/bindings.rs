@@ -349,7 +349,10 @@ impl plumb::bench::report::Host for State {
         unit: String,
         better: plumb::bench::report::Better,
     ) -> Out<()> {
-        done(self.host.metric(&name, value, &unit, better.into()))
+        done(
+            self.host
+                .metric(&name, value, &unit, better.into(), Default::default()),
+        )
     }
     fn table(&mut self, title: String, header: Vec<String>, rows: Vec<Vec<String>>) -> Out<()> {
         done(self.host.table(&title, header, rows))

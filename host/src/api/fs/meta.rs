@@ -1,7 +1,7 @@
 //! Names and metadata: rename, list, stat, remove, mkdir, cache control,
 //! and the stat and remove storms (the create storm is [`super::create`]).
 
-use super::Storm;
+use super::{percent, resident, Storm};
 use crate::api::{os_err, ApiError, Capability, Host};
 use std::os::fd::AsRawFd;
 use std::time::Instant;
@@ -88,19 +88,32 @@ impl Host {
         Ok(())
     }
 
-    /// Evicts one file from the page cache (flushing it first), without root.
+    /// Evicts one file from the page cache without root: writes it back
+    /// (fsync), drops its pages (`POSIX_FADV_DONTNEED`), and checks with
+    /// `mincore` that they went; pages that stayed (mapped or locked by
+    /// another process) are noted, and a buffered read of the file then
+    /// is marked cached.
     pub fn evict(&mut self, path: &str) -> Result<(), ApiError> {
         let fd = self.run_dir().open(path, libc::O_RDONLY, 0)?;
-        // SAFETY: plain syscalls on a descriptor owned here.
-        unsafe {
-            if libc::fdatasync(fd.as_raw_fd()) != 0 {
-                return Err(os_err(format!("evict '{path}'"))(
-                    std::io::Error::last_os_error(),
-                ));
-            }
-            libc::posix_fadvise(fd.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+        let size = self.run_dir().stat(path)?.size;
+        let left = resident::drop_pages(fd.as_raw_fd(), size)
+            .map_err(os_err(format!("evict '{path}'")))?;
+        if left.cached() {
+            self.note_once(&format!("evict {path}"), &format!(
+                "evict '{path}': {} of the file stayed in the page cache (mapped or locked elsewhere)",
+                percent(left.share())
+            ))?;
         }
         Ok(())
+    }
+
+    /// Bytes the scenario may still write: the least of what its byte
+    /// budget (the pack's `max_bytes`, `--max-bytes`) has left and the
+    /// target's free space now.
+    pub fn room(&mut self) -> Result<u64, ApiError> {
+        let free = crate::files::free_bytes(self.run_dir().path())
+            .map_err(os_err("fs::room: statvfs of the run directory"))?;
+        Ok(self.space.account().bytes_left().min(free))
     }
 
     /// Stats every entry of `dir`.

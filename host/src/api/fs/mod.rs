@@ -11,6 +11,7 @@
 pub mod create;
 pub mod handle;
 pub mod meta;
+pub mod resident;
 pub mod whole;
 
 pub use create::CreateOptions;
@@ -36,6 +37,9 @@ pub struct Transfer {
     pub bytes: u64,
     /// When it ran, on the scenario's clock.
     pub span: Span,
+    /// A buffered read that found the file in the page cache
+    /// ([`resident::Residency::cached`]): the figure is memory's.
+    pub cached: bool,
 }
 
 impl Transfer {
@@ -44,6 +48,7 @@ impl Transfer {
         Transfer {
             bytes,
             span: clock.since(from),
+            cached: false,
         }
     }
 
@@ -61,6 +66,11 @@ impl Transfer {
             0.0
         }
     }
+}
+
+/// `"87%"`: a share of a file's pages, as notes give it.
+fn percent(share: f64) -> String {
+    format!("{:.0}%", share * 100.0)
 }
 
 /// The result of a metadata storm.

@@ -1,7 +1,9 @@
 //! Whole-file operations: write a file of a given size, read one to its
 //! end, copy one (read/write or copy_file_range).
 
-use super::{bs_arg, buf_err, read_some, write_all, OpenOptions, Transfer, MAX_IO};
+use super::{
+    bs_arg, buf_err, percent, read_some, resident, write_all, OpenOptions, Transfer, MAX_IO,
+};
 use crate::api::background::{Task, TaskKind};
 use crate::api::options::Bytes;
 use crate::api::{os_err, ApiError, Capability, Host};
@@ -152,6 +154,16 @@ impl Host {
                 ..Default::default()
             },
         )?;
+        // A buffered read of a file in the page cache measures memory: it
+        // is marked, and noted.
+        let cached = if direct {
+            None
+        } else {
+            let fd = f.fd("read_file")?;
+            let r = resident::residency(fd, f.size()?)
+                .map_err(os_err(format!("read_file '{path}': mincore")))?;
+            r.cached().then(|| r.share())
+        };
         let mut done = 0u64;
         loop {
             self.check()?;
@@ -161,7 +173,15 @@ impl Host {
             }
             done += r;
         }
-        Ok(Transfer::measured(done, t, self.clock()))
+        let mut moved = Transfer::measured(done, t, self.clock());
+        if let Some(share) = cached {
+            moved.cached = true;
+            self.note_once("read_file cached", &format!(
+                "read_file '{path}': {} of the file was in the page cache before the read, so the figure measures memory, not the device (marked cached; fs::evict the file first, or read it with direct: true)",
+                percent(share)
+            ))?;
+        }
+        Ok(moved)
     }
 
     /// Copies a file with read/write in blocks of `bs`, or with
