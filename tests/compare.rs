@@ -155,8 +155,8 @@ fn regression_gate_names_the_metric() {
         &result(
             "A",
             &[
-                ("iops", "IOPS", "higher", &[100.0, 100.0]),
-                ("bw", "bytes/s", "higher", &[10.0, 10.0]),
+                ("iops", "IOPS", "higher", &[100.0, 101.0, 99.0]),
+                ("bw", "bytes/s", "higher", &[10.0, 10.1, 9.9]),
             ],
         ),
     );
@@ -166,8 +166,8 @@ fn regression_gate_names_the_metric() {
         &result(
             "B",
             &[
-                ("iops", "IOPS", "higher", &[80.0, 80.0]),
-                ("bw", "bytes/s", "higher", &[10.5, 10.5]),
+                ("iops", "IOPS", "higher", &[80.0, 80.8, 79.2]),
+                ("bw", "bytes/s", "higher", &[10.5, 10.6, 10.4]),
             ],
         ),
     );
@@ -357,4 +357,158 @@ fn runs_with_other_parameters_are_not_comparable() {
         ],
     );
     assert_eq!(gate.code, 1, "{}", gate.stderr);
+}
+
+/// The statistics a reader can trust: two runs without labels get two
+/// column names, two samples a side give no verdict (and say which
+/// `--repeat` would), and the gate never fires on a row within noise or
+/// without a verdict.
+#[test]
+fn unlabelled_runs_few_samples_and_noise_are_never_a_verdict() {
+    let dir = workdir();
+    let d = dir.path();
+    let unlabelled = |samples: &[f64], started: &str| {
+        let mut v = result("x", &[("iops", "IOPS", "higher", samples)]);
+        v["label"] = serde_json::Value::Null;
+        v["host"]["hostname"] = json!("vm");
+        v["started"] = json!(started);
+        v["scenarios"][0]["repeat"] = json!(samples.len());
+        v
+    };
+    // Two unlabelled runs on one host name: different column names.
+    let a = write(
+        d,
+        "monday.json",
+        &unlabelled(&[100.0, 101.0], "2026-12-01T09:00:00+00:00"),
+    );
+    let b = write(
+        d,
+        "tuesday.json",
+        &unlabelled(&[50.0, 51.0], "2026-12-02T09:00:00+00:00"),
+    );
+    let c = compare_json(d, &[&a, &b]);
+    let runs = c["runs"].as_array().unwrap();
+    assert_ne!(runs[0], runs[1], "{c}");
+    assert!(
+        runs[0].as_str().unwrap().contains("2026-12-01")
+            && runs[1].as_str().unwrap().contains("2026-12-02"),
+        "host name and start time: {c}"
+    );
+    // The same start too (one file copied): the file's stem tells them apart.
+    let b2 = write(
+        d,
+        "copy.json",
+        &unlabelled(&[50.0, 51.0], "2026-12-01T09:00:00+00:00"),
+    );
+    let c2 = compare_json(d, &[&a, &b2]);
+    assert_eq!(c2["runs"], json!(["monday", "copy"]), "{c2}");
+
+    // Half the IOPS, but two samples a side: a ratio, no verdict, and the
+    // --repeat that would give one.
+    let cell = &row(&c, "iops")["cells"][1];
+    assert_eq!(cell["verdict"], "unknown", "{c}");
+    assert!((cell["ratio"].as_f64().unwrap() - 0.5).abs() < 0.01, "{c}");
+    assert_eq!(cell["repeat_for_verdict"], 3, "{c}");
+    let t = plumb(d, &["compare", &a, &b]);
+    assert!(
+        t.stdout.contains("no verdict") && t.stdout.contains("--repeat 3"),
+        "{}",
+        t.stdout
+    );
+    assert!(!t.stdout.contains("worse"), "{}", t.stdout);
+    // The gate does not judge it, and says why.
+    let gate = plumb(d, &["compare", &a, &b, "--fail-if-slower", "10%"]);
+    assert_eq!(gate.code, 0, "{}", gate.stderr);
+    assert!(
+        gate.stderr.contains("not judged") && gate.stderr.contains("--repeat 3"),
+        "{}",
+        gate.stderr
+    );
+
+    // Five samples a side, the median 15% lower, the spread wide: within
+    // noise, and the gate at 10% stays quiet.
+    let wide = write(
+        d,
+        "wide-a.json",
+        &result(
+            "A",
+            &[("iops", "IOPS", "higher", &[60.0, 80.0, 100.0, 120.0, 140.0])],
+        ),
+    );
+    let wide_b = write(
+        d,
+        "wide-b.json",
+        &result(
+            "B",
+            &[("iops", "IOPS", "higher", &[45.0, 65.0, 85.0, 105.0, 125.0])],
+        ),
+    );
+    let c = compare_json(d, &[&wide, &wide_b]);
+    assert_eq!(
+        row(&c, "iops")["cells"][1]["verdict"],
+        "within_noise",
+        "{c}"
+    );
+    let gate = plumb(d, &["compare", &wide, &wide_b, "--fail-if-slower", "10%"]);
+    assert_eq!(gate.code, 0, "{}", gate.stderr);
+}
+
+/// A parameter the scenario never reads does not set runs apart.
+#[test]
+fn a_parameter_the_scenario_never_reads_keeps_runs_comparable() {
+    let dir = workdir();
+    let d = dir.path();
+    std::fs::create_dir(d.join("pk")).unwrap();
+    std::fs::write(
+        d.join("pk/pack.toml"),
+        "name = \"pk\"\nversion = \"1\"\nscenarios = [\"reads.rhai\", \"ignores.rhai\"]\n[params.n]\ndefault = 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("pk/reads.rhai"),
+        r#"report::metric("value", parse_int(param("n", "1")) * 10.0, "n", "higher");"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("pk/ignores.rhai"),
+        r#"report::metric("value", 10.0, "n", "higher");"#,
+    )
+    .unwrap();
+    std::fs::create_dir(d.join("t")).unwrap();
+    for (label, n) in [("a", "1"), ("b", "2")] {
+        let r = plumb(
+            d,
+            &[
+                "run",
+                "pk/",
+                "--target",
+                "t",
+                "--repeat",
+                "3",
+                "-p",
+                &format!("n={n}"),
+                "--label",
+                label,
+                "--json",
+                &format!("{label}.json"),
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let c = compare_json(d, &["a.json", "b.json"]);
+    let cells = |scenario: &str| {
+        c["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["scenario"] == format!("pk/{scenario}"))
+            .unwrap_or_else(|| panic!("{scenario}: {c}"))["cells"][1]
+            .clone()
+    };
+    assert_eq!(cells("reads")["verdict"], "not_comparable", "{c}");
+    assert_eq!(cells("ignores")["verdict"], "within_noise", "{c}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("b.json")).unwrap()).unwrap();
+    assert_eq!(doc["scenarios"][0]["params_read"], json!(["n"]), "{doc}");
+    assert_eq!(doc["scenarios"][1]["params_read"], json!([]), "{doc}");
 }

@@ -127,7 +127,7 @@ fn cloud_compare_template_lays_out_the_summary_in_every_format() {
             "copy 4G file",
             "12.0 s",
             "6.00 s ★",
-            "vm-b (no significance)"
+            "no verdict (--repeat 3)"
         ]
     );
     // Not the generic table.

@@ -297,9 +297,14 @@ impl Host {
         &self.space.dir
     }
 
-    /// A parameter given with `-p` or by the pack, if set.
-    pub fn param(&self, name: &str) -> Option<&str> {
-        self.params.get(name).map(String::as_str)
+    /// A parameter given with `-p` or by the pack, if set; a parameter
+    /// that is set is recorded as read ([`ScenarioReport::params_read`]).
+    pub fn param(&mut self, name: &str) -> Option<&str> {
+        let (key, value) = self.params.get_key_value(name)?;
+        if !self.report.params_read.contains(key) {
+            self.report.params_read.insert(key.clone());
+        }
+        Some(value.as_str())
     }
 
     /// Seconds since the scenario started (monotonic).

@@ -127,6 +127,10 @@ pub struct ScenarioReport {
     pub series: Vec<Series>,
     /// Results of `io::job` calls.
     pub jobs: Vec<JobResult>,
+    /// The run's parameters the scenario asked for (`param`): only these
+    /// can make two runs' figures differ, so only these make a comparison
+    /// refuse them.
+    pub params_read: std::collections::BTreeSet<String>,
     /// The document beside this run.
     room: DocumentRoom,
     /// What this run added.

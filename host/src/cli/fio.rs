@@ -314,6 +314,7 @@ fn write_document(
             pack_signer: None,
             source_sha256: Some(format!("{:x}", Sha256::digest(inv.description.as_bytes()))),
             params: Default::default(),
+            params_read: None,
             repeat: 1,
             metrics: jobs.iter().flat_map(job_metrics).collect(),
             error: jobs.iter().find_map(|j| j.error.clone()),

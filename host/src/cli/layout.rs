@@ -99,6 +99,7 @@ fn metrics_only(s: &ScenarioResult) -> ScenarioResult {
         pack_signer: s.pack_signer.clone(),
         source_sha256: s.source_sha256.clone(),
         params: s.params.clone(),
+        params_read: s.params_read.clone(),
         repeat: s.repeat,
         metrics: s.metrics.clone(),
         jobs: Vec::new(),

@@ -236,6 +236,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 pack_signer: p.origin.signer(),
                 source_sha256: Some(s.sha256()),
                 params: params.clone(),
+                params_read: Some(Default::default()),
                 repeat: 0,
                 metrics: Vec::new(),
                 jobs: Vec::new(),
@@ -287,6 +288,9 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                     }
                 }
                 g.series.extend(report.series);
+                if let Some(read) = &mut g.params_read {
+                    read.extend(report.params_read);
+                }
                 g.repeat += 1;
                 if let Err(e) = outcome {
                     g.error_kind = Some(e.kind.name());

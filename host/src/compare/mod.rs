@@ -94,8 +94,12 @@ pub fn mismatch(b: &ScenarioResult, s: &ScenarioResult) -> Option<String> {
     {
         why.push("scenario changed".to_string());
     }
-    let keys: std::collections::BTreeSet<&String> =
-        b.params.keys().chain(s.params.keys()).collect();
+    // Only what the scenario read can change its figures; documents that
+    // do not say what was read count every parameter.
+    let keys: std::collections::BTreeSet<&String> = match (&b.params_read, &s.params_read) {
+        (Some(rb), Some(rs)) => rb.iter().chain(rs).collect(),
+        _ => b.params.keys().chain(s.params.keys()).collect(),
+    };
     let differ: Vec<String> = keys
         .into_iter()
         .filter(|k| b.params.get(*k) != s.params.get(*k))
@@ -192,7 +196,8 @@ fn cell(
     // Fewer than MIN_SAMPLES on a side: a ratio, no interval, no verdict,
     // and the --repeat that would give one.
     if base_samples.len().min(samples.len()) < MIN_SAMPLES {
-        let need = repeat_for(base_samples.len(), repeats.0).max(repeat_for(samples.len(), repeats.1));
+        let need =
+            repeat_for(base_samples.len(), repeats.0).max(repeat_for(samples.len(), repeats.1));
         return Cell {
             sample_values: samples,
             ratio,

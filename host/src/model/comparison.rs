@@ -97,7 +97,8 @@ pub struct Comparison {
 /// stem (`stems`, one per document when the runs came from files), then
 /// the title with its position (`vm #2`).
 pub fn run_titles(docs: &[RunDocument], stems: &[String]) -> Vec<String> {
-    let clash = |titles: &[String], i: usize| titles.iter().filter(|t| **t == titles[i]).count() > 1;
+    let clash =
+        |titles: &[String], i: usize| titles.iter().filter(|t| **t == titles[i]).count() > 1;
     let mut titles: Vec<String> = docs
         .iter()
         .map(|d| d.label.clone().unwrap_or_else(|| d.host.hostname.clone()))

@@ -54,6 +54,11 @@ pub struct ScenarioResult {
     pub source_sha256: Option<String>,
     /// Parameters used.
     pub params: BTreeMap<String, String>,
+    /// The parameters the scenario read: a comparison sets runs apart only
+    /// on these. Absent in documents older than the field (every parameter
+    /// then counts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params_read: Option<std::collections::BTreeSet<String>>,
     /// How many times the scenario ran (`--repeat`); metrics hold one sample per run.
     pub repeat: u32,
     /// Reported metrics.
@@ -462,6 +467,11 @@ impl ScenarioResult {
         for (k, v) in &self.params {
             check_len(place, "a parameter name", k, NAME)?;
             check_len(place, "a parameter value", v, NAME)?;
+        }
+        let read = self.params_read.iter().flatten();
+        check_count(place, "params_read", read.clone().count(), ITEMS)?;
+        for k in read {
+            check_len(place, "a parameter name", k, NAME)?;
         }
         check_count(place, "metrics", self.metrics.len(), METRICS)?;
         for (i, m) in self.metrics.iter().enumerate() {

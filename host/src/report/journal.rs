@@ -274,6 +274,7 @@ mod tests {
             pack_signer: None,
             source_sha256: Some("abc".into()),
             params: Default::default(),
+            params_read: None,
             repeat: 1,
             metrics: Vec::new(),
             jobs: Vec::new(),

@@ -163,7 +163,7 @@ pub fn register(engine: &mut Engine, host: &Shared) {
     register_task_types(engine, host);
     let h = host.clone();
     engine.register_fn("param", move |name: &str, default: Dynamic| -> R<Dynamic> {
-        match h.borrow().param(name) {
+        match h.borrow_mut().param(name) {
             Some(text) => param_value(name, text, &default),
             None => Ok(default),
         }
