@@ -36,6 +36,7 @@ fn every_host_function_is_reachable_from_rhai() {
         fs::fsync_dir(".");
         try { fs::drop_caches(); } catch (e) { report::note(e); }
         fs::evict("b.dat");
+        report::metric("room", fs::room(), "B", "higher");
         let c = fs::create_files("many", 10, 100);
         let st = fs::stat_files("many");
         let rm = fs::remove_files("many");

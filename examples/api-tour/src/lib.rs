@@ -79,6 +79,7 @@ fn files(t: &mut Tour) {
     fs::sync_all();
     t.check("fs.sync-all", true, ());
     t.ok("fs.evict", fs::evict("a.dat"), |_| true);
+    t.ok("fs.room", fs::room(), |bytes| *bytes > 0);
     t.ok("fs.fsync-dir", fs::fsync_dir("."), |_| true);
     let not_dir = fs::fsync_dir("a.dat");
     t.check("fs.fsync-dir", matches!(not_dir, Err(Error::Os(_)) | Err(Error::Sandbox(_))), &not_dir);
@@ -218,7 +219,7 @@ fn others(t: &mut Tour) {
     t.ok("report.series", report::series("tour", "x", &[(0.0, 1.0), (1.0, 2.5)]), |_| true);
     let nan = report::series("tour", "x", &[(0.0, f64::NAN)]);
     t.check("report.series", matches!(nan, Err(Error::Invalid(_))), &nan);
-    let nan = report::metric("nan", f64::NAN, "", Better::HigherIsBetter);
+    let nan = report::metric("nan", f64::NAN, "", Better::HigherIsBetter, &[]);
     t.check("report.metric", matches!(nan, Err(Error::Invalid(_))), &nan);
 }
 
@@ -233,7 +234,7 @@ impl Guest for ApiTour {
         network(&mut t);
         replay(&mut t);
         others(&mut t);
-        report::metric("calls", t.ok.len() as f64, "", Better::HigherIsBetter).map_err(|e| format!("{e:?}"))?;
+        report::metric("calls", t.ok.len() as f64, "", Better::HigherIsBetter, &[]).map_err(|e| format!("{e:?}"))?;
         t.check("report.metric", true, ());
         for name in &t.ok {
             println!("ok {name}");

@@ -53,7 +53,7 @@ impl Guest for BenchCalls {
                 }
                 let ns = (time::now() - t0) * 1e9 / n as f64;
                 std::hint::black_box(sink);
-                report::metric("ns_per_call", ns, "ns", report::Better::LowerIsBetter).map_err(e)?;
+                report::metric("ns_per_call", ns, "ns", report::Better::LowerIsBetter, &[]).map_err(e)?;
             }
             "cached" => {
                 fs::write_file("c.dat", 1 << 20, fs::WriteOptions { bs: None, direct: false, fsync: false }).map_err(e)?;
@@ -63,7 +63,7 @@ impl Guest for BenchCalls {
                     f.read_at(0, 4096).map_err(e)?;
                 }
                 let ns = (time::now() - t0) * 1e9 / n as f64;
-                report::metric("ns_per_call", ns, "ns", report::Better::LowerIsBetter).map_err(e)?;
+                report::metric("ns_per_call", ns, "ns", report::Better::LowerIsBetter, &[]).map_err(e)?;
             }
             "turns" => {
                 let size = num("size", 1 << 30);
@@ -97,9 +97,9 @@ impl Guest for BenchCalls {
                     v[v.len() / 2]
                 };
                 let (m, j) = (median(&mut mine), median(&mut jobs));
-                report::metric("wasm_iops", m, "IOPS", report::Better::HigherIsBetter).map_err(e)?;
-                report::metric("job_iops", j, "IOPS", report::Better::HigherIsBetter).map_err(e)?;
-                report::metric("ratio", m / j, "", report::Better::HigherIsBetter).map_err(e)?;
+                report::metric("wasm_iops", m, "IOPS", report::Better::HigherIsBetter, &[]).map_err(e)?;
+                report::metric("job_iops", j, "IOPS", report::Better::HigherIsBetter, &[]).map_err(e)?;
+                report::metric("ratio", m / j, "", report::Better::HigherIsBetter, &[]).map_err(e)?;
             }
             _ => {
                 let size = num("size", 1 << 30);
@@ -117,7 +117,7 @@ impl Guest for BenchCalls {
                 let blocks = f.size().map_err(e)? / 4096;
                 let mut x: u64 = 12345;
                 let iops = qd1_loop(&f, blocks, secs, &mut x)?;
-                report::metric("iops", iops, "IOPS", report::Better::HigherIsBetter).map_err(e)?;
+                report::metric("iops", iops, "IOPS", report::Better::HigherIsBetter, &[]).map_err(e)?;
             }
         }
         Ok(())

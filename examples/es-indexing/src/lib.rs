@@ -296,7 +296,7 @@ impl Guest for EsIndexing {
         latencies.sort_by(f64::total_cmp);
         let m = |name: &str, v: f64, unit: &str, better: &str| {
             let better = if better == "lower" { report::Better::LowerIsBetter } else { report::Better::HigherIsBetter };
-            report::metric(name, v, unit, better).map_err(e)
+            report::metric(name, v, unit, better, &[]).map_err(e)
         };
         m("docs_per_sec", docs as f64 / seconds, "docs/s", "higher")?;
         m("bulk_p50", percentile(&latencies, 50.0), "ms", "lower")?;

@@ -55,11 +55,11 @@ impl Guest for Hostile {
                 n += refused(fs::write_file("../escaped.dat", 4096, fs::WriteOptions { bs: Some(4096), direct: false, fsync: false }).map(|_| ()));
                 n += refused(fs::rename("../x", "y"));
                 n += refused(fs::mkdir("/tmp/plumb-escape-dir"));
-                report::metric("refused", n as f64, "", report::Better::HigherIsBetter).map_err(|e| format!("{e:?}"))?;
+                report::metric("refused", n as f64, "", report::Better::HigherIsBetter, &[]).map_err(|e| format!("{e:?}"))?;
                 Ok(())
             }
             _ => {
-                report::metric("ok", 1.0, "", report::Better::HigherIsBetter).map_err(|e| format!("{e:?}"))?;
+                report::metric("ok", 1.0, "", report::Better::HigherIsBetter, &[]).map_err(|e| format!("{e:?}"))?;
                 Ok(())
             }
         }

@@ -93,6 +93,7 @@ fn transfer(t: crate::api::fs::Transfer) -> WitTransfer {
         bw_bytes: t.bw_bytes(),
         started_s: t.span.started_s,
         ended_s: t.span.ended_s,
+        cached: t.cached,
     }
 }
 
@@ -311,6 +312,9 @@ impl plumb::bench::fs::Host for State {
     fn evict(&mut self, path: String) -> Out<()> {
         done(self.host.evict(&path))
     }
+    fn room(&mut self) -> Out<u64> {
+        done(self.host.room())
+    }
     fn create_files(
         &mut self,
         dir: String,
@@ -348,11 +352,17 @@ impl plumb::bench::report::Host for State {
         value: f64,
         unit: String,
         better: plumb::bench::report::Better,
+        marks: Vec<plumb::bench::report::Mark>,
     ) -> Out<()> {
-        done(
-            self.host
-                .metric(&name, value, &unit, better.into(), Default::default()),
-        )
+        use crate::model::document::Mark;
+        let marks = marks
+            .into_iter()
+            .map(|m| match m {
+                plumb::bench::report::Mark::Loopback => Mark::Loopback,
+                plumb::bench::report::Mark::Cached => Mark::Cached,
+            })
+            .collect();
+        done(self.host.metric(&name, value, &unit, better.into(), marks))
     }
     fn table(&mut self, title: String, header: Vec<String>, rows: Vec<Vec<String>>) -> Out<()> {
         done(self.host.table(&title, header, rows))
