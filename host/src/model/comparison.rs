@@ -103,26 +103,25 @@ pub fn run_titles(docs: &[RunDocument], stems: &[String]) -> Vec<String> {
         .iter()
         .map(|d| d.label.clone().unwrap_or_else(|| d.host.hostname.clone()))
         .collect();
-    let steps: [&dyn Fn(usize, &str) -> Option<String>; 3] = [
-        &|i, _| {
-            let d = &docs[i];
-            if d.label.is_some() {
-                return None;
-            }
-            // RFC 3339 to the second, as a person reads it.
-            let when: String = d.started.chars().take(19).collect();
-            Some(format!("{} {}", d.host.hostname, when.replace('T', " ")))
-        },
-        &|i, _| stems.get(i).cloned(),
-        &|i, t| Some(format!("{t} #{}", i + 1)),
-    ];
-    for step in steps {
+    // Each step retitles the runs that still clash, until none does.
+    for step in 0..3 {
         let clashing: Vec<usize> = (0..titles.len()).filter(|&i| clash(&titles, i)).collect();
         if clashing.is_empty() {
             break;
         }
         for i in clashing {
-            if let Some(t) = step(i, &titles[i]) {
+            let d = &docs[i];
+            let retitled = match step {
+                // RFC 3339 to the second, as a person reads it.
+                0 if d.label.is_none() => {
+                    let when: String = d.started.chars().take(19).collect();
+                    Some(format!("{} {}", d.host.hostname, when.replace('T', " ")))
+                }
+                0 => None,
+                1 => stems.get(i).cloned(),
+                _ => Some(format!("{} #{}", titles[i], i + 1)),
+            };
+            if let Some(t) = retitled {
                 titles[i] = t;
             }
         }
