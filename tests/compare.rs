@@ -282,6 +282,29 @@ scenarios = ["s.rhai"]
 default = 1
 "#;
 
+/// Runs the pack folder `pack` three times with `-p n=N` into
+/// `LABEL.json`, its run directory under `d/t`.
+fn run_with_n(d: &Path, pack: &str, label: &str, n: &str) {
+    let r = plumb(
+        d,
+        &[
+            "run",
+            pack,
+            "--target",
+            "t",
+            "--repeat",
+            "3",
+            "-p",
+            &format!("n={n}"),
+            "--label",
+            label,
+            "--json",
+            &format!("{label}.json"),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
 #[test]
 fn runs_with_other_parameters_are_not_comparable() {
     let dir = workdir();
@@ -295,24 +318,7 @@ fn runs_with_other_parameters_are_not_comparable() {
     .unwrap();
     std::fs::create_dir(d.join("t")).unwrap();
     for (label, n) in [("a", "1"), ("b", "1"), ("c", "2")] {
-        let r = plumb(
-            d,
-            &[
-                "run",
-                "scale/",
-                "--target",
-                "t",
-                "--repeat",
-                "3",
-                "-p",
-                &format!("n={n}"),
-                "--label",
-                label,
-                "--json",
-                &format!("{label}.json"),
-            ],
-        );
-        assert_eq!(r.code, 0, "{}", r.stderr);
+        run_with_n(d, "scale/", label, n);
     }
     // Same parameters: a verdict as always.
     let same = compare_json(d, &["a.json", "b.json"]);
@@ -476,24 +482,7 @@ fn a_parameter_the_scenario_never_reads_keeps_runs_comparable() {
     .unwrap();
     std::fs::create_dir(d.join("t")).unwrap();
     for (label, n) in [("a", "1"), ("b", "2")] {
-        let r = plumb(
-            d,
-            &[
-                "run",
-                "pk/",
-                "--target",
-                "t",
-                "--repeat",
-                "3",
-                "-p",
-                &format!("n={n}"),
-                "--label",
-                label,
-                "--json",
-                &format!("{label}.json"),
-            ],
-        );
-        assert_eq!(r.code, 0, "{}", r.stderr);
+        run_with_n(d, "pk/", label, n);
     }
     let c = compare_json(d, &["a.json", "b.json"]);
     let cells = |scenario: &str| {
