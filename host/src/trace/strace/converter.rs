@@ -5,7 +5,7 @@
 //! errno.
 
 use super::descriptors::{Slot, Tables};
-use super::syntax::{decorated, normalise, num, stat_field, unquote, Call};
+use super::syntax::{decorated, normalise, num, parse_call, stat_field, unquote, Call};
 use crate::trace::format::{
     EntryKind, FileEntry, Op, OpKind, OpenFlags, RenameMode, Trace, Tracer,
 };
@@ -63,6 +63,9 @@ pub(super) struct Converter {
     seq: u64,
     /// The first bound the log broke (see [`Converter::take_error`]).
     error: Option<String>,
+    /// Per thread: the operations of a call applied when it began (see
+    /// [`Converter::apply_at_entry`]), waiting for its outcome.
+    at_entry: HashMap<u64, std::ops::Range<usize>>,
 }
 
 /// The failure a call returned, as an errno.
@@ -356,6 +359,34 @@ impl Converter {
             },
             seq,
         ));
+    }
+
+    /// Applies a call that releases descriptors (`close`, `close_range`)
+    /// when it begins, as the kernel does: another thread may be given the
+    /// same number before strace prints the call's end, and its open must
+    /// not be closed by this call. The call is taken to succeed; its
+    /// duration and outcome are filled in by [`Converter::finish_at_entry`].
+    pub(super) fn apply_at_entry(&mut self, tid: u64, start: u64, head: &str) {
+        let Some(c) = parse_call(&format!("{head}) = 0")) else {
+            return;
+        };
+        let before = self.ops.len();
+        self.apply(tid, start, 0, &c);
+        self.at_entry.insert(tid, before..self.ops.len());
+    }
+
+    /// The end of a call [`Converter::apply_at_entry`] applied: its
+    /// duration and, when it failed, its errno (the descriptor is released
+    /// whatever close returns, except EBADF, when it was not open).
+    pub(super) fn finish_at_entry(&mut self, tid: u64, dur: u64, c: &Call) {
+        let Some(range) = self.at_entry.remove(&tid) else {
+            return;
+        };
+        let failed = errno_of(c);
+        for (op, _) in self.ops.get_mut(range).into_iter().flatten() {
+            op.dur_us = dur;
+            op.failed = failed;
+        }
     }
 
     /// Converts one completed call of thread `tid`, which started `start` µs

@@ -51,7 +51,7 @@ pub fn convert(
     // call strace printed in two halves and its first half.
     let mut t0 = None;
     let mut starts: HashMap<u64, f64> = HashMap::new();
-    let mut pending: HashMap<u64, String> = HashMap::new();
+    let mut pending: HashMap<u64, (String, bool)> = HashMap::new();
     let (mut calls, mut last_ts) = (0u64, 0.0f64);
     for (i, raw) in log.lines().enumerate() {
         let n = i + 1;
@@ -91,8 +91,18 @@ pub fn convert(
         if rest.starts_with("+++") || rest.starts_with("---") {
             continue;
         }
+        let rel_us = |t: f64| ((t - t0) * 1e6).round().max(0.0) as u64;
+        let mut applied_at_entry = false;
         let call = if let Some(head) = rest.strip_suffix(" <unfinished ...>") {
-            pending.insert(tid, head.to_string());
+            let early = releases_descriptors(head);
+            if early {
+                // Within [0, MAX_TIME_US] (checked above): the cast cannot saturate.
+                c.apply_at_entry(tid, rel_us(ts), head);
+                if let Some(message) = c.take_error() {
+                    return Err(err(message));
+                }
+            }
+            pending.insert(tid, (head.to_string(), early));
             starts.insert(tid, ts);
             continue;
         } else if let Some(tail) = rest.strip_prefix("<... ") {
@@ -100,7 +110,10 @@ pub fn convert(
                 return Err(err("a malformed 'resumed' line".into()));
             };
             match pending.remove(&tid) {
-                Some(head) => format!("{head}{after}"),
+                Some((head, early)) => {
+                    applied_at_entry = early;
+                    format!("{head}{after}")
+                }
                 // The start was before the log began.
                 None => continue,
             }
@@ -121,12 +134,12 @@ pub fn convert(
             return Err(err(format!("duration <{dur:e}> s is not a time")));
         }
         // Both within [0, MAX_TIME_US]: the casts cannot saturate.
-        c.apply(
-            tid,
-            ((start - t0) * 1e6).round().max(0.0) as u64,
-            (dur * 1e6).round() as u64,
-            &sys,
-        );
+        let dur_us = (dur * 1e6).round() as u64;
+        if applied_at_entry {
+            c.finish_at_entry(tid, dur_us, &sys);
+        } else {
+            c.apply(tid, rel_us(start), dur_us, &sys);
+        }
         if let Some(message) = c.take_error() {
             return Err(err(message));
         }
@@ -138,6 +151,12 @@ pub fn convert(
         wall_us: wall_us.unwrap_or(span_us).min(MAX_TIME_US),
         calls,
     })))
+}
+
+/// Whether the call whose first half is `head` releases descriptors when it
+/// begins (so it is applied then, not when strace prints its end).
+fn releases_descriptors(head: &str) -> bool {
+    head.starts_with("close(") || head.starts_with("close_range(")
 }
 
 fn short(s: &str) -> String {
@@ -224,5 +243,52 @@ mod tests {
         assert_eq!(t.ops[8].dur_us, 12);
         assert_eq!(t.ops[8].thread, 1);
         assert_eq!(t.duration_us, 984226 - 982403 + 25);
+    }
+
+    /// A close that another thread's open overtakes: the kernel freed the
+    /// number when the close began, so the open's descriptor is its own and
+    /// the close closes the file it named.
+    #[test]
+    fn a_close_overtaken_by_another_threads_open_closes_its_own_file() {
+        let log = r#"3746  1796043420.982403 openat(AT_FDCWD</tmp/stt>, "a.dat", O_RDWR|O_CREAT, 0644) = 5</tmp/stt/a.dat> <0.000010>
+3746  1796043420.983312 clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD, child_tid=0x7f80c4b14990, exit_signal=0} => {parent_tid=[3789]}, 88) = 3789 <0.000061>
+3746  1796043420.983500 close(5</tmp/stt/a.dat> <unfinished ...>
+3789  1796043420.983510 openat(AT_FDCWD</tmp/stt>, "b.dat", O_WRONLY|O_CREAT, 0644) = 5</tmp/stt/b.dat> <0.000010>
+3746  1796043420.983530 <... close resumed>) = 0 <0.000030>
+3789  1796043420.983600 write(5</tmp/stt/b.dat>, ""..., 10) = 10 <0.000006>
+3789  1796043420.983700 close(5</tmp/stt/b.dat>) = 0 <0.000005>
+"#;
+        let t = convert("log", log, "/tmp/stt", "/tmp/stt", None).unwrap();
+        let kinds: Vec<(u32, &OpKind)> = t.ops.iter().map(|o| (o.thread, &o.kind)).collect();
+        assert!(
+            matches!(
+                kinds[..],
+                [
+                    (
+                        0,
+                        OpKind::Open {
+                            handle: 0,
+                            file: 0,
+                            ..
+                        }
+                    ),
+                    (0, OpKind::Close(0)),
+                    (
+                        1,
+                        OpKind::Open {
+                            handle: 1,
+                            file: 1,
+                            ..
+                        }
+                    ),
+                    (1, OpKind::Write { handle: 1, .. }),
+                    (1, OpKind::Close(1)),
+                ]
+            ),
+            "{kinds:?}"
+        );
+        assert_eq!(t.ops[1].dur_us, 30, "the close keeps its duration");
+        assert!(t.ops.iter().all(|o| o.failed.is_none()));
+        assert_eq!(t.tracer.as_ref().unwrap().calls, 6);
     }
 }
