@@ -132,8 +132,11 @@ fn a_failed_save_keeps_the_old_file_and_exits_1() {
 /// Starts `plumb run ARGS` in `dir`, waits for `marker` on its stderr, then
 /// SIGKILLs it; returns the stderr read so far.
 pub(crate) fn kill_after_marker(dir: &Path, args: &[&str], marker: &str) -> String {
+    // The journal's lines, which the markers are, are bookkeeping shown
+    // with --verbose.
     let mut child = Command::new(plumb_bin())
         .args(args)
+        .arg("--verbose")
         .current_dir(dir)
         .env("PLUMB_CACHE_DIR", crate::util::test_cache())
         .stdout(Stdio::null())

@@ -5,6 +5,7 @@
 
 use super::{ExitCode, Signals};
 use crate::api::report::DocumentRoom;
+use crate::api::scenario_error::ScenarioErrorKind;
 use crate::api::{Host, Limits, Workspace};
 use crate::model::document::{Metric, RunDocument, ScenarioResult, SCHEMA};
 use crate::report::results;
@@ -89,6 +90,9 @@ pub struct RunArgs {
     /// How far the pack is trusted.
     #[command(flatten)]
     pub trust: crate::cli::pack::PackTrust,
+    /// Also print bookkeeping: each scenario journalled for --resume.
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// `plumb run`: returns the exit code.
@@ -275,6 +279,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                     stop.clone(),
                 )
                 .within(DocumentRoom::beside(&gathered, &g));
+                let began = Instant::now();
                 let (report, outcome) = scenario::run(s, &code, host, memory);
                 merge_samples(&mut g.metrics, report.metrics);
                 g.jobs.extend(report.jobs);
@@ -294,8 +299,19 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 g.repeat += 1;
                 if let Err(e) = outcome {
                     g.error_kind = Some(e.kind.name());
-                    let e = e.to_string();
-                    eprintln!("{}", clean_text(&e));
+                    // A stop is not the script's fault: no script place.
+                    let e = match e.kind {
+                        ScenarioErrorKind::Interrupted => {
+                            format!("interrupted after {:.1} s", began.elapsed().as_secs_f64())
+                        }
+                        _ => e.to_string(),
+                    };
+                    eprintln!(
+                        "[{index}/{total}] {}/{}: {}",
+                        clean(&p.name),
+                        clean(&s.name),
+                        clean_text(&e)
+                    );
                     g.error = Some(e);
                     // The stop flag, not the message, says whether the run was
                     // interrupted: an interrupted scenario is not journalled.
@@ -310,7 +326,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 gathered.push(g);
                 break 'packs;
             }
-            saved.journal(&g);
+            saved.journal(&g, args.verbose);
             gathered.push(g);
         }
         if let Ok(space) = Arc::try_unwrap(space) {
@@ -754,7 +770,7 @@ impl Saved {
 
     /// Appends a finished scenario to the journal; a failure is reported
     /// once and journalling stops (the run goes on, results stay in memory).
-    fn journal(&mut self, g: &ScenarioResult) {
+    fn journal(&mut self, g: &ScenarioResult, verbose: bool) {
         use crate::report::journal;
         let Some((path, writer)) = &mut self.journal else {
             return;
@@ -779,8 +795,12 @@ impl Saved {
             }),
         };
         match outcome {
-            // A marker tests (and people) can wait for.
-            Ok(()) => eprintln!("journalled {} in {}", clean(&g.name), path.display()),
+            // Bookkeeping (a marker tests wait for): shown on request.
+            Ok(()) => {
+                if verbose {
+                    eprintln!("journalled {} in {}", clean(&g.name), path.display());
+                }
+            }
             Err(e) => {
                 eprintln!(
                     "plumb run: warning: journal {}: {e}; results are kept only in memory until the end",
@@ -816,6 +836,7 @@ impl Saved {
             }
             return Err(());
         }
+        eprintln!("saved {}", path.display());
         if interrupted {
             if let Some((journal, Some(_))) = &self.journal {
                 eprintln!(

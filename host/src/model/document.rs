@@ -167,6 +167,9 @@ pub enum Mark {
     /// A buffered read found the file's pages in the page cache: memory,
     /// not the device.
     Cached,
+    /// The run was stopped (Ctrl-C, the deadline) while the figure was
+    /// being measured: it covers only the time until then.
+    Partial,
 }
 
 impl Mark {
@@ -175,6 +178,7 @@ impl Mark {
         match self {
             Mark::Loopback => "loopback",
             Mark::Cached => "cached",
+            Mark::Partial => "partial",
         }
     }
 }
@@ -185,10 +189,11 @@ impl std::str::FromStr for Mark {
         match s {
             "loopback" => Ok(Mark::Loopback),
             "cached" => Ok(Mark::Cached),
+            "partial" => Ok(Mark::Partial),
             other => {
                 let shown: String = other.chars().take(40).collect();
                 Err(format!(
-                    "a mark is \"loopback\" or \"cached\", not \"{shown}\""
+                    "a mark is \"loopback\", \"cached\" or \"partial\", not \"{shown}\""
                 ))
             }
         }

@@ -119,8 +119,13 @@ pub fn text(doc: &RunDocument, markdown: bool) -> String {
     for s in &doc.scenarios {
         if let Some(e) = &s.error {
             let first = e.lines().next().unwrap_or_default();
+            // A stop (Ctrl-C) is not a failure of the scenario.
+            let how = match s.error_kind.as_deref() {
+                Some("interrupted") => "stopped",
+                _ => "failed",
+            };
             lines.push_str(&format!(
-                "{bullet}{} failed: {}\n",
+                "{bullet}{} {how}: {}\n",
                 scenario_name(s),
                 cell_text(first, markdown)
             ));

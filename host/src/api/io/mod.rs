@@ -11,9 +11,11 @@ use super::{ApiError, Capability, Host};
 use crate::files::{FileError, FileSpace};
 use crate::job::options::job_from_pairs;
 use crate::job::spec::JobSpec;
+use crate::model::document::{Better, Mark};
 use crate::model::result::JobResult;
 use crate::model::run::{GroupReport, RunReport};
 use crate::runner::{prepare_in, PreparedRun, RunError, RunOptions};
+use std::collections::BTreeSet;
 use std::time::Instant;
 
 /// The most jobs one `io::group` runs.
@@ -138,8 +140,53 @@ impl Host {
             .with_deadline(Instant::now() + self.time_left())
             .run(&opts)
             .map_err(|RunError::Files(e)| self.run_err(op, e))?;
-        self.check()?;
+        if let Err(stopped) = self.check() {
+            self.keep_partial(op, report);
+            return Err(stopped);
+        }
         Ok(report)
+    }
+
+    /// What jobs a stop cut short (Ctrl-C, the deadline) measured until
+    /// then, as fio prints its statistics when interrupted: each job's
+    /// result is kept in the scenario's report, with its usual figures per
+    /// direction as metrics marked partial (`JOB.read_iops`, `_bw`,
+    /// `_lat_mean`, `_lat_p99`) and a note saying how long it ran. The
+    /// scenario's own code after the job never runs, so these are the only
+    /// figures it has. What the report has no room for is left out: the
+    /// stop is what the scenario ends with.
+    fn keep_partial(&mut self, op: &'static str, report: RunReport) {
+        let clock = self.clock();
+        for g in report.groups {
+            let r = stamped(clock, g);
+            let measured = [("read", &r.read), ("write", &r.write)]
+                .into_iter()
+                .filter(|(_, d)| d.total_ios > 0);
+            let mut any = false;
+            for (dir, d) in measured {
+                any = true;
+                let figures = [
+                    ("iops", d.iops, "IOPS", Better::Higher),
+                    ("bw", d.bw_bytes as f64, "bytes/s", Better::Higher),
+                    ("lat_mean", d.lat.mean / 1000.0, "us", Better::Lower),
+                    ("lat_p99", d.lat.p99 as f64 / 1000.0, "us", Better::Lower),
+                ];
+                for (what, value, unit, better) in figures {
+                    let name = format!("{}.{dir}_{what}", r.name);
+                    let marks = BTreeSet::from([Mark::Partial]);
+                    let _ = self.metric(&name, value, unit, better, marks);
+                }
+            }
+            if !any {
+                continue;
+            }
+            let _ = self.note(&format!(
+                "{op} '{}' was stopped after {:.1} s: its figures are partial",
+                r.name,
+                r.runtime_ms as f64 / 1000.0
+            ));
+            self.report.job_or_keep_refusal(op, r);
+        }
     }
 
     /// A run's error as the scenario sees it.
