@@ -501,3 +501,31 @@ fn a_parameter_the_scenario_never_reads_keeps_runs_comparable() {
     assert_eq!(doc["scenarios"][0]["params_read"], json!(["n"]), "{doc}");
     assert_eq!(doc["scenarios"][1]["params_read"], json!([]), "{doc}");
 }
+
+#[test]
+fn a_partial_figure_is_never_compared() {
+    let dir = workdir();
+    let d = dir.path();
+    let samples: &[f64] = &[100.0, 101.0, 99.0, 100.0, 102.0];
+    let a = write(
+        d,
+        "a.json",
+        &result("a", &[("iops", "IOPS", "higher", samples)]),
+    );
+    let mut stopped = result(
+        "b",
+        &[("iops", "IOPS", "higher", &[50.0, 51.0, 49.0, 50.0, 52.0])],
+    );
+    stopped["scenarios"][0]["metrics"][0]["marks"] = json!(["partial"]);
+    let b = write(d, "b.json", &stopped);
+    let c = compare_json(d, &[&a, &b]);
+    let cell = &row(&c, "iops")["cells"][1];
+    assert_eq!(cell["verdict"], "not_comparable", "{c}");
+    assert!(
+        cell["not_comparable"].as_str().unwrap().contains("partial"),
+        "{c}"
+    );
+    // And the gate does not fire on it.
+    let r = plumb(d, &["compare", &a, &b, "--fail-if-slower", "10%"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}

@@ -6,7 +6,7 @@ pub mod stats;
 
 use crate::model::comparison::run_titles;
 pub use crate::model::comparison::{Cell, Comparison, Row, Verdict, COMPARE_SCHEMA, MIN_SAMPLES};
-use crate::model::document::{Better, Metric, RunDocument, ScenarioResult};
+use crate::model::document::{Better, Mark, Metric, RunDocument, ScenarioResult};
 use std::collections::{HashMap, HashSet};
 
 /// Builds the comparison; the first document is the baseline. A metric of a
@@ -190,6 +190,13 @@ fn cell(
             ..marked
         };
     };
+    // A figure cut short by a stop measured another length of time.
+    if [b, m].iter().any(|x| x.marks.contains(&Mark::Partial)) {
+        return not_comparable(
+            Some(m),
+            "partial: a run was stopped while this was measured".into(),
+        );
+    }
     let base_samples = b.sample_values();
     let base_value = stats::median(&base_samples);
     let ratio = (base_value != 0.0).then(|| value / base_value);
