@@ -217,11 +217,7 @@ fn sigkill_keeps_finished_scenarios_and_resume_runs_the_rest() {
     let r = plumb(dir.path(), &resume);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("first: finished before"), "{}", r.stderr);
-    assert!(
-        !r.stderr.contains("[1/2] run/first (elapsed"),
-        "{}",
-        r.stderr
-    );
+    assert!(!r.stderr.contains("[1/2] run/first ("), "{}", r.stderr);
     let d = doc(&json);
     assert_eq!(metric(&d, "first", "done"), Some(7.0));
     assert_eq!(metric(&d, "second", "done"), Some(1.0));
@@ -435,4 +431,43 @@ fn bad_thresholds_and_parameter_names_are_refused() {
         &[&s, "-p", "size_x.1=4k", "--assert", "done >= 1"],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+/// A step longer than two seconds shows a progress line naming where the
+/// scenario is, and a repeat says how long is left from the last one's
+/// time; bookkeeping (the journal) only with --verbose; the end says where
+/// the result went.
+#[test]
+fn a_long_silent_step_shows_progress_and_the_end_says_saved() {
+    let dir = workdir();
+    let s = script(
+        dir.path(),
+        "slow.rhai",
+        r#"time::sleep(2.8); report::metric("done", 1, "", "higher");"#,
+    );
+    let args = [
+        "run", &s, "--target", ".", "--repeat", "2", "--json", "r.json",
+    ];
+    let r = plumb(dir.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    let first = lines
+        .iter()
+        .position(|l| l.starts_with("[1/1] slow/slow run 1/2: in time::sleep · 2 s elapsed"))
+        .unwrap_or_else(|| panic!("no progress line in the first run: {}", r.stderr));
+    assert!(
+        lines[first..].iter().any(|l| l
+            .starts_with("[1/1] slow/slow run 2/2: in time::sleep · 2 s elapsed, about ")
+            && l.ends_with(" s left")),
+        "the second run's line has the time left: {}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("journalled"), "{}", r.stderr);
+    assert_eq!(lines.last().copied(), Some("saved r.json"), "{}", r.stderr);
+    let r = plumb(dir.path(), &[&args[..], &["--verbose"]].concat());
+    assert!(
+        r.stderr.contains("journalled slow in r.json.journal"),
+        "{}",
+        r.stderr
+    );
 }

@@ -265,6 +265,8 @@ pub struct Host {
     pub report: ScenarioReport,
     /// Work started in the background (`io::start`, `fs::start_copy`, …).
     background: background::Background,
+    /// What the scenario is doing, for the run's progress line.
+    activity: Arc<crate::runner::activity::Activity>,
 }
 
 impl Host {
@@ -284,7 +286,20 @@ impl Host {
             handles: Arc::default(),
             report: ScenarioReport::default(),
             background: background::Background::default(),
+            activity: Arc::default(),
         }
+    }
+
+    /// Publishes what the scenario does to `activity` (which a progress
+    /// printer reads).
+    pub fn with_activity(mut self, activity: Arc<crate::runner::activity::Activity>) -> Host {
+        self.activity = activity;
+        self
+    }
+
+    /// What the scenario is doing, for the run's progress line.
+    pub fn activity(&self) -> &crate::runner::activity::Activity {
+        &self.activity
     }
 
     /// The scenario's count of open files and their buffer memory.

@@ -10,6 +10,7 @@ use crate::api::{Host, Limits, Workspace};
 use crate::model::document::{Metric, RunDocument, ScenarioResult, SCHEMA};
 use crate::report::results;
 use crate::report::run_table::Format;
+use crate::runner::activity::{Activity, Ticker};
 use crate::sandbox::{Account, RunDir};
 use crate::scenario;
 use crate::scenario::assertions;
@@ -260,9 +261,11 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 gathered.push(done);
                 continue;
             }
+            // How long the last repeat took: the next one's expected length.
+            let mut last_took = None;
             for rep in 0..args.repeat {
-                eprintln!(
-                    "[{index}/{total}] {}/{}{} (elapsed {}s)",
+                let title = format!(
+                    "[{index}/{total}] {}/{}{}",
                     clean(&p.name),
                     clean(&s.name),
                     if args.repeat > 1 {
@@ -270,17 +273,22 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                     } else {
                         String::new()
                     },
-                    run_start.elapsed().as_secs()
                 );
+                eprintln!("{title} (run elapsed {} s)", run_start.elapsed().as_secs());
+                let activity = Arc::new(Activity::default());
                 let host = Host::new(
                     space.clone(),
                     params.clone(),
                     Limits { timeout },
                     stop.clone(),
                 )
+                .with_activity(activity.clone())
                 .within(DocumentRoom::beside(&gathered, &g));
                 let began = Instant::now();
+                let ticker = Ticker::start(title, activity, last_took);
                 let (report, outcome) = scenario::run(s, &code, host, memory);
+                drop(ticker);
+                last_took = Some(began.elapsed());
                 merge_samples(&mut g.metrics, report.metrics);
                 g.jobs.extend(report.jobs);
                 g.tables.extend(report.tables);

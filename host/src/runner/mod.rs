@@ -5,6 +5,7 @@
 //! `JobSpec`s without writing; [`PreparedRun::run`] lays out and runs them
 //! and returns a [`RunReport`] with [`JobResult`]s.
 
+pub mod activity;
 mod jobstats;
 pub mod live;
 mod progress;
@@ -37,6 +38,9 @@ pub struct RunOptions {
     pub stop_this: Option<Arc<AtomicBool>>,
     /// Where the watcher publishes the run's totals as it goes.
     pub live: Option<Arc<live::LiveTotals>>,
+    /// The scenario's activity: with `progress`, the live line goes there
+    /// (its printer shows it) instead of being printed by the watcher.
+    pub activity: Option<Arc<activity::Activity>>,
 }
 
 impl RunOptions {
@@ -58,6 +62,7 @@ impl Default for RunOptions {
             stop: Arc::new(AtomicBool::new(false)),
             stop_this: None,
             live: None,
+            activity: None,
         }
     }
 }

@@ -46,8 +46,11 @@ pub fn watch(
     set_stop: &AtomicBool,
     all_ended: impl Fn() -> bool,
 ) {
+    // Under a scenario the line goes to its activity, whose one printer
+    // shows it; alone (`plumb fio`), it is printed here.
+    let publish = opts.activity.as_deref().filter(|_| opts.progress);
     let tty = std::io::stderr().is_terminal();
-    let bar = (opts.progress && tty).then(|| {
+    let bar = (opts.progress && tty && publish.is_none()).then(|| {
         let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         b.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("static template"));
         b
@@ -104,21 +107,25 @@ pub fn watch(
             eta.map(|e| format!("{}s", e.as_secs()))
                 .unwrap_or_else(|| "?".into())
         );
-        match &bar {
-            Some(b) => {
+        match (&bar, publish) {
+            (_, Some(activity)) => activity.set_status(Some(msg)),
+            (Some(b), None) => {
                 b.set_message(msg);
                 b.tick();
             }
-            None if last_plain.elapsed() >= Duration::from_secs(2) => {
+            (None, None) if last_plain.elapsed() >= Duration::from_secs(2) => {
                 eprintln!("{msg}");
                 last_plain = now;
             }
-            None => {}
+            (None, None) => {}
         }
         last = (now, cur);
     }
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    if let Some(activity) = publish {
+        activity.set_status(None);
     }
 }
 

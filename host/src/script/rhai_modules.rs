@@ -25,7 +25,9 @@ use std::rc::Rc;
 type Shared = Rc<RefCell<Host>>;
 
 /// Registers a module function whose errors carry the position of the call
-/// (Rhai leaves it empty for namespaced native functions). The body sees the
+/// (Rhai leaves it empty for namespaced native functions), and which says
+/// on each call that the scenario is in it (`NS::name`, `NS` being the
+/// module's name in scope) for the progress line. The body sees the
 /// scenario's host as `$h`, taken from the engine's tag (see [`register`]),
 /// so the modules themselves hold no host and can be listed without one.
 macro_rules! native {
@@ -35,6 +37,9 @@ macro_rules! native {
             #[allow(clippy::redundant_closure_call, unused_variables)]
             let result = (|| -> R<$ret> {
                 let $h = host_of(&ctx)?;
+                if let Ok(host) = $h.try_borrow() {
+                    host.activity().enter(NS, $name);
+                }
                 // Bound, so the body's temporaries (borrows of the host)
                 // end before the host does.
                 let out: R<$ret> = { $($body)* };
@@ -49,6 +54,9 @@ macro_rules! native {
             #[allow(clippy::redundant_closure_call, unused_variables)]
             let result = (|| -> R<$ret> {
                 let $h = host_of(&ctx)?;
+                if let Ok(host) = $h.try_borrow() {
+                    host.activity().enter(NS, $name);
+                }
                 // Bound, so the body's temporaries (borrows of the host)
                 // end before the host does.
                 let out: R<$ret> = { $($body)* };
@@ -171,6 +179,8 @@ pub fn register(engine: &mut Engine, host: &Shared) {
 }
 
 fn io_module() -> Module {
+    /// The module's name, for the progress line.
+    const NS: &str = "io";
     let mut m = Module::new();
     native!(m, "job", h, |opts: Map| -> Dynamic {
         let pairs = option_pairs(&opts)?;
@@ -285,6 +295,8 @@ fn storm_map(s: crate::api::fs::Storm) -> Map {
 }
 
 fn fs_module() -> Module {
+    /// The module's name, for the progress line.
+    const NS: &str = "fs";
     let mut m = Module::new();
     native!(m, "open", h, |path: &str| -> ScriptFile {
         let f = h.borrow_mut().open(path, Default::default()).map_err(api)?;
@@ -489,6 +501,8 @@ fn register_file_type(engine: &mut Engine, host: &Shared) {
 }
 
 fn cpu_module() -> Module {
+    /// The module's name, for the progress line.
+    const NS: &str = "cpu";
     let mut m = Module::new();
     native!(m, "run", h, |o: Map| -> Dynamic {
         to_map(&h.borrow_mut().cpu(&options("cpu::run", o)?).map_err(api)?)
@@ -505,6 +519,8 @@ fn cpu_module() -> Module {
 }
 
 fn mem_module() -> Module {
+    /// The module's name, for the progress line.
+    const NS: &str = "mem";
     let mut m = Module::new();
     native!(m, "bandwidth", h, |o: Map| -> Dynamic {
         to_map(
@@ -524,6 +540,8 @@ fn mem_module() -> Module {
 }
 
 fn net_module() -> Module {
+    /// The module's name, for the progress line.
+    const NS: &str = "net";
     let mut m = Module::new();
     native!(m, "throughput", h, |o: Map| -> Dynamic {
         to_map(
@@ -565,6 +583,8 @@ fn net_module() -> Module {
 }
 
 fn trace_module() -> Module {
+    /// The module's name, for the progress line.
+    const NS: &str = "trace";
     let mut m = Module::new();
     native!(m, "replay", h, |path: &str| -> Dynamic {
         to_map(
@@ -581,6 +601,8 @@ fn trace_module() -> Module {
 }
 
 fn time_module() -> Module {
+    /// The module's name, for the progress line.
+    const NS: &str = "time";
     let mut m = Module::new();
     native!(m, "now", h, || -> f64 { Ok(h.borrow().now()) });
     native!(m, "sleep", h, |d: Dynamic| -> () {
@@ -650,6 +672,8 @@ fn metric_marks(name: &str, from: Dynamic) -> R<BTreeSet<Mark>> {
 }
 
 fn report_module() -> Module {
+    /// The module's name, for the progress line.
+    const NS: &str = "report";
     let mut m = Module::new();
     native!(m, "metric", h, |name: &str,
                              value: Dynamic,
@@ -732,6 +756,8 @@ fn series_points(name: &str, points: Array) -> R<Vec<(f64, f64)>> {
 }
 
 fn sys_module() -> Module {
+    /// The module's name, for the progress line.
+    const NS: &str = "sys";
     let mut m = Module::new();
     native!(m, "cpu_time", h, || -> f64 { Ok(h.borrow().cpu_time()) });
     native!(m, "info", h, || -> Dynamic {

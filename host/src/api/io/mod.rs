@@ -134,6 +134,7 @@ impl Host {
         let opts = RunOptions {
             progress: true,
             stop: self.stop_flag().clone(),
+            activity: Some(self.activity.clone()),
             ..RunOptions::default()
         };
         let report = prepared
