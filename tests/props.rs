@@ -1530,3 +1530,50 @@ proptest! {
         }
     }
 }
+
+/// A replay result as `plumb trace replay --json` saves it.
+fn valid_replay() -> serde_json::Value {
+    serde_json::json!({
+        "schema": "plumb.replay.v1",
+        "ops": [{ "op": "fsync", "count": 3, "bytes": 0, "expected_errors": 0, "divergences": 1,
+                  "mean_us": 500.5, "p50_us": 400.0, "p99_us": 900.0, "max_us": 950.0 }],
+        "total_ops": 3, "divergences": 1, "expected_errors": 0, "skipped": 0,
+        "first_divergence": "fsync (record 2): EIO", "halted": { "reason": "disk_full", "message": "ENOSPC" },
+        "seconds": 0.5, "original_seconds": 0.4, "time_ratio": 1.25, "files_created": 1,
+        "bytes_laid_out": 4096, "clients": 2, "client_seconds": [0.5, 0.4],
+        "steps": [{ "step": "commit", "count": 1, "mean_us": 10.0, "p50_us": 10.0, "p99_us": 10.0, "max_us": 10.0 }]
+    })
+}
+
+proptest! {
+    #![proptest_config(config(400, 0x1157_0031))]
+
+    /// A saved replay result with one field replaced by hostile JSON: `plumb
+    /// show`'s reader never panics and names the file; what loads renders
+    /// in every format without panic and without a raw ESC on the terminal.
+    #[test]
+    fn saved_replay_results_never_panic(pick in any::<prop::sample::Index>(), value in json_value(3)) {
+        let mut doc = valid_replay();
+        let mut ptrs = Vec::new();
+        pointers(&doc, String::new(), &mut ptrs);
+        let ptr = pick.get(&ptrs).clone();
+        if ptr.is_empty() { doc = value.clone(); } else if let Some(slot) = doc.pointer_mut(&ptr) { *slot = value.clone(); }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.json");
+        std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+        let input = format!("{ptr} = {value}");
+        match no_panic("compare::load::load_saved", &input, || plumb::compare::load::load_saved(&path))? {
+            Err(e) => prop_assert!(e.contains("r.json"), "load error does not name the file: {e}"),
+            Ok(plumb::compare::load::Saved::Replay(r)) => {
+                for f in [plumb::report::run_table::Format::Table, plumb::report::run_table::Format::Markdown, plumb::report::run_table::Format::Csv, plumb::report::run_table::Format::Json] {
+                    let out = no_panic("report::replay::render", &input, || plumb::report::replay::render(&r, f))?;
+                    if f == plumb::report::run_table::Format::Table {
+                        prop_assert!(!out.contains('\u{1b}') && !out.contains('\u{9b}'), "raw ESC/CSI in the table for {input}");
+                    }
+                }
+            }
+            // The schema replaced by a result's: read as a result document.
+            Ok(plumb::compare::load::Saved::Run(_)) => {}
+        }
+    }
+}

@@ -260,6 +260,99 @@ fn show_prints_a_trace_replay_s_operations_table() {
     assert_eq!(fdatasync[3..5], ["0", "0"], "{fdatasync:?}");
 }
 
+/// A small trace: a file written, synced, closed and removed.
+const SMALL_TRACE: &str = "plumb-trace 2
+duration_us 2000
+file 0 f - a.dat
+thread 0 1
+op 0 0 10 open 0 0 w,creat
+op 0 20 10 write 0 0 4096
+op 0 40 500 fsync 0
+op 0 600 5 close 0
+op 0 700 50 unlink 0
+end 5
+";
+
+#[test]
+fn show_prints_what_trace_replay_json_saved_in_every_format() {
+    let dir = workdir();
+    let d = dir.path();
+    std::fs::write(d.join("small.trace"), SMALL_TRACE).unwrap();
+    std::fs::create_dir(d.join("t")).unwrap();
+    let r = plumb(
+        d,
+        &[
+            "trace",
+            "replay",
+            "small.trace",
+            "--target",
+            "t",
+            "--json",
+            "rep.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("rep.json")).unwrap()).unwrap();
+    assert_eq!(saved["schema"], "plumb.replay.v1", "{saved}");
+    assert_eq!(saved["total_ops"], 5, "{saved}");
+    // As the replay printed it.
+    let shown = plumb(d, &["show", "rep.json"]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert_eq!(shown.stdout, r.stdout);
+    let ops = first_table(&shown.stdout);
+    assert_eq!(ops[0][0], "operation");
+    assert!(
+        ops.iter().any(|row| row[0] == "fsync" && row[1] == "1"),
+        "{ops:?}"
+    );
+    assert!(
+        shown.stdout.contains("replayed 5 operations"),
+        "{}",
+        shown.stdout
+    );
+    let md = plumb(d, &["show", "rep.json", "--format", "markdown"]);
+    assert!(
+        md.stdout.starts_with("### replayed operations\n"),
+        "{}",
+        md.stdout
+    );
+    let csv = plumb(d, &["show", "rep.json", "--format", "csv"]);
+    assert!(
+        csv.stdout.contains("replayed operations,3,count,1"),
+        "{}",
+        csv.stdout
+    );
+    assert!(csv.stdout.contains("summary,1,line,"), "{}", csv.stdout);
+    let json = plumb(d, &["show", "rep.json", "--format", "json"]);
+    assert_eq!(json.json()["total_ops"], 5);
+    let r = plumb(d, &["show", "rep.json", "--scenario", "x"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("no scenarios"), "{}", r.stderr);
+
+    // Hostile: escapes in names are shown escaped; a wrong shape is an
+    // error naming the file.
+    let mut evil = saved.clone();
+    evil["ops"][0]["op"] = "\u{1b}[2Jwiped".into();
+    std::fs::write(d.join("evil.json"), evil.to_string()).unwrap();
+    let r = plumb(d, &["show", "evil.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !r.stdout.contains('\u{1b}') && r.stdout.contains("wiped"),
+        "{}",
+        r.stdout
+    );
+    evil["ops"] = "many".into();
+    std::fs::write(d.join("bad.json"), evil.to_string()).unwrap();
+    let r = plumb(d, &["show", "bad.json"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("bad.json") && r.stderr.contains("plumb.replay.v1"),
+        "{}",
+        r.stderr
+    );
+}
+
 #[test]
 fn compare_prints_every_run_s_scenario_tables_after_the_comparison() {
     let dir = workdir();

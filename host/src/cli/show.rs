@@ -15,7 +15,7 @@ use std::path::PathBuf;
 /// Options of `plumb show`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ShowArgs {
-    /// A result file written by `plumb run --json` (or `plumb fio --json`, a fleet's results).
+    /// A result file written by `plumb run --json` (or `plumb fio --json`, a fleet's results, `plumb trace replay --json`).
     pub file: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -31,8 +31,9 @@ const NAMES_LISTED: usize = 20;
 /// `plumb show`: exit 0 once printed, 2 when the file cannot be read or a
 /// `--scenario` is not in it.
 pub fn show_main(args: &ShowArgs) -> ExitCode {
-    let mut doc = match load::load(&args.file) {
-        Ok(d) => d,
+    let mut doc = match load::load_saved(&args.file) {
+        Ok(load::Saved::Run(d)) => d,
+        Ok(load::Saved::Replay(r)) => return show_replay(args, &r),
         Err(e) => {
             print_error("show", &e);
             return ExitCode::BadInput;
@@ -78,5 +79,22 @@ pub fn show_main(args: &ShowArgs) -> ExitCode {
         layout::for_one_run(&doc, "show")
     };
     print!("{}", results::run(&doc, &layouts, args.format));
+    ExitCode::Ok
+}
+
+/// A trace replay's saved result, as `plumb trace replay` printed it; it
+/// has no scenarios to pick.
+fn show_replay(args: &ShowArgs, r: &crate::trace::replay::ReplayResult) -> ExitCode {
+    if !args.scenario.is_empty() {
+        print_error(
+            "show",
+            &format!(
+                "--scenario: {} is a trace replay's result, which has no scenarios",
+                args.file.display()
+            ),
+        );
+        return ExitCode::BadInput;
+    }
+    print!("{}", crate::report::replay::render(r, args.format));
     ExitCode::Ok
 }

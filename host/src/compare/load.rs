@@ -2,6 +2,8 @@
 //! the file and the position.
 
 use crate::model::document::{limits, RunDocument, SCHEMA};
+use crate::report::replay::SavedReplay;
+use crate::trace::replay::{ReplayResult, REPLAY_SCHEMA};
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -18,6 +20,35 @@ pub fn load(path: &Path) -> Result<RunDocument, String> {
     let name = path.display().to_string();
     let text = read_bounded(path).map_err(|e| format!("{name}: {e}"))?;
     parse(&name, &text)
+}
+
+/// A file `plumb show` prints: a run's result document, or the result of a
+/// trace replay (`plumb trace replay --json`).
+pub enum Saved {
+    /// A `plumb.result.v1` document.
+    Run(RunDocument),
+    /// A `plumb.replay.v1` replay result.
+    Replay(Box<ReplayResult>),
+}
+
+/// Loads either kind of saved result (see [`Saved`]), bounded as
+/// [`load`] is; the schema says which it is.
+pub fn load_saved(path: &Path) -> Result<Saved, String> {
+    let name = path.display().to_string();
+    let text = read_bounded(path).map_err(|e| format!("{name}: {e}"))?;
+    let head: SchemaOnly = serde_json::from_str(&text)
+        .map_err(|e| format!("{name}:{}:{}: not valid JSON: {e}", e.line(), e.column()))?;
+    if head.schema.as_ref().and_then(|s| s.as_str()) == Some(REPLAY_SCHEMA) {
+        let saved: SavedReplay = serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "{name}:{}:{}: not a valid {REPLAY_SCHEMA} document: {e}",
+                e.line(),
+                e.column()
+            )
+        })?;
+        return Ok(Saved::Replay(Box::new(saved.result)));
+    }
+    parse(&name, &text).map(Saved::Run)
 }
 
 /// Parses the text of a `plumb.result.v1` document (at most

@@ -11,6 +11,7 @@ pub mod fio_normal;
 pub mod fio_terse;
 pub mod journal;
 pub mod made_tables;
+pub mod replay;
 pub mod results;
 pub mod run_table;
 pub mod save;

@@ -3,7 +3,7 @@
 //! step of the replay (laying out, think time, waiting for another thread)
 //! asks [`Guard::halted`] at least every [`POLL`].
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -23,7 +23,7 @@ pub struct Bounds<'a> {
 }
 
 /// Why a replay stopped early.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "reason", content = "message", rename_all = "snake_case")]
 pub enum Halt {
     /// The stop flag was set (a signal).

@@ -3,12 +3,11 @@
 //! sandboxed run directory.
 
 use super::{ExitCode, Signals};
+use crate::report::run_table::Format;
 use crate::sandbox::{Account, RunDir};
 use crate::terminal::{clean, clean_text};
 use crate::trace::limits::{read_bounded, MAX_LOG_BYTES, MAX_TRACE_BYTES};
-use crate::trace::{
-    dbench, iolog, replay, show, strace, Bounds, Halt, ReplayError, ReplayResult, Trace,
-};
+use crate::trace::{dbench, iolog, replay, show, strace, Bounds, Halt, ReplayError, Trace};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -346,13 +345,14 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
         Err(ReplayError::Layout(h)) => return Err((halt_code(&h), halt_message(&h))),
     };
     if let Some(j) = &a.json {
+        let saved = crate::report::replay::SavedReplay::new(r.clone());
         let text =
-            serde_json::to_string_pretty(&r).map_err(|e| (ExitCode::Failed, e.to_string()))?;
+            serde_json::to_string_pretty(&saved).map_err(|e| (ExitCode::Failed, e.to_string()))?;
         crate::report::save::write_atomic(j, (text + "\n").as_bytes())
             .map_err(|e| (ExitCode::Failed, format!("--json {e}")))?;
     }
     // Step names, errno names and divergences quote the trace.
-    print!("{}", clean_text(&render(&r)));
+    print!("{}", crate::report::replay::render(&r, Format::Table));
     match &r.halted {
         None => Ok(ExitCode::Ok),
         Some(h) => Err((halt_code(h), halt_message(h))),
@@ -373,86 +373,4 @@ fn halt_message(h: &Halt) -> String {
         Halt::Budget(m) => format!("{m}; the replay stopped there"),
         Halt::Failed(m) => format!("the replay failed: {m}"),
     }
-}
-
-/// A replay's result as a table and a summary line.
-pub fn render(r: &ReplayResult) -> String {
-    let mut table = comfy_table::Table::new();
-    table.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-    table.set_header([
-        "operation",
-        "count",
-        "bytes",
-        "expected errors",
-        "divergences",
-        "mean µs",
-        "p50 µs",
-        "p99 µs",
-        "max µs",
-    ]);
-    for o in &r.ops {
-        table.add_row([
-            o.op.clone(),
-            o.count.to_string(),
-            crate::units::format_bytes_binary(o.bytes as f64),
-            o.expected_errors.to_string(),
-            o.divergences.to_string(),
-            format!("{:.1}", o.mean_us),
-            format!("{:.1}", o.p50_us),
-            format!("{:.1}", o.p99_us),
-            format!("{:.1}", o.max_us),
-        ]);
-    }
-    let mut out = format!("{table}\n");
-    if !r.steps.is_empty() {
-        let mut steps = comfy_table::Table::new();
-        steps.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-        steps.set_header(["step", "count", "mean ms", "p99 ms", "max ms"]);
-        for s in &r.steps {
-            steps.add_row([
-                s.step.clone(),
-                s.count.to_string(),
-                format!("{:.3}", s.mean_us / 1000.0),
-                format!("{:.3}", s.p99_us / 1000.0),
-                format!("{:.3}", s.max_us / 1000.0),
-            ]);
-        }
-        out.push_str(&format!("{steps}\n"));
-    }
-    if r.clients > 1 {
-        let each: Vec<String> = r.client_seconds.iter().map(|s| format!("{s:.3}")).collect();
-        out.push_str(&format!(
-            "{} clients at once (figures are their sums); seconds per client: {}\n",
-            r.clients,
-            each.join(" ")
-        ));
-    }
-    // An untimed trace (a dbench load file without times) has no ratio.
-    let recorded = if r.original_seconds > 0.0 {
-        format!(
-            "recorded {:.3} s, ratio {:.3}",
-            r.original_seconds, r.time_ratio
-        )
-    } else {
-        "untimed".to_string()
-    };
-    out.push_str(&format!(
-        "replayed {} operations in {:.3} s ({recorded}); {} file(s), {} laid out first; {} noted but not replayed (mmap)\n",
-        r.total_ops,
-        r.seconds,
-        r.files_created,
-        crate::units::format_bytes_binary(r.bytes_laid_out as f64),
-        r.skipped
-    ));
-    if let Some(h) = &r.halted {
-        out.push_str(&format!("stopped early: {h}\n"));
-    }
-    out.push_str(&format!(
-        "{} divergence(s) from the recording; {} error(s) the application also saw\n",
-        r.divergences, r.expected_errors
-    ));
-    if let Some(e) = &r.first_divergence {
-        out.push_str(&format!("first divergence: {e}\n"));
-    }
-    out
 }

@@ -26,7 +26,7 @@ use super::halt::{Bounds, Guard, Halt};
 use super::layout::lay_out;
 use super::limits::{MAX_REPLAY_BUFFERS, MAX_THREADS, SPEED_RANGE};
 use crate::sandbox::{Account, Metering, RunDir};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How fast to replay: the recorded think time scaled, or none.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -107,8 +107,12 @@ pub fn client_dir(k: u32, clients: u32) -> String {
     }
 }
 
+/// The schema a saved replay result (`plumb trace replay --json`) names, so
+/// `plumb show` knows it.
+pub const REPLAY_SCHEMA: &str = "plumb.replay.v1";
+
 /// Figures for one kind of operation.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpSummary {
     /// The operation's name as the trace shows it (`pread`, `open`, ...).
     pub op: String,
@@ -134,7 +138,7 @@ pub struct OpSummary {
 
 /// Figures for one named step (see [`crate::trace::format::Steps`]): its
 /// latency is the time of its operations together.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepSummary {
     /// The step's name (`NTCreateX`, `ReadX`, ...).
     pub step: String,
@@ -152,7 +156,7 @@ pub struct StepSummary {
 
 /// What a replay measured, per kind of operation and in all, and what
 /// the layout wrote before it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReplayResult {
     /// Per operation type, by name.
     pub ops: Vec<OpSummary>,

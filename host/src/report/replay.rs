@@ -1,0 +1,189 @@
+//! A trace replay's result as people read it: the operations table, the
+//! steps table when the trace names steps, and the summary under them —
+//! what `plumb trace replay` prints and `plumb show` prints of its saved
+//! `--json`, in every `--format`.
+
+use crate::report::run_table::Format;
+use crate::report::tables::{self, Titled};
+use crate::trace::replay::{ReplayResult, REPLAY_SCHEMA};
+use serde::{Deserialize, Serialize};
+
+/// A replay's result as `--json` saves it: the schema first, so that
+/// readers know it, then the figures.
+#[derive(Serialize, Deserialize)]
+pub struct SavedReplay {
+    /// [`REPLAY_SCHEMA`].
+    pub schema: String,
+    /// The figures.
+    #[serde(flatten)]
+    pub result: ReplayResult,
+}
+
+impl SavedReplay {
+    /// `r` with the schema.
+    pub fn new(r: ReplayResult) -> SavedReplay {
+        SavedReplay {
+            schema: REPLAY_SCHEMA.into(),
+            result: r,
+        }
+    }
+}
+
+/// A table owned, before it is borrowed as [`Titled`].
+struct Owned {
+    title: &'static str,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    notes: Vec<String>,
+}
+
+fn strings(cells: &[&str]) -> Vec<String> {
+    cells.iter().map(|c| c.to_string()).collect()
+}
+
+/// Microseconds with one decimal.
+fn us(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// The summary lines: clients, time against the recording, files laid out,
+/// how it stopped, divergences.
+fn summary(r: &ReplayResult) -> Vec<String> {
+    let mut lines = Vec::new();
+    if r.clients > 1 {
+        let each: Vec<String> = r.client_seconds.iter().map(|s| format!("{s:.3}")).collect();
+        lines.push(format!(
+            "{} clients at once (figures are their sums); seconds per client: {}",
+            r.clients,
+            each.join(" ")
+        ));
+    }
+    // An untimed trace (a dbench load file without times) has no ratio.
+    let recorded = if r.original_seconds > 0.0 {
+        format!(
+            "recorded {:.3} s, ratio {:.3}",
+            r.original_seconds, r.time_ratio
+        )
+    } else {
+        "untimed".to_string()
+    };
+    lines.push(format!(
+        "replayed {} operations in {:.3} s ({recorded}); {} file(s), {} laid out first; {} noted but not replayed (mmap)",
+        r.total_ops,
+        r.seconds,
+        r.files_created,
+        crate::units::format_bytes_binary(r.bytes_laid_out as f64),
+        r.skipped
+    ));
+    if let Some(h) = &r.halted {
+        lines.push(format!("stopped early: {h}"));
+    }
+    lines.push(format!(
+        "{} divergence(s) from the recording; {} error(s) the application also saw",
+        r.divergences, r.expected_errors
+    ));
+    if let Some(e) = &r.first_divergence {
+        lines.push(format!("first divergence: {e}"));
+    }
+    lines
+}
+
+/// The operations table, then the steps table (when there are steps); the
+/// summary goes under the last one.
+fn owned(r: &ReplayResult) -> Vec<Owned> {
+    let ops = Owned {
+        title: "replayed operations",
+        header: strings(&[
+            "operation",
+            "count",
+            "bytes",
+            "expected errors",
+            "divergences",
+            "mean µs",
+            "p50 µs",
+            "p99 µs",
+            "max µs",
+        ]),
+        rows: r
+            .ops
+            .iter()
+            .map(|o| {
+                vec![
+                    o.op.clone(),
+                    o.count.to_string(),
+                    crate::units::format_bytes_binary(o.bytes as f64),
+                    o.expected_errors.to_string(),
+                    o.divergences.to_string(),
+                    us(o.mean_us),
+                    us(o.p50_us),
+                    us(o.p99_us),
+                    us(o.max_us),
+                ]
+            })
+            .collect(),
+        notes: Vec::new(),
+    };
+    let mut out = vec![ops];
+    if !r.steps.is_empty() {
+        out.push(Owned {
+            title: "steps",
+            header: strings(&["step", "count", "mean ms", "p99 ms", "max ms"]),
+            rows: r
+                .steps
+                .iter()
+                .map(|s| {
+                    vec![
+                        s.step.clone(),
+                        s.count.to_string(),
+                        format!("{:.3}", s.mean_us / 1000.0),
+                        format!("{:.3}", s.p99_us / 1000.0),
+                        format!("{:.3}", s.max_us / 1000.0),
+                    ]
+                })
+                .collect(),
+            notes: Vec::new(),
+        });
+    }
+    if let Some(last) = out.last_mut() {
+        last.notes = summary(r);
+    }
+    out
+}
+
+/// `r` in `format` (JSON: the saved form, with its schema). Text from the
+/// trace (operation and step names, divergences) is cleaned by the table
+/// renderer. In CSV the summary lines are a table of their own.
+pub fn render(r: &ReplayResult, format: Format) -> String {
+    let mut owned = owned(r);
+    if format == Format::Csv {
+        let lines = owned.last_mut().map(|t| std::mem::take(&mut t.notes));
+        owned.push(Owned {
+            title: "summary",
+            header: strings(&["line"]),
+            rows: lines
+                .unwrap_or_default()
+                .into_iter()
+                .map(|l| vec![l])
+                .collect(),
+            notes: Vec::new(),
+        });
+    }
+    let titled: Vec<Titled> = owned
+        .iter()
+        .map(|t| Titled {
+            title: t.title,
+            header: &t.header,
+            rows: &t.rows,
+            notes: &t.notes,
+        })
+        .collect();
+    match format {
+        Format::Json => {
+            let saved = SavedReplay::new(r.clone());
+            let text = serde_json::to_string_pretty(&saved).expect("serialisable");
+            crate::terminal::clean_json(&text).into_owned() + "\n"
+        }
+        Format::Csv => tables::csv(&titled),
+        Format::Table | Format::Markdown => tables::text(&titled, format == Format::Markdown),
+    }
+}
