@@ -32,7 +32,7 @@ const NAMES_LISTED: usize = 20;
 /// `--scenario` is not in it.
 pub fn show_main(args: &ShowArgs) -> ExitCode {
     let mut doc = match load::load_saved(&args.file) {
-        Ok(load::Saved::Run(d)) => d,
+        Ok(load::Saved::Run(d)) => *d,
         Ok(load::Saved::Replay(r)) => return show_replay(args, &r),
         Err(e) => {
             print_error("show", &e);

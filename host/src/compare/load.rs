@@ -26,7 +26,7 @@ pub fn load(path: &Path) -> Result<RunDocument, String> {
 /// trace replay (`plumb trace replay --json`).
 pub enum Saved {
     /// A `plumb.result.v1` document.
-    Run(RunDocument),
+    Run(Box<RunDocument>),
     /// A `plumb.replay.v1` replay result.
     Replay(Box<ReplayResult>),
 }
@@ -48,7 +48,7 @@ pub fn load_saved(path: &Path) -> Result<Saved, String> {
         })?;
         return Ok(Saved::Replay(Box::new(saved.result)));
     }
-    parse(&name, &text).map(Saved::Run)
+    parse(&name, &text).map(|d| Saved::Run(Box::new(d)))
 }
 
 /// Parses the text of a `plumb.result.v1` document (at most
