@@ -325,6 +325,31 @@ fn oversized_or_odd_result_files_are_refused_naming_them() {
         "{}",
         r.stderr
     );
+    // The parameters a scenario read: a million names, or one too long,
+    // are refused by show and compare alike, naming the file and the field.
+    let mut read_many = result_doc("A", "h", "iops", &[1.0]);
+    read_many["scenarios"][0]["params_read"] = (0..1_000_000)
+        .map(|i| format!("p{i}"))
+        .collect::<Vec<_>>()
+        .into();
+    let read_many = save(dir.path(), "read-many.json", &read_many);
+    let mut read_long = result_doc("A", "h", "iops", &[1.0]);
+    read_long["scenarios"][0]["params_read"] = serde_json::json!(["n".repeat(5000)]);
+    let read_long = save(dir.path(), "read-long.json", &read_long);
+    for (file, says) in [(&read_many, "params_read"), (&read_long, "parameter name")] {
+        for args in [
+            vec!["show", file.as_str()],
+            vec!["compare", &ok, file.as_str()],
+        ] {
+            let r = plumb(dir.path(), &args);
+            assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+            assert!(
+                r.stderr.contains(file.as_str()) && r.stderr.contains(says),
+                "{args:?}: {}",
+                r.stderr
+            );
+        }
+    }
     // A directory, a device and a FIFO are not read (a FIFO would block).
     std::fs::create_dir(dir.path().join("d.json")).unwrap();
     let fifo = dir.path().join("f.json");
