@@ -529,9 +529,10 @@ fn a_background_jobs_file_removed_before_its_layout_is_charged_again() {
     // the 800k file exists). Removed at once, before the job's thread lays
     // it out, it is given back; the layout then made must be charged, so
     // beside another 800k under a 1M budget the job is refused. (Had the
-    // job's thread laid it out first, the removal of the file it holds
-    // gives nothing back and the 800k is refused instead: one of the two,
-    // never both on disk.)
+    // job's thread planned it first, the removal of the file it holds
+    // gives nothing back and the 800k is refused instead; the job then
+    // refuses to write a new file under the name: one of the two, never
+    // both on disk.)
     let dir = workdir();
     pack_folder(
         dir.path(),
@@ -544,7 +545,7 @@ fn a_background_jobs_file_removed_before_its_layout_is_charged_again() {
              fs::remove(\"f\");\n\
              let refused = 0;\n\
              try { fs::write_file(\"g\", 800000); } catch (e) { if e.contains(\"byte budget exceeded\") { refused += 1; } else { throw e; } }\n\
-             try { j.wait(); } catch (e) { if e.contains(\"byte budget exceeded\") { refused += 1; } else { throw e; } }\n\
+             try { j.wait(); } catch (e) { if e.contains(\"byte budget exceeded\") { refused += 1; } else if !e.contains(\"removed or replaced after the job was planned\") { throw e; } }\n\
              let size = |name| if fs::list(\".\").index_of(name) >= 0 { fs::stat(name).size } else { 0 };\n\
              report::metric(\"refused\", refused, \"\", \"higher\");\n\
              report::metric(\"bytes\", size.call(\"f\") + size.call(\"g\"), \"B\", \"lower\");\n",
@@ -555,4 +556,48 @@ fn a_background_jobs_file_removed_before_its_layout_is_charged_again() {
     let d = doc(&dir.path().join("l.json"));
     assert_eq!(metric(&d, "l", "refused"), Some(1.0), "{d}");
     assert!(metric(&d, "l", "bytes").unwrap() <= 1048576.0, "{d}");
+}
+
+#[test]
+fn truncating_a_background_jobs_file_before_it_opens_it_gives_nothing_back() {
+    // The job's thread plans its files, lays out the others (here `a`),
+    // then opens its own: a truncation of `f` through another handle in
+    // that gap used to be refunded while the job wrote it back to full
+    // size, so the budget forgot 3M and a 7M write fitted beside a 3M file
+    // under 8M. The file is now held from its planning on. Whatever the
+    // order the threads take, what is on disk stays within the budget.
+    let dir = workdir();
+    pack_folder(
+        dir.path(),
+        "gap",
+        "name = \"gap\"\nscenarios = [\"g.rhai\"]\n\n[capabilities]\nmax_bytes = \"8M\"\nthreads = 4\n",
+        &[(
+            "g.rhai",
+            "let budget = |e| if !e.contains(\"byte budget exceeded\") { throw e; };\n\
+             fs::write_file(\"f\", \"3M\");\n\
+             for i in 0..10 {\n\
+               try {\n\
+                 let j = io::start(#{ name: `j${i}`, filename: \"a:f\", rw: \"write\", bs: \"64k\", size: \"6M\", ioengine: \"psync\" });\n\
+                 time::sleep(0.003);\n\
+                 let h = fs::open(\"f\", #{ write: true, truncate: true }); h.close();\n\
+                 j.wait();\n\
+               } catch (e) { budget.call(e); }\n\
+               if fs::exists(\"a\") { fs::remove(\"a\"); }\n\
+             }\n\
+             let fitted = 0;\n\
+             try { fs::write_file(\"x\", \"7M\"); fitted = 1; } catch (e) { budget.call(e); }\n\
+             report::metric(\"f_bytes\", fs::stat(\"f\").size, \"B\", \"lower\");\n\
+             report::metric(\"fitted\", fitted, \"\", \"lower\");\n",
+        )],
+    );
+    let (r, _) = run_scripts(dir.path(), &["gap", "--json", "g.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = doc(&dir.path().join("g.json"));
+    let f = metric(&d, "g", "f_bytes").unwrap();
+    if metric(&d, "g", "fitted") == Some(1.0) {
+        assert!(
+            f + 7340032.0 <= 8388608.0,
+            "7M fitted beside {f} bytes under 8M: {d}"
+        );
+    }
 }

@@ -27,10 +27,17 @@ pub enum FileSpace {
 /// held ([`Held`]) until the last clone of the space is dropped, after the
 /// job's own descriptors: removing a job's file while the job runs gives
 /// its bytes back to the budget only once the job is done with it.
+///
+/// A file found when the job was planned is held from then on, and its
+/// name must still lead to the same file when the job opens it: a job
+/// charged for the file it found never writes a new one made under that
+/// name since (the scenario removed or replaced it) without a charge.
 #[derive(Debug)]
 pub struct JobDir {
     dir: RunDir,
     held: Mutex<HashMap<Inode, Held>>,
+    /// The files found by [`FileSpace::probe`], by name.
+    planned: Mutex<HashMap<String, Inode>>,
 }
 
 impl JobDir {
@@ -43,6 +50,29 @@ impl JobDir {
             slot.insert(self.dir.hold_copy(f.as_fd())?);
         }
         Ok(())
+    }
+
+    /// Remembers that `name` was found as `inode` when the job was planned.
+    fn plan(&self, name: &str, inode: Inode) {
+        let mut planned = self.planned.lock().unwrap_or_else(|p| p.into_inner());
+        planned.insert(name.to_string(), inode);
+    }
+
+    /// Refuses `name` opened as `inode` when it was planned as another file.
+    fn check_planned(&self, name: &str, inode: Inode) -> Result<(), SpaceError> {
+        let planned = self.planned.lock().unwrap_or_else(|p| p.into_inner());
+        match planned.get(name) {
+            Some(found) if *found != inode => Err(SpaceError::Changed {
+                path: name.to_string(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The job removed `name` itself: a file it makes there next is its own.
+    fn forget(&self, name: &str) {
+        let mut planned = self.planned.lock().unwrap_or_else(|p| p.into_inner());
+        planned.remove(name);
     }
 }
 
@@ -59,6 +89,13 @@ pub enum SpaceError {
         path: String,
         /// The error.
         source: std::io::Error,
+    },
+    /// The name leads to another file than the job was planned with (the
+    /// scenario removed or replaced it in between).
+    #[error("{path} was removed or replaced after the job was planned; the job does not write a file it was not charged for")]
+    Changed {
+        /// The file.
+        path: String,
     },
     /// The file is of a kind jobs may not use here.
     #[error("{path} is a {kind}; {allowed}")]
@@ -165,6 +202,7 @@ impl FileSpace {
         Ok(FileSpace::Sandboxed(Arc::new(JobDir {
             dir: dir.try_clone()?,
             held: Mutex::default(),
+            planned: Mutex::default(),
         })))
     }
 
@@ -175,6 +213,7 @@ impl FileSpace {
 
     /// The size and kind of an existing file, or `None` when it does not exist.
     /// FIFOs, sockets and directories are refused (and, in a sandbox, devices).
+    /// In a sandbox the file found is held from then on (see [`JobDir`]).
     pub fn probe(&self, path: &Path) -> Result<Option<Found>, SpaceError> {
         let file = match self {
             FileSpace::Host => match std::fs::metadata(path) {
@@ -203,6 +242,18 @@ impl FileSpace {
         };
         let m = file.metadata().map_err(|e| io_err(path, e))?;
         self.refuse(m.file_type(), path)?;
+        // Held from the moment it is planned, not only once the job opens
+        // it: a truncation in between (through another handle) must find
+        // it shared and give nothing back, or the job would write the
+        // bytes again uncharged.
+        if let FileSpace::Sandboxed(s) = self {
+            let inode = Inode {
+                dev: m.dev(),
+                ino: m.ino(),
+            };
+            s.hold(&file, inode).map_err(|e| io_err(path, e))?;
+            s.plan(rel(path)?, inode);
+        }
         Ok(Some(Found {
             size: m.len(),
             is_device: false,
@@ -239,6 +290,7 @@ impl FileSpace {
                 dev: meta.dev(),
                 ino: meta.ino(),
             };
+            s.check_planned(rel(path)?, inode)?;
             s.hold(&f, inode).map_err(|e| io_err(path, e))?;
         }
         // SAFETY: F_SETFL on an open descriptor with flags read from it.
@@ -294,6 +346,7 @@ impl FileSpace {
             FileSpace::Host => std::fs::remove_file(path).map_err(|e| io_err(path, e)),
             FileSpace::Sandboxed(s) => {
                 s.dir.remove(rel(path)?)?;
+                s.forget(rel(path)?);
                 Ok(())
             }
         }

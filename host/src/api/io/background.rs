@@ -17,10 +17,18 @@ impl Host {
     pub fn start_job(&mut self, options: Vec<(String, String)>) -> Result<JobHandle, ApiError> {
         let job = self.job_spec("io::start", options)?;
         self.task_room("io::start", &job.name, job.numjobs)?;
-        let space = self.job_space("io::start")?;
+        // The charge is planned in a space of its own, dropped at once: the
+        // job's thread plans again in its own space and holds the files it
+        // finds from then on (a file this plan found, removed before the
+        // thread's plan, is given back and laid out anew, charged).
         let charged = self
-            .admit("io::start", std::slice::from_ref(&job), &space)?
+            .admit(
+                "io::start",
+                std::slice::from_ref(&job),
+                &self.job_space("io::start")?,
+            )?
             .bytes_to_lay_out();
+        let space = self.job_space("io::start")?;
         let record: fn(&mut Host, &JobResult) = if job.create_only {
             |_, _| {}
         } else {
