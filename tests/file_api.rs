@@ -562,7 +562,8 @@ fn a_background_jobs_file_removed_before_its_layout_is_charged_again() {
 fn truncating_a_background_jobs_file_before_it_opens_it_gives_nothing_back() {
     // The job's thread plans its files, lays out the others (here `a`),
     // then opens its own: a truncation of `f` through another handle in
-    // that gap used to be refunded while the job wrote it back to full
+    // that gap (aimed at by truncating as soon as `a` appears) used to be
+    // refunded while the job wrote it back to full
     // size, so the budget forgot 3M and a 7M write fitted beside a 3M file
     // under 8M. The file is now held from its planning on. Whatever the
     // order the threads take, what is on disk stays within the budget.
@@ -578,7 +579,7 @@ fn truncating_a_background_jobs_file_before_it_opens_it_gives_nothing_back() {
              for i in 0..10 {\n\
                try {\n\
                  let j = io::start(#{ name: `j${i}`, filename: \"a:f\", rw: \"write\", bs: \"64k\", size: \"6M\", ioengine: \"psync\" });\n\
-                 time::sleep(0.003);\n\
+                 let n = 0; while !fs::exists(\"a\") && n < 100000 { n += 1; }\n\
                  let h = fs::open(\"f\", #{ write: true, truncate: true }); h.close();\n\
                  j.wait();\n\
                } catch (e) { budget.call(e); }\n\
