@@ -155,8 +155,9 @@ report::metric("bad", 4.0, "MiB/s", "higher", ["fast"]);
     let (r, _) = run_scripts(dir.path(), &["marks.rhai", "--json", "m.json"]);
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(
-        r.stderr
-            .contains("report::metric 'bad': a mark is \"loopback\" or \"cached\", not \"fast\""),
+        r.stderr.contains(
+            "report::metric 'bad': a mark is \"loopback\", \"cached\" or \"partial\", not \"fast\""
+        ),
         "{}",
         r.stderr
     );

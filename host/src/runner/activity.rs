@@ -72,7 +72,11 @@ impl Ticker {
     pub fn start(title: String, activity: Arc<Activity>, expected: Option<Duration>) -> Ticker {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let thread = crate::gate::thread("plumb-progress")
+        // plumb's own thread, one per run at a time, not the scenario's
+        // work: outside the run's thread cap, which stays the scenario's.
+        let thread = std::thread::Builder::new()
+            .name("plumb-progress".into())
+            .stack_size(64 << 10)
             .spawn(move || print_until(&flag, &title, &activity, expected))
             .ok();
         Ticker { stop, thread }
