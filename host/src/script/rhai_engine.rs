@@ -163,7 +163,10 @@ pub(super) fn compile(
             limit: None,
         });
     }
-    let stopped: Rc<Cell<Option<CompileLimit>>> = Rc::default();
+    // The limit that stopped the parser, and its message: the parser may
+    // report the token it was given in its own words ("Expecting name of a
+    // property" when it came after a dot).
+    let stopped: Rc<RefCell<Option<(CompileLimit, String)>>> = Rc::default();
     let seen = stopped.clone();
     let heap = crate::heap::HeapWatch::start(limits.max_heap_bytes);
     let memory = limits.max_heap_bytes;
@@ -193,13 +196,13 @@ pub(super) fn compile(
         } else {
             return token;
         };
-        seen.set(Some(limit));
+        *seen.borrow_mut() = Some((limit, message.clone()));
         Token::LexError(Box::new(LexError::Runtime(message)))
     });
-    engine.compile(source).map_err(|e| match stopped.get() {
+    engine.compile(source).map_err(|e| match stopped.take() {
         // The limit's own message, not a syntax error's.
-        Some(limit) => CompileError {
-            error: place(file, source, e.position(), e.err_type().to_string(), true),
+        Some((limit, message)) => CompileError {
+            error: place(file, source, e.position(), message, true),
             limit: Some(limit),
         },
         None => CompileError {
@@ -435,4 +438,36 @@ pub(super) fn runtime_error(file: &str, source: &str, e: EvalAltResult) -> Scrip
         _ => e.to_string(),
     };
     place(file, source, pos, message, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Wherever the parser is when the deadline stops it (the check comes
+    /// every 64 tokens, so the filler moves it over every kind of place,
+    /// property names after a dot included), the error is the deadline's.
+    #[test]
+    fn a_deadline_in_the_parser_says_so_wherever_it_lands() {
+        let limits = ScriptLimits::default();
+        for filler in 0..70 {
+            let body = "[1, 2].len() + #{a: 3}.a * (4 + 5);\n".repeat(20);
+            let source = format!("{}{body}", "1;".repeat(filler));
+            let e = compile(
+                &mut base_engine(&limits),
+                "s.rhai",
+                &source,
+                &limits,
+                "--scenario-memory",
+                Some((Instant::now(), "--timeout")),
+            )
+            .expect_err("the deadline has passed");
+            assert!(
+                matches!(e.limit, Some(CompileLimit::Deadline))
+                    && e.error.to_string().contains("ran past its deadline"),
+                "filler {filler}: {}",
+                e.error
+            );
+        }
+    }
 }
