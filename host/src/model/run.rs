@@ -106,3 +106,54 @@ impl RunReport {
         self.results().any(|r| r.error.is_some())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A result that moved `bytes` in direction `dir` at `bw` bytes/s in `ms`.
+    fn moved(dir: usize, bytes: u64, bw: u64, ms: u64) -> JobResult {
+        let mut r = JobResult::default();
+        let d = if dir == 0 { &mut r.read } else { &mut r.write };
+        d.io_bytes = bytes;
+        d.bw_bytes = bw;
+        d.runtime_ms = ms;
+        d.total_ios = 1;
+        r
+    }
+
+    #[test]
+    fn a_direction_spans_only_the_entries_that_moved_bytes_in_it() {
+        let results = [
+            moved(0, 16 << 20, 2_000 << 20, 8),
+            moved(1, 16 << 20, 5_000 << 20, 3),
+        ];
+        let read = DirSpan::over(&results, 0).unwrap();
+        assert_eq!(read.bw_bytes, (2_000 << 20, 2_000 << 20));
+        assert_eq!(read.runtime_ms, (8, 8));
+        assert_eq!(read.io_bytes, 16 << 20);
+        assert_eq!(read.aggregate_bw_bytes, 2_000 << 20);
+        let write = DirSpan::over(&results, 1).unwrap();
+        assert_eq!(write.bw_bytes, (5_000 << 20, 5_000 << 20));
+        assert_eq!(write.runtime_ms, (3, 3));
+        assert_eq!(DirSpan::over(&results[..1], 1), None);
+    }
+
+    #[test]
+    fn the_aggregate_is_all_bytes_over_the_longest_runtime() {
+        // 100 MB in 1 s and 100 MB in 2 s: 200 MB over 2 s.
+        let results = [
+            moved(0, 100_000_000, 100_000_000, 1000),
+            moved(0, 100_000_000, 50_000_000, 2000),
+        ];
+        let span = DirSpan::over(&results, 0).unwrap();
+        assert_eq!(span.aggregate_bw_bytes, 100_000_000);
+        assert_eq!(span.bw_bytes, (50_000_000, 100_000_000));
+        assert_eq!(span.runtime_ms, (1000, 2000));
+        // Bytes without a measurable runtime give no rate, and no overflow.
+        let huge = [moved(0, u64::MAX, 0, 0), moved(0, u64::MAX, 0, 0)];
+        let span = DirSpan::over(&huge, 0).unwrap();
+        assert_eq!(span.io_bytes, u64::MAX);
+        assert_eq!(span.aggregate_bw_bytes, 0);
+    }
+}

@@ -202,8 +202,6 @@ impl JobStats {
     }
 }
 
-
-
 /// The bucket index of a batch of `n` I/Os submitted or reaped at once,
 /// as fio's `io_u_mark_submit` and `io_u_mark_complete`.
 #[inline]
@@ -304,4 +302,42 @@ fn spread(v: &[f64]) -> (f64, f64, f64, f64) {
     let min = v.iter().copied().fold(f64::INFINITY, f64::min);
     let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (min, max, mean, var.sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_fall_in_fios_buckets() {
+        let edges = [(0, 0), (1, 1), (4, 1), (5, 2), (8, 2), (9, 3), (16, 3)];
+        let more = [(17, 4), (32, 4), (33, 5), (64, 5), (65, 6), (usize::MAX, 6)];
+        for (n, bucket) in edges.into_iter().chain(more) {
+            assert_eq!(batch_bucket(n), bucket, "a batch of {n}");
+        }
+    }
+
+    #[test]
+    fn a_synchronous_io_is_one_submit_and_one_reap_of_one() {
+        let mut stats = JobStats::default();
+        stats.count_inline_io();
+        stats.count_inline_io();
+        let submit = distribution(&BATCH_LABELS, &stats.submit_counts);
+        assert_eq!(submit["4"], 100.0);
+        assert_eq!(submit["0"], 0.0);
+        let complete = distribution(&BATCH_LABELS, &stats.complete_counts);
+        assert_eq!(complete["4"], 100.0);
+        assert_eq!(distribution(&DEPTH_LABELS, &stats.depth_counts)["1"], 100.0);
+    }
+
+    #[test]
+    fn a_rare_bucket_shows_at_least_a_tenth_of_a_percent() {
+        let d = distribution(&BATCH_LABELS, &[0, 9_999, 0, 1, 0, 0, 0]);
+        assert_eq!(d["16"], 0.1);
+        assert!((d["4"] - 99.99).abs() < 1e-9);
+        let none = distribution(&BATCH_LABELS, &[0; 7]);
+        assert!(none.values().all(|v| *v == 0.0));
+        let full = distribution(&BATCH_LABELS, &[u64::MAX; 7]);
+        assert!(full.values().all(|v| v.is_finite()));
+    }
 }
