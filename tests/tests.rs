@@ -12,6 +12,7 @@ mod compare;
 mod dbench;
 mod engines;
 mod file_api;
+mod fio_readers;
 mod fleet;
 mod hangs;
 mod honest;

@@ -49,7 +49,7 @@ pub struct FioInvocation {
 pub struct UsageError(pub String);
 
 const USAGE: &str =
-    "usage: plumb fio [--output-format=normal|json|terse] [--output=FILE] [--json FILE] \
+    "usage: plumb fio [--version] [--output-format=normal|json|terse] [--output=FILE] [--json FILE] \
 [--label NAME] [--allow-device] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]";
 
 /// Parses fio-style arguments.
@@ -174,6 +174,11 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
 
 /// Runs `plumb fio ARGS` and returns the process exit code.
 pub fn main(args: &[String]) -> ExitCode {
+    // As fio: the version alone, whatever else the line holds, no job needed.
+    if args.iter().any(|a| a == "--version" || a == "-v") {
+        println!("{}", crate::report::fio_version());
+        return ExitCode::Ok;
+    }
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{USAGE}\n\nSupported job options:");
         for o in options::OPTIONS {

@@ -102,6 +102,15 @@ pub struct JobResult {
     pub error: Option<String>,
     /// Percent of I/Os issued at each queue depth (fio's `iodepth_level`).
     pub iodepth_level: BTreeMap<String, f64>,
+    /// Percent of submissions by how many I/Os each handed to the kernel
+    /// (fio's `iodepth_submit`: "4" is 1 to 4, …). A synchronous engine
+    /// submits one at a time: all in "4", as in fio.
+    #[serde(default)]
+    pub iodepth_submit: BTreeMap<String, f64>,
+    /// Percent of reaps by how many completions each returned (fio's
+    /// `iodepth_complete`, same buckets).
+    #[serde(default)]
+    pub iodepth_complete: BTreeMap<String, f64>,
     /// Percent of I/Os whose total latency falls in each ns bucket (fio's `latency_ns`).
     pub latency_ns: BTreeMap<String, f64>,
     /// The same in µs buckets (fio's `latency_us`).
@@ -132,3 +141,10 @@ impl JobResult {
         }
     }
 }
+
+/// fio's queue-depth buckets.
+pub const DEPTH_LABELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+
+/// fio's submission and completion batch buckets (`iodepth_submit`,
+/// `iodepth_complete`): "4" holds batches of 1 to 4 I/Os, "8" of 5 to 8, …
+pub const BATCH_LABELS: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];

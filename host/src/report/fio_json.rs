@@ -16,7 +16,7 @@ pub fn render(report: &RunReport) -> Value {
         .unwrap_or(0);
     let jobs: Vec<Value> = report.results().map(job).collect();
     json!({
-        "fio version": format!("plumb-{}", env!("CARGO_PKG_VERSION")),
+        "fio version": super::fio_version(),
         "timestamp": ts,
         "timestamp_ms": report.started.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
         "time": chrono::Local::now().format("%a %b %e %H:%M:%S %Y").to_string(),
@@ -41,7 +41,7 @@ fn job(r: &JobResult) -> Value {
         .iter()
         .map(|(k, v)| (k.clone(), Value::String(v.clone())))
         .collect();
-    json!({
+    let mut out = json!({
         "jobname": r.name,
         "groupid": r.groupid,
         "job_start": 0,
@@ -63,10 +63,32 @@ fn job(r: &JobResult) -> Value {
         "majf": r.majf,
         "minf": r.minf,
         "iodepth_level": r.iodepth_level,
+        "iodepth_submit": r.iodepth_submit,
+        "iodepth_complete": r.iodepth_complete,
         "latency_ns": r.latency_ns,
         "latency_us": r.latency_us,
         "latency_ms": r.latency_ms,
-    })
+    });
+    if let Value::Object(fields) = &mut out {
+        fields.extend(latency_target_defaults(r.iodepth));
+    }
+    out
+}
+
+/// fio's `latency_*` keys of a job without `latency_target` (plumb has
+/// none): the depth is the job's `iodepth` (fio's `latency_qd` starts
+/// there), no target, no window, the 100th percentile. fio 3.33 prints
+/// `latency_target` and `latency_window`; later versions add the same
+/// values with their units in the name (`_ns`, `_us`).
+fn latency_target_defaults(iodepth: u32) -> Map<String, Value> {
+    let mut fields = Map::new();
+    fields.insert("latency_depth".into(), json!(iodepth));
+    fields.insert("latency_target".into(), json!(0));
+    fields.insert("latency_target_ns".into(), json!(0));
+    fields.insert("latency_percentile".into(), json!(100.0));
+    fields.insert("latency_window".into(), json!(0));
+    fields.insert("latency_window_us".into(), json!(0));
+    fields
 }
 
 fn dir(d: &DirResult) -> Value {

@@ -1,11 +1,12 @@
 //! fio's normal text output, laid out so a reader of fio runs recognises it.
 
 use crate::job::spec::{BlockSize, Dir, JobSpec};
-use crate::model::result::{DirResult, JobResult};
-use crate::model::run::{GroupReport, RunReport};
+use crate::model::result::{DirResult, JobResult, BATCH_LABELS, DEPTH_LABELS};
+use crate::model::run::{DirSpan, GroupReport, RunReport};
+use crate::report::fio_num::{fio_num, Base};
 use crate::stats::{LatencySummary, FIO_PERCENTILES};
 use crate::terminal::{clean, clean_text};
-use crate::units::{format_bytes_binary, format_bytes_decimal, format_count};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// The header fio prints before running (one line per job, then the version).
@@ -16,27 +17,36 @@ pub fn header(jobs: &[JobSpec]) -> String {
         if i > 0 && (j.stonewall || j.new_group) {
             group += 1;
         }
-        let bs = |b: &BlockSize| format!("{}B-{}B", b.min(), b.max());
         let _ = writeln!(
             out,
             "{}: (g={group}): rw={}, bs=(R) {}, (W) {}, (T) {}, ioengine={}, iodepth={}",
             clean(&j.name),
             j.rw.name(),
-            bs(&j.bs[0]),
-            bs(&j.bs[1]),
-            bs(&j.bs[0]),
+            block_size_range(&j.bs[0]),
+            block_size_range(&j.bs[1]),
+            block_size_range(&j.bs[1]),
             j.ioengine,
             j.iodepth
         );
     }
     let threads: u32 = jobs.iter().map(|j| j.numjobs).sum();
-    let _ = writeln!(out, "plumb-{}", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(out, "{}", super::fio_version());
     let _ = writeln!(
         out,
         "Starting {threads} thread{}",
         if threads == 1 { "" } else { "s" }
     );
     out
+}
+
+/// A block size range as fio's header writes it (`4096B-4096B`,
+/// `128KiB-128KiB`).
+fn block_size_range(bs: &BlockSize) -> String {
+    format!(
+        "{}-{}",
+        fio_num(bs.min(), Base::Binary, "B"),
+        fio_num(bs.max(), Base::Binary, "B")
+    )
 }
 
 /// The results: one block per reported job, then a status line per group.
@@ -127,26 +137,57 @@ fn job_block(out: &mut String, r: &JobResult) {
         "  cpu          : usr={:.2}%, sys={:.2}%, ctx={}, majf={}, minf={}",
         r.usr_cpu, r.sys_cpu, r.ctx, r.majf, r.minf
     );
-    let depths: Vec<String> = ["1", "2", "4", "8", "16", "32", ">=64"]
+    depth_lines(out, r);
+}
+
+/// fio's queue-depth block: depths, submission and completion batches,
+/// what was issued, and the latency target (plumb has none: fio's
+/// defaults).
+fn depth_lines(out: &mut String, r: &JobResult) {
+    let _ = writeln!(
+        out,
+        "  IO depths    : {}",
+        buckets(&DEPTH_LABELS, &r.iodepth_level)
+    );
+    let _ = writeln!(
+        out,
+        "     submit    : {}",
+        buckets(&BATCH_LABELS, &r.iodepth_submit)
+    );
+    let _ = writeln!(
+        out,
+        "     complete  : {}",
+        buckets(&BATCH_LABELS, &r.iodepth_complete)
+    );
+    let _ = writeln!(
+        out,
+        "     issued rwts: total={},{},0,0 short={},{},0,0 dropped=0,0,0,0",
+        r.read.total_ios, r.write.total_ios, r.read.short_ios, r.write.short_ios
+    );
+    let _ = writeln!(
+        out,
+        "     latency   : target=0, window=0, percentile=100.00%, depth={}",
+        r.iodepth
+    );
+}
+
+/// `label=percent%` for each of fio's seven buckets, in order.
+fn buckets(labels: &[&str; 7], percents: &BTreeMap<String, f64>) -> String {
+    labels
         .iter()
-        .map(|k| {
-            format!(
-                "{k}={:.1}%",
-                r.iodepth_level.get(*k).copied().unwrap_or(0.0)
-            )
-        })
-        .collect();
-    let _ = writeln!(out, "  IO depths    : {}", depths.join(", "));
+        .map(|k| format!("{k}={:.1}%", percents.get(*k).copied().unwrap_or(0.0)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn dir_block(out: &mut String, name: &str, d: &DirResult) {
     let _ = writeln!(
         out,
-        "  {name}: IOPS={}, BW={}/s ({}/s)({}/{}msec)",
-        format_count(d.iops),
-        format_bytes_binary(d.bw_bytes as f64),
-        format_bytes_decimal(d.bw_bytes as f64),
-        format_bytes_binary(d.io_bytes as f64),
+        "  {name}: IOPS={}, BW={} ({})({}/{}msec)",
+        fio_num(d.iops.round() as u64, Base::Decimal, ""),
+        fio_num(d.bw_bytes, Base::Binary, "B/s"),
+        fio_num(d.bw_bytes, Base::Decimal, "B/s"),
+        fio_num(d.io_bytes, Base::Binary, "B"),
         d.runtime_ms
     );
     let l = &d.lat;
@@ -221,28 +262,35 @@ fn lat_unit(l: &LatencySummary) -> (&'static str, u64) {
     }
 }
 
+/// fio's "Run status group N (all jobs):" block: per direction the
+/// aggregate bandwidth, the range over the entries that did I/O in it, the
+/// bytes moved and the range of runtimes.
 fn group_status(out: &mut String, g: &GroupReport) {
     let _ = writeln!(out, "\nRun status group {} (all jobs):", g.id);
     for d in Dir::BOTH {
-        let t = g.total.dir(d.index());
-        if t.total_ios == 0 {
+        let Some(span) = &g.spans[d.index()] else {
             continue;
-        }
-        let (lo, hi) = g.bw_range[d.index()];
+        };
         let label = if d == Dir::Read { "   READ" } else { "  WRITE" };
-        let _ = writeln!(
-            out,
-            "{label}: bw={}/s ({}/s), {}/s-{}/s ({}/s-{}/s), io={} ({}), run={}-{}msec",
-            format_bytes_binary(t.bw_bytes as f64),
-            format_bytes_decimal(t.bw_bytes as f64),
-            format_bytes_binary(lo as f64),
-            format_bytes_binary(hi as f64),
-            format_bytes_decimal(lo as f64),
-            format_bytes_decimal(hi as f64),
-            format_bytes_binary(t.io_bytes as f64),
-            format_bytes_decimal(t.io_bytes as f64),
-            g.runtime_range_ms.0,
-            g.runtime_range_ms.1
-        );
+        let _ = writeln!(out, "{label}: {}", status_line(span));
     }
+}
+
+/// One direction's figures after the label, in fio's words and units:
+/// `bw=AGG (AGG), MIN-MAX (MIN-MAX), io=IO (IO), run=MIN-MAXmsec`.
+fn status_line(span: &DirSpan) -> String {
+    let in_both = |n: u64, unit: &str| {
+        (
+            fio_num(n, Base::Binary, unit),
+            fio_num(n, Base::Decimal, unit),
+        )
+    };
+    let (agg, agg_si) = in_both(span.aggregate_bw_bytes, "B/s");
+    let (lo, lo_si) = in_both(span.bw_bytes.0, "B/s");
+    let (hi, hi_si) = in_both(span.bw_bytes.1, "B/s");
+    let (io, io_si) = in_both(span.io_bytes, "B");
+    format!(
+        "bw={agg} ({agg_si}), {lo}-{hi} ({lo_si}-{hi_si}), io={io} ({io_si}), run={}-{}msec",
+        span.runtime_ms.0, span.runtime_ms.1
+    )
 }

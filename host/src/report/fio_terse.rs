@@ -10,7 +10,7 @@ pub fn render(report: &RunReport) -> String {
     for r in report.results() {
         let mut f: Vec<String> = vec![
             "3".into(),
-            format!("plumb-{}", env!("CARGO_PKG_VERSION")),
+            super::fio_version(),
             crate::terminal::cleaned(&r.name),
             r.groupid.to_string(),
             r.errno.to_string(),

@@ -2,8 +2,9 @@
 //! their summary into a [`JobResult`].
 
 use crate::job::spec::JobSpec;
-use crate::model::result::{DirResult, JobResult, SyncResult};
+use crate::model::result::{DirResult, JobResult, SyncResult, BATCH_LABELS, DEPTH_LABELS};
 use crate::stats::{CpuUsage, LatencyRecorder, TimelinePoint};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// What one direction did.
@@ -45,6 +46,11 @@ pub struct JobStats {
     pub threads: u32,
     /// I/Os issued at each queue depth bucket (1, 2, 4, 8, 16, 32, >=64), as fio.
     pub depth_counts: [u64; 7],
+    /// Submissions by how many I/Os each handed to the kernel, in fio's
+    /// buckets (0, 1–4, 5–8, 9–16, 17–32, 33–64, more): [`batch_bucket`].
+    pub submit_counts: [u64; 7],
+    /// Reaps by how many completions each returned, in the same buckets.
+    pub complete_counts: [u64; 7],
     /// Blocks verified.
     pub verified: u64,
     /// Blocks that failed verification.
@@ -56,6 +62,15 @@ pub struct JobStats {
 }
 
 impl JobStats {
+    /// Counts an I/O the engine completed inside `queue` (a synchronous
+    /// engine): issued at depth 1, submitted and reaped alone, as fio
+    /// counts an engine without a commit hook.
+    pub fn count_inline_io(&mut self) {
+        self.depth_counts[depth_bucket(1)] += 1;
+        self.submit_counts[batch_bucket(1)] += 1;
+        self.complete_counts[batch_bucket(1)] += 1;
+    }
+
     /// Adds another thread's statistics.
     pub fn merge(&mut self, other: &JobStats) {
         for (a, b) in self.dirs.iter_mut().zip(&other.dirs) {
@@ -87,9 +102,9 @@ impl JobStats {
             a.write_bytes += b.write_bytes;
         }
         self.threads += other.threads;
-        for (a, b) in self.depth_counts.iter_mut().zip(&other.depth_counts) {
-            *a += b;
-        }
+        add_counts(&mut self.depth_counts, &other.depth_counts);
+        add_counts(&mut self.submit_counts, &other.submit_counts);
+        add_counts(&mut self.complete_counts, &other.complete_counts);
         self.verified += other.verified;
         self.verify_errors += other.verify_errors;
         if self.error.is_none() {
@@ -148,23 +163,10 @@ impl JobStats {
         };
         let mut all_lat = self.dirs[0].lat.clone();
         all_lat.merge(&self.dirs[1].lat);
-        let depth_total: u64 = self.depth_counts.iter().sum();
-        let iodepth_level = DEPTH_LABELS
-            .iter()
-            .zip(self.depth_counts)
-            .map(|(k, n)| {
-                (
-                    k.to_string(),
-                    if depth_total > 0 {
-                        n as f64 * 100.0 / depth_total as f64
-                    } else {
-                        0.0
-                    },
-                )
-            })
-            .collect();
         JobResult {
-            iodepth_level,
+            iodepth_level: distribution(&DEPTH_LABELS, &self.depth_counts),
+            iodepth_submit: distribution(&BATCH_LABELS, &self.submit_counts),
+            iodepth_complete: distribution(&BATCH_LABELS, &self.complete_counts),
             latency_ns: lat_buckets(&all_lat, 1, &NS_US_EDGES, None),
             latency_us: lat_buckets(&all_lat, 1_000, &NS_US_EDGES, None),
             latency_ms: lat_buckets(&all_lat, 1_000_000, &MS_EDGES, Some(">=2000")),
@@ -200,8 +202,48 @@ impl JobStats {
     }
 }
 
-/// fio's queue-depth buckets.
-pub const DEPTH_LABELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+/// The bucket index of a batch of `n` I/Os submitted or reaped at once,
+/// as fio's `io_u_mark_submit` and `io_u_mark_complete`.
+#[inline]
+pub fn batch_bucket(n: usize) -> usize {
+    match n {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
+    }
+}
+
+/// Adds each bucket count of `other` to `sum` (saturating).
+fn add_counts(sum: &mut [u64; 7], other: &[u64; 7]) {
+    for (a, b) in sum.iter_mut().zip(other) {
+        *a = a.saturating_add(*b);
+    }
+}
+
+/// Percent of the total per bucket, as fio's `stat_calc_dist`: a bucket
+/// that holds anything shows at least 0.1%, and all are 0 when nothing was
+/// counted.
+fn distribution(labels: &[&str; 7], counts: &[u64; 7]) -> BTreeMap<String, f64> {
+    let total = counts.iter().fold(0u64, |sum, n| sum.saturating_add(*n));
+    labels
+        .iter()
+        .zip(counts)
+        .map(|(label, &n)| {
+            let percent = if total == 0 {
+                0.0
+            } else if n > 0 {
+                (n as f64 * 100.0 / total as f64).max(0.1)
+            } else {
+                0.0
+            };
+            (label.to_string(), percent)
+        })
+        .collect()
+}
 
 /// The bucket index of a queue depth, as fio's `io_u_mark_depth`.
 #[inline]
@@ -227,7 +269,7 @@ fn lat_buckets(
     unit_ns: u64,
     edges: &[u64],
     tail: Option<&str>,
-) -> std::collections::BTreeMap<String, f64> {
+) -> BTreeMap<String, f64> {
     // Bucket i holds (edge[i-1], edge[i]] in this unit; below the first edge
     // belongs to the finer unit's table except for the nanosecond table.
     let ns_edges: Vec<u64> = std::iter::once(if unit_ns == 1 { 0 } else { unit_ns })
@@ -260,4 +302,42 @@ fn spread(v: &[f64]) -> (f64, f64, f64, f64) {
     let min = v.iter().copied().fold(f64::INFINITY, f64::min);
     let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (min, max, mean, var.sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_fall_in_fios_buckets() {
+        let edges = [(0, 0), (1, 1), (4, 1), (5, 2), (8, 2), (9, 3), (16, 3)];
+        let more = [(17, 4), (32, 4), (33, 5), (64, 5), (65, 6), (usize::MAX, 6)];
+        for (n, bucket) in edges.into_iter().chain(more) {
+            assert_eq!(batch_bucket(n), bucket, "a batch of {n}");
+        }
+    }
+
+    #[test]
+    fn a_synchronous_io_is_one_submit_and_one_reap_of_one() {
+        let mut stats = JobStats::default();
+        stats.count_inline_io();
+        stats.count_inline_io();
+        let submit = distribution(&BATCH_LABELS, &stats.submit_counts);
+        assert_eq!(submit["4"], 100.0);
+        assert_eq!(submit["0"], 0.0);
+        let complete = distribution(&BATCH_LABELS, &stats.complete_counts);
+        assert_eq!(complete["4"], 100.0);
+        assert_eq!(distribution(&DEPTH_LABELS, &stats.depth_counts)["1"], 100.0);
+    }
+
+    #[test]
+    fn a_rare_bucket_shows_at_least_a_tenth_of_a_percent() {
+        let d = distribution(&BATCH_LABELS, &[0, 9_999, 0, 1, 0, 0, 0]);
+        assert_eq!(d["16"], 0.1);
+        assert!((d["4"] - 99.99).abs() < 1e-9);
+        let none = distribution(&BATCH_LABELS, &[0; 7]);
+        assert!(none.values().all(|v| *v == 0.0));
+        let full = distribution(&BATCH_LABELS, &[u64::MAX; 7]);
+        assert!(full.values().all(|v| v.is_finite()));
+    }
 }

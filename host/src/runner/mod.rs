@@ -18,7 +18,7 @@ pub use worker::{LiveCounters, WorkerPlan};
 use crate::engine;
 use crate::files::{self, FileError, FilePlan, FileSpace, Layout, StopReason};
 use crate::job::spec::JobSpec;
-use crate::model::run::{GroupReport, RunReport};
+use crate::model::run::{DirSpan, GroupReport, RunReport};
 use crate::stats::DiskSnapshot;
 use crate::units::format_bytes_binary;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -449,33 +449,20 @@ fn finish_group(g: GroupBuilder, jobs: &[JobSpec]) -> GroupReport {
     let lead = &jobs[g.raw.first().map(|(ji, _)| *ji).unwrap_or(0)];
     let mut total = JobStats::default();
     let mut results = Vec::new();
-    let mut runtime_range_ms = (u64::MAX, 0);
-    let mut bw_range = [(u64::MAX, 0u64); 2];
     for (ji, s) in &g.raw {
         total.merge(s);
-        let r = s.to_result(&jobs[*ji], g.id);
-        runtime_range_ms = (
-            runtime_range_ms.0.min(r.runtime_ms),
-            runtime_range_ms.1.max(r.runtime_ms),
-        );
-        for (d, range) in bw_range.iter_mut().enumerate() {
-            let bw = r.dir(d).bw_bytes;
-            *range = (range.0.min(bw), range.1.max(bw));
-        }
-        results.push(r);
+        results.push(s.to_result(&jobs[*ji], g.id));
     }
     let measured_from = total.measured_from;
     let total = total.to_result(lead, g.id);
     if g.raw.iter().any(|(ji, _)| jobs[*ji].group_reporting) {
         results = vec![total.clone()];
     }
-    let fix = |(lo, hi): (u64, u64)| (if lo == u64::MAX { 0 } else { lo }, hi);
     GroupReport {
         id: g.id,
+        spans: [DirSpan::over(&results, 0), DirSpan::over(&results, 1)],
         results,
         total,
-        runtime_range_ms: fix(runtime_range_ms),
-        bw_range: [fix(bw_range[0]), fix(bw_range[1])],
         measured_from,
     }
 }

@@ -5,7 +5,7 @@
 use super::{publish, InFlight, LiveCounters, Worker};
 use crate::engine::{Completion, IoEngine, IoRequest, Op};
 use crate::job::spec::{Dir, JobSpec, Verify};
-use crate::runner::jobstats::{depth_bucket, JobStats};
+use crate::runner::jobstats::{batch_bucket, depth_bucket, JobStats};
 use crate::runner::verify;
 use crate::stats::{LatencyRecorder, Timeline};
 use crate::workload::{stamp_block, verify_block, NextIo, OffsetGenerator, RateLimiter};
@@ -189,6 +189,9 @@ impl Worker<'_> {
                 // Take a few completions at a time and refill them at once, so
                 // the device queue stays full (as fio does) instead of draining.
                 engine.reap(1, d.batch, &mut d.completions)?;
+                if d.measuring {
+                    stats.complete_counts[batch_bucket(d.completions.len())] += 1;
+                }
                 d.last_completion = self.complete(&mut d, live, stats, Issue::Submitted);
                 just_completed = Some(d.last_completion);
             } else if let Some(wait) = sleep_for {
@@ -249,7 +252,7 @@ impl Worker<'_> {
             match engine.queue(&req)? {
                 Some(result) => {
                     if d.measuring {
-                        stats.depth_counts[0] += 1;
+                        stats.count_inline_io();
                     }
                     d.completions.push(Completion { slot, result });
                     let done = self.complete(d, live, stats, Issue::Inline);
@@ -349,6 +352,7 @@ impl Worker<'_> {
         engine.submit()?;
         if d.measuring {
             stats.depth_counts[depth_bucket(in_flight)] += d.unissued.len() as u64;
+            stats.submit_counts[batch_bucket(d.unissued.len())] += 1;
         }
         let now = Instant::now();
         for slot in d.unissued.drain(..) {
