@@ -613,9 +613,17 @@ fn two_hosts_run_quick_at_once_and_the_second_run_uses_the_cache() {
     assert_eq!(run_dirs(&lab.target(0)), Vec::<String>::new());
     assert_eq!(run_dirs(&lab.target(1)), Vec::<String>::new());
 
-    // Again: the binaries are where the first run left them.
+    // Again, one scenario of the pack (PACK/SCENARIO): the binaries are
+    // where the first run left them.
     let out2 = lab.path().join("out2");
-    let mut args = vec!["run", "quick", "--hosts", &inv, "--ssh-config", &cfg];
+    let mut args = vec![
+        "run",
+        "quick/seqwrite",
+        "--hosts",
+        &inv,
+        "--ssh-config",
+        &cfg,
+    ];
     args.extend(["--out", out2.to_str().unwrap(), "--format", "json"]);
     args.extend(QUICK_SMALL);
     let r = fleet(lab.path(), &args);
@@ -626,6 +634,9 @@ fn two_hosts_run_quick_at_once_and_the_second_run_uses_the_cache() {
         let e = fleet_host(&f, h);
         assert_eq!(e["ok"], true, "{e}");
         assert_eq!(e["binary"], "cached", "{e}");
+        let d = read_json(&out2.join(format!("results/{h}.json")), &shown(&r));
+        assert_eq!(d["scenarios"].as_array().unwrap().len(), 1, "{d}");
+        assert_eq!(d["scenarios"][0]["name"], "seqwrite", "{d}");
         let cache = lab.cache(i);
         assert_eq!(
             named(&cache, "plumb-"),

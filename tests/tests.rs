@@ -29,6 +29,7 @@ mod results;
 mod run;
 mod safety;
 mod seed_commands;
+mod select;
 mod serve;
 mod suites;
 mod templates;

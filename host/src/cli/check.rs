@@ -11,7 +11,7 @@ use std::time::Instant;
 
 /// `plumb check SCENARIO`: compile and validate without running.
 pub fn check_main(arg: &str) -> ExitCode {
-    let pack = match pack::resolve(arg, &[]) {
+    let pack = match pack::resolve_selection(arg, &[]) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("plumb check: error: {}", clean_text(&e.to_string()));

@@ -62,7 +62,8 @@ pub struct Connection {
 /// Options of `plumb fleet run`.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// A pack (built-in name, folder, bundle, git+URL#REV) or a .rhai/.wasm scenario.
+    /// A pack (built-in name, folder, bundle, git+URL#REV), one scenario of
+    /// one (PACK/SCENARIO, git+URL#REV#SCENARIO) or a .rhai/.wasm scenario.
     pub pack: String,
     /// Which hosts, and how ssh reaches them.
     #[command(flatten)]
@@ -157,6 +158,9 @@ pub enum AgentCommand {
         /// The target directory.
         #[arg(long)]
         target: PathBuf,
+        /// Run only this scenario of the bundle (`plumb run BUNDLE/SCENARIO`).
+        #[arg(long)]
+        scenario: Option<String>,
         /// Arguments for plumb run.
         #[arg(last = true)]
         args: Vec<String>,
@@ -248,6 +252,7 @@ fn payload(p: &crate::scenario::pack::Pack, arg: &str) -> Result<Payload, (ExitC
         return Ok(Payload {
             name: format!("pack.{}", bundle::EXTENSION),
             bytes,
+            scenario: p.selected.clone(),
         });
     }
     let s = p
@@ -267,6 +272,7 @@ fn payload(p: &crate::scenario::pack::Pack, arg: &str) -> Result<Payload, (ExitC
     Ok(Payload {
         name: format!("{stem}.{ext}"),
         bytes: s.bytes().to_vec(),
+        scenario: None,
     })
 }
 
@@ -278,7 +284,8 @@ fn run(a: RunArgs) -> Outcome {
         }
     }
     let trusted = a.trust.keys().map_err(bad)?;
-    let pack = crate::scenario::pack::resolve(&a.pack, &trusted).map_err(|e| bad(e.to_string()))?;
+    let pack = crate::scenario::pack::resolve_selection(&a.pack, &trusted)
+        .map_err(|e| bad(e.to_string()))?;
     a.trust.check(&pack).map_err(bad)?;
     for s in &pack.scenarios {
         crate::scenario::compile(s).map_err(bad)?;
@@ -659,7 +666,11 @@ fn wait_one(
 fn agent(a: AgentCommand) -> Outcome {
     use crate::fleet::agent;
     let code = match a {
-        AgentCommand::Run { target, args } => agent::run(&target, &args),
+        AgentCommand::Run {
+            target,
+            scenario,
+            args,
+        } => agent::run(&target, scenario.as_deref(), &args),
         AgentCommand::Serve {
             listen,
             max_duration,

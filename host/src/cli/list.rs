@@ -15,7 +15,7 @@ pub fn list_main(arg: Option<&str>) -> ExitCode {
             .collect(),
     };
     for n in names {
-        match pack::resolve(&n, &[]) {
+        match pack::resolve_selection(&n, &[]) {
             Ok(p) => {
                 println!(
                     "{} {}: {}",

@@ -123,7 +123,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
     let trusted = args.trust.keys().map_err(bad)?;
     let packs: Vec<Pack> = targets
         .iter()
-        .map(|t| pack::resolve(t, &trusted).map_err(|e| bad(e.to_string())))
+        .map(|t| pack::resolve_selection(t, &trusted).map_err(|e| bad(e.to_string())))
         .collect::<Result<_, _>>()?;
     for p in &packs {
         args.trust.check(p).map_err(bad)?;

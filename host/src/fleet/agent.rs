@@ -78,9 +78,10 @@ impl Lifeline {
     }
 }
 
-/// `plumb fleet agent run`: receives the payload, runs it with `run_args`
-/// under `target`, sends the result back. Returns the child's exit code.
-pub fn run(target: &Path, run_args: &[String]) -> Result<i32, AgentError> {
+/// `plumb fleet agent run`: receives the payload, runs it (only its
+/// `scenario`, when given) with `run_args` under `target`, sends the result
+/// back. Returns the child's exit code.
+pub fn run(target: &Path, scenario: Option<&str>, run_args: &[String]) -> Result<i32, AgentError> {
     let lifeline = Lifeline::install();
     let target = std::fs::canonicalize(target)
         .map_err(|e| AgentError::Target(format!("{}: {e}", target.display())))?;
@@ -89,7 +90,7 @@ pub fn run(target: &Path, run_args: &[String]) -> Result<i32, AgentError> {
     // bounded by its own account, in its own run directory.
     let dir = RunDir::create(&target, crate::sandbox::Account::unbounded())
         .map_err(|e| AgentError::Target(format!("{}: {e}", target.display())))?;
-    let outcome = run_in(&dir, &target, run_args, &lifeline);
+    let outcome = run_in(&dir, &target, scenario, run_args, &lifeline);
     let _ = dir.delete();
     outcome
 }
@@ -97,9 +98,15 @@ pub fn run(target: &Path, run_args: &[String]) -> Result<i32, AgentError> {
 fn run_in(
     dir: &RunDir,
     target: &Path,
+    scenario: Option<&str>,
     run_args: &[String],
     lifeline: &Lifeline,
 ) -> Result<i32, AgentError> {
+    if scenario.is_some_and(|s| !crate::scenario::bundle::plain_name(s)) {
+        return Err(AgentError::Payload(
+            "--scenario: not a scenario name".into(),
+        ));
+    }
     let out = Out::new();
     out.line(&format!(
         "{AGENT} {} {}",
@@ -107,7 +114,10 @@ fn run_in(
         dir.path().display()
     ));
     let mut stdin = BufReader::new(std::io::stdin());
-    let payload = receive(&mut stdin, dir.path())?;
+    let mut payload = receive(&mut stdin, dir.path())?.into_os_string();
+    if let Some(s) = scenario {
+        payload.push(format!("/{s}"));
+    }
     lifeline.watch(stdin);
     let result = dir.path().join("result.json");
     let log = dir.path().join("stderr.log");

@@ -284,6 +284,8 @@ pub struct Payload {
     pub name: String,
     /// Its bytes.
     pub bytes: Vec<u8>,
+    /// The one scenario of the bundle to run (`PACK/SCENARIO`), if not all.
+    pub scenario: Option<String>,
 }
 
 /// How a run through the agent ended.
@@ -531,8 +533,13 @@ pub fn run(
     stop: &AtomicBool,
 ) -> Result<RunOutcome, String> {
     use std::sync::atomic::Ordering;
+    let scenario = payload
+        .scenario
+        .as_ref()
+        .map(|s| format!(" --scenario {}", quote(s)))
+        .unwrap_or_default();
     let mut remote = format!(
-        "exec {} fleet agent run --target {} --",
+        "exec {} fleet agent run --target {}{scenario} --",
         binary.on(host),
         remote_path(&host.target)
     );

@@ -139,6 +139,9 @@ pub struct Pack {
     /// the file `compare = "…"` names), which `plumb compare` runs to lay
     /// out the comparison of this pack's runs.
     pub compare: Option<PackTemplate>,
+    /// The one scenario a `PACK/SCENARIO` argument kept (see
+    /// [`resolve_selection`]); None when the pack runs whole.
+    pub selected: Option<String>,
 }
 
 /// A pack's comparison template: its file name and bytes.
@@ -425,6 +428,7 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
         asserts: Vec::new(),
         data: BTreeMap::new(),
         compare: None,
+        selected: None,
     })
 }
 
@@ -595,6 +599,7 @@ fn from_manifest(
         declared: true,
         asserts: m.assert,
         compare,
+        selected: None,
     })
 }
 
@@ -619,9 +624,81 @@ pub fn resolve(arg: &str, trusted: &[(minisign::PublicKey, String)]) -> Result<P
         Err(PackError {
             file: arg.to_string(),
             message: format!(
-                "not a scenario file, a pack folder or a built-in pack (built-in: {})",
+                "not a scenario file, a pack folder, a built-in pack or PACK/SCENARIO (built-in: {})",
                 builtin_names().join(", ")
             ),
         })
     })
+}
+
+/// The separator of a git spec's scenario selector:
+/// `git+URL#REV[:SUBDIR]#SCENARIO` (a URL, a revision and a folder name
+/// in a spec have no `#` of their own).
+const GIT_SELECTOR: char = '#';
+
+/// Resolves a pack argument that may select one of its scenarios — the
+/// one place `plumb run`, `list`, `check` and `fleet run` read
+/// `PACK/SCENARIO`. An argument that names an existing file or folder, or
+/// a built-in pack, is a pack as [`resolve`] reads it; a git spec selects
+/// with a second `#` (`git+URL#REV[:SUBDIR]#SCENARIO`); anything else is
+/// split at its last `/` into a pack and the name of one of its scenarios.
+/// The selected pack keeps its name, hash, files, parameters,
+/// capabilities and comparison template; only its scenario list shrinks.
+pub fn resolve_selection(
+    arg: &str,
+    trusted: &[(minisign::PublicKey, String)],
+) -> Result<Pack, PackError> {
+    if arg.starts_with("git+") {
+        let first = arg.find('#');
+        return match arg
+            .rfind(GIT_SELECTOR)
+            .filter(|l| first.is_some_and(|f| *l > f))
+        {
+            Some(last) => select(arg, resolve(&arg[..last], trusted)?, &arg[last + 1..]),
+            None => resolve(arg, trusted),
+        };
+    }
+    let path = Path::new(arg);
+    if path.exists() || builtin_names().contains(&arg) {
+        return resolve(arg, trusted);
+    }
+    match arg.rsplit_once('/') {
+        Some((pack, scenario)) if !pack.is_empty() && !scenario.is_empty() => {
+            if !(Path::new(pack).exists() || builtin_names().contains(&pack)) {
+                // Neither reading helps: the whole argument is what is wrong.
+                return resolve(arg, trusted);
+            }
+            select(arg, resolve(pack, trusted)?, scenario)
+        }
+        _ => resolve(arg, trusted),
+    }
+}
+
+/// Keeps only the scenario `name` of `pack`; an error naming the pack's
+/// scenarios (and the nearest name) when it has none of that name, for
+/// the argument `arg`.
+fn select(arg: &str, mut pack: Pack, name: &str) -> Result<Pack, PackError> {
+    let Some(i) = pack.scenarios.iter().position(|s| s.name == name) else {
+        let names: Vec<&str> = pack.scenarios.iter().map(|s| s.name.as_str()).collect();
+        let nearest = names
+            .iter()
+            .map(|n| (strsim::levenshtein(n, name), *n))
+            .min()
+            .filter(|(d, n)| d * 3 <= n.len().max(name.len()))
+            .map(|(_, n)| format!(" (did you mean '{n}'?)"))
+            .unwrap_or_default();
+        return Err(PackError {
+            file: arg.to_string(),
+            message: format!(
+                "{} has no scenario '{}'{nearest}; its scenarios: {}",
+                pack.name,
+                crate::terminal::clean(name),
+                names.join(", ")
+            ),
+        });
+    };
+    let kept = pack.scenarios.swap_remove(i);
+    pack.scenarios = vec![kept];
+    pack.selected = Some(name.to_string());
+    Ok(pack)
 }
