@@ -295,7 +295,7 @@ proptest! {
         match r {
             Err(e) => named("pack::load_dir", &top, &e.to_string())?,
             Ok(p) => {
-                let m = no_panic("Capabilities::max_bytes", &top, || p.capabilities.max_bytes())?;
+                let m = no_panic("Capabilities::max_bytes", &top, || p.capabilities.max_bytes(&p.params_for(&Default::default())))?;
                 if let Err(e) = m { named("Capabilities::max_bytes", &top, &e)?; }
             }
         }

@@ -5,12 +5,14 @@
 use super::{ApiError, Host};
 use crate::units::parse_size;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 
 /// What a pack needs beyond its run directory.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Capabilities {
-    /// The most bytes it will write (`"2G"`).
+    /// The most bytes it will write: a size (`"2G"`) or a sum over the
+    /// pack's size parameters (`"3 * size + 1G"`, see [`ByteBudget`]).
     pub max_bytes: Option<String>,
     /// The most inodes (files, directories, symlinks) it will have made at
     /// once.
@@ -40,11 +42,11 @@ const MAX_ENDPOINT_LEN: usize = 261;
 
 impl Capabilities {
     /// Checks every declared field against its bounds, naming the field:
-    /// a byte budget that parses, 1..=[`MAX_THREADS`] threads, and at most
-    /// [`MAX_NET_ENDPOINTS`] non-empty `host:port` endpoints of sane length.
-    pub fn validate(&self) -> Result<(), String> {
-        self.max_bytes()
-            .map_err(|e| format!("capabilities.max_bytes: {e}"))?;
+    /// a byte budget that parses over the pack's parameter names `params`,
+    /// 1..=[`MAX_THREADS`] threads, and at most [`MAX_NET_ENDPOINTS`]
+    /// non-empty `host:port` endpoints of sane length.
+    pub fn validate(&self, params: &[&str]) -> Result<(), String> {
+        self.byte_budget(params)?;
         if let Some(n) = self.max_inodes {
             if !(1..=MAX_INODES).contains(&n) {
                 return Err(format!(
@@ -78,9 +80,29 @@ impl Capabilities {
         Ok(())
     }
 
-    /// The declared byte budget in bytes.
-    pub fn max_bytes(&self) -> Result<Option<u64>, String> {
-        self.max_bytes.as_deref().map(parse_size).transpose()
+    /// The declared byte budget, parsed over the pack's parameter names
+    /// `params`; errors name `capabilities.max_bytes`.
+    pub fn byte_budget(&self, params: &[&str]) -> Result<Option<ByteBudget>, String> {
+        self.max_bytes
+            .as_deref()
+            .map(|t| {
+                ByteBudget::parse(t, params).map_err(|e| format!("capabilities.max_bytes: {e}"))
+            })
+            .transpose()
+    }
+
+    /// The declared byte budget in bytes for a run with the parameter
+    /// values `values` (the pack's defaults overridden by `-p`), and what
+    /// it was reckoned from; None when the pack declares none.
+    pub fn max_bytes(&self, values: &BTreeMap<String, String>) -> Result<Option<ByteNeed>, String> {
+        let names: Vec<&str> = values.keys().map(String::as_str).collect();
+        let Some(budget) = self.byte_budget(&names)? else {
+            return Ok(None);
+        };
+        budget
+            .eval(values)
+            .map(Some)
+            .map_err(|e| format!("capabilities.max_bytes = {}: {e}", budget.text))
     }
 
     /// One line per capability, for display before running.
@@ -155,5 +177,257 @@ impl Host {
             ))),
             None => Ok(()),
         }
+    }
+}
+
+/// The longest `max_bytes` a pack may declare.
+pub const MAX_BUDGET_TEXT: usize = 256;
+/// The most terms in a `max_bytes` sum.
+pub const MAX_BUDGET_TERMS: usize = 16;
+
+/// One term of a `max_bytes` sum.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Term {
+    /// A size literal (`1G`).
+    Bytes(u64),
+    /// `times * name` (`name` alone is `1 * name`; a count parameter
+    /// reads as that many bytes, so `240M * trees`).
+    Param { times: u64, name: String },
+}
+
+/// A pack's `max_bytes` as declared: a sum of terms, each a size literal
+/// (`1G`), a parameter (`size`), or a number or size times a parameter
+/// (`3 * size`, `240M * trees` for a count) — no other operators. Bounded ([`MAX_BUDGET_TEXT`] bytes,
+/// [`MAX_BUDGET_TERMS`] terms) and evaluated with checked arithmetic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByteBudget {
+    /// The declaration as written.
+    pub text: String,
+    terms: Vec<Term>,
+}
+
+/// What a pack may write with a run's parameters, and why: its budget's
+/// text and the values of the parameters in it, for a refusal to name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByteNeed {
+    /// The bytes.
+    pub bytes: u64,
+    /// The declaration it was reckoned from.
+    pub text: String,
+    /// The parameters in it with the run's values, in order of appearance.
+    pub params: Vec<(String, String)>,
+}
+
+impl ByteNeed {
+    /// The refusal when `granted` bytes are all the run may have: names the
+    /// need, the declaration with the values that drive it, `grant` (what
+    /// granted it: `--max-bytes grants`), and the remedies — a smaller
+    /// value of each parameter, or `more` (`a larger --max-bytes`).
+    pub fn refusal(&self, pack: &str, grant: &str, granted: u64, more: &str) -> String {
+        let show = |b: u64| crate::units::format_value(b as f64, "bytes");
+        let with = if self.params.is_empty() {
+            String::new()
+        } else {
+            let values: Vec<String> = self
+                .params
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            format!(" with {}", values.join(", "))
+        };
+        let smaller: Vec<String> = self
+            .params
+            .iter()
+            .map(|(k, _)| format!("-p {k}=…"))
+            .collect();
+        let remedy = if smaller.is_empty() {
+            more.to_string()
+        } else {
+            format!("a smaller {} or {more}", smaller.join(" or "))
+        };
+        format!(
+            "{pack} needs {} (max_bytes = {}{with}) but {grant} {}: pass {remedy}",
+            show(self.bytes),
+            self.text,
+            show(granted)
+        )
+    }
+}
+
+impl ByteBudget {
+    /// Parses `text` over the parameter names `params`; an unknown name, an
+    /// empty term, a malformed number or too long a text is an error that
+    /// quotes it.
+    pub fn parse(text: &str, params: &[&str]) -> Result<ByteBudget, String> {
+        if text.len() > MAX_BUDGET_TEXT {
+            return Err(format!(
+                "{} bytes long, at most {MAX_BUDGET_TEXT}",
+                text.len()
+            ));
+        }
+        if text.trim().is_empty() {
+            return Err("empty: a size (\"8G\") or a sum like \"3 * size + 1G\"".into());
+        }
+        let mut terms = Vec::new();
+        for raw in text.split('+') {
+            let t = raw.trim();
+            if t.is_empty() {
+                return Err(format!("'{text}': a '+' with no term beside it"));
+            }
+            if terms.len() == MAX_BUDGET_TERMS {
+                return Err(format!("more than {MAX_BUDGET_TERMS} terms"));
+            }
+            terms.push(term(t, params)?);
+        }
+        Ok(ByteBudget {
+            text: text.trim().to_string(),
+            terms,
+        })
+    }
+
+    /// The bytes with the parameter values `values`: each parameter's value
+    /// read as a size; an overflow past `u64` is an error.
+    pub fn eval(&self, values: &BTreeMap<String, String>) -> Result<ByteNeed, String> {
+        let overflow = || "more than 16 EiB (the sum overflows)".to_string();
+        let mut bytes = 0u64;
+        let mut used: Vec<(String, String)> = Vec::new();
+        for t in &self.terms {
+            let b = match t {
+                Term::Bytes(b) => *b,
+                Term::Param { times, name } => {
+                    let v = values
+                        .get(name)
+                        .ok_or_else(|| format!("parameter '{name}' has no value"))?;
+                    if !used.iter().any(|(k, _)| k == name) {
+                        used.push((name.clone(), v.clone()));
+                    }
+                    let size =
+                        parse_size(v).map_err(|e| format!("{name}={v} is not a size ({e})"))?;
+                    times.checked_mul(size).ok_or_else(overflow)?
+                }
+            };
+            bytes = bytes.checked_add(b).ok_or_else(overflow)?;
+        }
+        Ok(ByteNeed {
+            bytes,
+            text: self.text.clone(),
+            params: used,
+        })
+    }
+}
+
+/// One term: `N * name`, `name`, or a size literal.
+fn term(t: &str, params: &[&str]) -> Result<Term, String> {
+    let shown: String = t.chars().take(40).collect();
+    let unknown = |name: &str| {
+        let shown: String = name.chars().take(40).collect();
+        format!(
+            "unknown parameter '{shown}' (the pack's parameters: {})",
+            if params.is_empty() {
+                "none".to_string()
+            } else {
+                params.join(", ")
+            }
+        )
+    };
+    let param = |name: &str| {
+        if params.contains(&name) {
+            Ok(name.to_string())
+        } else {
+            Err(unknown(name))
+        }
+    };
+    if let Some((n, name)) = t.split_once('*') {
+        let (n, name) = (n.trim(), name.trim());
+        if name.contains('*') {
+            return Err(format!("'{shown}': one '*' per term (N * parameter)"));
+        }
+        let times = parse_size(n).map_err(|e| {
+            format!("'{shown}': the factor before '*' must be a number or a size ({e})")
+        })?;
+        return Ok(Term::Param {
+            times,
+            name: param(name)?,
+        });
+    }
+    if params.contains(&t) {
+        return Ok(Term::Param {
+            times: 1,
+            name: t.to_string(),
+        });
+    }
+    if t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        return Err(unknown(t));
+    }
+    parse_size(t)
+        .map(Term::Bytes)
+        .map_err(|e| format!("'{shown}' is not a size or a parameter ({e})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn budgets_sum_sizes_and_parameters_with_checked_arithmetic() {
+        let trees = ByteBudget::parse("240M * trees", &["trees"]).unwrap();
+        assert_eq!(
+            trees.eval(&values(&[("trees", "2")])).unwrap().bytes,
+            480 << 20
+        );
+        let b = ByteBudget::parse(" 3 * size + 1G + dd ", &["size", "dd"]).unwrap();
+        let n = b.eval(&values(&[("size", "2G"), ("dd", "512M")])).unwrap();
+        assert_eq!(n.bytes, (7 << 30) + (512 << 20));
+        assert_eq!(
+            n.params,
+            [("size".into(), "2G".into()), ("dd".into(), "512M".into())]
+        );
+        assert_eq!(
+            ByteBudget::parse("8G", &[])
+                .unwrap()
+                .eval(&values(&[]))
+                .unwrap()
+                .bytes,
+            8 << 30
+        );
+        let big = ByteBudget::parse("99999999999 * size", &["size"]).unwrap();
+        assert!(big
+            .eval(&values(&[("size", "4G")]))
+            .unwrap_err()
+            .contains("overflows"));
+        let sum = ByteBudget::parse("8E + 8E", &[]).unwrap();
+        assert!(sum.eval(&values(&[])).unwrap_err().contains("overflows"));
+        let e = ByteBudget::parse("size", &["size"])
+            .unwrap()
+            .eval(&values(&[("size", "lots")]));
+        assert!(e.unwrap_err().starts_with("size=lots is not a size"));
+    }
+
+    #[test]
+    fn malformed_budgets_are_refused_naming_what_is_wrong() {
+        let err = |t: &str| ByteBudget::parse(t, &["size"]).unwrap_err();
+        assert!(err("").starts_with("empty"));
+        assert!(
+            err("3 * sise").starts_with("unknown parameter 'sise' (the pack's parameters: size)")
+        );
+        assert!(err("sise").starts_with("unknown parameter 'sise'"));
+        assert!(err("1G +").contains("a '+' with no term"));
+        assert!(err("2 * 3 * size").contains("one '*' per term"));
+        assert!(err("size * 3").contains("must be a number or a size"));
+        assert!(err("99999999999999999999999 * size").contains("must be a number or a size"));
+        assert!(err("* size").contains("must be a number or a size"));
+        assert!(err("1G - size").contains("is not a size or a parameter"));
+        assert!(err("99999999999999999999999G").contains("is not a size"));
+        let long = vec!["1G"; 10_000].join(" + ");
+        assert!(err(&long).contains("at most 256"));
+        let many = vec!["1"; 17].join("+");
+        assert!(err(&many).contains("more than 16 terms"));
     }
 }

@@ -1,7 +1,9 @@
 //! `plumb check`: loads a scenario, pack folder or built-in pack and
 //! compiles every scenario in it without running anything (Rhai syntax and
 //! host-function names; components linked against the world, through the
-//! cache), and its comparison template.
+//! cache), and its comparison template; in Rhai scenarios, option keys
+//! their host function does not take and capabilities a call visibly needs
+//! that the pack does not declare ([`crate::script::lint`]).
 
 use super::ExitCode;
 use crate::scenario::template::Template;
@@ -32,7 +34,18 @@ pub fn check_main(arg: &str) -> ExitCode {
                 },
                 t.elapsed().as_secs_f64()
             ),
-            Ok(_) => println!("{}: ok", clean(&s.file)),
+            Ok(scenario::Compiled::Rhai(ast)) => {
+                let declared = pack.declared.then_some(&pack.capabilities);
+                let found = crate::script::lint::findings(&s.file, &s.source, &ast, declared);
+                for f in &found {
+                    eprintln!("{}", clean_text(&f.to_string()));
+                }
+                if found.is_empty() {
+                    println!("{}: ok", clean(&s.file));
+                } else {
+                    code = ExitCode::BadInput;
+                }
+            }
             Err(e) => {
                 eprintln!("{}", clean_text(&e.to_string()));
                 code = ExitCode::BadInput;

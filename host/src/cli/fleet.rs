@@ -290,7 +290,7 @@ fn run(a: RunArgs) -> Outcome {
     for s in &pack.scenarios {
         crate::scenario::compile(s).map_err(bad)?;
     }
-    super::run::parse_params(&a.params, std::slice::from_ref(&pack))?;
+    let cli_params = super::run::parse_params(&a.params, std::slice::from_ref(&pack))?;
     let max_bytes = a
         .max_bytes
         .as_deref()
@@ -299,16 +299,12 @@ fn run(a: RunArgs) -> Outcome {
         .map_err(|e| bad(format!("--max-bytes: {e}")))?;
     let declared = pack
         .capabilities
-        .max_bytes()
-        .map_err(|e| bad(format!("{}: capabilities.max_bytes: {e}", pack.name)))?;
-    if let (Some(d), Some(m)) = (declared, max_bytes) {
-        if d > m {
-            return Err(bad(format!(
-                "pack {} may write {} but --max-bytes grants {}: nothing was run",
-                pack.name,
-                crate::units::format_bytes_binary(d as f64),
-                crate::units::format_bytes_binary(m as f64)
-            )));
+        .max_bytes(&pack.params_for(&cli_params))
+        .map_err(|e| bad(format!("{}: {e}", pack.name)))?;
+    if let (Some(d), Some(m)) = (&declared, max_bytes) {
+        if d.bytes > m {
+            let why = d.refusal(&pack.name, "--max-bytes grants", m, "a larger --max-bytes");
+            return Err(bad(format!("{why} (nothing was run)")));
         }
     }
     if let (Some(d), Some(m)) = (pack.capabilities.max_inodes, a.max_inodes) {
@@ -319,7 +315,7 @@ fn run(a: RunArgs) -> Outcome {
             )));
         }
     }
-    let need_bytes = declared.or(max_bytes).unwrap_or(0);
+    let need_bytes = declared.map(|d| d.bytes).or(max_bytes).unwrap_or(0);
     for n in &a.allow_net {
         if n.starts_with('-')
             || !n.contains(':')

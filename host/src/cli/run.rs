@@ -166,8 +166,14 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
     let granted_inodes = args
         .max_inodes
         .unwrap_or_else(|| crate::sandbox::default_inodes(&args.target));
+    let room = Room {
+        granted: granted_bytes,
+        by_flag: args.max_bytes.is_some(),
+        free,
+        target: &args.target,
+    };
     for p in &packs {
-        grant(p, granted_bytes, free, granted_inodes, &args.allow_net)?;
+        grant(p, &cli_params, &room, granted_inodes, &args.allow_net)?;
     }
     // One account for the whole run, whatever the number of scenario
     // arguments: each pack's is within it.
@@ -191,33 +197,15 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         let account = Account::within(
             &run_account,
             p.capabilities
-                .max_bytes()
+                .max_bytes(&p.params_for(&cli_params))
                 .ok()
                 .flatten()
-                .map_or(granted_bytes, |b| b.min(granted_bytes)),
+                .map_or(granted_bytes, |n| n.bytes.min(granted_bytes)),
             p.capabilities
                 .max_inodes
                 .map_or(granted_inodes, |n| n.min(granted_inodes)),
         );
-        let params: BTreeMap<String, String> = p
-            .params
-            .iter()
-            .map(|(k, d)| {
-                (
-                    k.clone(),
-                    cli_params
-                        .get(k)
-                        .cloned()
-                        .unwrap_or_else(|| d.default_text()),
-                )
-            })
-            .chain(
-                cli_params
-                    .iter()
-                    .filter(|(k, _)| p.params.is_empty() || p.params.contains_key(*k))
-                    .map(|(k, v)| (k.clone(), v.clone())),
-            )
-            .collect();
+        let params = p.params_for(&cli_params);
         let space = Arc::new(
             Workspace::new(
                 RunDir::create(root.path(), account.clone())
@@ -395,11 +383,22 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
     })
 }
 
-/// Refuses a pack that asks for more than was granted.
+/// The bytes a run may write: what `--max-bytes` (or, without it, the
+/// free space) grants, and the free space under the target.
+struct Room<'a> {
+    granted: u64,
+    /// True when `granted` came from `--max-bytes`.
+    by_flag: bool,
+    free: u64,
+    target: &'a Path,
+}
+
+/// Refuses a pack that asks for more than was granted; its byte budget
+/// reckoned with the run's parameters (`cli` over the pack's defaults).
 fn grant(
     p: &Pack,
-    granted_bytes: u64,
-    free: u64,
+    cli: &BTreeMap<String, String>,
+    room: &Room,
     granted_inodes: u64,
     allow_net: &[String],
 ) -> Result<(), (ExitCode, String)> {
@@ -407,18 +406,20 @@ fn grant(
     if !caps.is_empty() {
         eprintln!("pack {} needs: {}", clean(&p.name), clean(&caps.join("; ")));
     }
-    if let Some(b) = p
+    if let Some(need) = p
         .capabilities
-        .max_bytes()
-        .map_err(|e| bad(format!("{}: capabilities.max_bytes: {e}", p.name)))?
+        .max_bytes(&p.params_for(cli))
+        .map_err(|e| bad(format!("{}: {e}", p.name)))?
     {
-        if b > granted_bytes.min(free) {
-            return Err(bad(format!(
-                "pack {} may write {} but only {} are granted (--max-bytes) or free",
-                p.name,
-                crate::units::format_bytes_binary(b as f64),
-                crate::units::format_bytes_binary(granted_bytes.min(free) as f64)
-            )));
+        if need.bytes > room.granted.min(room.free) {
+            let target = format!("the target {} has", room.target.display());
+            let (grant, more) = if room.by_flag && room.granted <= room.free {
+                ("--max-bytes grants", "a larger --max-bytes")
+            } else {
+                (target.as_str(), "more free space under --target")
+            };
+            let granted = room.granted.min(room.free);
+            return Err(bad(need.refusal(&p.name, grant, granted, more)));
         }
     }
     if let Some(n) = p.capabilities.max_inodes.filter(|n| *n > granted_inodes) {

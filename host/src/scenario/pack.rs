@@ -144,6 +144,26 @@ pub struct Pack {
     pub selected: Option<String>,
 }
 
+impl Pack {
+    /// The parameters a run of this pack gets: each declared one's default
+    /// overridden by `cli` (`-p`), and every `cli` one when the pack
+    /// declares none (a lone script reads what it is given).
+    pub fn params_for(&self, cli: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+        self.params
+            .iter()
+            .map(|(k, d)| {
+                let v = cli.get(k).cloned().unwrap_or_else(|| d.default_text());
+                (k.clone(), v)
+            })
+            .chain(
+                cli.iter()
+                    .filter(|(k, _)| self.params.is_empty() || self.params.contains_key(*k))
+                    .map(|(k, v)| (k.clone(), v.clone())),
+            )
+            .collect()
+    }
+}
+
 /// A pack's comparison template: its file name and bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackTemplate {
@@ -547,7 +567,8 @@ fn from_manifest(
         .map_err(pack_err)?;
     let m: Manifest = toml::from_str(&text).map_err(|e| pack_err(e.to_string()))?;
     check_identity(&m).map_err(pack_err)?;
-    m.capabilities.validate().map_err(pack_err)?;
+    let names: Vec<&str> = m.params.keys().map(String::as_str).collect();
+    m.capabilities.validate(&names).map_err(pack_err)?;
     let mut scenarios = Vec::new();
     for f in &m.scenarios {
         bundle::pack_file_name(f).map_err(pack_err)?;

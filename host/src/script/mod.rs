@@ -1,6 +1,7 @@
 //! Scenario runtimes. Rhai today; each runtime is a thin adapter over the
 //! host API in [`crate::api`].
 
+pub mod lint;
 pub mod rhai_engine;
 pub mod rhai_modules;
 pub mod template;

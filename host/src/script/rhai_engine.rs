@@ -75,7 +75,7 @@ pub(super) fn base_engine(limits: &ScriptLimits) -> Engine {
     engine
 }
 
-fn place(
+pub(super) fn place(
     file: &str,
     source: &str,
     pos: Position,

@@ -121,6 +121,44 @@ fn options<T: DeserializeOwned>(call: &str, map: Map) -> R<T> {
     })
 }
 
+/// The keys a host function's options map accepts.
+#[derive(Debug, Clone, Copy)]
+pub enum OptionKeys {
+    /// The fields of the function's options struct, as serde reads them.
+    Fields(&'static [&'static str]),
+    /// fio's option table (`io::job`, `io::start` and each job of
+    /// `io::group`), with its own "did you mean".
+    Fio,
+}
+
+/// The options map each host function here takes, by its name: the
+/// struct [`options`] builds for it (so the keys come from the struct's one
+/// definition), or fio's table for jobs. What `plumb check` holds literal
+/// maps against; None for functions without an options map.
+pub fn option_keys(call: &str) -> Option<OptionKeys> {
+    use crate::api::*;
+    use OptionKeys::Fields;
+    Some(match call {
+        "io::job" | "io::start" | "io::group" => OptionKeys::Fio,
+        "fs::open" => Fields(super::lint::fields::<OpenOptions>()),
+        "fs::write_file" => Fields(super::lint::fields::<WriteOptions>()),
+        "fs::read_file" => Fields(super::lint::fields::<ReadOptions>()),
+        "fs::copy" | "fs::start_copy" => Fields(super::lint::fields::<CopyOptions>()),
+        "fs::create_files" => Fields(super::lint::fields::<CreateOptions>()),
+        "cpu::run" | "cpu::start" => Fields(super::lint::fields::<CpuOptions>()),
+        "mem::bandwidth" => Fields(super::lint::fields::<BandwidthOptions>()),
+        "mem::latency" => Fields(super::lint::fields::<LatencyOptions>()),
+        "net::throughput" | "net::start_throughput" => {
+            Fields(super::lint::fields::<ThroughputOptions>())
+        }
+        "net::rtt" => Fields(super::lint::fields::<RttOptions>()),
+        "net::connect_time" => Fields(super::lint::fields::<ConnectOptions>()),
+        "net::wait_for_port" => Fields(super::lint::fields::<WaitOptions>()),
+        "trace::replay" => Fields(super::lint::fields::<ReplayOptions>()),
+        _ => return None,
+    })
+}
+
 /// The host API's modules by namespace, without a host: what a script may
 /// call as `namespace::function`.
 fn modules() -> [(&'static str, Module); 9] {
