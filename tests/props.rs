@@ -302,6 +302,29 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(config(2000, 0x1157_0004))]
+
+    /// `max_bytes` sums over parameters: any text parses or is refused
+    /// with a message, and any parameter value evaluates or is refused —
+    /// never a panic or a wrapped sum.
+    #[test]
+    fn byte_budgets_never_panic_or_wrap(text in "[0-9 *+sizeGkMEn._-]{0,40}", value in hostile_number()) {
+        use plumb::api::capabilities::ByteBudget;
+        let parsed = no_panic("ByteBudget::parse", &text, || ByteBudget::parse(&text, &["size", "n"]))?;
+        match parsed {
+            Err(e) => named("ByteBudget::parse", &text, &e)?,
+            Ok(b) => {
+                let values = [("size".to_string(), value.clone()), ("n".to_string(), "3".to_string())].into_iter().collect();
+                match no_panic("ByteBudget::eval", &text, || b.eval(&values))? {
+                    Err(e) => named("ByteBudget::eval", &text, &e)?,
+                    Ok(need) => prop_assert!(need.bytes < u64::MAX || text.contains('E'), "{text}: {}", need.bytes),
+                }
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------- traces, strace logs, fio iologs
 
 fn big() -> impl Strategy<Value = u64> {

@@ -1,6 +1,10 @@
 //! `PACK/SCENARIO`: one scenario of a built-in pack, a folder, a bundle or
 //! a git repository, read by `plumb run`, `list` and `check` alike; the
-//! selected pack keeps its name, hash and comparison template.
+//! selected pack keeps its name, hash and comparison template. Size
+//! parameters and `max_bytes` reckoned from them: built-in scenarios at
+//! small sizes fit a tight budget, a refusal names the parameter. What
+//! `plumb check` finds before running: unknown option keys, undeclared
+//! capabilities.
 
 use crate::pack::git;
 use crate::util::{plumb, workdir};
@@ -170,4 +174,282 @@ fn a_journal_of_a_selected_run_resumes_it_and_refuses_another_selection() {
     let r = plumb(d, &["run", "two/b", "--json", "r.json", "--resume"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("finished before, kept"), "{}", r.stderr);
+}
+
+/// Runs `args` (a pack at small sizes) under `--max-bytes max` and
+/// returns the result, failing the test on any scenario error.
+fn fits(dir: &Path, max: &str, args: &[&str]) -> Value {
+    let mut all = vec!["run"];
+    all.extend(args);
+    all.extend(["--max-bytes", max, "--timeout", "60s"]);
+    let d = run_json(dir, "fits.json", &all);
+    for s in d["scenarios"].as_array().unwrap() {
+        assert!(s["error"].is_null(), "{args:?}: {s}");
+    }
+    d
+}
+
+#[test]
+fn file_writing_scenarios_at_small_sizes_fit_a_tight_budget() {
+    let dir = workdir();
+    let d = dir.path();
+    let t = std::time::Instant::now();
+    // Each --max-bytes is the pack's own max_bytes with these parameters.
+    fits(
+        d,
+        "112M",
+        &[
+            "quick",
+            "-p",
+            "size=16M",
+            "-p",
+            "runtime=1s",
+            "-p",
+            "files=50",
+        ],
+    );
+    fits(
+        d,
+        "185M",
+        &[
+            "cloud-compare",
+            "-p",
+            "size=16M",
+            "-p",
+            "fileio_size=16M",
+            "-p",
+            "fileio_time=1s",
+            "-p",
+            "dd_size=8M",
+            "-p",
+            "dd_runs=1",
+            "-p",
+            "ioping_size=1M",
+            "-p",
+            "ioping_count=2",
+            "-p",
+            "ioping_interval=1ms",
+            "-p",
+            "bonnie_size=8M",
+            "-p",
+            "bonnie_files=50",
+        ],
+    );
+    fits(
+        d,
+        "32M",
+        &[
+            "yabs/disk",
+            "-p",
+            "size=16M",
+            "-p",
+            "runtime=1s",
+            "-p",
+            "block_sizes=4k",
+        ],
+    );
+    fits(
+        d,
+        "32M",
+        &[
+            "crystaldiskmark",
+            "-p",
+            "size=16M",
+            "-p",
+            "runtime=1s",
+            "-p",
+            "passes=1",
+            "-p",
+            "interval=0s",
+        ],
+    );
+    fits(
+        d,
+        "80M",
+        &[
+            "fileio",
+            "-p",
+            "file_total_size=16M",
+            "-p",
+            "file_num=4",
+            "-p",
+            "time=1s",
+        ],
+    );
+    fits(
+        d,
+        "128M",
+        &["interference", "-p", "size=16M", "-p", "runtime=1s"],
+    );
+    // 4000 * 64k + 2M + 600M + 300M + 1G: replays are charged their
+    // estimates, the trees are whole (compilebench_trees and unpack_trees
+    // count trees, at least one).
+    fits(
+        d,
+        "2176M",
+        &[
+            "pts-disk",
+            "-p",
+            "fsmark_files=8",
+            "-p",
+            "fsmark_size=64k",
+            "-p",
+            "fsmark_threads=2",
+            "-p",
+            "fsmark_dirs=4",
+            "-p",
+            "postmark_files=50",
+            "-p",
+            "postmark_transactions=200",
+            "-p",
+            "dbench_clients=1",
+            "-p",
+            "iozone_size=2M",
+            "-p",
+            "iozone_records=4k,1m",
+        ],
+    );
+    assert!(t.elapsed().as_secs() < 150, "took {:?}", t.elapsed());
+}
+
+#[test]
+fn quick_latency_honours_runtime_and_size() {
+    let dir = workdir();
+    let t = std::time::Instant::now();
+    let d = fits(
+        dir.path(),
+        "112M",
+        &["quick/latency", "-p", "runtime=1s", "-p", "size=16M"],
+    );
+    let took = t.elapsed().as_secs_f64();
+    assert!(took < 3.0, "quick/latency with runtime=1s took {took:.1} s");
+    let job = &d["scenarios"][0]["jobs"][0];
+    let ms = job["read"]["runtime_ms"].as_f64().unwrap();
+    assert!((900.0..1500.0).contains(&ms), "{job}");
+}
+
+#[test]
+fn a_budget_from_parameters_grants_small_runs_and_names_the_parameter_when_refusing() {
+    let dir = workdir();
+    let d = dir.path();
+    // yabs: max_bytes = "size + 16M".
+    fits(
+        d,
+        "40M",
+        &[
+            "yabs/disk",
+            "-p",
+            "size=16M",
+            "-p",
+            "runtime=1s",
+            "-p",
+            "block_sizes=4k",
+        ],
+    );
+    let r = plumb(d, &["run", "yabs", "-p", "size=2G", "--max-bytes", "1G"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("yabs needs 2.02 GiB (max_bytes = size + 16M with size=2G) but --max-bytes grants 1.00 GiB: pass a smaller -p size=… or a larger --max-bytes"),
+        "{}",
+        r.stderr
+    );
+    // An unknown name is refused when the pack is read, naming the file and key.
+    let p = d.join("typo");
+    std::fs::create_dir_all(&p).unwrap();
+    std::fs::write(
+        p.join("pack.toml"),
+        "name = \"typo\"\nscenarios = [\"a.rhai\"]\n[params.size]\ndefault = \"1M\"\n[capabilities]\nmax_bytes = \"2 * sise\"\n",
+    )
+    .unwrap();
+    std::fs::write(p.join("a.rhai"), "").unwrap();
+    for cmd in ["run", "check", "list"] {
+        let r = plumb(d, &[cmd, "typo"]);
+        assert_eq!(r.code, 2, "{cmd}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("typo/pack.toml: capabilities.max_bytes: unknown parameter 'sise' (the pack's parameters: size)"),
+            "{cmd}: {}",
+            r.stderr
+        );
+    }
+}
+
+/// A pack folder `name` declaring `caps` with the one scenario `script`.
+fn pack_with(dir: &Path, name: &str, caps: &str, script: &str) {
+    let p = dir.join(name);
+    std::fs::create_dir_all(&p).unwrap();
+    std::fs::write(
+        p.join("pack.toml"),
+        format!("name = \"{name}\"\nscenarios = [\"s.rhai\"]\n[capabilities]\n{caps}\n"),
+    )
+    .unwrap();
+    std::fs::write(p.join("s.rhai"), script).unwrap();
+}
+
+#[test]
+fn check_finds_unknown_option_keys_and_undeclared_capabilities() {
+    let dir = workdir();
+    let d = dir.path();
+    pack_with(
+        d,
+        "typo",
+        "direct_io = true",
+        "let x = 1;\nlet r = io::job(#{ rw: \"randread\", iodpeth: 32, size: \"1M\" });\nfs::open(\"f\", #{ wirte: true });\n",
+    );
+    let r = plumb(d, &["check", "typo"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "typo/s.rhai:2:17: unknown key 'iodpeth' in io::job options (did you mean 'iodepth'?)"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(
+            "typo/s.rhai:3:15: unknown key 'wirte' in fs::open options (did you mean 'write'?)"
+        ),
+        "{}",
+        r.stderr
+    );
+    pack_with(
+        d,
+        "direct",
+        "max_bytes = \"8M\"",
+        "fs::write_file(\"f\", 4096, #{ direct: true });\nfs::drop_caches();\n",
+    );
+    let r = plumb(d, &["check", "direct"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("direct/s.rhai:1:27: fs::write_file asks for direct I/O, which pack.toml does not declare (add direct_io = true under [capabilities])"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("direct/s.rhai:2:5: fs::drop_caches needs root"),
+        "{}",
+        r.stderr
+    );
+    // Declared, the same calls pass.
+    pack_with(
+        d,
+        "declared",
+        "direct_io = true\nroot = true",
+        "fs::write_file(\"f\", 4096, #{ direct: true });\nfs::drop_caches();\n",
+    );
+    let r = plumb(d, &["check", "declared"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn every_built_in_pack_passes_check() {
+    let dir = workdir();
+    let list = plumb(dir.path(), &["list"]);
+    let packs: Vec<&str> = list
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    assert!(packs.len() >= 10, "{}", list.stdout);
+    for p in packs {
+        let r = plumb(dir.path(), &["check", p]);
+        assert_eq!(r.code, 0, "{p}: {}", r.stderr);
+    }
 }
