@@ -197,7 +197,7 @@ fn file_writing_scenarios_at_small_sizes_fit_a_tight_budget() {
     // Each --max-bytes is the pack's own max_bytes with these parameters.
     fits(
         d,
-        "112M",
+        "128M",
         &[
             "quick",
             "-p",
@@ -318,7 +318,7 @@ fn quick_latency_honours_runtime_and_size() {
     let t = std::time::Instant::now();
     let d = fits(
         dir.path(),
-        "112M",
+        "128M",
         &["quick/latency", "-p", "runtime=1s", "-p", "size=16M"],
     );
     let took = t.elapsed().as_secs_f64();
