@@ -8,7 +8,6 @@
 //! then and every five seconds, so a log shows every step longer than two
 //! seconds and is not flooded.
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -113,11 +112,9 @@ fn line(title: &str, activity: &Activity, elapsed: Duration, expected: Option<Du
 /// The printer's loop (see the module's doc).
 fn print_until(stop: &AtomicBool, title: &str, activity: &Activity, expected: Option<Duration>) {
     let start = Instant::now();
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        b.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("static template"));
-        b
-    });
+    let bar = std::io::stderr()
+        .is_terminal()
+        .then(super::progress::live_line);
     let mut next_plain = QUIET;
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(TICK);

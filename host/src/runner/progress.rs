@@ -25,6 +25,14 @@ pub fn layout_bar(total: u64, enabled: bool) -> ProgressBar {
     bar
 }
 
+/// A line on stderr redrawn in place: a spinner and a message (the job
+/// watcher's and the scenario printer's).
+pub(super) fn live_line() -> ProgressBar {
+    let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    b.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("static template"));
+    b
+}
+
 /// What the watcher needs of each job: the spec and its total byte budget.
 pub struct Watched<'a> {
     /// The job.
@@ -50,11 +58,7 @@ pub fn watch(
     // shows it; alone (`plumb fio`), it is printed here.
     let publish = opts.activity.as_deref().filter(|_| opts.progress);
     let tty = std::io::stderr().is_terminal();
-    let bar = (opts.progress && tty && publish.is_none()).then(|| {
-        let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        b.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("static template"));
-        b
-    });
+    let bar = (opts.progress && tty && publish.is_none()).then(live_line);
     let start = Instant::now();
     let names: Vec<&str> = jobs.iter().map(|w| w.job.name.as_str()).collect();
     let mut last = (Instant::now(), totals(live));
