@@ -1,16 +1,18 @@
-//! The per-second timeline of I/Os and bytes, per direction.
+//! The timeline of I/Os and bytes, per direction: per second, or per tenth
+//! of a second for a job shorter than a few seconds.
 
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
-/// One interval (normally a second) of a job.
+/// One interval of a job (a second, or [`FINE_MS`] in a short job).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TimelinePoint {
     /// Start of the interval, in ms since the measured part of the job started.
     pub t_ms: u64,
-    /// Length of the interval in ms (1000, except a last partial one).
+    /// Length of the interval in ms ([`COARSE_MS`], or [`FINE_MS`] in a
+    /// job shorter than [`FINE_FOR_MS`]; less for a last partial one).
     pub duration_ms: u64,
-    /// True for the last interval when the job ended inside a second: its
+    /// True for the last interval when the job ended inside one: its
     /// counts cover `duration_ms` only, and its rates are normalised by it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
@@ -46,10 +48,62 @@ impl TimelinePoint {
     }
 }
 
-/// Accumulates completions and closes a point every second.
+/// The interval of a short job's timeline, in ms: a job of a few seconds
+/// drawn per second is a few dots.
+pub const FINE_MS: u64 = 100;
+/// The interval of a long job's timeline, in ms (fio's per-second samples).
+pub const COARSE_MS: u64 = 1000;
+/// How long a timeline keeps [`FINE_MS`] points: a job that runs longer
+/// has its points summed into [`COARSE_MS`] ones (about 50 points at
+/// most in fine steps, one a second after).
+pub const FINE_FOR_MS: u64 = 5000;
+
+/// The interval of `points`: [`FINE_MS`] when none is longer (a short
+/// job's, a partial last point included), else [`COARSE_MS`].
+pub fn interval_of(points: &[TimelinePoint]) -> u64 {
+    if points.iter().all(|p| p.duration_ms <= FINE_MS) && !points.is_empty() {
+        FINE_MS
+    } else {
+        COARSE_MS
+    }
+}
+
+/// `points` summed into intervals of `to_ms` (a multiple of theirs): each
+/// new point covers what it sums, the last one partial when shorter than
+/// `to_ms`.
+pub fn coarsen(points: &[TimelinePoint], to_ms: u64) -> Vec<TimelinePoint> {
+    let to_ms = to_ms.max(1);
+    let mut out: Vec<TimelinePoint> = Vec::new();
+    for p in points {
+        let t_ms = p.t_ms / to_ms * to_ms;
+        match out.last_mut() {
+            Some(o) if o.t_ms == t_ms => {
+                o.duration_ms = o.duration_ms.saturating_add(p.duration_ms);
+                o.read_ios = o.read_ios.saturating_add(p.read_ios);
+                o.read_bytes = o.read_bytes.saturating_add(p.read_bytes);
+                o.write_ios = o.write_ios.saturating_add(p.write_ios);
+                o.write_bytes = o.write_bytes.saturating_add(p.write_bytes);
+            }
+            _ => out.push(TimelinePoint {
+                t_ms,
+                ..p.clone()
+            }),
+        }
+    }
+    for o in &mut out {
+        o.duration_ms = o.duration_ms.min(to_ms);
+        o.partial = o.duration_ms < to_ms;
+    }
+    out
+}
+
+/// Accumulates completions and closes a point every interval: every
+/// [`FINE_MS`] for the first [`FINE_FOR_MS`], then (the fine points summed
+/// into seconds) every [`COARSE_MS`].
 #[derive(Debug, Clone)]
 pub struct Timeline {
     start: Instant,
+    interval_ms: u64,
     next_tick: Instant,
     current: TimelinePoint,
     points: Vec<TimelinePoint>,
@@ -60,9 +114,10 @@ impl Timeline {
     pub fn new(start: Instant) -> Self {
         Timeline {
             start,
-            next_tick: start + Duration::from_secs(1),
+            interval_ms: FINE_MS,
+            next_tick: start + Duration::from_millis(FINE_MS),
             current: TimelinePoint {
-                duration_ms: 1000,
+                duration_ms: FINE_MS,
                 ..TimelinePoint::default()
             },
             points: Vec::new(),
@@ -84,16 +139,33 @@ impl Timeline {
         }
     }
 
-    /// Closes every second that ended before `now`.
+    /// Closes every interval that ended before `now`.
     pub fn tick(&mut self, now: Instant) {
         while now >= self.next_tick {
+            let mut t_ms = self.current.t_ms + self.interval_ms;
+            if self.interval_ms == FINE_MS && t_ms >= FINE_FOR_MS {
+                // Long enough: seconds from now on, and the fine points so far
+                // summed into seconds (FINE_FOR_MS is a whole number of them).
+                self.points.push(std::mem::take(&mut self.current));
+                self.points = coarsen(&self.points, COARSE_MS);
+                self.interval_ms = COARSE_MS;
+                t_ms = FINE_FOR_MS;
+                self.next_tick = self.start + Duration::from_millis(FINE_FOR_MS);
+                self.current = TimelinePoint {
+                    t_ms,
+                    duration_ms: COARSE_MS,
+                    ..TimelinePoint::default()
+                };
+                self.next_tick += Duration::from_millis(COARSE_MS);
+                continue;
+            }
             let next = TimelinePoint {
-                t_ms: self.current.t_ms + 1000,
-                duration_ms: 1000,
+                t_ms,
+                duration_ms: self.interval_ms,
                 ..TimelinePoint::default()
             };
             self.points.push(std::mem::replace(&mut self.current, next));
-            self.next_tick += Duration::from_secs(1);
+            self.next_tick += Duration::from_millis(self.interval_ms);
         }
     }
 
@@ -119,16 +191,17 @@ mod tests {
     fn a_last_partial_interval_is_marked_and_its_rate_normalised() {
         let t0 = Instant::now();
         let mut t = Timeline::new(t0);
-        // 5000 IOPS for 3.05 s: 5 I/Os every millisecond.
-        for ms in 0..3050u64 {
+        // 5000 IOPS for 7.05 s: 5 I/Os every millisecond.
+        for ms in 0..7050u64 {
             t.add(t0 + Duration::from_millis(ms), 0, 5, 5 * 4096);
         }
-        let points = t.finish(t0 + Duration::from_millis(3050));
-        assert_eq!(points.len(), 4, "{points:?}");
-        assert!(points[..3]
+        let points = t.finish(t0 + Duration::from_millis(7050));
+        assert_eq!(points.len(), 8, "{points:?}");
+        assert!(points[..7]
             .iter()
-            .all(|p| !p.partial && p.duration_ms == 1000));
-        let last = &points[3];
+            .enumerate()
+            .all(|(i, p)| !p.partial && p.duration_ms == 1000 && p.t_ms == i as u64 * 1000 && p.read_ios == 5000));
+        let last = &points[7];
         assert!(last.partial);
         assert_eq!(last.duration_ms, 50);
         assert_eq!(last.read_ios, 250);
@@ -141,5 +214,27 @@ mod tests {
         assert!(!serde_json::to_string(&points[0])
             .unwrap()
             .contains("partial"));
+    }
+
+    #[test]
+    fn a_short_job_is_sampled_every_tenth_of_a_second() {
+        let t0 = Instant::now();
+        let mut t = Timeline::new(t0);
+        for ms in 0..1230u64 {
+            t.add(t0 + Duration::from_millis(ms), 1, 2, 2 * 4096);
+        }
+        let points = t.finish(t0 + Duration::from_millis(1230));
+        assert_eq!(points.len(), 13, "{points:?}");
+        assert!(points[..12]
+            .iter()
+            .all(|p| !p.partial && p.duration_ms == FINE_MS && p.write_ios == 200));
+        assert_eq!(points[12].duration_ms, 30);
+        assert_eq!(points[12].iops(1), 2000.0);
+        // Summed into seconds: one full, one partial of 230 ms.
+        let seconds = coarsen(&points, COARSE_MS);
+        assert_eq!(seconds.len(), 2, "{seconds:?}");
+        assert_eq!((seconds[0].duration_ms, seconds[0].partial), (1000, false));
+        assert_eq!(seconds[0].write_ios, 2000);
+        assert_eq!((seconds[1].duration_ms, seconds[1].partial), (230, true));
     }
 }
