@@ -381,7 +381,11 @@ impl Host {
             return Err(ApiError::Invalid(format!("{call}: a phase needs a name")));
         }
         room(call, "phases", self.report.phases.len(), MAX_PHASES)?;
-        let held = self.report.room.phases.saturating_add(self.report.phases.len());
+        let held = self
+            .report
+            .room
+            .phases
+            .saturating_add(self.report.phases.len());
         ScenarioReport::document_room(call, "phases for this scenario", held, limits::ITEMS)?;
         let now = self.clock().at(std::time::Instant::now());
         let phase = Phase {

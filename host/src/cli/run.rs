@@ -283,10 +283,18 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 // Each run of the scenario has its own clock: its jobs,
                 // series and phases say which run they belong to.
                 let run = Some(rep + 1);
-                g.jobs
-                    .extend(report.jobs.into_iter().map(|j| JobResult { repeat: run, ..j }));
-                g.phases
-                    .extend(report.phases.into_iter().map(|p| Phase { repeat: run, ..p }));
+                g.jobs.extend(
+                    report
+                        .jobs
+                        .into_iter()
+                        .map(|j| JobResult { repeat: run, ..j }),
+                );
+                g.phases.extend(
+                    report
+                        .phases
+                        .into_iter()
+                        .map(|p| Phase { repeat: run, ..p }),
+                );
                 g.tables.extend(report.tables);
                 // A note an earlier run (--repeat) already wrote (a
                 // loopback peer, a cached read) is shown once.
@@ -296,8 +304,12 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                         g.notes.push(n);
                     }
                 }
-                g.series
-                    .extend(report.series.into_iter().map(|x| Series { repeat: run, ..x }));
+                g.series.extend(
+                    report
+                        .series
+                        .into_iter()
+                        .map(|x| Series { repeat: run, ..x }),
+                );
                 if let Some(read) = &mut g.params_read {
                     read.extend(report.params_read);
                 }

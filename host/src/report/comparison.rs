@@ -260,7 +260,10 @@ pub fn html(c: &Comparison, docs: &[RunDocument]) -> String {
         crate::report::charts::svg::esc(READING)
     ));
     if let Some(l) = not_comparable_line(c) {
-        out.push_str(&format!("<p class=\"note\">{}</p>\n", crate::report::charts::svg::esc(&l)));
+        out.push_str(&format!(
+            "<p class=\"note\">{}</p>\n",
+            crate::report::charts::svg::esc(&l)
+        ));
     }
     out
 }

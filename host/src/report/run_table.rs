@@ -64,7 +64,10 @@ fn spread(m: &Metric) -> Option<(f64, f64)> {
 /// The metric table of one run: its header, its rows (texts cleaned, `|`
 /// escaped in Markdown, figures scaled per row) and the columns that hold
 /// figures. One definition for the terminal, Markdown and HTML.
-pub fn metric_grid(doc: &RunDocument, markdown: bool) -> (Vec<String>, Vec<Vec<String>>, Vec<usize>) {
+pub fn metric_grid(
+    doc: &RunDocument,
+    markdown: bool,
+) -> (Vec<String>, Vec<Vec<String>>, Vec<usize>) {
     let repeated = repeated(doc);
     let header: Vec<&str> = if repeated {
         vec![

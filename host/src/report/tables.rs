@@ -146,7 +146,10 @@ pub fn html_grid(
     let width = rows.iter().map(Vec::len).fold(header.len(), usize::max);
     let mut out = String::from("<table class=\"sortable\">\n<thead><tr>");
     for i in 0..width {
-        out.push_str(&format!("<th>{}</th>", esc(header.get(i).map_or("", String::as_str))));
+        out.push_str(&format!(
+            "<th>{}</th>",
+            esc(header.get(i).map_or("", String::as_str))
+        ));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for (r, row) in rows.iter().enumerate() {

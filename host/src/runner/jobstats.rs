@@ -90,16 +90,16 @@ impl JobStats {
         };
         self.runtime_sum += other.runtime_sum;
         self.cpu = self.cpu.add(&other.cpu);
-        // Threads that ran shorter and longer than a few seconds keep
-        // intervals of different lengths: summed in seconds.
+        // Threads that ran for different lengths of time may keep
+        // intervals of different lengths: summed into the longer one.
         let mut theirs = std::borrow::Cow::Borrowed(&other.timeline);
         let (mine, other_interval) = (interval_of(&self.timeline), interval_of(&other.timeline));
         if self.timeline.is_empty() {
             // Nothing to merge with yet: take theirs as it is.
         } else if mine < other_interval {
-            self.timeline = coarsen(&self.timeline, COARSE_MS);
+            self.timeline = coarsen(&self.timeline, other_interval);
         } else if other_interval < mine {
-            theirs = std::borrow::Cow::Owned(coarsen(&other.timeline, COARSE_MS));
+            theirs = std::borrow::Cow::Owned(coarsen(&other.timeline, mine));
         }
         if self.timeline.len() < theirs.len() {
             self.timeline.resize(theirs.len(), TimelinePoint::default());

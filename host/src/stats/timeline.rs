@@ -1,16 +1,16 @@
-//! The timeline of I/Os and bytes, per direction: per second, or per tenth
-//! of a second for a job shorter than a few seconds.
+//! The timeline of I/Os and bytes, per direction: per second, or per 10 or
+//! 100 ms for a job shorter than a few seconds ([`LEVELS`]).
 
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
-/// One interval of a job (a second, or [`FINE_MS`] in a short job).
+/// One interval of a job: a second, or less in a short job ([`LEVELS`]).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TimelinePoint {
     /// Start of the interval, in ms since the measured part of the job started.
     pub t_ms: u64,
-    /// Length of the interval in ms ([`COARSE_MS`], or [`FINE_MS`] in a
-    /// job shorter than [`FINE_FOR_MS`]; less for a last partial one).
+    /// Length of the interval in ms (one of [`LEVELS`]; less for a last
+    /// partial one).
     pub duration_ms: u64,
     /// True for the last interval when the job ended inside one: its
     /// counts cover `duration_ms` only, and its rates are normalised by it.
@@ -48,24 +48,29 @@ impl TimelinePoint {
     }
 }
 
-/// The interval of a short job's timeline, in ms: a job of a few seconds
-/// drawn per second is a few dots.
-pub const FINE_MS: u64 = 100;
-/// The interval of a long job's timeline, in ms (fio's per-second samples).
+/// The intervals of a timeline and how long each is kept, in ms: a job
+/// is sampled every 10 ms for its first half second, every 100 ms up to
+/// 5 s, then every second (fio's per-second samples), the finer points
+/// summed into the coarser ones when the job outlasts them. A job of a
+/// fraction of a second is not a single dot, and a long one keeps one
+/// point a second.
+pub const LEVELS: [(u64, u64); 3] = [(10, 500), (100, 5000), (COARSE_MS, u64::MAX)];
+/// The interval of a long job's timeline, in ms.
 pub const COARSE_MS: u64 = 1000;
-/// How long a timeline keeps [`FINE_MS`] points: a job that runs longer
-/// has its points summed into [`COARSE_MS`] ones (about 50 points at
-/// most in fine steps, one a second after).
-pub const FINE_FOR_MS: u64 = 5000;
 
-/// The interval of `points`: [`FINE_MS`] when none is longer (a short
-/// job's, a partial last point included), else [`COARSE_MS`].
+/// The interval of `points`: the shortest of [`LEVELS`] that none of them
+/// is longer than (a partial last point is shorter than its interval).
 pub fn interval_of(points: &[TimelinePoint]) -> u64 {
-    if points.iter().all(|p| p.duration_ms <= FINE_MS) && !points.is_empty() {
-        FINE_MS
-    } else {
-        COARSE_MS
-    }
+    let longest = points
+        .iter()
+        .map(|p| p.duration_ms)
+        .max()
+        .unwrap_or(COARSE_MS);
+    LEVELS
+        .iter()
+        .map(|(interval, _)| *interval)
+        .find(|i| longest <= *i)
+        .unwrap_or(COARSE_MS)
 }
 
 /// `points` summed into intervals of `to_ms` (a multiple of theirs): each
@@ -84,10 +89,7 @@ pub fn coarsen(points: &[TimelinePoint], to_ms: u64) -> Vec<TimelinePoint> {
                 o.write_ios = o.write_ios.saturating_add(p.write_ios);
                 o.write_bytes = o.write_bytes.saturating_add(p.write_bytes);
             }
-            _ => out.push(TimelinePoint {
-                t_ms,
-                ..p.clone()
-            }),
+            _ => out.push(TimelinePoint { t_ms, ..p.clone() }),
         }
     }
     for o in &mut out {
@@ -97,13 +99,13 @@ pub fn coarsen(points: &[TimelinePoint], to_ms: u64) -> Vec<TimelinePoint> {
     out
 }
 
-/// Accumulates completions and closes a point every interval: every
-/// [`FINE_MS`] for the first [`FINE_FOR_MS`], then (the fine points summed
-/// into seconds) every [`COARSE_MS`].
+/// Accumulates completions and closes a point every interval, from the
+/// finest of [`LEVELS`] on, summing its points into the next level's as
+/// the job outlasts each.
 #[derive(Debug, Clone)]
 pub struct Timeline {
     start: Instant,
-    interval_ms: u64,
+    level: usize,
     next_tick: Instant,
     current: TimelinePoint,
     points: Vec<TimelinePoint>,
@@ -112,12 +114,13 @@ pub struct Timeline {
 impl Timeline {
     /// Starts a timeline at `start`.
     pub fn new(start: Instant) -> Self {
+        let first = LEVELS[0].0;
         Timeline {
             start,
-            interval_ms: FINE_MS,
-            next_tick: start + Duration::from_millis(FINE_MS),
+            level: 0,
+            next_tick: start + Duration::from_millis(first),
             current: TimelinePoint {
-                duration_ms: FINE_MS,
+                duration_ms: first,
                 ..TimelinePoint::default()
             },
             points: Vec::new(),
@@ -142,30 +145,31 @@ impl Timeline {
     /// Closes every interval that ended before `now`.
     pub fn tick(&mut self, now: Instant) {
         while now >= self.next_tick {
-            let mut t_ms = self.current.t_ms + self.interval_ms;
-            if self.interval_ms == FINE_MS && t_ms >= FINE_FOR_MS {
-                // Long enough: seconds from now on, and the fine points so far
-                // summed into seconds (FINE_FOR_MS is a whole number of them).
+            let (interval, kept_for) = LEVELS[self.level];
+            let t_ms = self.current.t_ms + interval;
+            if t_ms >= kept_for && self.level + 1 < LEVELS.len() {
+                // Long enough for the next level: the points so far summed
+                // into its intervals (each level's span is a whole number of
+                // the next one's intervals).
                 self.points.push(std::mem::take(&mut self.current));
-                self.points = coarsen(&self.points, COARSE_MS);
-                self.interval_ms = COARSE_MS;
-                t_ms = FINE_FOR_MS;
-                self.next_tick = self.start + Duration::from_millis(FINE_FOR_MS);
+                self.level += 1;
+                let coarser = LEVELS[self.level].0;
+                self.points = coarsen(&self.points, coarser);
                 self.current = TimelinePoint {
                     t_ms,
-                    duration_ms: COARSE_MS,
+                    duration_ms: coarser,
                     ..TimelinePoint::default()
                 };
-                self.next_tick += Duration::from_millis(COARSE_MS);
+                self.next_tick = self.start + Duration::from_millis(t_ms + coarser);
                 continue;
             }
             let next = TimelinePoint {
                 t_ms,
-                duration_ms: self.interval_ms,
+                duration_ms: interval,
                 ..TimelinePoint::default()
             };
             self.points.push(std::mem::replace(&mut self.current, next));
-            self.next_tick += Duration::from_millis(self.interval_ms);
+            self.next_tick += Duration::from_millis(interval);
         }
     }
 
@@ -197,10 +201,10 @@ mod tests {
         }
         let points = t.finish(t0 + Duration::from_millis(7050));
         assert_eq!(points.len(), 8, "{points:?}");
-        assert!(points[..7]
-            .iter()
-            .enumerate()
-            .all(|(i, p)| !p.partial && p.duration_ms == 1000 && p.t_ms == i as u64 * 1000 && p.read_ios == 5000));
+        assert!(points[..7].iter().enumerate().all(|(i, p)| !p.partial
+            && p.duration_ms == 1000
+            && p.t_ms == i as u64 * 1000
+            && p.read_ios == 5000));
         let last = &points[7];
         assert!(last.partial);
         assert_eq!(last.duration_ms, 50);
@@ -217,6 +221,22 @@ mod tests {
     }
 
     #[test]
+    fn a_job_under_half_a_second_is_sampled_every_10_ms() {
+        let t0 = Instant::now();
+        let mut t = Timeline::new(t0);
+        for ms in 0..305u64 {
+            t.add(t0 + Duration::from_millis(ms), 0, 1, 4096);
+        }
+        let points = t.finish(t0 + Duration::from_millis(305));
+        assert_eq!(points.len(), 31, "{points:?}");
+        assert!(points[..30]
+            .iter()
+            .all(|p| p.duration_ms == 10 && p.read_ios == 10));
+        assert_eq!((points[30].duration_ms, points[30].partial), (5, true));
+        assert_eq!(interval_of(&points), 10);
+    }
+
+    #[test]
     fn a_short_job_is_sampled_every_tenth_of_a_second() {
         let t0 = Instant::now();
         let mut t = Timeline::new(t0);
@@ -225,9 +245,10 @@ mod tests {
         }
         let points = t.finish(t0 + Duration::from_millis(1230));
         assert_eq!(points.len(), 13, "{points:?}");
-        assert!(points[..12]
-            .iter()
-            .all(|p| !p.partial && p.duration_ms == FINE_MS && p.write_ios == 200));
+        assert!(points[..12].iter().enumerate().all(|(i, p)| !p.partial
+            && p.duration_ms == LEVELS[1].0
+            && p.t_ms == i as u64 * LEVELS[1].0
+            && p.write_ios == 200));
         assert_eq!(points[12].duration_ms, 30);
         assert_eq!(points[12].iops(1), 2000.0);
         // Summed into seconds: one full, one partial of 230 ms.

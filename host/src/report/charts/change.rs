@@ -14,7 +14,7 @@ use crate::units::Scale;
 const WIDTH: f64 = 1000.0;
 const LABELS: f64 = 330.0;
 const PLOT0: f64 = 350.0;
-const PLOT1: f64 = 740.0;
+const PLOT1: f64 = 750.0;
 const ROW: f64 = 22.0;
 const HEAD: f64 = 28.0;
 
@@ -85,7 +85,9 @@ fn bar(row: &Row, cell: &Cell) -> Option<Bar> {
 }
 
 /// Factors on the axis: `1.1×` to `1000×`.
-const STEPS: [f64; 11] = [1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 300.0, 1000.0];
+const STEPS: [f64; 11] = [
+    1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 300.0, 1000.0,
+];
 
 fn changes(c: &Comparison, names: &mut Names) -> Chart {
     let base = &c.runs[0];
@@ -102,20 +104,20 @@ fn changes(c: &Comparison, names: &mut Names) -> Chart {
         .map(|f| f.log2().abs())
         .fold(1.25f64.log2(), f64::max)
         .min(1000f64.log2());
-    let mut marks: Vec<f64> = STEPS
-        .iter()
-        .copied()
-        .filter(|s| s.log2() <= widest * 1.02)
-        .collect();
-    while marks.len() > 3 {
-        marks.remove(0);
+    // Up to three factors a side, the largest that fits first, each at
+    // most about half the log distance of the one before (no crowding).
+    let mut marks: Vec<f64> = Vec::new();
+    for step in STEPS.iter().rev().filter(|s| s.log2() <= widest * 1.02) {
+        if marks.len() < 3 && marks.last().is_none_or(|m| step.log2() <= m.log2() * 0.6) {
+            marks.push(*step);
+        }
     }
     let mut ticks = vec![(0.0, "same".to_string())];
     for m in &marks {
         let t = crate::units::significant(*m);
         let t = t.trim_end_matches('0').trim_end_matches('.').to_string();
-        ticks.push((m.log2(), format!("{t}× better")));
-        ticks.push((-m.log2(), format!("{t}× worse")));
+        ticks.push((m.log2(), format!("{t}×")));
+        ticks.push((-m.log2(), format!("{t}×")));
     }
     let span = widest * 1.08;
     let axis = Axis::fixed(-span, span, ticks);
@@ -145,7 +147,7 @@ fn changes(c: &Comparison, names: &mut Names) -> Chart {
         format!(
             "Each bar: the run's median as a factor of the baseline's ({base}), pointing right when better and left when worse, whichever way the metric counts (log scale)."
         ),
-        "Whiskers: the 95% interval of the ratio. Green: better, red: worse, grey: within noise or too few samples for a verdict.".to_string(),
+        "Whiskers: the 95% interval of the ratio. Green: better, red: worse (the interval excludes 1); grey: within noise, or fewer than 3 samples on a side (no verdict: run with --repeat 3).".to_string(),
     ];
     let mut s = Svg::new(WIDTH, 0.0);
     let top = svg::heading(&mut s, WIDTH, &title, &sub) + 8.0;
@@ -169,7 +171,13 @@ fn changes(c: &Comparison, names: &mut Names) -> Chart {
         let h = height_of(line);
         match line.0 {
             None => {
-                s.bold(16.0, y + h - 8.0, 12.5, Anchor::Start, &svg::fit(&line.2, WIDTH - 32.0, 12.5));
+                s.bold(
+                    16.0,
+                    y + h - 8.0,
+                    12.5,
+                    Anchor::Start,
+                    &svg::fit(&line.2, WIDTH - 32.0, 12.5),
+                );
                 s.line(16.0, y + h - 3.0, WIDTH - 16.0, y + h - 3.0, GRID, 1.0);
             }
             Some(row) => {
@@ -181,7 +189,11 @@ fn changes(c: &Comparison, names: &mut Names) -> Chart {
                     11.5,
                     Anchor::End,
                     INK,
-                    &svg::fit(&format!("{}{}", line.2, marks_suffix(&cell.marks)), LABELS - 24.0, 11.5),
+                    &svg::fit(
+                        &format!("{}{}", line.2, marks_suffix(&cell.marks)),
+                        LABELS - 24.0,
+                        11.5,
+                    ),
                 );
                 let words = match (bar(row, cell), cell.verdict) {
                     (_, Verdict::NotComparable) => match &cell.not_comparable {
@@ -206,11 +218,24 @@ fn changes(c: &Comparison, names: &mut Names) -> Chart {
                         }
                         match v {
                             Verdict::Better | Verdict::Worse => factor_text(b.f),
+                            Verdict::Unknown => format!(
+                                "{}, {} vs {} sample(s)",
+                                factor_text(b.f),
+                                row.cells[0].samples,
+                                cell.samples
+                            ),
                             _ => format!("{}, {}", factor_text(b.f), verdict_words(cell)),
                         }
                     }
                 };
-                s.text(PLOT1 + 10.0, mid + 4.0, 11.0, Anchor::Start, MUTED, &svg::fit(&words, WIDTH - PLOT1 - 20.0, 11.0));
+                s.text(
+                    PLOT1 + 10.0,
+                    mid + 4.0,
+                    11.0,
+                    Anchor::Start,
+                    MUTED,
+                    &svg::fit(&words, WIDTH - PLOT1 - 20.0, 11.0),
+                );
             }
         }
         y += h;
@@ -274,7 +299,13 @@ fn values(docs: &[RunDocument], c: &Comparison, names: &mut Names) -> Option<Cha
         let hi = vals.iter().copied().fold(0.0, f64::max);
         let axis = Axis::linear(lo, hi, unit, 4, true);
         let unit_name = if unit.is_empty() { "(no unit)" } else { unit };
-        s.bold(16.0, y + 18.0, 12.5, Anchor::Start, &svg::fit(unit_name, LABELS - 20.0, 12.5));
+        s.bold(
+            16.0,
+            y + 18.0,
+            12.5,
+            Anchor::Start,
+            &svg::fit(unit_name, LABELS - 20.0, 12.5),
+        );
         let frame = svg::Frame {
             x0: PLOT0,
             y0: y + 26.0,
@@ -294,11 +325,25 @@ fn values(docs: &[RunDocument], c: &Comparison, names: &mut Names) -> Option<Cha
             let v = r.cells[0].value.unwrap_or(0.0);
             let scenario = r.scenario.rsplit('/').next().unwrap_or_default();
             let label = format!("{scenario} {}{}", r.metric, marks_suffix(&r.cells[0].marks));
-            s.text(LABELS, mid + 4.0, 11.5, Anchor::End, INK, &svg::fit(&label, LABELS - 24.0, 11.5));
+            s.text(
+                LABELS,
+                mid + 4.0,
+                11.5,
+                Anchor::End,
+                INK,
+                &svg::fit(&label, LABELS - 24.0, 11.5),
+            );
             let end = frame.px(v);
             s.rect(zero, mid - 6.0, end - zero, 12.0, svg::PALETTE[0], "");
             let shown = Scale::of(v, unit).show(v);
-            s.text(end.max(zero) + 6.0, mid + 4.0, 11.0, Anchor::Start, MUTED, &shown);
+            s.text(
+                end.max(zero) + 6.0,
+                mid + 4.0,
+                11.0,
+                Anchor::Start,
+                MUTED,
+                &shown,
+            );
         }
         s.line(zero, frame.y0, zero, frame.y1, INK, 1.0);
         y = frame.y1 + 6.0;

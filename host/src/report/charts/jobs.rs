@@ -83,7 +83,12 @@ pub fn keys(s: &ScenarioResult) -> Vec<Key> {
         };
         key.nth = 1 + out
             .iter()
-            .filter(|k| Key { nth: 1, ..(*k).clone() } == key)
+            .filter(|k| {
+                Key {
+                    nth: 1,
+                    ..(*k).clone()
+                } == key
+            })
             .count();
         out.push(key);
     }
@@ -123,7 +128,10 @@ fn describe(j: &JobResult) -> String {
     if j.jobs > 1 {
         parts.push(format!("{} threads", j.jobs));
     }
-    if j.options.get("direct").is_some_and(|v| v == "1" || v == "true") {
+    if j.options
+        .get("direct")
+        .is_some_and(|v| v == "1" || v == "true")
+    {
         parts.push("direct".into());
     }
     parts.join(", ")
@@ -219,7 +227,11 @@ fn latency(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> S
     sub.push("Completion latency (issue to completion) at each percentile, log scale.".into());
     let mut s = Svg::new(WIDTH, 0.0);
     let top = svg::heading(&mut s, WIDTH, title, &sub) + 6.0;
-    let ticks = AT.iter().enumerate().map(|(i, a)| (i as f64, a.to_string())).collect();
+    let ticks = AT
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (i as f64, a.to_string()))
+        .collect();
     let frame = Frame {
         x0: X0,
         y0: top,
@@ -232,7 +244,10 @@ fn latency(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> S
     let mut legend: Vec<Entry> = Vec::new();
     for (i, (name, pts)) in lines.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let px: Vec<(f64, f64)> = pts.iter().map(|(x, y)| (frame.px(*x), frame.py(*y))).collect();
+        let px: Vec<(f64, f64)> = pts
+            .iter()
+            .map(|(x, y)| (frame.px(*x), frame.py(*y)))
+            .collect();
         s.polyline(&px, color, 2.0, None);
         for (x, y) in &px {
             s.dot(*x, *y, 3.0, color);
@@ -240,7 +255,14 @@ fn latency(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> S
         legend.push((color.to_string(), false, name.clone()));
     }
     if lines.is_empty() {
-        s.text((X0 + X1) / 2.0, (frame.y0 + frame.y1) / 2.0, 13.0, Anchor::Middle, MUTED, "no I/O completed");
+        s.text(
+            (X0 + X1) / 2.0,
+            (frame.y0 + frame.y1) / 2.0,
+            13.0,
+            Anchor::Middle,
+            MUTED,
+            "no I/O completed",
+        );
     }
     let bottom = svg::legend(&mut s, &legend, X0, X1, frame.y1 + 40.0);
     s.set_height(bottom + 8.0);
@@ -263,7 +285,11 @@ pub fn rate_points(j: &JobResult, dir: usize, bandwidth: bool) -> (Vec<(f64, f64
             keep
         })
         .map(|p| {
-            let y = if bandwidth { p.bw_bytes(dir) } else { p.iops(dir) };
+            let y = if bandwidth {
+                p.bw_bytes(dir)
+            } else {
+                p.iops(dir)
+            };
             ((p.t_ms as f64 + p.duration_ms as f64 / 2.0) / 1000.0, y)
         })
         .collect();
@@ -296,7 +322,13 @@ fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> 
     }
     let every = intervals
         .iter()
-        .map(|i| if *i >= 1000 { "second".to_string() } else { format!("{i} ms") })
+        .map(|i| {
+            if *i >= 1000 {
+                "second".to_string()
+            } else {
+                format!("{i} ms")
+            }
+        })
         .collect::<Vec<_>>()
         .join(" or ");
     let mut sub = about.to_vec();
@@ -311,7 +343,11 @@ fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> 
     let end = inst
         .jobs
         .iter()
-        .flat_map(|(_, j)| j.timeline.iter().map(|p| (p.t_ms + p.duration_ms) as f64 / 1000.0))
+        .flat_map(|(_, j)| {
+            j.timeline
+                .iter()
+                .map(|p| (p.t_ms + p.duration_ms) as f64 / 1000.0)
+        })
         .fold(0.0, f64::max)
         .max(0.1);
     let mut s = Svg::new(WIDTH, 0.0);
@@ -333,10 +369,21 @@ fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> 
             x: Axis::linear(0.0, end, "s", 8, true),
             y: Axis::linear(0.0, hi * 1.08, unit, 4, panel == 1),
         };
-        frame.draw_axes(&mut s, if panel == 1 { "time since the job began" } else { "" }, ytitle);
+        frame.draw_axes(
+            &mut s,
+            if panel == 1 {
+                "time since the job began"
+            } else {
+                ""
+            },
+            ytitle,
+        );
         for (i, (name, pts)) in lines.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
-            let px: Vec<(f64, f64)> = pts.iter().map(|(x, y)| (frame.px(*x), frame.py(*y))).collect();
+            let px: Vec<(f64, f64)> = pts
+                .iter()
+                .map(|(x, y)| (frame.px(*x), frame.py(*y)))
+                .collect();
             s.polyline(&px, color, 2.0, None);
             if px.len() <= 40 {
                 for (x, y) in &px {
@@ -348,7 +395,14 @@ fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> 
             }
         }
         if lines.iter().all(|l| l.1.is_empty()) {
-            s.text((X0 + X1) / 2.0, (frame.y0 + frame.y1) / 2.0, 13.0, Anchor::Middle, MUTED, "no interval to draw");
+            s.text(
+                (X0 + X1) / 2.0,
+                (frame.y0 + frame.y1) / 2.0,
+                13.0,
+                Anchor::Middle,
+                MUTED,
+                "no interval to draw",
+            );
         }
         y = frame.y1 + if panel == 0 { 30.0 } else { 40.0 };
     }

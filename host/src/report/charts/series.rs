@@ -14,7 +14,11 @@ const X0: f64 = 90.0;
 const X1: f64 = 810.0;
 
 /// The series and jobs charts of every scenario run in `docs`.
-pub fn charts(docs: &[RunDocument], runs: &[String], names: &mut Names) -> Result<Vec<Chart>, String> {
+pub fn charts(
+    docs: &[RunDocument],
+    runs: &[String],
+    names: &mut Names,
+) -> Result<Vec<Chart>, String> {
     let mut out = Vec::new();
     for (ri, d) in docs.iter().enumerate() {
         let run = runs.get(ri).map_or("", String::as_str);
@@ -90,7 +94,12 @@ fn bands(s: &mut Svg, f: &Frame, phases: &[&Phase], end: f64) {
 /// The x range of a scenario's clock: the data's, and the phases'.
 fn x_range(xs: impl Iterator<Item = f64>, phases: &[&Phase]) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for x in xs.chain(phases.iter().flat_map(|p| [Some(p.started_s), p.ended_s]).flatten()) {
+    for x in xs.chain(
+        phases
+            .iter()
+            .flat_map(|p| [Some(p.started_s), p.ended_s])
+            .flatten(),
+    ) {
         lo = lo.min(x);
         hi = hi.max(x);
     }
@@ -126,10 +135,15 @@ fn series_chart(title: &str, lines: &[&Series], phases: &[&Phase]) -> Result<Str
             return Err(format!("{title}: values too far apart to draw"));
         }
     }
-    let mut sub = vec!["What the scenario reported over time (report::series), on its clock; its phases as bands.".to_string()];
+    let mut sub = vec![
+        "What the scenario reported over time (report::series), on its clock; its phases as bands."
+            .to_string(),
+    ];
     let left_out = units.len().saturating_sub(2);
     if left_out > 0 {
-        sub.push(format!("{left_out} more unit(s) not drawn: a chart has two axes."));
+        sub.push(format!(
+            "{left_out} more unit(s) not drawn: a chart has two axes."
+        ));
     }
     let mut s = Svg::new(WIDTH, 0.0);
     let top = svg::heading(&mut s, WIDTH, title, &sub) + 20.0;
@@ -141,10 +155,20 @@ fn series_chart(title: &str, lines: &[&Series], phases: &[&Phase]) -> Result<Str
         x1,
         y1: top + 300.0,
         x: Axis::linear(x_lo, x_hi, "s", 8, true),
-        y: Axis::linear(l_lo, l_hi * 1.08, units.first().copied().unwrap_or(""), 5, true),
+        y: Axis::linear(
+            l_lo,
+            l_hi * 1.08,
+            units.first().copied().unwrap_or(""),
+            5,
+            true,
+        ),
     };
     bands(&mut s, &frame, phases, x_hi);
-    frame.draw_axes(&mut s, "time on the scenario's clock", units.first().copied().unwrap_or(""));
+    frame.draw_axes(
+        &mut s,
+        "time on the scenario's clock",
+        units.first().copied().unwrap_or(""),
+    );
     let right_frame = right.map(|u| {
         let f = Frame {
             y: Axis::linear(r_lo, r_hi * 1.08, u, 5, true),
@@ -172,7 +196,11 @@ fn series_chart(title: &str, lines: &[&Series], phases: &[&Phase]) -> Result<Str
         let dashed = side == Some(1);
         s.polyline(&px, color, 2.0, dashed.then_some("6 3"));
         let axis = if dashed { ", right axis" } else { "" };
-        legend.push((color.to_string(), dashed, format!("{} ({}{axis})", x.name, x.unit)));
+        legend.push((
+            color.to_string(),
+            dashed,
+            format!("{} ({}{axis})", x.name, x.unit),
+        ));
     }
     let bottom = svg::legend(&mut s, &legend, X0, X1, frame.y1 + 40.0);
     s.set_height(bottom + 8.0);
@@ -211,7 +239,10 @@ fn jobs_chart(title: &str, sc: &ScenarioResult, rep: u32, phases: &[&Phase]) -> 
             .flatten(),
         phases,
     );
-    let hi = lines.iter().flat_map(|l| l.1.iter().map(|p| p.1)).fold(0.0, f64::max);
+    let hi = lines
+        .iter()
+        .flat_map(|l| l.1.iter().map(|p| p.1))
+        .fold(0.0, f64::max);
     let sub = vec![
         "Each job's I/Os per second (reads and writes together) in each interval of its timeline, on the scenario's clock: jobs that ran together line up.".to_string(),
     ];
@@ -230,7 +261,10 @@ fn jobs_chart(title: &str, sc: &ScenarioResult, rep: u32, phases: &[&Phase]) -> 
     let mut legend: Vec<Entry> = Vec::new();
     for (i, (name, pts)) in lines.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let px: Vec<(f64, f64)> = pts.iter().map(|(x, y)| (frame.px(*x), frame.py(*y))).collect();
+        let px: Vec<(f64, f64)> = pts
+            .iter()
+            .map(|(x, y)| (frame.px(*x), frame.py(*y)))
+            .collect();
         s.polyline(&px, color, 2.0, None);
         if px.len() == 1 {
             s.dot(px[0].0, px[0].1, 3.0, color);
@@ -238,7 +272,14 @@ fn jobs_chart(title: &str, sc: &ScenarioResult, rep: u32, phases: &[&Phase]) -> 
         legend.push((color.to_string(), false, name.clone()));
     }
     if lines.is_empty() {
-        s.text((X0 + X1) / 2.0, (frame.y0 + frame.y1) / 2.0, 13.0, Anchor::Middle, MUTED, "no job to draw");
+        s.text(
+            (X0 + X1) / 2.0,
+            (frame.y0 + frame.y1) / 2.0,
+            13.0,
+            Anchor::Middle,
+            MUTED,
+            "no job to draw",
+        );
     }
     let bottom = svg::legend(&mut s, &legend, X0, X1, frame.y1 + 40.0);
     s.set_height(bottom + 8.0);

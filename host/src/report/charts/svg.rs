@@ -134,7 +134,13 @@ impl Svg {
     }
 
     /// A line through `points`, dashed when `dash` is given (`4 3`).
-    pub fn polyline(&mut self, points: &[(f64, f64)], stroke: &str, width: f64, dash: Option<&str>) {
+    pub fn polyline(
+        &mut self,
+        points: &[(f64, f64)],
+        stroke: &str,
+        width: f64,
+        dash: Option<&str>,
+    ) {
         if points.is_empty() {
             return;
         }
@@ -421,7 +427,14 @@ impl Frame {
             );
         }
         if !y_title.is_empty() {
-            let (cx, cy) = (self.x0 - 58.0, (self.y0 + self.y1) / 2.0);
+            let widest = self
+                .y
+                .ticks
+                .iter()
+                .map(|(_, l)| text_width(l, 11.0))
+                .fold(0.0, f64::max);
+            let cx = (self.x0 - 6.0 - widest - 12.0).max(14.0);
+            let cy = (self.y0 + self.y1) / 2.0;
             svg.text_styled(
                 cx,
                 cy,
@@ -484,7 +497,13 @@ pub fn wrap(s: &str, width: f64, size: f64) -> Vec<String> {
 /// The title (bold) and, under it, what the chart shows (muted, wrapped;
 /// at most three lines of each paragraph); returns the y under them.
 pub fn heading(svg: &mut Svg, width: f64, title: &str, subtitle: &[String]) -> f64 {
-    svg.bold(16.0, 24.0, 15.0, Anchor::Start, &fit(title, width - 32.0, 15.0));
+    svg.bold(
+        16.0,
+        24.0,
+        15.0,
+        Anchor::Start,
+        &fit(title, width - 32.0, 15.0),
+    );
     let mut y = 24.0;
     for s in subtitle {
         let lines = wrap(s, width - 32.0, 11.5);
@@ -496,7 +515,14 @@ pub fn heading(svg: &mut Svg, width: f64, title: &str, subtitle: &[String]) -> f
             } else {
                 l.clone()
             };
-            svg.text(16.0, y, 11.5, Anchor::Start, MUTED, &fit(&l, width - 32.0, 11.5));
+            svg.text(
+                16.0,
+                y,
+                11.5,
+                Anchor::Start,
+                MUTED,
+                &fit(&l, width - 32.0, 11.5),
+            );
         }
     }
     y + 14.0
@@ -509,9 +535,19 @@ mod tests {
     #[test]
     fn markup_in_text_stays_text() {
         let mut s = Svg::new(100.0, 50.0);
-        s.text(0.0, 0.0, 10.0, Anchor::Start, INK, "</svg><script>x</script>&\x1b");
+        s.text(
+            0.0,
+            0.0,
+            10.0,
+            Anchor::Start,
+            INK,
+            "</svg><script>x</script>&\x1b",
+        );
         let out = s.finish("t<");
-        assert!(!out.contains("<script>") && !out.contains("</svg><"), "{out}");
+        assert!(
+            !out.contains("<script>") && !out.contains("</svg><"),
+            "{out}"
+        );
         assert!(out.contains("&lt;/svg&gt;&lt;script&gt;x&lt;/script&gt;&amp;\\x1b"));
     }
 
@@ -522,7 +558,10 @@ mod tests {
         assert_eq!(labels, ["0", "20k", "40k", "60k", "80k"]);
         let b = Axis::linear(0.0, 1.6 * 1073741824.0, "bytes/s", 4, true);
         let labels: Vec<&str> = b.ticks.iter().map(|t| t.1.as_str()).collect();
-        assert_eq!(labels, ["0", "0.5 GiB/s", "1 GiB/s", "1.5 GiB/s", "2 GiB/s"]);
+        assert_eq!(
+            labels,
+            ["0", "0.5 GiB/s", "1 GiB/s", "1.5 GiB/s", "2 GiB/s"]
+        );
         let c = Axis::linear(0.0, 3.0, "IOPS", 6, false);
         let mut l: Vec<&String> = c.ticks.iter().map(|t| &t.1).collect();
         l.dedup();
