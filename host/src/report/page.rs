@@ -79,13 +79,13 @@ document.querySelectorAll("table.sortable th").forEach(function (th, i) {
 });
 "#;
 
-/// The scenarios of the runs by `PACK/NAME`, in first-seen order, each
+/// The scenarios of the runs by name (`PACK/NAME`), in first-seen order, each
 /// with its result in every run that has it.
 fn scenarios<'a>(docs: &'a [RunDocument]) -> Vec<(String, Vec<(usize, &'a ScenarioResult)>)> {
     let mut out: Vec<(String, Vec<(usize, &ScenarioResult)>)> = Vec::new();
     for (i, d) in docs.iter().enumerate() {
         for s in &d.scenarios {
-            let name = s.qualified_name();
+            let name = run_table::shown_name(s);
             match out.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, v)) => v.push((i, s)),
                 None => out.push((name, vec![(i, s)])),

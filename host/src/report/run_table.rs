@@ -26,7 +26,7 @@ pub enum Format {
 
 /// How a scenario is named on screen: `PACK/NAME`, or `NAME` alone when
 /// the pack is the scenario (a lone script); not cleaned.
-fn shown_name(s: &ScenarioResult) -> String {
+pub fn shown_name(s: &ScenarioResult) -> String {
     match &s.pack {
         Some(p) if *p != s.name => format!("{p}/{}", s.name),
         _ => s.name.clone(),

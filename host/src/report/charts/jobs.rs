@@ -9,12 +9,14 @@ use super::svg::{self, Anchor, Axis, Entry, Frame, Svg, MUTED, PALETTE};
 use super::{file_part, Chart, Kind, Names};
 use crate::model::document::{RunDocument, ScenarioResult};
 use crate::model::result::JobResult;
+use crate::report::run_table::shown_name;
 use crate::stats::interval_of;
 
 /// What tells one job instance from another.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Key {
-    /// `PACK/SCENARIO`.
+    /// The scenario as named on screen (`PACK/NAME`, or `NAME` when the
+    /// pack is the scenario).
     pub scenario: String,
     /// The job's name.
     pub job: String,
@@ -71,7 +73,7 @@ pub struct Instance<'a> {
 
 /// The keys of a scenario's jobs, in order.
 pub fn keys(s: &ScenarioResult) -> Vec<Key> {
-    let scenario = s.qualified_name();
+    let scenario = shown_name(s);
     let mut out: Vec<Key> = Vec::with_capacity(s.jobs.len());
     for j in &s.jobs {
         let mut key = Key {
@@ -248,7 +250,8 @@ fn latency(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> S
             .iter()
             .map(|(x, y)| (frame.px(*x), frame.py(*y)))
             .collect();
-        s.polyline(&px, color, 2.0, None);
+        let values: Vec<f64> = pts.iter().map(|p| p.1).collect();
+        s.data_line(&px, &values, color, None);
         for (x, y) in &px {
             s.dot(*x, *y, 3.0, color);
         }
@@ -384,7 +387,8 @@ fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> 
                 .iter()
                 .map(|(x, y)| (frame.px(*x), frame.py(*y)))
                 .collect();
-            s.polyline(&px, color, 2.0, None);
+            let values: Vec<f64> = pts.iter().map(|p| p.1).collect();
+            s.data_line(&px, &values, color, None);
             if px.len() <= 40 {
                 for (x, y) in &px {
                     s.dot(*x, *y, 2.5, color);

@@ -48,7 +48,8 @@ pub struct Chart {
     pub kind: Kind,
     /// Its title, as drawn on it (not escaped).
     pub title: String,
-    /// The scenario it belongs to (`PACK/NAME`), if one.
+    /// The scenario it belongs to, as named on screen
+    /// ([`crate::report::run_table::shown_name`]), if one.
     pub scenario: Option<String>,
     /// The SVG document.
     pub svg: String,

@@ -8,6 +8,7 @@ use super::jobs::{keys, rate_points};
 use super::svg::{self, Anchor, Axis, Entry, Frame, Svg, INK, MUTED, PALETTE};
 use super::{file_part, Chart, Kind, Names};
 use crate::model::document::{Phase, RunDocument, ScenarioResult, Series};
+use crate::report::run_table::shown_name;
 
 const WIDTH: f64 = 900.0;
 const X0: f64 = 90.0;
@@ -23,7 +24,7 @@ pub fn charts(
     for (ri, d) in docs.iter().enumerate() {
         let run = runs.get(ri).map_or("", String::as_str);
         for s in &d.scenarios {
-            let scenario = s.qualified_name();
+            let scenario = shown_name(s);
             for rep in 1..=s.repeat.max(1) {
                 let of = |r: Option<u32>| r.unwrap_or(1) == rep;
                 let phases: Vec<&Phase> = s.phases.iter().filter(|p| of(p.repeat)).collect();
@@ -193,8 +194,9 @@ fn series_chart(title: &str, lines: &[&Series], phases: &[&Phase]) -> Result<Str
         };
         let color = PALETTE[i % PALETTE.len()];
         let px: Vec<(f64, f64)> = x.points.iter().map(|p| (f.px(p[0]), f.py(p[1]))).collect();
+        let values: Vec<f64> = x.points.iter().map(|p| p[1]).collect();
         let dashed = side == Some(1);
-        s.polyline(&px, color, 2.0, dashed.then_some("6 3"));
+        s.data_line(&px, &values, color, dashed.then_some("6 3"));
         let axis = if dashed { ", right axis" } else { "" };
         legend.push((
             color.to_string(),
@@ -265,7 +267,8 @@ fn jobs_chart(title: &str, sc: &ScenarioResult, rep: u32, phases: &[&Phase]) -> 
             .iter()
             .map(|(x, y)| (frame.px(*x), frame.py(*y)))
             .collect();
-        s.polyline(&px, color, 2.0, None);
+        let values: Vec<f64> = pts.iter().map(|p| p.1).collect();
+        s.data_line(&px, &values, color, None);
         if px.len() == 1 {
             s.dot(px[0].0, px[0].1, 3.0, color);
         }

@@ -159,6 +159,27 @@ impl Svg {
         );
     }
 
+    /// A line of data through `points`, with the values it plots (each
+    /// to four significant digits) in its `data-values` attribute: the
+    /// figure says what it shows to a reader of the markup too.
+    pub fn data_line(
+        &mut self,
+        points: &[(f64, f64)],
+        values: &[f64],
+        stroke: &str,
+        dash: Option<&str>,
+    ) {
+        if points.is_empty() {
+            return;
+        }
+        self.polyline(points, stroke, 2.0, dash);
+        let vals: Vec<String> = values.iter().map(|v| format!("{v:.4e}")).collect();
+        if let Some(end) = self.body.rfind("/>") {
+            self.body
+                .insert_str(end, &format!(r#" data-values="{}""#, vals.join(" ")));
+        }
+    }
+
     /// A filled dot.
     pub fn dot(&mut self, x: f64, y: f64, r: f64, fill: &str) {
         let _ = writeln!(
@@ -250,6 +271,10 @@ pub struct Axis {
 /// needs, the count's step and the unit (`250 MiB/s`, `1.5k`, `10 µs`).
 fn label(scale: &Scale, tick: f64, unit: bool) -> String {
     let v = tick / scale.divisor();
+    if v != 0.0 && !(1e-3..1e5).contains(&v.abs()) {
+        // Far out: three digits and an exponent, not 300 digits.
+        return format!("{}{}", crate::units::significant(v), scale.prefix());
+    }
     let mut n = format!("{v:.3}");
     if n.contains('.') {
         n = n.trim_end_matches('0').trim_end_matches('.').to_string();
