@@ -235,15 +235,13 @@ pub fn metric_grid(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
-/// The machine table and the metric table in HTML, each cell of a run
-/// classed by its verdict (`better`, `worse`, …) for colour.
-pub fn html(c: &Comparison, docs: &[RunDocument]) -> String {
+/// The metric table in HTML, each cell of a run classed by its verdict
+/// (`better`, `worse`, …) for colour, how to read it under it. The
+/// machines are [`machine_grid`]'s, shown where the page puts them.
+pub fn html(c: &Comparison) -> String {
     use crate::report::tables::html_grid;
-    let (header, rows) = machine_grid(c, docs);
-    let mut out = String::from("<h3>Machines</h3>\n");
-    out.push_str(&html_grid(&header, &rows, &|_, _| None));
+    let mut out = String::new();
     let (header, rows) = metric_grid(c);
-    out.push_str("<h3>Metrics</h3>\n");
     let class = |r: usize, i: usize| -> Option<&'static str> {
         let cell = c.rows.get(r)?.cells.get(i.checked_sub(3)?)?;
         Some(match cell.verdict {

@@ -57,7 +57,8 @@ td.better { background: #e6f4ea; }
 td.worse { background: #fbe9e7; }
 td.noise { color: #555; }
 td.apart { color: #888; font-style: italic; }
-code { font-size: 12px; word-break: break-all; }
+td.hash { font-family: "DejaVu Sans Mono", monospace; font-size: 11px; word-break: break-all; min-width: 16em; }
+div.wide { overflow-x: auto; max-width: 100%; }
 figure { margin: 18px 0; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #e6e9ed; }
 figcaption { font-size: 13px; color: #555; }
@@ -111,10 +112,23 @@ fn title(p: &Page) -> String {
     format!("{}: {runs}", packs.join(", "))
 }
 
-/// One row per run: its title, machine, times, plumb version, file.
+/// An RFC 3339 time as a person reads it: to the second, with its offset
+/// (`2026-12-06 02:06:16 +00:00`).
+fn when(t: &str) -> String {
+    let day: String = t.chars().take(19).collect::<String>().replace('T', " ");
+    let offset = t
+        .rfind(['+', '-'])
+        .filter(|i| *i >= 19)
+        .map(|i| &t[i..])
+        .or_else(|| t.ends_with('Z').then_some("UTC"))
+        .unwrap_or("");
+    format!("{day} {offset}").trim_end().to_string()
+}
+
+/// One row per run: its title, machine, times, plumb version, target, file.
 fn runs_grid(p: &Page) -> (Vec<String>, Vec<Vec<String>>) {
     let header = [
-        "run", "host", "label", "started", "finished", "plumb", "target", "file",
+        "run", "host", "started", "finished", "plumb", "target", "file",
     ]
     .map(String::from)
     .to_vec();
@@ -135,9 +149,8 @@ fn runs_grid(p: &Page) -> (Vec<String>, Vec<Vec<String>>) {
             vec![
                 run,
                 d.host.hostname.clone(),
-                d.label.clone().unwrap_or_else(|| "-".into()),
-                d.started.clone(),
-                d.finished.clone(),
+                when(&d.started),
+                when(&d.finished),
                 d.plumb_version.clone(),
                 target,
                 p.files.get(i).cloned().unwrap_or_default(),
@@ -150,22 +163,41 @@ fn runs_grid(p: &Page) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
-/// What each scenario measured in each run: the pack, its version, hash,
-/// origin and signer, the parameters, how many runs, and whether it failed.
+/// The packs each run ran, once each: version, SHA-256 of the whole pack,
+/// where it came from, who signed it.
+fn packs_grid(p: &Page) -> (Vec<String>, Vec<Vec<String>>) {
+    let header = ["pack", "run", "version", "sha256", "origin", "signer"]
+        .map(String::from)
+        .to_vec();
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for (i, d) in p.docs.iter().enumerate() {
+        for s in &d.scenarios {
+            let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+            let row: Vec<String> = vec![
+                s.pack.clone().unwrap_or_else(|| s.name.clone()),
+                p.c.runs.get(i).cloned().unwrap_or_default(),
+                opt(&s.pack_version),
+                opt(&s.pack_sha256),
+                opt(&s.pack_origin),
+                opt(&s.pack_signer),
+            ]
+            .into_iter()
+            .map(|t| cleaned(&t))
+            .collect();
+            if !rows.contains(&row) {
+                rows.push(row);
+            }
+        }
+    }
+    (header, rows)
+}
+
+/// What each scenario measured in each run: the parameters it read, how
+/// many runs, and whether it failed.
 fn measured_grid(p: &Page) -> (Vec<String>, Vec<Vec<String>>) {
-    let header = [
-        "scenario",
-        "run",
-        "pack version",
-        "pack sha256",
-        "signer",
-        "origin",
-        "parameters",
-        "runs",
-        "status",
-    ]
-    .map(String::from)
-    .to_vec();
+    let header = ["scenario", "run", "parameters", "runs", "status"]
+        .map(String::from)
+        .to_vec();
     let mut rows = Vec::new();
     for (_, runs) in scenarios(p.docs) {
         for (i, s) in runs {
@@ -180,15 +212,10 @@ fn measured_grid(p: &Page) -> (Vec<String>, Vec<Vec<String>>) {
                 (Some(_), Some("interrupted")) => "stopped: figures partial".into(),
                 (Some(e), _) => format!("failed: {}", e.lines().next().unwrap_or_default()),
             };
-            let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
             rows.push(
                 vec![
                     scenario_name(s),
                     p.c.runs.get(i).cloned().unwrap_or_default(),
-                    opt(&s.pack_version),
-                    opt(&s.pack_sha256),
-                    opt(&s.pack_signer),
-                    opt(&s.pack_origin),
                     if params.is_empty() {
                         "-".into()
                     } else {
@@ -309,10 +336,8 @@ pub fn html(p: &Page) -> String {
     body.push_str("<section id=\"runs\">\n<h2>Runs and machines</h2>\n");
     let (h, r) = runs_grid(p);
     body.push_str(&tables::html_grid(&h, &r, &|_, _| None));
-    if !several {
-        let (h, r) = comparison::machine_grid(p.c, p.docs);
-        body.push_str(&tables::html_grid(&h, &r, &|_, _| None));
-    }
+    let (h, r) = comparison::machine_grid(p.c, p.docs);
+    body.push_str(&tables::html_grid(&h, &r, &|_, _| None));
     body.push_str("</section>\n");
 
     if !p.layouts.is_empty() {
@@ -332,7 +357,7 @@ pub fn html(p: &Page) -> String {
         if several { "Comparison" } else { "Metrics" }
     ));
     if several {
-        body.push_str(&comparison::html(p.c, p.docs));
+        body.push_str(&comparison::html(p.c));
     } else if let Some(d) = p.docs.first() {
         body.push_str(&run_table::html(d));
     }
@@ -342,6 +367,10 @@ pub fn html(p: &Page) -> String {
     body.push_str("</section>\n");
 
     body.push_str("<section id=\"measured\">\n<h2>What was measured</h2>\n");
+    let (h, r) = packs_grid(p);
+    body.push_str(&tables::html_grid(&h, &r, &|_, i| {
+        (i == 3).then_some("hash")
+    }));
     let (h, r) = measured_grid(p);
     body.push_str(&tables::html_grid(&h, &r, &|_, _| None));
     body.push_str("<p class=\"note\">Marks beside a figure:</p>\n<dl class=\"marks\">\n");
@@ -418,6 +447,9 @@ pub fn markdown(p: &Page, dir: &str) -> String {
     out.push_str("## Runs\n\n");
     out.push_str(&md_table(&h, &r));
     out.push_str("\n## What was measured\n\n");
+    let (h, r) = packs_grid(p);
+    out.push_str(&md_table(&h, &r));
+    out.push('\n');
     let (h, r) = measured_grid(p);
     out.push_str(&md_table(&h, &r));
     out.push('\n');

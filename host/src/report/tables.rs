@@ -144,7 +144,7 @@ pub fn html_grid(
 ) -> String {
     use crate::report::charts::svg::esc;
     let width = rows.iter().map(Vec::len).fold(header.len(), usize::max);
-    let mut out = String::from("<table class=\"sortable\">\n<thead><tr>");
+    let mut out = String::from("<div class=\"wide\"><table class=\"sortable\">\n<thead><tr>");
     for i in 0..width {
         out.push_str(&format!(
             "<th>{}</th>",
@@ -170,7 +170,7 @@ pub fn html_grid(
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table></div>\n");
     out
 }
 
