@@ -82,7 +82,7 @@ document.querySelectorAll("table.sortable th").forEach(function (th, i) {
 
 /// The scenarios of the runs by name (`PACK/NAME`), in first-seen order, each
 /// with its result in every run that has it.
-fn scenarios<'a>(docs: &'a [RunDocument]) -> Vec<(String, Vec<(usize, &'a ScenarioResult)>)> {
+fn scenarios(docs: &[RunDocument]) -> Vec<(String, Vec<(usize, &ScenarioResult)>)> {
     let mut out: Vec<(String, Vec<(usize, &ScenarioResult)>)> = Vec::new();
     for (i, d) in docs.iter().enumerate() {
         for s in &d.scenarios {

@@ -193,19 +193,18 @@ impl Svg {
 
     /// Text at a point (escaped here).
     pub fn text(&mut self, x: f64, y: f64, size: f64, anchor: Anchor, fill: &str, s: &str) {
-        self.text_styled(x, y, size, anchor, fill, "", s);
+        self.text_styled((x, y), size, anchor, fill, "", s);
     }
 
     /// Bold text.
     pub fn bold(&mut self, x: f64, y: f64, size: f64, anchor: Anchor, s: &str) {
-        self.text_styled(x, y, size, anchor, INK, r#" font-weight="bold""#, s);
+        self.text_styled((x, y), size, anchor, INK, r#" font-weight="bold""#, s);
     }
 
     /// Text with extra attributes (`transform`, `font-weight`).
     pub fn text_styled(
         &mut self,
-        x: f64,
-        y: f64,
+        (x, y): (f64, f64),
         size: f64,
         anchor: Anchor,
         fill: &str,
@@ -461,8 +460,7 @@ impl Frame {
             let cx = (self.x0 - 6.0 - widest - 12.0).max(14.0);
             let cy = (self.y0 + self.y1) / 2.0;
             svg.text_styled(
-                cx,
-                cy,
+                (cx, cy),
                 12.0,
                 Anchor::Middle,
                 MUTED,
