@@ -357,3 +357,87 @@ fn values(docs: &[RunDocument], c: &Comparison, names: &mut Names) -> Option<Cha
         svg: s.finish(&title),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::comparison::COMPARE_SCHEMA;
+
+    fn cell(value: f64, ratio: Option<f64>, verdict: Verdict) -> Cell {
+        Cell {
+            value: Some(value),
+            samples: 3,
+            sample_values: Vec::new(),
+            ratio,
+            ratio_ci: ratio.map(|r| (r * 0.9, r * 1.1)),
+            verdict,
+            not_comparable: None,
+            repeat_for_verdict: None,
+            marks: Default::default(),
+        }
+    }
+
+    fn row(metric: &str, better: Better, base: f64, ratio: f64, verdict: Verdict) -> Row {
+        Row {
+            scenario: "p/s".into(),
+            metric: metric.into(),
+            unit: "x".into(),
+            better,
+            cells: vec![
+                cell(base, Some(1.0), Verdict::Baseline),
+                cell(base * ratio, Some(ratio), verdict),
+            ],
+        }
+    }
+
+    #[test]
+    fn bars_point_right_when_better_and_left_when_worse_whichever_way_a_metric_counts() {
+        // copy_seconds ×2.37 is worse (longer bar to the left), reads ×0.2
+        // is worse too, IOPS ×1.5 and latency ×0.5 are better.
+        let r = [
+            row("copy_seconds", Better::Lower, 1.0, 2.37, Verdict::Worse),
+            row("reads_per_sec", Better::Higher, 100.0, 0.2, Verdict::Worse),
+            row("iops", Better::Higher, 100.0, 1.5, Verdict::Better),
+            row("lat", Better::Lower, 100.0, 0.5, Verdict::Better),
+        ];
+        let f: Vec<f64> = r.iter().map(|r| bar(r, &r.cells[1]).unwrap().f).collect();
+        assert!(
+            f[0] < 1.0 && f[1] < 1.0 && f[2] > 1.0 && f[3] > 1.0,
+            "{f:?}"
+        );
+        assert_eq!(factor_text(f[0]), "2.37× worse");
+        assert_eq!(factor_text(f[1]), "5.00× worse");
+        assert_eq!(factor_text(f[3]), "2.00× better");
+        // The interval follows the bar: a worse figure's lies left of 1.
+        let (lo, hi) = bar(&r[0], &r[0].cells[1]).unwrap().ci.unwrap();
+        assert!(lo < hi && hi < 1.0, "{lo} {hi}");
+        let c = Comparison {
+            schema: COMPARE_SCHEMA,
+            runs: vec!["a".into(), "b".into()],
+            rows: r.to_vec(),
+        };
+        let chart = chart(&[], &c, &mut Names::default()).unwrap();
+        assert_eq!(chart.kind, Kind::Change);
+        // One bar per metric and run: no baseline bars.
+        assert_eq!(chart.svg.matches("<rect").count(), 1 + r.len());
+        for (text, color) in [("2.37× worse", WORSE), ("1.50× better", BETTER)] {
+            assert!(chart.svg.contains(text), "{text}");
+            assert!(chart.svg.contains(color));
+        }
+    }
+
+    #[test]
+    fn one_run_gets_values_by_unit_not_ratios() {
+        let mut r = row("iops", Better::Higher, 100.0, 1.0, Verdict::Baseline);
+        r.cells.truncate(1);
+        let c = Comparison {
+            schema: COMPARE_SCHEMA,
+            runs: vec!["a".into()],
+            rows: vec![r],
+        };
+        let chart = chart(&[], &c, &mut Names::default()).unwrap();
+        assert_eq!(chart.kind, Kind::Values);
+        assert_eq!(chart.file, "values.svg");
+        assert!(!chart.svg.contains("better") && chart.svg.contains("100 x"));
+    }
+}
