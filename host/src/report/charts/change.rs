@@ -108,7 +108,8 @@ fn changes(c: &Comparison, names: &mut Names) -> Chart {
     // most about half the log distance of the one before (no crowding).
     let mut marks: Vec<f64> = Vec::new();
     for step in STEPS.iter().rev().filter(|s| s.log2() <= widest * 1.02) {
-        if marks.len() < 3 && marks.last().is_none_or(|m| step.log2() <= m.log2() * 0.6) {
+        let apart = marks.last().is_none_or(|m| step.log2() <= m.log2() * 0.6);
+        if marks.len() < 3 && apart && step.log2() >= widest * 0.2 {
             marks.push(*step);
         }
     }

@@ -343,6 +343,16 @@ fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> 
             ""
         }
     ));
+    let synced = inst.jobs.iter().any(|(_, j)| {
+        j.options
+            .get("end_fsync")
+            .is_some_and(|v| v == "1" || v == "true")
+    });
+    if synced {
+        sub.push(
+            "The job ends with end_fsync: intervals at 0 after its last read or write are its final sync, timed as fio times it.".into(),
+        );
+    }
     let end = inst
         .jobs
         .iter()
