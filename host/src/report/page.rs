@@ -319,7 +319,16 @@ pub fn html(p: &Page) -> String {
         },
         esc(env!("CARGO_PKG_VERSION"))
     ));
-    let sc = scenarios(p.docs);
+    // A scenario whose figures are all in the tables above (no notes,
+    // error, tables or charts of its own) gets no section.
+    let sc: Vec<_> = scenarios(p.docs)
+        .into_iter()
+        .filter(|(name, runs)| {
+            runs.iter()
+                .any(|(_, s)| s.error.is_some() || !s.notes.is_empty() || !s.tables.is_empty())
+                || p.charts.iter().any(|c| c.scenario.as_deref() == Some(name))
+        })
+        .collect();
     body.push_str("<nav><ol>\n<li><a href=\"#runs\">Runs and machines</a></li>\n");
     if !p.layouts.is_empty() {
         body.push_str("<li><a href=\"#summary\">Summary</a></li>\n");
