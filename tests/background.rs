@@ -674,11 +674,7 @@ fn the_interference_pack_measures_latency_alone_and_beside_each_neighbour() {
         .unwrap()
         .iter()
         .any(|p| p[1].as_f64().unwrap() > 0.0));
-    let chart = std::fs::read_to_string(
-        dir.path()
-            .join("charts/series-interference_interference.svg"),
-    )
-    .unwrap();
+    let chart = std::fs::read_to_string(dir.path().join("charts/series-interference.svg")).unwrap();
     assert!(
         chart.contains("probe p99") && chart.contains("MiB/s"),
         "{chart}"

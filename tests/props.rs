@@ -1600,3 +1600,75 @@ proptest! {
         }
     }
 }
+
+/// A valid document with a job (its timeline, case and repeat), phases
+/// and a series: what the charts and the report page draw.
+fn charted_doc(label: &str) -> serde_json::Value {
+    let mut doc = valid_doc(label, &[1.0, 2.0]);
+    let mut job = serde_json::to_value(plumb::model::result::JobResult {
+        name: "j".into(),
+        rw: "randread".into(),
+        started_s: Some(0.5),
+        ended_s: Some(2.7),
+        case: Some("c".into()),
+        repeat: Some(1),
+        ..Default::default()
+    })
+    .unwrap();
+    job["read"]["total_ios"] = 300.into();
+    job["read"]["lat"]["samples"] = 300.into();
+    job["read"]["lat"]["p50"] = 60_000.into();
+    job["read"]["lat"]["p99"] = 250_000.into();
+    job["timeline"] = serde_json::json!([
+        {"t_ms": 0, "duration_ms": 1000, "read_ios": 100, "read_bytes": 409600, "write_ios": 0, "write_bytes": 0},
+        {"t_ms": 1000, "duration_ms": 1000, "read_ios": 100, "read_bytes": 409600, "write_ios": 0, "write_bytes": 0},
+        {"t_ms": 2000, "duration_ms": 200, "partial": true, "read_ios": 20, "read_bytes": 81920, "write_ios": 0, "write_bytes": 0}
+    ]);
+    let s = &mut doc["scenarios"][0];
+    s["jobs"] = serde_json::json!([job.clone(), job]);
+    s["phases"] = serde_json::json!([{"name": "c", "started_s": 0.0, "ended_s": 2.0, "repeat": 1}, {"name": "d", "started_s": 2.0}]);
+    s["series"] = serde_json::json!([{"name": "x", "unit": "µs", "points": [[0.0, 1.0], [1.0, 2.0]]}, {"name": "y", "unit": "MiB/s", "points": [[0.5, 3.0]]}]);
+    s["notes"] = serde_json::json!(["n"]);
+    s["tables"] = serde_json::json!([{"title": "t", "header": ["a"], "rows": [["1"]]}]);
+    doc
+}
+
+proptest! {
+    #![proptest_config(config(200, 0x1157_0031))]
+
+    /// A charted document with one field replaced by hostile JSON: what
+    /// loads is charted and laid out as a page without panic, the page
+    /// holds one script (its own) and no raw ESC, every chart is XML.
+    #[test]
+    fn charts_and_report_pages_never_panic(pick in any::<prop::sample::Index>(), value in json_value(3)) {
+        let mut doc = charted_doc("a");
+        let mut ptrs = Vec::new();
+        pointers(&doc, String::new(), &mut ptrs);
+        let ptr = pick.get(&ptrs).clone();
+        if ptr.is_empty() { doc = value.clone(); } else if let Some(slot) = doc.pointer_mut(&ptr) { *slot = value.clone(); }
+        let dir = tempfile::tempdir().unwrap();
+        let pa = dir.path().join("a.json");
+        std::fs::write(&pa, serde_json::to_string(&doc).unwrap()).unwrap();
+        let pb = dir.path().join("b.json");
+        std::fs::write(&pb, serde_json::to_string(&charted_doc("b")).unwrap()).unwrap();
+        let input = format!("{ptr} = {value}");
+        let Ok(da) = no_panic("compare::load::load", &input, || plumb::compare::load::load(&pa))? else {
+            return Ok(());
+        };
+        let db = plumb::compare::load::load(&pb).map_err(TestCaseError::fail)?;
+        for docs in [vec![da.clone()], vec![da, db]] {
+            let c = plumb::compare::compare(&docs);
+            let charts = no_panic("charts::all", &input, || plumb::report::charts::all(&docs, &c))?;
+            let Ok(charts) = charts else { continue };
+            for chart in &charts {
+                prop_assert!(roxmltree::Document::parse(&chart.svg).is_ok(), "{} is not XML for {input}", chart.file);
+            }
+            let files: Vec<String> = vec!["a.json".into(), "b.json".into()];
+            let page = plumb::report::page::Page { docs: &docs, files: &files, c: &c, layouts: &[], charts: &charts };
+            let html = no_panic("page::html", &input, || plumb::report::page::html(&page))?;
+            prop_assert_eq!(html.matches("<script").count(), 1, "for {}", input);
+            prop_assert!(!html.contains('\u{1b}') && !html.contains('\u{9b}'), "raw ESC/CSI in the page for {input}");
+            no_panic("page::markdown", &input, || plumb::report::page::markdown(&page, "c"))?;
+        }
+    }
+}

@@ -25,6 +25,7 @@ mod pack;
 mod packs_surfaces;
 mod props;
 mod render;
+mod report;
 mod results;
 mod run;
 mod safety;

@@ -2,7 +2,9 @@
 
 use clap::{Parser, Subcommand};
 use plumb::cli::run::{self, RunArgs};
-use plumb::cli::{check, compare, fio, fleet, list, pack, serve, show, sysinfo, trace, ExitCode};
+use plumb::cli::{
+    check, compare, fio, fleet, list, pack, report, serve, show, sysinfo, trace, ExitCode,
+};
 use std::path::PathBuf;
 
 /// Counts each thread's heap, so that scripts' memory limits hold.
@@ -55,6 +57,9 @@ enum Command {
     },
     /// Print a saved result: its metrics, every scenario's tables, its suite's own layout.
     Show(show::ShowArgs),
+    /// Write result files as one page to publish: a self-contained HTML
+    /// file (charts inline) or Markdown with its charts beside it.
+    Report(report::ReportArgs),
     /// Compile and validate a scenario or pack without running it.
     Check {
         /// A `.rhai` file, pack folder or built-in pack name.
@@ -137,6 +142,7 @@ fn main() {
             },
         ),
         Command::Show(args) => show::show_main(&args),
+        Command::Report(args) => report::report_main(&args),
         Command::Check { scenario } => check::check_main(&scenario),
         Command::List { pack } => list::list_main(pack.as_deref()),
         Command::Sysinfo { json, target } => sysinfo::sysinfo_main(json, &target),

@@ -302,6 +302,16 @@ impl Scale {
         format!("{}{}", significant(v), self.prefix)
     }
 
+    /// What a raw figure is divided by to be shown in this scale.
+    pub fn divisor(&self) -> f64 {
+        self.divisor
+    }
+
+    /// The count's step written after a number (`k`, `M`), or nothing.
+    pub fn prefix(&self) -> &str {
+        self.prefix
+    }
+
     /// The unit of the row as a column shows it (`MiB/s`, `IOPS`; a
     /// count's step is on its numbers).
     pub fn unit(&self) -> &str {

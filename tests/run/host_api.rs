@@ -46,6 +46,7 @@ fn every_host_function_is_reachable_from_rhai() {
         let m = time::measure(|| 41 + 1);
         report::metric("measured", m.result, "", "higher");
         report::table("t", ["a", "b"], [[1, 2], [3, 4]]);
+        report::phase("jobs");
         report::metric("param", param("n", 5), "", "higher");
         let info = sys::info();
         report::metric("cpus", info.cpus, "", "higher");
@@ -100,6 +101,10 @@ fn every_host_function_is_reachable_from_rhai() {
     assert_eq!(m("bg_cpu"), 1.0);
     assert_eq!(m("bg_net"), 1.0);
     assert_eq!(d["scenarios"][0]["series"][0]["points"][1][1], 2.5);
+    // The phase begun before the jobs names them, and lasts to the end.
+    assert_eq!(d["scenarios"][0]["phases"][0]["name"], "jobs");
+    assert!(d["scenarios"][0]["phases"][0].get("ended_s").is_none());
+    assert_eq!(d["scenarios"][0]["jobs"][0]["case"], "jobs");
     let cpus = std::thread::available_parallelism().unwrap().get() as f64;
     assert_eq!(m("cpus"), cpus, "the CPUs this process may use");
     assert!(m("cpu_time") > 0.0, "plumb has used some CPU");

@@ -93,6 +93,11 @@ const TOOLS: &[Tool] = &[
         used_by: "the host and user keys the fleet tests make",
     },
     Tool {
+        program: "chromium",
+        package: "chromium",
+        used_by: "the report tests, which render plumb report's page in a real browser",
+    },
+    Tool {
         program: "dbench",
         package: "dbench",
         used_by: "the dbench importer's test and bench/vs-suites",

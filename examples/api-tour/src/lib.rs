@@ -214,6 +214,9 @@ fn others(t: &mut Tour) {
     let ragged = report::table("bad", &["a".into()], &[vec!["1".into(), "2".into()]]);
     t.check("report.table", matches!(ragged, Err(Error::Invalid(_))), &ragged);
     t.ok("report.note", report::note("the tour ran"), |_| true);
+    t.ok("report.phase", report::phase("tour"), |_| true);
+    let unnamed = report::phase("");
+    t.check("report.phase", matches!(unnamed, Err(Error::Invalid(_))), &unnamed);
     let long = report::note(&"x".repeat(10_000));
     t.check("report.note", matches!(long, Err(Error::Invalid(_))), &long);
     t.ok("report.series", report::series("tour", "x", &[(0.0, 1.0), (1.0, 2.5)]), |_| true);

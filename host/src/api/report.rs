@@ -8,7 +8,7 @@
 
 use super::{ApiError, Host};
 use crate::model::document::{
-    json_bytes, limits, Better, Mark, Metric, ScenarioResult, Series, Table,
+    json_bytes, limits, Better, Mark, Metric, Phase, ScenarioResult, Series, Table,
 };
 use crate::model::result::JobResult;
 use std::collections::{BTreeSet, HashMap};
@@ -35,6 +35,8 @@ pub const MAX_POINTS: usize = limits::SERIES_POINTS;
 /// Most points in all the series of one scenario run (about 13 MB of the
 /// result document's JSON).
 pub const MAX_TOTAL_POINTS: usize = limits::RUN_POINTS;
+/// Most phases one scenario run may mark.
+pub const MAX_PHASES: usize = limits::RUN_PHASES;
 
 /// Depth of a scenario's entries (a metric, a table, a job) in the result
 /// document: `{"scenarios": [{"metrics": [ ... ]}]}`.
@@ -76,10 +78,11 @@ pub struct DocumentRoom {
     /// This scenario's metrics so far, by name, with their samples: a name
     /// reported again adds a sample, not a metric.
     earlier: HashMap<String, usize>,
-    /// This scenario's tables, notes and series so far.
+    /// This scenario's tables, notes, series and phases so far.
     tables: usize,
     notes: usize,
     series: usize,
+    phases: usize,
 }
 
 impl DocumentRoom {
@@ -101,6 +104,7 @@ impl DocumentRoom {
             tables: entry.tables.len(),
             notes: entry.notes.len(),
             series: entry.series.len(),
+            phases: entry.phases.len(),
         }
     }
 }
@@ -125,6 +129,8 @@ pub struct ScenarioReport {
     pub notes: Vec<String>,
     /// Time series, for charts.
     pub series: Vec<Series>,
+    /// Phases marked (`report::phase`), the last one open.
+    pub phases: Vec<Phase>,
     /// Results of `io::job` calls.
     pub jobs: Vec<JobResult>,
     /// The run's parameters the scenario asked for (`param`): only these
@@ -175,6 +181,11 @@ impl ScenarioReport {
         let held = self.room.jobs.saturating_add(self.jobs.len());
         Self::document_room(call, "jobs", held, limits::JOBS)?;
         bounded(call, "job name", &result.name, limits::NAME)?;
+        let mut result = result;
+        result.case = result
+            .started_s
+            .and_then(|t| self.phase_at(t))
+            .map(|p| p.name.clone());
         self.take_bytes(call, json_bytes(&result, ENTRY_DEPTH))?;
         self.jobs.push(result);
         Ok(())
@@ -186,6 +197,15 @@ impl ScenarioReport {
         if let Err(e) = self.job(call, result) {
             self.refusal = Some(e.to_string());
         }
+    }
+
+    /// The phase under way at `t` on the scenario's clock: the last one
+    /// begun at or before it (a job is labelled with the case it started in).
+    fn phase_at(&self, t: f64) -> Option<&Phase> {
+        self.phases
+            .iter()
+            .rev()
+            .find(|p| p.started_s <= t && p.ended_s.is_none_or(|end| t < end))
     }
 
     /// The refusal [`ScenarioReport::job_or_keep_refusal`] kept, once.
@@ -343,9 +363,44 @@ impl Host {
             name: name.into(),
             unit: unit.into(),
             points: points.into_iter().map(|(x, y)| [x, y]).collect(),
+            repeat: None,
         };
         r.take_bytes(call, json_bytes(&series, ENTRY_DEPTH))?;
         r.series.push(series);
+        Ok(())
+    }
+
+    /// Begins a phase named `name` now on the scenario's clock, ending the
+    /// one under way: a case of a multi-case scenario, drawn as a labelled
+    /// band on its charts; jobs started from now on carry its name as their
+    /// `case` (at most [`MAX_PHASES`] phases, names of [`MAX_TEXT_LEN`] bytes).
+    pub fn phase(&mut self, name: &str) -> Result<(), ApiError> {
+        let call = "report::phase";
+        bounded(call, "name", name, MAX_TEXT_LEN)?;
+        if name.is_empty() {
+            return Err(ApiError::Invalid(format!("{call}: a phase needs a name")));
+        }
+        room(call, "phases", self.report.phases.len(), MAX_PHASES)?;
+        let held = self
+            .report
+            .room
+            .phases
+            .saturating_add(self.report.phases.len());
+        ScenarioReport::document_room(call, "phases for this scenario", held, limits::ITEMS)?;
+        let now = self.clock().at(std::time::Instant::now());
+        let phase = Phase {
+            name: name.into(),
+            started_s: now,
+            ended_s: None,
+            repeat: None,
+        };
+        let r = &mut self.report;
+        // The phase's end adds a number to the one before.
+        r.take_bytes(call, json_bytes(&phase, ENTRY_DEPTH).saturating_add(32))?;
+        if let Some(last) = r.phases.last_mut() {
+            last.ended_s = Some(now);
+        }
+        r.phases.push(phase);
         Ok(())
     }
 

@@ -331,6 +331,7 @@ fn write_document(
             tables: Vec::new(),
             notes: Vec::new(),
             series: Vec::new(),
+            phases: Vec::new(),
         }],
     };
     let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";

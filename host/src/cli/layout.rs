@@ -106,6 +106,7 @@ fn metrics_only(s: &ScenarioResult) -> ScenarioResult {
         tables: Vec::new(),
         notes: Vec::new(),
         series: Vec::new(),
+        phases: Vec::new(),
         error: s.error.clone(),
         error_kind: s.error_kind.clone(),
     }

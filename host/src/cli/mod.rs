@@ -9,6 +9,7 @@ pub mod fleet;
 pub mod layout;
 pub mod list;
 pub mod pack;
+pub mod report;
 pub mod run;
 pub mod serve;
 pub mod show;

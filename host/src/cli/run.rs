@@ -7,7 +7,8 @@ use super::{ExitCode, Signals};
 use crate::api::report::DocumentRoom;
 use crate::api::scenario_error::ScenarioErrorKind;
 use crate::api::{Host, Limits, Workspace};
-use crate::model::document::{Metric, RunDocument, ScenarioResult, SCHEMA};
+use crate::model::document::{Metric, Phase, RunDocument, ScenarioResult, Series, SCHEMA};
+use crate::model::result::JobResult;
 use crate::report::results;
 use crate::report::run_table::Format;
 use crate::runner::activity::{Activity, Ticker};
@@ -236,6 +237,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 tables: Vec::new(),
                 notes: Vec::new(),
                 series: Vec::new(),
+                phases: Vec::new(),
                 error: None,
                 error_kind: None,
             };
@@ -278,7 +280,21 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                 drop(ticker);
                 last_took = Some(began.elapsed());
                 merge_samples(&mut g.metrics, report.metrics);
-                g.jobs.extend(report.jobs);
+                // Each run of the scenario has its own clock: its jobs,
+                // series and phases say which run they belong to.
+                let run = Some(rep + 1);
+                g.jobs.extend(
+                    report
+                        .jobs
+                        .into_iter()
+                        .map(|j| JobResult { repeat: run, ..j }),
+                );
+                g.phases.extend(
+                    report
+                        .phases
+                        .into_iter()
+                        .map(|p| Phase { repeat: run, ..p }),
+                );
                 g.tables.extend(report.tables);
                 // A note an earlier run (--repeat) already wrote (a
                 // loopback peer, a cached read) is shown once.
@@ -288,7 +304,12 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                         g.notes.push(n);
                     }
                 }
-                g.series.extend(report.series);
+                g.series.extend(
+                    report
+                        .series
+                        .into_iter()
+                        .map(|x| Series { repeat: run, ..x }),
+                );
                 if let Some(read) = &mut g.params_read {
                     read.extend(report.params_read);
                 }

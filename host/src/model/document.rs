@@ -73,6 +73,11 @@ pub struct ScenarioResult {
     /// Time series the scenario reported (`report::series`), for charts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<Series>,
+    /// The phases the scenario marked (`report::phase`): the cases of a
+    /// multi-case scenario on its clock, drawn as labelled bands on its
+    /// charts; the jobs started in one carry its name as their `case`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<Phase>,
     /// Why it failed, if it did.
     pub error: Option<String>,
     /// What stopped it, when it failed: `deadline`, `interrupted`,
@@ -109,6 +114,28 @@ pub struct Series {
     pub unit: String,
     /// `[x, y]` points, x in seconds on the scenario's clock.
     pub points: Vec<[f64; 2]>,
+    /// In a repeated scenario: which run of it (from 1) reported the
+    /// series; each run has its own clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
+}
+
+/// A phase of a scenario (`report::phase`): one case of a multi-case
+/// scenario (interference's quiet, copy, rand-writes, fsync-stream), from
+/// the call that began it to the next one or the scenario's end.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Phase {
+    /// Its name, as the scenario gave it.
+    pub name: String,
+    /// When it began, in seconds on the scenario's clock.
+    pub started_s: f64,
+    /// When it ended; absent for the last one, which lasted to the
+    /// scenario's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_s: Option<f64>,
+    /// In a repeated scenario: which run of it (from 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
 }
 
 /// Which direction of a metric is an improvement.
@@ -301,6 +328,8 @@ pub mod limits {
     pub const SERIES_POINTS: usize = 100_000;
     /// Points of all the series of one run (about 13 MB of JSON).
     pub const RUN_POINTS: usize = 200_000;
+    /// Phases one run of a scenario may mark.
+    pub const RUN_PHASES: usize = 1_000;
     /// Bytes of the file kept for what is not a scenario's results (the
     /// machine, the target, the run's times and label).
     pub const HEADER_BYTES: u64 = 1 << 20;
@@ -314,6 +343,7 @@ pub mod limits {
             && NOTE_BYTES <= TEXT
             && TEXT_BYTES <= NAME
             && RUN_SERIES <= ITEMS
+            && RUN_PHASES <= ITEMS
             && SERIES_POINTS <= SAMPLES
             && HEADER_BYTES < FILE_BYTES
     );
@@ -515,10 +545,25 @@ impl ScenarioResult {
                 ));
             }
         }
+        check_count(place, "phases", self.phases.len(), ITEMS)?;
+        for (i, p) in self.phases.iter().enumerate() {
+            let at = format!("{place}.phases[{i}]");
+            check_len(&at, "name", &p.name, NAME)?;
+            if [Some(p.started_s), p.ended_s]
+                .into_iter()
+                .flatten()
+                .any(|v| !v.is_finite() || v.abs() > MAX_SERIES_VALUE)
+            {
+                return Err(format!(
+                    "{at}: a time is not a number within ±{MAX_SERIES_VALUE:e}"
+                ));
+            }
+        }
         check_count(place, "jobs", self.jobs.len(), JOBS)?;
         for (i, j) in self.jobs.iter().enumerate() {
             let at = format!("{place}.jobs[{i}]");
             check_len(&at, "name", &j.name, NAME)?;
+            check_len(&at, "case", j.case.as_deref().unwrap_or(""), NAME)?;
             check_len(&at, "error", j.error.as_deref().unwrap_or(""), TEXT)?;
             check_count(&at, "timeline", j.timeline.len(), SAMPLES)?;
             check_count(&at, "options", j.options.len(), ITEMS)?;

@@ -127,6 +127,16 @@ pub struct JobResult {
     /// In a scenario: `started_s` plus the runtime.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_s: Option<f64>,
+    /// In a scenario with phases (`report::phase`): the phase the job
+    /// started in, which tells apart jobs of one name run in several cases
+    /// (interference's `probe` quiet and beside each neighbour). Absent
+    /// outside a phase and in documents older than the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case: Option<String>,
+    /// In a repeated scenario (`--repeat`): which run of it (from 1) the
+    /// job belongs to. Absent in documents older than the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
     /// The options as given.
     pub options: BTreeMap<String, String>,
 }

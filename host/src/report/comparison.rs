@@ -173,43 +173,97 @@ pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
             };
             let mut machines = Table::new();
             machines.load_preset(preset);
-            machines.set_header(
-                std::iter::once("machine".to_string()).chain(c.runs.iter().map(|r| cleaned(r))),
-            );
-            for r in machine_rows(docs) {
-                machines.add_row(r.iter().map(|cell| cleaned(cell)));
+            let (header, rows) = machine_grid(c, docs);
+            machines.set_header(header);
+            for r in rows {
+                machines.add_row(r);
             }
             let mut metrics = Table::new();
             metrics.load_preset(preset);
-            metrics.set_header(
-                [
-                    "scenario".to_string(),
-                    "metric".to_string(),
-                    "better".to_string(),
-                ]
-                .into_iter()
-                .chain(c.runs.iter().map(|r| cleaned(r))),
-            );
-            for r in &c.rows {
-                let better = match r.better {
-                    Better::Higher => "higher",
-                    Better::Lower => "lower",
-                };
-                let scale = row_scale(r);
-                metrics.add_row(
-                    [cleaned(&r.scenario), cleaned(&r.metric), better.to_string()]
-                        .into_iter()
-                        .chain((0..r.cells.len()).map(|i| cell_text(r, &scale, i))),
-                );
+            let (header, rows) = metric_grid(c);
+            metrics.set_header(header);
+            for r in rows {
+                metrics.add_row(r);
             }
-            let note = "Each run: median, ×ratio to the baseline, [95% interval of the ratio], verdict. \
-                        \"within noise\" when the interval includes 1; fewer than 3 samples on a side give no verdict.";
             let apart = not_comparable_line(c)
                 .map(|l| format!("\n{l}"))
                 .unwrap_or_default();
-            format!("{machines}\n\n{metrics}\n\n{note}{apart}\n")
+            format!("{machines}\n\n{metrics}\n\n{READING}{apart}\n")
         }
     }
+}
+
+/// How to read the comparison's cells.
+pub const READING: &str = "Each run: median, ×ratio to the baseline, [95% interval of the ratio], verdict. \
+                        \"within noise\" when the interval includes 1; fewer than 3 samples on a side give no verdict.";
+
+/// The machines side by side: a row per field, a column per run (texts cleaned).
+pub fn machine_grid(c: &Comparison, docs: &[RunDocument]) -> (Vec<String>, Vec<Vec<String>>) {
+    let header = std::iter::once("machine".to_string())
+        .chain(c.runs.iter().map(|r| cleaned(r)))
+        .collect();
+    let rows = machine_rows(docs)
+        .iter()
+        .map(|r| r.iter().map(|cell| cleaned(cell)).collect())
+        .collect();
+    (header, rows)
+}
+
+/// The metric rows: scenario, metric, which way is better, then each
+/// run's cell (figure scaled per row, ratio, interval, verdict).
+pub fn metric_grid(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
+    let header = ["scenario", "metric", "better"]
+        .into_iter()
+        .map(String::from)
+        .chain(c.runs.iter().map(|r| cleaned(r)))
+        .collect();
+    let rows = c
+        .rows
+        .iter()
+        .map(|r| {
+            let better = match r.better {
+                Better::Higher => "higher",
+                Better::Lower => "lower",
+            };
+            let scale = row_scale(r);
+            [cleaned(&r.scenario), cleaned(&r.metric), better.to_string()]
+                .into_iter()
+                .chain((0..r.cells.len()).map(|i| cell_text(r, &scale, i)))
+                .collect()
+        })
+        .collect();
+    (header, rows)
+}
+
+/// The metric table in HTML, each cell of a run classed by its verdict
+/// (`better`, `worse`, …) for colour, how to read it under it. The
+/// machines are [`machine_grid`]'s, shown where the page puts them.
+pub fn html(c: &Comparison) -> String {
+    use crate::report::tables::html_grid;
+    let mut out = String::new();
+    let (header, rows) = metric_grid(c);
+    let class = |r: usize, i: usize| -> Option<&'static str> {
+        let cell = c.rows.get(r)?.cells.get(i.checked_sub(3)?)?;
+        Some(match cell.verdict {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::Baseline => "baseline",
+            Verdict::NotComparable | Verdict::Missing => "apart",
+            Verdict::WithinNoise | Verdict::Unknown => "noise",
+        })
+    };
+    out.push_str(&html_grid(&header, &rows, &class));
+    out.push_str(&format!(
+        "<p class=\"note\">{}</p>\n",
+        crate::report::charts::svg::esc(READING)
+    ));
+    if let Some(l) = not_comparable_line(c) {
+        out.push_str(&format!(
+            "<p class=\"note\">{}</p>\n",
+            crate::report::charts::svg::esc(&l)
+        ));
+    }
+    out
 }
 
 /// The summary line counting cells that are not comparable, when there are any.

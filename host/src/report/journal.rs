@@ -281,6 +281,7 @@ mod tests {
             tables: Vec::new(),
             notes: Vec::new(),
             series: Vec::new(),
+            phases: Vec::new(),
             error: None,
             error_kind: None,
         }

@@ -53,6 +53,19 @@ pub fn render(tables: &[MadeTable], file: &str, c: &Comparison, format: Format) 
     }
 }
 
+/// `tables` made by a template for `c`, in HTML (the line counting cells
+/// not comparable under them).
+pub fn html(tables: &[MadeTable], c: &Comparison) -> String {
+    let mut out = tables::html(&titled(tables));
+    if let Some(line) = super::comparison::not_comparable_line(c) {
+        out.push_str(&format!(
+            "<p class=\"note\">{}</p>\n",
+            crate::report::charts::svg::esc(&line)
+        ));
+    }
+    out
+}
+
 impl<'a> From<&'a MadeTable> for Titled<'a> {
     fn from(t: &'a MadeTable) -> Titled<'a> {
         Titled {

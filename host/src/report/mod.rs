@@ -12,6 +12,7 @@ pub mod fio_num;
 pub mod fio_terse;
 pub mod journal;
 pub mod made_tables;
+pub mod page;
 pub mod replay;
 pub mod results;
 pub mod run_table;

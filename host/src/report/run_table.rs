@@ -26,7 +26,7 @@ pub enum Format {
 
 /// How a scenario is named on screen: `PACK/NAME`, or `NAME` alone when
 /// the pack is the scenario (a lone script); not cleaned.
-fn shown_name(s: &ScenarioResult) -> String {
+pub fn shown_name(s: &ScenarioResult) -> String {
     match &s.pack {
         Some(p) if *p != s.name => format!("{p}/{}", s.name),
         _ => s.name.clone(),
@@ -61,19 +61,22 @@ fn spread(m: &Metric) -> Option<(f64, f64)> {
     })
 }
 
-/// The metric table (terminal or Markdown), then one line per failed
-/// scenario and per note.
-pub fn text(doc: &RunDocument, markdown: bool) -> String {
+/// The metric table of one run: its header, its rows (texts cleaned, `|`
+/// escaped in Markdown, figures scaled per row) and the columns that hold
+/// figures. One definition for the terminal, Markdown and HTML.
+pub fn metric_grid(
+    doc: &RunDocument,
+    markdown: bool,
+) -> (Vec<String>, Vec<Vec<String>>, Vec<usize>) {
     let repeated = repeated(doc);
-    let mut table = grid(markdown);
-    table.set_header(if repeated {
+    let header: Vec<&str> = if repeated {
         vec![
             "scenario", "metric", "median", "min", "max", "unit", "runs", "better",
         ]
     } else {
         vec!["scenario", "metric", "value", "unit", "better"]
-    });
-    let mut rows = 0;
+    };
+    let mut rows = Vec::new();
     for s in &doc.scenarios {
         let scenario = cell_text(&shown_name(s), markdown);
         for m in &s.metrics {
@@ -97,25 +100,18 @@ pub fn text(doc: &RunDocument, markdown: bool) -> String {
                 row.push(s.repeat.to_string());
             }
             row.push(better(m));
-            // Figures (and the count of runs) line up on the right.
-            let right: &[usize] = if repeated { &[2, 3, 4, 6] } else { &[2] };
-            table.add_row(row.into_iter().enumerate().map(|(i, c)| {
-                if right.contains(&i) {
-                    Cell::new(c).set_alignment(CellAlignment::Right)
-                } else {
-                    Cell::new(c)
-                }
-            }));
-            rows += 1;
+            rows.push(row);
         }
     }
-    let mut out = if rows > 0 {
-        format!("{table}\n")
-    } else {
-        String::new()
-    };
-    let bullet = if markdown { "- " } else { "" };
-    let mut lines = String::new();
+    // Figures (and the count of runs) line up on the right.
+    let right = if repeated { vec![2, 3, 4, 6] } else { vec![2] };
+    (header.into_iter().map(String::from).collect(), rows, right)
+}
+
+/// The lines under the metric table: one per failed scenario and per
+/// note (texts cleaned, `|` escaped in Markdown).
+pub fn lines(doc: &RunDocument, markdown: bool) -> Vec<String> {
+    let mut lines = Vec::new();
     for s in &doc.scenarios {
         if let Some(e) = &s.error {
             let first = e.lines().next().unwrap_or_default();
@@ -124,8 +120,8 @@ pub fn text(doc: &RunDocument, markdown: bool) -> String {
                 Some("interrupted") => "stopped",
                 _ => "failed",
             };
-            lines.push_str(&format!(
-                "{bullet}{} {how}: {}\n",
+            lines.push(format!(
+                "{} {how}: {}",
                 scenario_name(s),
                 cell_text(first, markdown)
             ));
@@ -133,16 +129,58 @@ pub fn text(doc: &RunDocument, markdown: bool) -> String {
     }
     for s in &doc.scenarios {
         for n in &s.notes {
-            lines.push_str(&format!(
-                "{bullet}note ({}): {}\n",
+            lines.push(format!(
+                "note ({}): {}",
                 scenario_name(s),
                 cell_text(n, markdown)
             ));
         }
     }
+    lines
+}
+
+/// The metric table (terminal or Markdown), then one line per failed
+/// scenario and per note.
+pub fn text(doc: &RunDocument, markdown: bool) -> String {
+    let (header, rows, right) = metric_grid(doc, markdown);
+    let mut table = grid(markdown);
+    table.set_header(header);
+    for row in &rows {
+        table.add_row(row.iter().enumerate().map(|(i, c)| {
+            if right.contains(&i) {
+                Cell::new(c).set_alignment(CellAlignment::Right)
+            } else {
+                Cell::new(c)
+            }
+        }));
+    }
+    let mut out = if rows.is_empty() {
+        String::new()
+    } else {
+        format!("{table}\n")
+    };
+    let bullet = if markdown { "- " } else { "" };
+    let lines = lines(doc, markdown);
     if !lines.is_empty() {
         out.push('\n');
-        out.push_str(&lines);
+        for l in lines {
+            out.push_str(&format!("{bullet}{l}\n"));
+        }
+    }
+    out
+}
+
+/// The metric table in HTML, the errors and notes under it.
+pub fn html(doc: &RunDocument) -> String {
+    use crate::report::charts::svg::esc;
+    let (header, rows, _) = metric_grid(doc, false);
+    let mut out = if rows.is_empty() {
+        String::new()
+    } else {
+        crate::report::tables::html_grid(&header, &rows, &|_, _| None)
+    };
+    for l in lines(doc, false) {
+        out.push_str(&format!("<p class=\"note\">{}</p>\n", esc(&l)));
     }
     out
 }

@@ -51,14 +51,18 @@ pub fn cell_text(s: &str, markdown: bool) -> String {
     }
 }
 
-/// A cell aligned right when it holds a figure (starts with a digit, a
-/// sign or a point): numbers line up in their column. The first column
-/// names the rows (`4k`, `4k random read IOPS`) and stays on the left.
-fn aligned(text: String) -> Cell {
-    let numeric = text
-        .chars()
+/// Whether a cell holds a figure (starts with a digit, a sign or a
+/// point): such cells are aligned right, so that numbers line up.
+pub fn is_figure(text: &str) -> bool {
+    text.chars()
         .next()
-        .is_some_and(|c| c.is_ascii_digit() || matches!(c, '-' | '+' | '.'));
+        .is_some_and(|c| c.is_ascii_digit() || matches!(c, '-' | '+' | '.'))
+}
+
+/// A cell aligned right when it holds a figure ([`is_figure`]). The first
+/// column names the rows (`4k`, `4k random read IOPS`) and stays on the left.
+fn aligned(text: String) -> Cell {
+    let numeric = is_figure(&text);
     let cell = Cell::new(text);
     if numeric {
         cell.set_alignment(CellAlignment::Right)
@@ -124,6 +128,75 @@ pub fn text(tables: &[Titled], markdown: bool) -> String {
             out.push_str(&format!("{}\n", cleaned(n)));
         }
         out.push('\n');
+    }
+    out
+}
+
+/// One HTML table: `header`, then `rows` (a row shorter than the header
+/// is filled with empty cells), every text escaped; figures aligned right
+/// (the first column names the rows); `class` of each cell, if given, as
+/// its class attribute. Sortable by a click on a column's heading when
+/// the page has the sort script.
+pub fn html_grid(
+    header: &[String],
+    rows: &[Vec<String>],
+    class: &dyn Fn(usize, usize) -> Option<&'static str>,
+) -> String {
+    use crate::report::charts::svg::esc;
+    let width = rows.iter().map(Vec::len).fold(header.len(), usize::max);
+    let mut out = String::from("<div class=\"wide\"><table class=\"sortable\">\n<thead><tr>");
+    for i in 0..width {
+        out.push_str(&format!(
+            "<th>{}</th>",
+            esc(header.get(i).map_or("", String::as_str))
+        ));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for (r, row) in rows.iter().enumerate() {
+        out.push_str("<tr>");
+        for i in 0..width {
+            let text = row.get(i).map_or("", String::as_str);
+            let mut classes: Vec<&str> = Vec::new();
+            if i > 0 && is_figure(text) {
+                classes.push("num");
+            }
+            classes.extend(class(r, i));
+            let attr = if classes.is_empty() {
+                String::new()
+            } else {
+                format!(" class=\"{}\"", classes.join(" "))
+            };
+            out.push_str(&format!("<td{attr}>{}</td>", esc(text)));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+    out
+}
+
+/// The tables in HTML, each under its title (`<h4>`), its notes below;
+/// past [`SHOWN_CELLS`] cells, the rest are counted, as in [`text`].
+pub fn html(tables: &[Titled]) -> String {
+    use crate::report::charts::svg::esc;
+    let mut out = String::new();
+    let mut budget = SHOWN_CELLS;
+    for (i, t) in tables.iter().enumerate() {
+        let cells = columns(t).saturating_mul(t.rows.len() + 1);
+        if cells > budget {
+            out.push_str(&format!(
+                "<p class=\"note\">({} more table(s) not shown: more than {SHOWN_CELLS} cells in all; the result files have them)</p>\n",
+                tables.len() - i
+            ));
+            break;
+        }
+        budget -= cells;
+        if !t.title.is_empty() {
+            out.push_str(&format!("<h4>{}</h4>\n", esc(t.title)));
+        }
+        out.push_str(&html_grid(t.header, t.rows, &|_, _| None));
+        for n in t.notes {
+            out.push_str(&format!("<p class=\"note\">{}</p>\n", esc(n)));
+        }
     }
     out
 }

@@ -3,7 +3,7 @@
 
 use crate::job::spec::JobSpec;
 use crate::model::result::{DirResult, JobResult, SyncResult, BATCH_LABELS, DEPTH_LABELS};
-use crate::stats::{CpuUsage, LatencyRecorder, TimelinePoint};
+use crate::stats::{coarsen, interval_of, CpuUsage, LatencyRecorder, TimelinePoint, COARSE_MS};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -37,7 +37,8 @@ pub struct JobStats {
     pub runtime_sum: Duration,
     /// CPU used.
     pub cpu: CpuUsage,
-    /// Per-second figures, summed across merged threads.
+    /// Per-interval figures (seconds, or tenths in a short job), summed
+    /// across merged threads.
     pub timeline: Vec<TimelinePoint>,
     /// When the measured phase began (the timeline's zero): the earliest
     /// among merged threads.
@@ -89,17 +90,33 @@ impl JobStats {
         };
         self.runtime_sum += other.runtime_sum;
         self.cpu = self.cpu.add(&other.cpu);
-        if self.timeline.len() < other.timeline.len() {
-            self.timeline
-                .resize(other.timeline.len(), TimelinePoint::default());
+        // Threads that ran for different lengths of time may keep
+        // intervals of different lengths: summed into the longer one.
+        let mut theirs = std::borrow::Cow::Borrowed(&other.timeline);
+        let (mine, other_interval) = (interval_of(&self.timeline), interval_of(&other.timeline));
+        if self.timeline.is_empty() {
+            // Nothing to merge with yet: take theirs as it is.
+        } else if mine < other_interval {
+            self.timeline = coarsen(&self.timeline, other_interval);
+        } else if other_interval < mine {
+            theirs = std::borrow::Cow::Owned(coarsen(&other.timeline, mine));
         }
-        for (a, b) in self.timeline.iter_mut().zip(&other.timeline) {
+        if self.timeline.len() < theirs.len() {
+            self.timeline.resize(theirs.len(), TimelinePoint::default());
+        }
+        for (a, b) in self.timeline.iter_mut().zip(theirs.iter()) {
             a.t_ms = b.t_ms;
             a.duration_ms = a.duration_ms.max(b.duration_ms);
             a.read_ios += b.read_ios;
             a.read_bytes += b.read_bytes;
             a.write_ios += b.write_ios;
             a.write_bytes += b.write_bytes;
+        }
+        // An interval is partial when every thread's was: the flag is
+        // kept from the longest, not lost where one thread had no point.
+        let interval = interval_of(&self.timeline);
+        for a in &mut self.timeline {
+            a.partial = a.duration_ms < interval;
         }
         self.threads += other.threads;
         add_counts(&mut self.depth_counts, &other.depth_counts);
@@ -117,12 +134,14 @@ impl JobStats {
     pub fn to_result(&self, job: &JobSpec, groupid: u32) -> JobResult {
         let runtime_ms = self.runtime.as_millis() as u64;
         let secs = self.runtime.as_secs_f64();
+        let seconds = coarsen(&self.timeline, COARSE_MS);
         let dir = |i: usize| -> DirResult {
             let d = &self.dirs[i];
-            let full: Vec<&TimelinePoint> = self
-                .timeline
+            // fio's per-second samples, whatever the timeline's interval.
+            let full: Vec<TimelinePoint> = seconds
                 .iter()
-                .filter(|p| p.duration_ms >= 1000)
+                .filter(|p| p.duration_ms >= COARSE_MS)
+                .cloned()
                 .collect();
             let (iops_s, bw_s): (Vec<f64>, Vec<f64>) =
                 full.iter().map(|p| (p.iops(i), p.bw_bytes(i))).unzip();
@@ -197,6 +216,8 @@ impl JobStats {
             // Set by the scenario API, which knows the scenario's clock.
             started_s: None,
             ended_s: None,
+            case: None,
+            repeat: None,
             options: job.given.iter().cloned().collect(),
         }
     }

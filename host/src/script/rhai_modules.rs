@@ -757,6 +757,9 @@ fn report_module() -> Module {
     native!(m, "note", h, |text: &str| -> () {
         h.borrow_mut().note(text).map_err(api)
     });
+    native!(m, "phase", h, |name: &str| -> () {
+        h.borrow_mut().phase(name).map_err(api)
+    });
     native!(m, "series", h, |name: &str,
                              unit: &str,
                              points: Array|

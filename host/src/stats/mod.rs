@@ -10,4 +10,4 @@ mod timeline;
 pub use cpu::CpuUsage;
 pub use disk::{DiskSnapshot, DiskUtil};
 pub use latency::{LatencyRecorder, LatencySummary, FIO_PERCENTILES};
-pub use timeline::{Timeline, TimelinePoint};
+pub use timeline::{coarsen, interval_of, Timeline, TimelinePoint, COARSE_MS, LEVELS};

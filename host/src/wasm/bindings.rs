@@ -370,6 +370,9 @@ impl plumb::bench::report::Host for State {
     fn note(&mut self, text: String) -> Out<()> {
         done(self.host.note(&text))
     }
+    fn phase(&mut self, name: String) -> Out<()> {
+        done(self.host.phase(&name))
+    }
     fn series(&mut self, name: String, unit: String, points: Vec<(f64, f64)>) -> Out<()> {
         done(self.host.series(&name, &unit, points))
     }

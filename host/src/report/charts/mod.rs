@@ -1,0 +1,113 @@
+//! SVG charts of results, one list for every output (`--svg DIR` on `run`
+//! and `compare`, `plumb report`): each chart with its file name, title
+//! and a line saying what it measures.
+//!
+//! - [`change`]: with several runs, each metric's change against the
+//!   baseline (right is better, left is worse, whatever the metric's
+//!   direction; the confidence interval as whiskers), grouped by scenario;
+//!   with one run, the metrics' values grouped by unit.
+//! - [`jobs`]: per job instance — (pack, scenario, job, case, repeat), so
+//!   that jobs of one name are never merged — its latency percentiles and
+//!   its timeline on the job's clock, one line per run and direction.
+//! - [`series`]: per run of a scenario, the time series it reported and
+//!   its jobs on the scenario's clock, its phases as labelled bands.
+
+pub mod change;
+pub mod jobs;
+pub mod series;
+pub mod svg;
+
+use crate::model::comparison::Comparison;
+use crate::model::document::RunDocument;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// What a chart shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Each metric's change against the baseline.
+    Change,
+    /// One run's metrics, grouped by unit.
+    Values,
+    /// A job instance's latency percentiles.
+    Latency,
+    /// A job instance's IOPS and bandwidth over time.
+    Timeline,
+    /// A scenario's jobs on its clock.
+    Jobs,
+    /// A scenario's reported series.
+    Series,
+}
+
+/// One chart.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// Its file name (safe characters only, unique in the list).
+    pub file: String,
+    /// What it shows.
+    pub kind: Kind,
+    /// Its title, as drawn on it (not escaped).
+    pub title: String,
+    /// The scenario it belongs to, as named on screen
+    /// ([`crate::report::run_table::shown_name`]), if one.
+    pub scenario: Option<String>,
+    /// The SVG document.
+    pub svg: String,
+}
+
+/// `s` as a file-name part: safe characters only, at most 60 of them.
+pub fn file_part(s: &str) -> String {
+    s.chars()
+        .take(60)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Makes file names unique: a name met before gets `-2`, `-3`, ….
+#[derive(Debug, Default)]
+pub struct Names(HashSet<String>);
+
+impl Names {
+    /// `stem.svg`, or `stem-N.svg` when taken.
+    pub fn take(&mut self, stem: &str) -> String {
+        let mut name = format!("{stem}.svg");
+        let mut n = 1;
+        while !self.0.insert(name.clone()) {
+            n += 1;
+            name = format!("{stem}-{n}.svg");
+        }
+        name
+    }
+}
+
+/// Every chart of `docs` (titles of runs in `c.runs`, `c` their comparison
+/// made once by the caller), in reading order: the metrics, then per
+/// scenario its series and jobs, then per job instance its latency and
+/// timeline.
+pub fn all(docs: &[RunDocument], c: &Comparison) -> Result<Vec<Chart>, String> {
+    let mut names = Names::default();
+    let mut out = Vec::new();
+    out.extend(change::chart(docs, c, &mut names));
+    out.extend(series::charts(docs, &c.runs, &mut names)?);
+    out.extend(jobs::charts(docs, &c.runs, &mut names));
+    Ok(out)
+}
+
+/// Writes every chart of [`all`] into `dir`. Returns the files written.
+pub fn write_all(dir: &Path, docs: &[RunDocument], c: &Comparison) -> Result<Vec<PathBuf>, String> {
+    std::fs::create_dir_all(dir).map_err(|err| format!("--svg {}: {err}", dir.display()))?;
+    let mut out = Vec::new();
+    for chart in all(docs, c)? {
+        let path = dir.join(&chart.file);
+        super::save::write_atomic(&path, chart.svg.as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        out.push(path);
+    }
+    Ok(out)
+}
