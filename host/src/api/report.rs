@@ -7,6 +7,8 @@
 //! naming the limit.
 
 use super::{ApiError, Host};
+use crate::metrics::board::{check_script_series, MetricsError};
+use crate::metrics::ScriptKind;
 use crate::model::document::{
     json_bytes, limits, Better, Mark, Metric, ScenarioResult, Series, Table,
 };
@@ -347,6 +349,36 @@ impl Host {
         r.take_bytes(call, json_bytes(&series, ENTRY_DEPTH))?;
         r.series.push(series);
         Ok(())
+    }
+
+    /// Adds `amount` (finite, at least 0) to the scenario's own counter
+    /// `name`, which `/metrics` shows as `plumb_script_NAME_total` while
+    /// the run lasts (`--metrics-listen`); without an endpoint the call is
+    /// checked the same and has no effect. Names: lowercase letters,
+    /// digits and `_`, starting with a letter, at most 64 bytes, not ending
+    /// with `_total` or another OpenMetrics suffix; a run may have 256.
+    pub fn counter(&mut self, name: &str, amount: f64) -> Result<(), ApiError> {
+        self.script_series("report::counter", name, amount, ScriptKind::Counter)
+    }
+
+    /// Sets the scenario's own gauge `name` to `value` (finite), shown as
+    /// `plumb_script_NAME`; the rules of [`Host::counter`] otherwise.
+    pub fn gauge(&mut self, name: &str, value: f64) -> Result<(), ApiError> {
+        self.script_series("report::gauge", name, value, ScriptKind::Gauge)
+    }
+
+    fn script_series(
+        &mut self,
+        call: &str,
+        name: &str,
+        value: f64,
+        kind: ScriptKind,
+    ) -> Result<(), ApiError> {
+        let refused = |e: MetricsError| ApiError::Invalid(format!("{call}: {e}"));
+        match &self.metrics {
+            Some(scope) => scope.script(name, value, kind).map_err(refused),
+            None => check_script_series(name, value, kind).map_err(refused),
+        }
     }
 
     /// Records a note (at most [`MAX_NOTES`] of [`MAX_NOTE_LEN`] bytes).

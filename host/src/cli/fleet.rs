@@ -102,6 +102,9 @@ pub struct RunArgs {
     /// How far the pack is trusted.
     #[command(flatten)]
     pub trust: crate::cli::pack::PackTrust,
+    /// The /metrics endpoint each host's run serves (ADDR:PORT on that host).
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
 }
 
 /// Options of `plumb fleet net`.
@@ -358,6 +361,7 @@ fn run(a: RunArgs) -> Outcome {
     for n in &a.allow_net {
         run_args.extend(["--allow-net".to_string(), n.clone()]);
     }
+    run_args.extend(a.metrics.forwarded());
     let binary = Binary::current().map_err(|e| (ExitCode::Failed, format!("this plumb: {e}")))?;
     let plan = Plan {
         hosts,
