@@ -93,6 +93,16 @@ const TOOLS: &[Tool] = &[
         used_by: "the host and user keys the fleet tests make",
     },
     Tool {
+        program: "prometheus",
+        package: "prometheus",
+        used_by: "the real Prometheus that scrapes --metrics-listen in the metrics tests",
+    },
+    Tool {
+        program: "promtool",
+        package: "prometheus",
+        used_by: "promtool check metrics on a scrape of --metrics-listen",
+    },
+    Tool {
         program: "dbench",
         package: "dbench",
         used_by: "the dbench importer's test and bench/vs-suites",
@@ -135,6 +145,7 @@ const SERIAL: &[&str] = &[
     "hostile::",
     "jobs_and_output::the_progress_line",
     "jobs_and_output::timeline",
+    "metrics::",
     "net::",
     "options::ramp_time",
     "results::compare_of_a_million",

@@ -7,7 +7,7 @@
 //! naming the limit.
 
 use super::{ApiError, Host};
-use crate::metrics::board::{check_script_series, MetricsError};
+use crate::metrics::board::{check_script_series, MetricsError, MAX_SCRIPT_SERIES};
 use crate::metrics::ScriptKind;
 use crate::model::document::{
     json_bytes, limits, Better, Mark, Metric, ScenarioResult, Series, Table,
@@ -142,6 +142,10 @@ pub struct ScenarioReport {
     /// A job result refused where no error could be returned (a background
     /// job's, recorded as its task is collected), for the collector to take.
     refusal: Option<String>,
+    /// The scenario's own series so far (`report::counter`,
+    /// `report::gauge`) and their kinds: the rules hold with or without an
+    /// endpoint.
+    script_series: HashMap<String, ScriptKind>,
 }
 
 impl ScenarioReport {
@@ -375,9 +379,24 @@ impl Host {
         kind: ScriptKind,
     ) -> Result<(), ApiError> {
         let refused = |e: MetricsError| ApiError::Invalid(format!("{call}: {e}"));
+        check_script_series(name, value, kind).map_err(refused)?;
+        let known = &mut self.report.script_series;
+        match known.get(name) {
+            Some(was) if *was != kind => {
+                return Err(refused(MetricsError::KindClash {
+                    name: name.to_string(),
+                    was: was.name(),
+                }))
+            }
+            Some(_) => {}
+            None if known.len() >= MAX_SCRIPT_SERIES => return Err(refused(MetricsError::TooMany)),
+            None => {
+                known.insert(name.to_string(), kind);
+            }
+        }
         match &self.metrics {
             Some(scope) => scope.script(name, value, kind).map_err(refused),
-            None => check_script_series(name, value, kind).map_err(refused),
+            None => Ok(()),
         }
     }
 

@@ -10,7 +10,7 @@
 //!   `plumb_run_elapsed_seconds`; `plumb_run_running` (1, then 0 while the
 //!   endpoint lingers after the run);
 //! - `plumb_cpu_seconds_total{mode="user"|"system"}` — this process;
-//! - per `pack`, `scenario`, `job` and `direction` (`read`, `write`):
+//! - per `pack`, `scenario`, `jobname` (fio's JSON key; Prometheus keeps `job` for its scrape job) and `direction` (`read`, `write`):
 //!   `plumb_io_operations_total`, `plumb_io_bytes_total` and the
 //!   completion latency histogram `plumb_io_latency_seconds` (buckets at
 //!   every power of two nanoseconds from 1,024 ns to 2^34 ns);
@@ -197,7 +197,7 @@ impl Collector for Scrape {
                 ("label", s.label.clone()),
                 ("pack", j.pack.clone()),
                 ("scenario", j.scenario.clone()),
-                ("job", j.job.clone()),
+                ("jobname", j.job.clone()),
                 ("direction", DIRECTIONS[d].to_string()),
             ]
         };

@@ -194,7 +194,17 @@ enum Stage {
     Reading { head: Vec<u8> },
     /// Writing the answer from `at`, until the deadline.
     Writing { answer: Answer, at: usize },
+    /// Answered and shut for writing: what the peer still sends is read
+    /// and dropped (at most [`DRAIN_BYTES`], until the deadline), so that
+    /// closing with unread bytes does not reset the connection before the
+    /// peer has read the answer.
+    Draining { left: usize },
 }
+
+/// Most bytes read and dropped after an answer.
+const DRAIN_BYTES: usize = 256 << 10;
+/// Longest wait for the peer to close after an answer.
+const DRAIN_TIME: Duration = Duration::from_secs(1);
 
 /// An answer: its head, and a body perhaps shared with other connections.
 struct Answer {
@@ -245,7 +255,7 @@ impl Server {
             });
             for c in &self.conns {
                 let events = match c.stage {
-                    Stage::Reading { .. } => libc::POLLIN,
+                    Stage::Reading { .. } | Stage::Draining { .. } => libc::POLLIN,
                     Stage::Writing { .. } => libc::POLLOUT,
                 };
                 fds.push(libc::pollfd {
@@ -299,13 +309,14 @@ impl Server {
                 continue;
             }
             if self.conns.len() >= self.limits.max_connections {
-                // Close the oldest connection still to send its request;
-                // when every one is being answered, the new one.
+                // Close the oldest connection still to send its request (or
+                // already answered); when every one is being answered, the
+                // new one.
                 let oldest = self
                     .conns
                     .iter()
                     .enumerate()
-                    .filter(|(_, c)| matches!(c.stage, Stage::Reading { .. }))
+                    .filter(|(_, c)| !matches!(c.stage, Stage::Writing { .. }))
                     .min_by_key(|(_, c)| c.accepted)
                     .map(|(i, _)| i);
                 self.counts.dropped.fetch_add(1, Ordering::Relaxed);
@@ -329,7 +340,9 @@ impl Server {
     /// Moves one connection on; None when it is done or dropped.
     fn step(&mut self, mut c: Conn, revents: i16, now: Instant) -> Option<Conn> {
         if now >= c.deadline {
-            self.counts.dropped.fetch_add(1, Ordering::Relaxed);
+            if !matches!(c.stage, Stage::Draining { .. }) {
+                self.counts.dropped.fetch_add(1, Ordering::Relaxed);
+            }
             return None;
         }
         if revents & (libc::POLLERR | libc::POLLNVAL) != 0 {
@@ -368,12 +381,29 @@ impl Server {
             Stage::Writing { .. } if revents & (libc::POLLOUT | libc::POLLHUP) != 0 => {
                 self.write(c)
             }
+            Stage::Draining { left } if revents & (libc::POLLIN | libc::POLLHUP) != 0 => {
+                let mut chunk = [0u8; 2048];
+                match c.stream.read(&mut chunk[..(*left).min(2048)]) {
+                    Ok(n) if n > 0 && n < *left => {
+                        *left -= n;
+                        Some(c)
+                    }
+                    Err(e)
+                        if e.kind() == ErrorKind::WouldBlock
+                            || e.kind() == ErrorKind::Interrupted =>
+                    {
+                        Some(c)
+                    }
+                    // The peer closed, sent too much, or is gone.
+                    _ => None,
+                }
+            }
             _ => Some(c),
         }
     }
 
-    /// Writes what the socket takes; None once all is written (then the
-    /// connection closes) or the peer is gone.
+    /// Writes what the socket takes; once all is written, shuts the
+    /// connection for writing and drains it. None when the peer is gone.
     fn write(&mut self, mut c: Conn) -> Option<Conn> {
         let Stage::Writing { answer, at } = &mut c.stage else {
             return Some(c);
@@ -394,7 +424,9 @@ impl Server {
             }
         }
         let _ = c.stream.shutdown(std::net::Shutdown::Write);
-        None
+        c.stage = Stage::Draining { left: DRAIN_BYTES };
+        c.deadline = Instant::now() + DRAIN_TIME;
+        Some(c)
     }
 
     /// The answer to a request head so far, or None while it is incomplete
