@@ -138,6 +138,14 @@ fn encode(s: &str) -> String {
         .collect()
 }
 
+/// Now, in Unix seconds.
+fn now_secs() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
 /// Debian's Prometheus, scraping one target every second, with its data
 /// in a temporary directory; killed when dropped.
 struct Prometheus {
@@ -178,6 +186,13 @@ impl Prometheus {
                 "prometheus was not ready within a minute:\n{}",
                 std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default()
             );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        // Targets reach the scrape loop a few seconds after start (the
+        // discovery manager batches its updates): wait for a first scrape
+        // (of nothing yet, `up` 0) so the run is scraped from its start.
+        while p.query(r#"up{job="plumb"}"#, now_secs()).is_empty() {
+            assert!(Instant::now() < deadline, "prometheus did not scrape within a minute");
             std::thread::sleep(Duration::from_millis(200));
         }
         p
@@ -267,10 +282,7 @@ fn prometheus_scrapes_a_ten_second_job_and_a_scenarios_own_series() {
     let (iops, ios) = (m("iops"), m("ios"));
     assert!(ios > 1000.0, "the job did I/O: {ios}");
 
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64();
+    let now = now_secs();
     let sel = r#"plumb_io_operations_total{jobname="soak",direction="read",label="soak-test",scenario="soak"}"#;
     assert_eq!(
         prom.value(r#"up{job="plumb"}"#, now),
@@ -313,6 +325,7 @@ fn prometheus_scrapes_a_ten_second_job_and_a_scenarios_own_series() {
         last_t,
     );
     let ratio = rate / iops;
+    println!("Prometheus's rate {rate:.0}/s, the job's {iops:.0} IOPS: ×{ratio:.4}");
     assert!(
         (0.9..=1.1).contains(&ratio),
         "Prometheus's rate {rate:.0}/s against the job's {iops:.0} IOPS: ×{ratio:.3} (samples {samples:?})"
