@@ -192,7 +192,10 @@ impl Prometheus {
         // discovery manager batches its updates): wait for a first scrape
         // (of nothing yet, `up` 0) so the run is scraped from its start.
         while p.query(r#"up{job="plumb"}"#, now_secs()).is_empty() {
-            assert!(Instant::now() < deadline, "prometheus did not scrape within a minute");
+            assert!(
+                Instant::now() < deadline,
+                "prometheus did not scrape within a minute"
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
         p
@@ -611,4 +614,94 @@ fn a_bad_metrics_address_is_refused_before_the_run() {
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
         assert!(r.stderr.contains(want), "{args:?}: {}", r.stderr);
     }
+}
+
+/// Scrapes `addr` every 200 ms until `run` ends; the last answer's body.
+fn scrape_until_end(run: Running, addr: SocketAddr) -> (i32, String, String) {
+    let mut last = String::new();
+    let mut run = run;
+    loop {
+        let ended = run.child.try_wait().unwrap().is_some();
+        if TcpStream::connect(addr).is_ok() {
+            let (status, _, body) = scrape(addr, true);
+            if status.contains("200") {
+                last = body;
+            }
+        }
+        if ended {
+            let (code, _, err) = run.wait(Duration::from_secs(10));
+            return (code, last, err);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        run.seen.extend(run.lines.try_iter());
+    }
+}
+
+/// The value of the first series of `body` whose line starts with `prefix`.
+fn series_value(body: &str, prefix: &str) -> f64 {
+    let line = body
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no {prefix} in\n{body}"));
+    line.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+/// The es-indexing scenario counts its documents with `report::counter`,
+/// as a WebAssembly guest (through the WIT world) and as Rhai: the last
+/// scrape of each holds every document.
+#[test]
+fn a_scenarios_own_counter_reaches_the_endpoint_from_wasm_and_rhai() {
+    let dir = workdir();
+    let target = dir.path().join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    let wasm = crate::wasm::guest("es_indexing");
+    for (scenario, name) in [
+        (wasm.as_str(), "es_indexing"),
+        ("es-indexing", "es-indexing"),
+    ] {
+        let (run, addr) = Running::start(
+            dir.path(),
+            &[
+                "run",
+                scenario,
+                "--target",
+                target.to_str().unwrap(),
+                "-p",
+                "docs=3000",
+                "-p",
+                "doc_size=512",
+                "-p",
+                "bulk_size=100",
+                "-p",
+                "docs_per_sec=20000",
+                "--metrics-listen",
+                "127.0.0.1:0",
+                "--metrics-linger",
+                "10s",
+            ],
+        );
+        let (code, body, err) = scrape_until_end(run, addr);
+        assert_eq!(code, 0, "{name}: {err}");
+        let docs = series_value(
+            &body,
+            &format!(
+                "plumb_script_documents_indexed_total{{label=\"{}\",pack=",
+                hostname()
+            ),
+        );
+        assert_eq!(docs, 3000.0, "{name}: {body}");
+        assert!(
+            body.contains(&format!("scenario=\"{name}\"")),
+            "{name}: {body}"
+        );
+        assert_eq!(series_value(&body, "plumb_run_running{"), 0.0, "{name}");
+    }
+}
+
+/// This machine's name, the label of a run without `--label`.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string()
 }
