@@ -219,7 +219,9 @@ pub fn main(args: &[String]) -> ExitCode {
         }
     };
     if let Some(m) = &metrics {
-        m.board().plan(inv.jobs.len() as u64);
+        // The jobs that run (a create_only job only lays out its files).
+        m.board()
+            .plan(inv.jobs.iter().filter(|j| !j.create_only).count() as u64);
     }
     let signals = Signals::install();
     let stop = signals.stop.clone();

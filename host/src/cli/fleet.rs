@@ -24,7 +24,7 @@ use std::time::Duration;
 #[derive(Subcommand, Debug)]
 pub enum FleetCommand {
     /// Run a pack on every host at once over ssh, fetch the results, compare them.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Network between pairs of hosts: plumb serve on B, TCP streams, RTT and connect time from A.
     Net(NetArgs),
     /// Seconds until each host first accepts a TCP connection on a port.
@@ -197,7 +197,7 @@ fn bad(m: impl Into<String>) -> (ExitCode, String) {
 /// Runs a `plumb fleet` subcommand.
 pub fn main(cmd: FleetCommand) -> ExitCode {
     let r = match cmd {
-        FleetCommand::Run(a) => run(a),
+        FleetCommand::Run(a) => run(*a),
         FleetCommand::Net(a) => net(a),
         FleetCommand::Wait(a) => wait(a),
         FleetCommand::Agent(a) => agent(a),

@@ -233,15 +233,24 @@ struct Conn {
     stage: Stage,
 }
 
+/// A body encoded for a scrape, served again for a moment.
+struct Cached {
+    /// When it was encoded.
+    at: Instant,
+    /// Whether the run was still going then.
+    running: bool,
+    /// The text.
+    body: Arc<Vec<u8>>,
+}
+
 struct Server {
     listener: TcpListener,
     board: Arc<Board>,
     limits: Limits,
     counts: Arc<Counts>,
     conns: Vec<Conn>,
-    /// The last body encoded in each format: when, whether the run was
-    /// still going, the text.
-    cached: [Option<(Instant, bool, Arc<Vec<u8>>)>; 2],
+    /// The last body encoded in each format.
+    cached: [Option<Cached>; 2],
 }
 
 impl Server {
@@ -474,11 +483,15 @@ impl Server {
         let cached = &mut self.cached[format as usize];
         let fresh = cached
             .as_ref()
-            .filter(|(at, was_running, _)| *was_running == running && at.elapsed() < REENCODE_AFTER)
-            .map(|(_, _, body)| body.clone());
+            .filter(|c| c.running == running && c.at.elapsed() < REENCODE_AFTER)
+            .map(|c| c.body.clone());
         let body = fresh.unwrap_or_else(|| {
             let body = Arc::new(exposition::encode(self.board.snapshot(), format).into_bytes());
-            *cached = Some((Instant::now(), running, body.clone()));
+            *cached = Some(Cached {
+                at: Instant::now(),
+                running,
+                body: body.clone(),
+            });
             body
         });
         self.counts.scrapes.fetch_add(1, Ordering::Relaxed);
