@@ -309,8 +309,12 @@ impl Server {
                 Ok((s, _)) => s,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 // A connection reset before it was accepted, or out of
-                // descriptors: the next round tries again.
-                Err(_) => return,
+                // descriptors: the next round tries again, a moment later
+                // (the listener stays readable, and poll would not wait).
+                Err(_) => {
+                    std::thread::sleep(Duration::from_millis(10));
+                    return;
+                }
             };
             self.counts.accepted.fetch_add(1, Ordering::Relaxed);
             if stream.set_nonblocking(true).is_err() {
