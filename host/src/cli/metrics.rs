@@ -114,3 +114,44 @@ impl Live {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flags_are_forwarded_as_given() {
+        let m = MetricsArgs {
+            metrics_listen: Some("0.0.0.0:9464".into()),
+            metrics_linger: Some("30s".into()),
+        };
+        assert_eq!(
+            m.forwarded(),
+            [
+                "--metrics-listen",
+                "0.0.0.0:9464",
+                "--metrics-linger",
+                "30s"
+            ]
+        );
+        assert!(MetricsArgs::default().forwarded().is_empty());
+        assert!(MetricsArgs::default()
+            .start("x", Steps::Jobs)
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
+    fn a_bad_linger_or_address_is_an_error_naming_the_flag() {
+        let m = |listen: &str, linger: Option<&str>| MetricsArgs {
+            metrics_listen: Some(listen.into()),
+            metrics_linger: linger.map(str::to_string),
+        };
+        let e = m("127.0.0.1:0", Some("soon"))
+            .start("x", Steps::Jobs)
+            .unwrap_err();
+        assert!(e.starts_with("--metrics-linger"), "{e}");
+        let e = m("nowhere", None).start("x", Steps::Jobs).unwrap_err();
+        assert!(e.starts_with("--metrics-listen"), "{e}");
+    }
+}

@@ -297,3 +297,67 @@ impl Collector for Scrape {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{Board, JobFigures, Latency, Steps};
+
+    fn board() -> std::sync::Arc<Board> {
+        let b = Board::new("lab \"1\"", "h", Steps::Scenarios);
+        b.add_pack("p", &"a".repeat(64));
+        b.plan(2);
+        b.step_done(Steps::Scenarios, 1);
+        let s = b.scope("p", "s");
+        let mut counts = vec![0u64; crate::stats::live_latency::BUCKETS];
+        counts[152] = 3; // 6,144 ns: at least 2^12 ns, below 2^13 ns
+        let tap = s.tap(&["j"]);
+        tap.update(&[JobFigures {
+            ios: [3, 0],
+            bytes: [12288, 0],
+            latency: [Latency::from_live(&counts, 24_000), Latency::default()],
+        }]);
+        s.script("docs", 5.0, ScriptKind::Counter).unwrap();
+        drop(tap);
+        b
+    }
+
+    #[test]
+    fn openmetrics_lines_of_a_known_board() {
+        let text = encode(board().snapshot(), Format::OpenMetrics);
+        for line in [
+            "# TYPE plumb_io_operations counter",
+            r#"plumb_io_operations_total{label="lab \"1\"",pack="p",scenario="s",jobname="j",direction="read"} 3"#,
+            r#"plumb_io_bytes_total{label="lab \"1\"",pack="p",scenario="s",jobname="j",direction="read"} 12288"#,
+            "# UNIT plumb_io_latency_seconds seconds",
+            r#"plumb_io_latency_seconds_count{label="lab \"1\"",pack="p",scenario="s",jobname="j",direction="read"} 3"#,
+            r#"plumb_io_latency_seconds_bucket{le="0.000004096",label="lab \"1\"",pack="p",scenario="s",jobname="j",direction="read"} 0"#,
+            r#"plumb_io_latency_seconds_bucket{le="0.000008192",label="lab \"1\"",pack="p",scenario="s",jobname="j",direction="read"} 3"#,
+            r#"plumb_run_progress_ratio{label="lab \"1\""} 0.5"#,
+            r#"plumb_script_docs_total{label="lab \"1\"",pack="p",scenario="s"} 5.0"#,
+            "# EOF",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line}\n{text}");
+        }
+        assert!(
+            text.contains(&format!("pack_sha256=\"{}\"", "a".repeat(64))),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_classic_text_has_no_openmetrics_only_lines() {
+        let text = encode(board().snapshot(), Format::Prometheus);
+        assert!(
+            !text.contains("# EOF") && !text.contains("# UNIT"),
+            "{text}"
+        );
+        assert!(text.contains("# TYPE plumb_run_info gauge"), "{text}");
+        assert_eq!(Format::from_accept(None), Format::Prometheus);
+        assert_eq!(
+            Format::from_accept(Some(b"application/OpenMetrics-text;version=1.0.0")),
+            Format::OpenMetrics
+        );
+        assert_eq!(Format::from_accept(Some(b"text/plain")), Format::Prometheus);
+    }
+}
