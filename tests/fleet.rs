@@ -1304,3 +1304,90 @@ fn fleet_wait_returns_once_the_port_answers_and_fails_at_its_timeout() {
         started.elapsed()
     );
 }
+
+/// `plumb fleet run --metrics-listen 0.0.0.0:PORT`: each host's run serves
+/// its own /metrics on that port (here each namespace's own), labelled with
+/// the host's name, and lingers until a scrape saw its end.
+#[test]
+fn each_host_serves_its_own_run_at_metrics_listen() {
+    if !privileged(
+        "each_host_serves_its_own_run_at_metrics_listen",
+        "network namespaces and sshd",
+    ) {
+        return;
+    }
+    let mut lab = Lab::new("metrics", 85);
+    lab.start();
+    let inv = inventory(
+        lab.path(),
+        "hosts.toml",
+        &[lab.host(0, "a"), lab.host(1, "b")],
+    );
+    let cfg = lab.config();
+    let out = lab.path().join("out");
+    let port = free_port();
+    let listen = format!("0.0.0.0:{port}");
+    let mut args = vec!["run", "quick", "--hosts", &inv, "--ssh-config", &cfg];
+    args.extend(["--out", out.to_str().unwrap()]);
+    args.extend(["--metrics-listen", &listen, "--metrics-linger", "60s"]);
+    args.extend(QUICK_SMALL);
+    // Scrape both hosts every 200 ms until the fleet run ends; keep each
+    // host's last answer.
+    let done = Arc::new(AtomicBool::new(false));
+    let last: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(vec![String::new(); 2]));
+    let scrapers: Vec<_> = (0..2)
+        .map(|i| {
+            let addr: SocketAddr = format!("{}:{port}", lab.mgmt(i)).parse().unwrap();
+            let (done, last) = (done.clone(), last.clone());
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    if let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_millis(200))
+                    {
+                        let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+                        let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+                        let mut body = String::new();
+                        if s.read_to_string(&mut body).is_ok() && body.starts_with("HTTP/1.1 200") {
+                            last.lock().unwrap()[i] = body;
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            })
+        })
+        .collect();
+    let started = Instant::now();
+    let r = fleet(lab.path(), &args);
+    done.store(true, Ordering::Relaxed);
+    for s in scrapers {
+        s.join().unwrap();
+    }
+    assert_eq!(r.code, 0, "{}", shown(&r));
+    assert!(
+        started.elapsed() < Duration::from_secs(50),
+        "the runs lingered past a scrape of their end: {:?}",
+        started.elapsed()
+    );
+    for (i, h) in HOSTS.iter().enumerate() {
+        let body = last.lock().unwrap()[i].clone();
+        assert!(
+            body.lines()
+                .any(|l| l.starts_with("plumb_run_info{") && l.contains(&format!("label=\"{h}\""))),
+            "{h}: {body}"
+        );
+        let running = body
+            .lines()
+            .find(|l| l.starts_with(&format!("plumb_run_running{{label=\"{h}\"}}")))
+            .unwrap_or_else(|| panic!("{h}: {body}"));
+        assert_eq!(
+            running.rsplit(' ').next().unwrap().parse::<f64>().unwrap(),
+            0.0,
+            "{h}: a scrape saw the end"
+        );
+        let ios: f64 = body
+            .lines()
+            .filter(|l| l.starts_with("plumb_io_operations_total{"))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+            .sum();
+        assert!(ios > 0.0, "{h}: {body}");
+    }
+}

@@ -1672,3 +1672,143 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------- live metrics (--metrics-listen)
+
+proptest! {
+    #![proptest_config(config(2000, 0x1157_0040))]
+
+    /// `--metrics-listen` values: no panic, an error naming the value.
+    #[test]
+    fn metrics_listen_addresses_parse_without_panic(text in prop_oneof![hostile_number(), "[0-9a-z:.\\[\\]]{0,24}", ".{0,24}"]) {
+        let r = no_panic("metrics::listen_address", &text, || plumb::metrics::listen_address(&text))?;
+        if let Err(e) = r { named("metrics::listen_address", &text, &e.to_string())?; }
+    }
+
+    /// Any text as job, pack, scenario and run labels: every series stays
+    /// one line of the exposition (no label value forges a line), and the
+    /// OpenMetrics text ends with its one `# EOF`.
+    #[test]
+    fn any_labels_stay_inside_their_series(label in ".{0,40}", pack in ".{0,20}", scenario in ".{0,20}", jobs in prop::collection::vec(".{0,30}", 1..4)) {
+        use plumb::metrics::exposition::{encode, Format};
+        let input = format!("{label:?} {pack:?} {scenario:?} {jobs:?}");
+        let board = plumb::metrics::Board::new(&label, "h", plumb::metrics::Steps::Scenarios);
+        let scope = board.scope(&pack, &scenario);
+        let names: Vec<&str> = jobs.iter().map(String::as_str).collect();
+        let tap = scope.tap(&names);
+        tap.update(&vec![plumb::metrics::JobFigures::default(); names.len()]);
+        let series = board.snapshot().jobs.len();
+        for format in [Format::OpenMetrics, Format::Prometheus] {
+            let text = no_panic("metrics::exposition::encode", &input, || encode(board.snapshot(), format))?;
+            let ops = text.lines().filter(|l| l.starts_with("plumb_io_operations_total{")).count();
+            prop_assert_eq!(ops, 2 * series, "{:?}: {}", format, text);
+            prop_assert!(text.lines().all(|l| l.starts_with('#') || l.starts_with("plumb_")), "{format:?}: a forged line in {text}");
+            if format == Format::OpenMetrics {
+                prop_assert!(text.ends_with("# EOF\n") && text.matches("# EOF").count() == 1, "{text}");
+            }
+        }
+        drop(tap);
+    }
+
+    /// Names and values of a scenario's own series: what is accepted is a
+    /// plain exposition name and a finite value.
+    #[test]
+    fn script_series_accept_only_plain_names_and_finite_values(name in prop_oneof!["[a-z][a-z0-9_]{0,70}", ".{0,20}"], value in prop_oneof![any::<f64>(), Just(f64::NAN), Just(-0.0)]) {
+        use plumb::metrics::board::check_script_series;
+        use plumb::metrics::ScriptKind;
+        for kind in [ScriptKind::Counter, ScriptKind::Gauge] {
+            let r = no_panic("check_script_series", &name, || check_script_series(&name, value, kind))?;
+            if r.is_ok() {
+                prop_assert!(name.len() <= 64 && name.starts_with(|c: char| c.is_ascii_lowercase()), "{name}");
+                prop_assert!(name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'), "{name}");
+                prop_assert!(!name.ends_with("_total") && value.is_finite(), "{name} {value}");
+                prop_assert!(kind == ScriptKind::Gauge || value >= 0.0, "{name} {value}");
+            }
+        }
+    }
+}
+
+/// One endpoint for the request properties below, serving an empty board.
+fn metrics_endpoint() -> std::net::SocketAddr {
+    static ADDR: std::sync::OnceLock<std::net::SocketAddr> = std::sync::OnceLock::new();
+    *ADDR.get_or_init(|| {
+        let board = plumb::metrics::Board::new("props", "h", plumb::metrics::Steps::Jobs);
+        let e = plumb::metrics::Endpoint::start(
+            "127.0.0.1:0".parse().unwrap(),
+            board,
+            plumb::metrics::Limits::default(),
+        )
+        .unwrap();
+        let addr = e.local_addr();
+        // Kept for the test process's life.
+        std::mem::forget(e);
+        addr
+    })
+}
+
+/// Request heads: a method, a path, a version and headers, each often
+/// hostile.
+fn request_head() -> impl Strategy<Value = Vec<u8>> {
+    let method = prop_oneof![
+        Just("GET".to_string()),
+        Just("POST".to_string()),
+        Just("HEAD".to_string()),
+        "[A-Za-z]{0,8}",
+        ".{0,6}"
+    ];
+    let path = prop_oneof![
+        Just("/metrics".to_string()),
+        Just("/metrics?x=1".to_string()),
+        Just("/".to_string()),
+        "/[ -~]{0,20}",
+        ".{0,12}"
+    ];
+    let version = prop_oneof![
+        Just("HTTP/1.1".to_string()),
+        Just("HTTP/1.0".to_string()),
+        Just("HTTP/2.0".to_string()),
+        ".{0,10}"
+    ];
+    let headers = prop::collection::vec(("[A-Za-z-]{0,12}", "[ -~]{0,40}"), 0..40);
+    let raw = prop::collection::vec(any::<u8>(), 0..300);
+    prop_oneof![
+        4 => (method, path, version, headers).prop_map(|(m, p, v, h)| {
+            let mut s = format!("{m} {p} {v}\r\n");
+            for (k, val) in h { s.push_str(&format!("{k}: {val}\r\n")); }
+            s.push_str("\r\n");
+            s.into_bytes()
+        }),
+        1 => raw,
+    ]
+}
+
+proptest! {
+    #![proptest_config(config(300, 0x1157_0041))]
+
+    /// Whatever a peer sends (then closes its side), the endpoint answers
+    /// with one of its statuses or closes, at once; `GET /metrics` with a
+    /// well-formed head is answered 200.
+    #[test]
+    fn the_endpoint_answers_any_request_with_a_known_status(head in request_head()) {
+        use std::io::{Read, Write};
+        let addr = metrics_endpoint();
+        let input = String::from_utf8_lossy(&head).into_owned();
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+        let _ = s.write_all(&head);
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        let mut answer = Vec::new();
+        let started = std::time::Instant::now();
+        let _ = s.read_to_end(&mut answer);
+        prop_assert!(started.elapsed() < std::time::Duration::from_secs(3), "{input:?} took {:?}", started.elapsed());
+        let answer = String::from_utf8_lossy(&answer);
+        let status = answer.lines().next().unwrap_or("");
+        prop_assert!(
+            answer.is_empty() || ["200", "400", "404", "405", "431"].iter().any(|c| status.starts_with(&format!("HTTP/1.1 {c} "))),
+            "{input:?} got {status:?}"
+        );
+        if input.starts_with("GET /metrics HTTP/1.1\r\n") && input.ends_with("\r\n\r\n") && !status.is_empty() && !status.contains(" 431 ") && !status.contains(" 400 ") {
+            prop_assert!(status.contains(" 200 "), "{input:?} got {status:?}");
+        }
+    }
+}

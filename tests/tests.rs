@@ -19,6 +19,7 @@ mod honest;
 mod hostile;
 mod jobs_and_output;
 mod limits_run;
+mod metrics;
 mod net;
 mod options;
 mod pack;

@@ -33,7 +33,7 @@ fn guests() -> &'static Path {
     })
 }
 
-fn guest(name: &str) -> String {
+pub(crate) fn guest(name: &str) -> String {
     guests().join(format!("{name}.wasm")).display().to_string()
 }
 

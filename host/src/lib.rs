@@ -10,7 +10,8 @@
 //!   records and replays application I/O; [`cpu`], [`mem`], [`net`] are the
 //!   other primitives; [`fleet`] drives many machines over ssh;
 //!   [`files`], [`sandbox`], [`buffer`] and [`halt`] are
-//!   what they all stand on.
+//!   what they all stand on; [`metrics`] serves a run's live figures to
+//!   Prometheus.
 //! - [`model`] is the data every renderer ([`report`]) and [`compare`]
 //!   reads: job results, run reports, result documents, machines.
 #![deny(missing_docs)]
@@ -29,6 +30,7 @@ pub mod halt;
 pub mod heap;
 pub mod job;
 pub mod mem;
+pub mod metrics;
 pub mod model;
 pub mod net;
 pub mod report;

@@ -64,6 +64,9 @@ fn every_host_function_is_reachable_from_rhai() {
         let hog = cpu::start(#{ threads: 1, duration: 0.05, cpu_max_prime: 1000 });
         report::metric("bg_cpu", if hog.wait().events > 0 { 1 } else { 0 }, "", "higher");
         report::series("s", "x", [[0, 1], [1, 2.5]]);
+        report::counter("tour_calls", 2);
+        report::gauge("tour_level", -1.5);
+        try { report::counter("tour_level", 1); } catch (e) { if e.contains("counter or a gauge") { report::metric("clash", 1, "", "higher"); } }
         report::metric("kernels", cpu::kernels().len(), "", "higher");
         let bw = mem::bandwidth(#{ block_size: "4K", total_size: "4M", duration: 5 });
         report::metric("mem_bytes", bw.bytes, "B", "higher");
@@ -113,6 +116,7 @@ fn every_host_function_is_reachable_from_rhai() {
     assert_eq!(m("lat_points"), 3.0);
     assert_eq!(m("net"), 10.0);
     assert_eq!(m("trace_refused"), 1.0);
+    assert_eq!(m("clash"), 1.0, "a name is a counter or a gauge");
     assert_eq!(d["scenarios"][0]["tables"][0]["rows"][1][1], "4");
     // Every function the Rhai modules register is exercised above.
     let src = std::fs::read_to_string(dir.path().join("all.rhai")).unwrap();

@@ -98,6 +98,16 @@ const TOOLS: &[Tool] = &[
         used_by: "the report tests, which render plumb report's page in a real browser",
     },
     Tool {
+        program: "prometheus",
+        package: "prometheus",
+        used_by: "the real Prometheus that scrapes --metrics-listen in the metrics tests",
+    },
+    Tool {
+        program: "promtool",
+        package: "prometheus",
+        used_by: "promtool check metrics on a scrape of --metrics-listen",
+    },
+    Tool {
         program: "dbench",
         package: "dbench",
         used_by: "the dbench importer's test and bench/vs-suites",
@@ -130,6 +140,8 @@ fn main() -> ExitCode {
 /// when a neighbouring test loads the CPU, the disk or the network: they
 /// time deadlines, rates, replay think time or the block layer's requests.
 /// They run one at a time, after every other test has run in parallel.
+/// The hostile corpus is not here: each case has its deadline plus a grace
+/// made for sharing the machine, and it runs beside the parallel tests.
 const SERIAL: &[&str] = &[
     "accuracy::",
     "background::",
@@ -137,9 +149,9 @@ const SERIAL: &[&str] = &[
     "fleet::",
     "hangs::",
     "honest::a_buffered_read_back",
-    "hostile::",
     "jobs_and_output::the_progress_line",
     "jobs_and_output::timeline",
+    "metrics::",
     "net::",
     "options::ramp_time",
     "results::compare_of_a_million",

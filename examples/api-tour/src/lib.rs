@@ -224,6 +224,12 @@ fn others(t: &mut Tour) {
     t.check("report.series", matches!(nan, Err(Error::Invalid(_))), &nan);
     let nan = report::metric("nan", f64::NAN, "", Better::HigherIsBetter, &[]);
     t.check("report.metric", matches!(nan, Err(Error::Invalid(_))), &nan);
+    t.ok("report.counter", report::counter("tour_calls", 3.0), |_| true);
+    let negative = report::counter("tour_calls", -1.0);
+    t.check("report.counter", matches!(negative, Err(Error::Invalid(_))), &negative);
+    t.ok("report.gauge", report::gauge("tour_level", -2.5), |_| true);
+    let clash = report::gauge("tour_calls", 1.0);
+    t.check("report.gauge", matches!(clash, Err(Error::Invalid(_))), &clash);
 }
 
 struct ApiTour;

@@ -284,6 +284,9 @@ impl Guest for EsIndexing {
             latencies.push((time::now() - t0) * 1000.0);
             indexed += n;
             since_refresh += n;
+            // Live on a dashboard with --metrics-listen:
+            // plumb_script_documents_indexed_total.
+            report::counter("documents_indexed", n as f64).map_err(e)?;
             if since_refresh >= refresh_every {
                 index.refresh()?;
                 since_refresh = 0;

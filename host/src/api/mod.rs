@@ -267,6 +267,9 @@ pub struct Host {
     background: background::Background,
     /// What the scenario is doing, for the run's progress line.
     activity: Arc<crate::runner::activity::Activity>,
+    /// Where its jobs' figures and its own series go for `/metrics`
+    /// (`--metrics-listen`), if anywhere.
+    metrics: Option<crate::metrics::Scope>,
 }
 
 impl Host {
@@ -287,7 +290,15 @@ impl Host {
             report: ScenarioReport::default(),
             background: background::Background::default(),
             activity: Arc::default(),
+            metrics: None,
         }
+    }
+
+    /// Publishes the scenario's jobs and its own series (`report::counter`,
+    /// `report::gauge`) to `scope`, which `/metrics` shows.
+    pub fn with_metrics(mut self, scope: Option<crate::metrics::Scope>) -> Host {
+        self.metrics = scope;
+        self
     }
 
     /// Publishes what the scenario does to `activity` (which a progress

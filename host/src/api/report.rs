@@ -7,6 +7,8 @@
 //! naming the limit.
 
 use super::{ApiError, Host};
+use crate::metrics::board::{check_script_series, MetricsError, MAX_SCRIPT_SERIES};
+use crate::metrics::ScriptKind;
 use crate::model::document::{
     json_bytes, limits, Better, Mark, Metric, Phase, ScenarioResult, Series, Table,
 };
@@ -146,6 +148,10 @@ pub struct ScenarioReport {
     /// A job result refused where no error could be returned (a background
     /// job's, recorded as its task is collected), for the collector to take.
     refusal: Option<String>,
+    /// The scenario's own series so far (`report::counter`,
+    /// `report::gauge`) and their kinds: the rules hold with or without an
+    /// endpoint.
+    script_series: HashMap<String, ScriptKind>,
 }
 
 impl ScenarioReport {
@@ -402,6 +408,51 @@ impl Host {
         }
         r.phases.push(phase);
         Ok(())
+    }
+
+    /// Adds `amount` (finite, at least 0) to the scenario's own counter
+    /// `name`, which `/metrics` shows as `plumb_script_NAME_total` while
+    /// the run lasts (`--metrics-listen`); without an endpoint the call is
+    /// checked the same and has no effect. Names: lowercase letters,
+    /// digits and `_`, starting with a letter, at most 64 bytes, not ending
+    /// with `_total` or another OpenMetrics suffix; a run may have 256.
+    pub fn counter(&mut self, name: &str, amount: f64) -> Result<(), ApiError> {
+        self.script_series("report::counter", name, amount, ScriptKind::Counter)
+    }
+
+    /// Sets the scenario's own gauge `name` to `value` (finite), shown as
+    /// `plumb_script_NAME`; the rules of [`Host::counter`] otherwise.
+    pub fn gauge(&mut self, name: &str, value: f64) -> Result<(), ApiError> {
+        self.script_series("report::gauge", name, value, ScriptKind::Gauge)
+    }
+
+    fn script_series(
+        &mut self,
+        call: &str,
+        name: &str,
+        value: f64,
+        kind: ScriptKind,
+    ) -> Result<(), ApiError> {
+        let refused = |e: MetricsError| ApiError::Invalid(format!("{call}: {e}"));
+        check_script_series(name, value, kind).map_err(refused)?;
+        let known = &mut self.report.script_series;
+        match known.get(name) {
+            Some(was) if *was != kind => {
+                return Err(refused(MetricsError::KindClash {
+                    name: name.to_string(),
+                    was: was.name(),
+                }))
+            }
+            Some(_) => {}
+            None if known.len() >= MAX_SCRIPT_SERIES => return Err(refused(MetricsError::TooMany)),
+            None => {
+                known.insert(name.to_string(), kind);
+            }
+        }
+        match &self.metrics {
+            Some(scope) => scope.script(name, value, kind).map_err(refused),
+            None => Ok(()),
+        }
     }
 
     /// Records a note (at most [`MAX_NOTES`] of [`MAX_NOTE_LEN`] bytes).

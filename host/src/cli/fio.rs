@@ -41,6 +41,8 @@ pub struct FioInvocation {
     pub allow_device: bool,
     /// The job description, for the result's checksum.
     pub description: String,
+    /// The live /metrics endpoint (`--metrics-listen`, `--metrics-linger`).
+    pub metrics: super::metrics::MetricsArgs,
 }
 
 /// Bad command-line input, with the place it was found.
@@ -50,13 +52,14 @@ pub struct UsageError(pub String);
 
 const USAGE: &str =
     "usage: plumb fio [--version] [--output-format=normal|json|terse] [--output=FILE] [--json FILE] \
-[--label NAME] [--allow-device] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]";
+[--label NAME] [--allow-device] [--metrics-listen ADDR:PORT [--metrics-linger DURATION]] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]";
 
 /// Parses fio-style arguments.
 pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
     let mut format = OutputFormat::Normal;
     let (mut output, mut json, mut label) = (None, None, None);
     let mut allow_device = false;
+    let mut metrics = super::metrics::MetricsArgs::default();
     let mut raw: Vec<RawOption> = Vec::new();
     let mut files: Vec<String> = Vec::new();
     let mut i = 0;
@@ -102,6 +105,8 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
             "json" => json = Some(PathBuf::from(take_value(&mut i, name, inline)?)),
             "label" => label = Some(take_value(&mut i, name, inline)?),
             "allow-device" => allow_device = true,
+            "metrics-listen" => metrics.metrics_listen = Some(take_value(&mut i, name, inline)?),
+            "metrics-linger" => metrics.metrics_linger = Some(take_value(&mut i, name, inline)?),
             "minimal" => format = OutputFormat::Terse,
             // Display-only switches of fio's command line.
             "eta" | "eta-newline" | "eta-interval" | "status-interval" => {
@@ -161,6 +166,11 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
             "no jobs given (start one with --name=NAME)\n{USAGE}"
         )));
     }
+    if metrics.metrics_linger.is_some() && metrics.metrics_listen.is_none() {
+        return Err(UsageError(
+            "--metrics-linger: only with --metrics-listen".into(),
+        ));
+    }
     Ok(FioInvocation {
         jobs,
         format,
@@ -169,6 +179,7 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
         label,
         allow_device,
         description,
+        metrics,
     })
 }
 
@@ -197,12 +208,29 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::BadInput;
         }
     };
+    let metrics = match inv.metrics.start(
+        inv.label.as_deref().unwrap_or(""),
+        crate::metrics::Steps::Jobs,
+    ) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("plumb fio: error: {e}");
+            return ExitCode::BadInput;
+        }
+    };
+    if let Some(m) = &metrics {
+        // The jobs that run (a create_only job only lays out its files).
+        m.board()
+            .plan(inv.jobs.iter().filter(|j| !j.create_only).count() as u64);
+    }
     let signals = Signals::install();
     let stop = signals.stop.clone();
     let opts = RunOptions {
         allow_device: inv.allow_device,
         progress: true,
         stop: stop.clone(),
+        // As in the result document: the scenario "fio", no pack.
+        metrics: metrics.as_ref().map(|m| m.board().scope("", "fio")),
         ..RunOptions::default()
     };
     let file_error = |e: crate::files::FileError| {
@@ -225,6 +253,9 @@ pub fn main(args: &[String]) -> ExitCode {
         Ok(r) => r,
         Err(RunError::Files(e)) => return file_error(e),
     };
+    if let Some(m) = &metrics {
+        m.board().finish();
+    }
     let text = match inv.format {
         OutputFormat::Normal if inv.output.is_some() => {
             fio_normal::header(&inv.jobs) + fio_normal::render(&report).as_str()
@@ -262,6 +293,9 @@ pub fn main(args: &[String]) -> ExitCode {
             String::new()
         };
         eprintln!("plumb fio: job '{name}' failed{clones}: {e}");
+    }
+    if let Some(m) = metrics {
+        m.finish(&stop);
     }
     if report.interrupted || stop.load(Ordering::Relaxed) {
         return signals.exit_code();

@@ -24,7 +24,7 @@ use std::time::Duration;
 #[derive(Subcommand, Debug)]
 pub enum FleetCommand {
     /// Run a pack on every host at once over ssh, fetch the results, compare them.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Network between pairs of hosts: plumb serve on B, TCP streams, RTT and connect time from A.
     Net(NetArgs),
     /// Seconds until each host first accepts a TCP connection on a port.
@@ -102,6 +102,9 @@ pub struct RunArgs {
     /// How far the pack is trusted.
     #[command(flatten)]
     pub trust: crate::cli::pack::PackTrust,
+    /// The /metrics endpoint each host's run serves (ADDR:PORT on that host).
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
 }
 
 /// Options of `plumb fleet net`.
@@ -194,7 +197,7 @@ fn bad(m: impl Into<String>) -> (ExitCode, String) {
 /// Runs a `plumb fleet` subcommand.
 pub fn main(cmd: FleetCommand) -> ExitCode {
     let r = match cmd {
-        FleetCommand::Run(a) => run(a),
+        FleetCommand::Run(a) => run(*a),
         FleetCommand::Net(a) => net(a),
         FleetCommand::Wait(a) => wait(a),
         FleetCommand::Agent(a) => agent(a),
@@ -358,6 +361,7 @@ fn run(a: RunArgs) -> Outcome {
     for n in &a.allow_net {
         run_args.extend(["--allow-net".to_string(), n.clone()]);
     }
+    run_args.extend(a.metrics.forwarded());
     let binary = Binary::current().map_err(|e| (ExitCode::Failed, format!("this plumb: {e}")))?;
     let plan = Plan {
         hosts,

@@ -8,6 +8,7 @@ pub mod fio;
 pub mod fleet;
 pub mod layout;
 pub mod list;
+pub mod metrics;
 pub mod pack;
 pub mod report;
 pub mod run;

@@ -92,6 +92,9 @@ pub struct RunArgs {
     /// How far the pack is trusted.
     #[command(flatten)]
     pub trust: crate::cli::pack::PackTrust,
+    /// The live /metrics endpoint.
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
     /// Also print bookkeeping: each scenario journalled for --resume.
     #[arg(short, long)]
     pub verbose: bool,
@@ -180,6 +183,20 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
     // arguments: each pack's is within it.
     let run_account = Account::new(granted_bytes, granted_inodes);
 
+    let metrics = args
+        .metrics
+        .start(
+            args.label.as_deref().unwrap_or(""),
+            crate::metrics::Steps::Scenarios,
+        )
+        .map_err(bad)?;
+    if let Some(m) = &metrics {
+        for p in &packs {
+            m.board().add_pack(&p.name, &p.sha256);
+            m.board()
+                .plan((p.scenarios.len() as u64).saturating_mul(u64::from(args.repeat)));
+        }
+    }
     let signals = Signals::install();
     let stop = signals.stop.clone();
 
@@ -273,11 +290,15 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
                     stop.clone(),
                 )
                 .with_activity(activity.clone())
+                .with_metrics(metrics.as_ref().map(|m| m.board().scope(&p.name, &s.name)))
                 .within(DocumentRoom::beside(&gathered, &g));
                 let began = Instant::now();
                 let ticker = Ticker::start(title, activity, last_took);
                 let (report, outcome) = scenario::run(s, &code, host, memory);
                 drop(ticker);
+                if let Some(m) = &metrics {
+                    m.board().step_done(crate::metrics::Steps::Scenarios, 1);
+                }
                 last_took = Some(began.elapsed());
                 merge_samples(&mut g.metrics, report.metrics);
                 // Each run of the scenario has its own clock: its jobs,
@@ -360,6 +381,9 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
     if !args.keep {
         let _ = root.delete();
     }
+    if let Some(m) = &metrics {
+        m.board().finish();
+    }
     let interrupted = stop.load(Ordering::Relaxed);
     let doc = document(&args, gathered, saved.started.clone(), finished);
     let save_failed = saved.save(&doc, interrupted).is_err();
@@ -390,6 +414,9 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
     };
     for f in &failed {
         eprintln!("assertion failed: {}", clean(f));
+    }
+    if let Some(m) = metrics {
+        m.finish(&stop);
     }
     Ok(if interrupted {
         signals.exit_code()

@@ -5,6 +5,8 @@
 //! often. [`LiveTotals::snapshot`] turns either into figures since the
 //! start and over the last second.
 
+use super::worker::LiveCounters;
+use crate::metrics::{JobFigures, Latency};
 use crate::stats::live_latency::{LivePercentiles, BUCKETS};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -216,4 +218,25 @@ impl Meter {
             )
         })
     }
+}
+
+/// A job's figures for `/metrics` from its clones' live counters: I/Os and
+/// bytes summed, and the latency buckets when the clones keep them.
+pub fn figures_of(clones: &[LiveCounters]) -> JobFigures {
+    let mut f = JobFigures::default();
+    let mut sums = vec![0u64; BUCKETS];
+    for d in 0..2 {
+        sums.fill(0);
+        let mut sum_ns = 0u64;
+        for c in clones {
+            f.ios[d] = f.ios[d].saturating_add(c.ios[d].load(Ordering::Relaxed));
+            f.bytes[d] = f.bytes[d].saturating_add(c.bytes[d].load(Ordering::Relaxed));
+            if let Some(l) = &c.latency {
+                l[d].add_to(&mut sums);
+                sum_ns = sum_ns.saturating_add(l[d].sum_ns());
+            }
+        }
+        f.latency[d] = Latency::from_live(&sums, sum_ns);
+    }
+    f
 }

@@ -18,6 +18,7 @@ pub use worker::{LiveCounters, WorkerPlan};
 use crate::engine;
 use crate::files::{self, FileError, FilePlan, FileSpace, Layout, StopReason};
 use crate::job::spec::JobSpec;
+use crate::metrics::JobFigures;
 use crate::model::run::{DirSpan, GroupReport, RunReport};
 use crate::stats::DiskSnapshot;
 use crate::units::format_bytes_binary;
@@ -41,6 +42,9 @@ pub struct RunOptions {
     /// The scenario's activity: with `progress`, the live line goes there
     /// (its printer shows it) instead of being printed by the watcher.
     pub activity: Option<Arc<activity::Activity>>,
+    /// Where the watcher publishes each job's figures for `/metrics`
+    /// (`--metrics-listen`).
+    pub metrics: Option<crate::metrics::Scope>,
 }
 
 impl RunOptions {
@@ -63,6 +67,7 @@ impl Default for RunOptions {
             stop_this: None,
             live: None,
             activity: None,
+            metrics: None,
         }
     }
 }
@@ -304,10 +309,12 @@ fn run_set(members: &[&Planned], opts: &RunOptions) -> SetOutcome {
         .map(|p| {
             p.workers
                 .iter()
-                .map(|_| LiveCounters::new(opts.live.is_some()))
+                .map(|_| LiveCounters::new(opts.live.is_some() || opts.metrics.is_some()))
                 .collect()
         })
         .collect();
+    let names: Vec<&str> = members.iter().map(|p| p.job.name.as_str()).collect();
+    let tap = opts.metrics.as_ref().map(|m| m.tap(&names));
     let set_stop = AtomicBool::new(false);
     let set_stop = &set_stop;
     std::thread::scope(|scope| {
@@ -349,8 +356,8 @@ fn run_set(members: &[&Planned], opts: &RunOptions) -> SetOutcome {
                 .flatten()
                 .all(|h| h.as_ref().map_or(true, |h| h.is_finished()))
         };
-        progress::watch(&watched, &live, opts, set_stop, all_ended);
-        let stats = handles
+        progress::watch(&watched, &live, opts, tap.as_ref(), set_stop, all_ended);
+        let stats: Vec<Vec<JobStats>> = handles
             .into_iter()
             .map(|hs| {
                 hs.into_iter()
@@ -363,6 +370,23 @@ fn run_set(members: &[&Planned], opts: &RunOptions) -> SetOutcome {
                     .collect()
             })
             .collect();
+        if let Some(tap) = &tap {
+            // The jobs' own final counts (the live ones may lag by a few
+            // I/Os), with the live latency buckets, complete now.
+            let finals: Vec<JobFigures> = stats
+                .iter()
+                .zip(&live)
+                .map(|(per_clone, counters)| {
+                    let mut f = live::figures_of(counters);
+                    for d in 0..2 {
+                        f.ios[d] = per_clone.iter().map(|s| s.dirs[d].ios).sum();
+                        f.bytes[d] = per_clone.iter().map(|s| s.dirs[d].bytes).sum();
+                    }
+                    f
+                })
+                .collect();
+            tap.update(&finals);
+        }
         SetOutcome {
             stats,
             started: spawn_error.is_none(),

@@ -4,6 +4,8 @@
 use super::worker::LiveCounters;
 use super::RunOptions;
 use crate::job::spec::JobSpec;
+use crate::metrics::board::PUBLISH_EVERY;
+use crate::metrics::JobTap;
 use crate::units::{format_bytes_binary, format_count};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -42,7 +44,8 @@ pub struct Watched<'a> {
 }
 
 /// Waits until `all_ended` says every job thread has ended, showing progress
-/// if asked, and passes a stop request (`opts.stop`, set by a signal) on to
+/// if asked, publishing each job's figures to `tap` (for `/metrics`), and
+/// passes a stop request (`opts.stop`, set by a signal) on to
 /// the workers' `set_stop` within one polling interval.
 ///
 /// The end is the threads' own (not a phase they publish), so a worker that
@@ -51,6 +54,7 @@ pub fn watch(
     jobs: &[Watched],
     live: &[Vec<LiveCounters>],
     opts: &RunOptions,
+    tap: Option<&JobTap>,
     set_stop: &AtomicBool,
     all_ended: impl Fn() -> bool,
 ) {
@@ -63,10 +67,16 @@ pub fn watch(
     let names: Vec<&str> = jobs.iter().map(|w| w.job.name.as_str()).collect();
     let mut last = (Instant::now(), totals(live));
     let mut last_plain = Instant::now();
+    let mut last_tap = Instant::now();
     while !all_ended() {
         std::thread::sleep(Duration::from_millis(50));
         if opts.stopping() {
             set_stop.store(true, Ordering::Relaxed);
+        }
+        if let Some(tap) = tap.filter(|_| last_tap.elapsed() >= PUBLISH_EVERY) {
+            let figures: Vec<_> = live.iter().map(|c| super::live::figures_of(c)).collect();
+            tap.update(&figures);
+            last_tap = Instant::now();
         }
         if let Some(sink) = &opts.live {
             let (ios, bytes) = totals(live);

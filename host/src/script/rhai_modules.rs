@@ -674,6 +674,15 @@ fn metric_args(name: &str, value: Dynamic, better: &str) -> R<(f64, Better)> {
     Ok((v, better))
 }
 
+/// The number given to `report::counter` or `report::gauge` (an integer or
+/// a float).
+fn series_value(call: &str, name: &str, value: Dynamic) -> R<f64> {
+    value
+        .as_float()
+        .or_else(|_| value.as_int().map(|i| i as f64))
+        .map_err(|_| err(format!("{call} '{name}': the value must be a number")))
+}
+
 /// The marks of `report::metric`'s fifth argument: the result map of the
 /// measurement the figure came from (its `loopback` and `cached` flags),
 /// or an array of mark names (`["loopback"]`).
@@ -759,6 +768,14 @@ fn report_module() -> Module {
     });
     native!(m, "phase", h, |name: &str| -> () {
         h.borrow_mut().phase(name).map_err(api)
+    });
+    native!(m, "counter", h, |name: &str, amount: Dynamic| -> () {
+        let v = series_value("report::counter", name, amount)?;
+        h.borrow_mut().counter(name, v).map_err(api)
+    });
+    native!(m, "gauge", h, |name: &str, value: Dynamic| -> () {
+        let v = series_value("report::gauge", name, value)?;
+        h.borrow_mut().gauge(name, v).map_err(api)
     });
     native!(m, "series", h, |name: &str,
                              unit: &str,

@@ -41,12 +41,15 @@ fn middle(index: usize) -> u64 {
 #[derive(Debug)]
 pub struct LiveLatency {
     counts: Box<[AtomicU64]>,
+    /// The sum of every latency counted, in nanoseconds (saturating).
+    sum_ns: AtomicU64,
 }
 
 impl Default for LiveLatency {
     fn default() -> Self {
         LiveLatency {
             counts: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+            sum_ns: AtomicU64::new(0),
         }
     }
 }
@@ -58,6 +61,8 @@ impl LiveLatency {
     pub fn record(&self, ns: u64) {
         let c = &self.counts[bucket(ns)];
         c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        let sum = self.sum_ns.load(Ordering::Relaxed).saturating_add(ns);
+        self.sum_ns.store(sum, Ordering::Relaxed);
     }
 
     /// Adds the counts so far to `sums` (`BUCKETS` long).
@@ -66,6 +71,45 @@ impl LiveLatency {
             *s += c.load(Ordering::Relaxed);
         }
     }
+
+    /// The sum of the latencies counted so far, in nanoseconds.
+    pub fn sum_ns(&self) -> u64 {
+        self.sum_ns.load(Ordering::Relaxed)
+    }
+}
+
+/// The upper edges, in nanoseconds, of the fixed buckets a latency
+/// histogram is exported with (`/metrics`): every power of two from
+/// 1,024 ns (about 1 µs) to 2^34 ns (about 17 s). Each is the lower edge of
+/// one of the live buckets, so the exported counts are exact, not
+/// interpolated: a bucket counts the latencies below its edge (at whole
+/// nanoseconds, "at most edge − 1 ns").
+pub const EXPORT_EDGES_NS: [u64; 25] = {
+    let mut edges = [0u64; 25];
+    let mut i = 0;
+    while i < edges.len() {
+        edges[i] = 1u64 << (10 + i);
+        i += 1;
+    }
+    edges
+};
+
+/// The completions below each of [`EXPORT_EDGES_NS`], from live bucket
+/// counts (`BUCKETS` long): cumulative counts, as a Prometheus histogram
+/// has them.
+pub fn counts_below_edges(counts: &[u64]) -> [u64; EXPORT_EDGES_NS.len()] {
+    let mut out = [0u64; EXPORT_EDGES_NS.len()];
+    let mut seen = 0u64;
+    let mut next = 0usize;
+    for (edge, slot) in EXPORT_EDGES_NS.iter().zip(out.iter_mut()) {
+        let end = bucket(*edge).min(counts.len());
+        seen = counts[next.min(end)..end]
+            .iter()
+            .fold(seen, |s, c| s.saturating_add(*c));
+        next = next.max(end);
+        *slot = seen;
+    }
+    out
 }
 
 /// Percentiles read from bucket counts, in nanoseconds.
@@ -145,6 +189,28 @@ mod tests {
             let err = (m as f64 - ns as f64).abs() / (ns.max(1) as f64);
             assert!(err <= 0.04, "{ns}: middle {m} is {err} away");
         }
+    }
+
+    #[test]
+    fn export_edges_start_live_buckets_and_count_exactly() {
+        for edge in EXPORT_EDGES_NS {
+            // The edge is a bucket's lower bound: one less is in the bucket before.
+            assert_eq!(bucket(edge - 1) + 1, bucket(edge), "{edge}");
+        }
+        let l = LiveLatency::default();
+        for ns in [10, 1023, 1024, 5_000, 5_000, 1 << 20, u64::MAX] {
+            l.record(ns);
+        }
+        let mut sums = vec![0; BUCKETS];
+        l.add_to(&mut sums);
+        let below = counts_below_edges(&sums);
+        assert_eq!(below[0], 2, "10 and 1023 ns are below 1024 ns");
+        assert_eq!(below[1], 3, "1024 ns is below 2048 ns");
+        assert_eq!(below[3], 5, "two of 5000 ns below 8192 ns");
+        assert_eq!(below[10], 5, "2^20 ns is not below 2^20 ns");
+        assert_eq!(below[11], 6);
+        assert_eq!(below[24], 6, "u64::MAX ns is past every edge");
+        assert_eq!(l.sum_ns(), u64::MAX, "the sum saturates");
     }
 
     #[test]

@@ -373,6 +373,12 @@ impl plumb::bench::report::Host for State {
     fn phase(&mut self, name: String) -> Out<()> {
         done(self.host.phase(&name))
     }
+    fn counter(&mut self, name: String, amount: f64) -> Out<()> {
+        done(self.host.counter(&name, amount))
+    }
+    fn gauge(&mut self, name: String, value: f64) -> Out<()> {
+        done(self.host.gauge(&name, value))
+    }
     fn series(&mut self, name: String, unit: String, points: Vec<(f64, f64)>) -> Out<()> {
         done(self.host.series(&name, &unit, points))
     }

@@ -43,11 +43,13 @@ impl Host {
         let workspace = self.workspace();
         let name = job.name.clone();
         let threads = job.numjobs;
+        let metrics = self.metrics.clone();
         let started_task = self.spawn_task(kind, &name, threads, move |ctx| {
             let opts = RunOptions {
                 stop: ctx.scenario_stop.clone(),
                 stop_this: Some(ctx.stop.clone()),
                 live: Some(ctx.live.clone()),
+                metrics,
                 ..RunOptions::default()
             };
             let jobs = [job];

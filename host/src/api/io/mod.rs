@@ -135,6 +135,7 @@ impl Host {
             progress: true,
             stop: self.stop_flag().clone(),
             activity: Some(self.activity.clone()),
+            metrics: self.metrics.clone(),
             ..RunOptions::default()
         };
         let report = prepared
