@@ -202,6 +202,25 @@ fn only_metric<'a>(d: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no metric {name} in {d}"))
 }
 
+/// The median over rounds of `a`'s sample divided by `b`'s of the same round.
+fn median_ratio(a: &Value, b: &Value) -> f64 {
+    let samples = |m: &Value| -> Vec<f64> {
+        m["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    let mut r: Vec<f64> = samples(a)
+        .iter()
+        .zip(samples(b))
+        .map(|(x, y)| x / y)
+        .collect();
+    r.sort_by(f64::total_cmp);
+    r[r.len() / 2]
+}
+
 fn median(m: &Value) -> f64 {
     let mut s: Vec<f64> = m["samples"]
         .as_array()
@@ -221,21 +240,30 @@ fn a_buffered_read_back_after_eviction_reads_the_device_and_one_without_says_cac
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let d = read_doc(dir.path(), "r.json");
     let (evicted, direct) = (only_metric(&d, "evicted"), only_metric(&d, "direct"));
+    let hot = only_metric(&d, "hot");
     // 128 MiB just written, far less than memory: evicted, it is read from
-    // the device, within 25% of a direct read of the same file, or said
-    // to be cached.
-    let ratio = median(evicted) / median(direct);
+    // the device, or said to be cached. Each round's two reads sit side by
+    // side, so the median of the rounds' ratios is what is compared. On a
+    // quiet disk it comes out within 25% of a direct read of the same
+    // blocks; with another process writing to the disk, buffered reads
+    // (readahead behind writeback) fell to 0.65 of direct, so the band is
+    // 0.5-1.5: a read served by memory is several times a direct read (the
+    // hot read below), far outside it.
+    let ratio = median_ratio(evicted, direct);
     eprintln!("evicted buffered read / direct read, both in 1 MiB blocks: {ratio:.2}");
     let said_cached = evicted.get("marks").is_some();
     assert!(
-        said_cached || (0.75..=1.25).contains(&ratio),
+        said_cached || (0.5..=1.5).contains(&ratio),
         "evicted buffered read / direct read = {ratio:.2}, not marked cached: {d}"
+    );
+    assert!(
+        median(hot) > 2.0 * median(evicted),
+        "the page cache read no faster than the device: {d}"
     );
     assert!(direct.get("marks").is_none(), "{direct}");
     // mincore saw the eviction work: no cached mark, no note about it.
     assert!(!said_cached, "{evicted}");
     // The same read without eviction is served by memory, and says so.
-    let hot = only_metric(&d, "hot");
     assert_eq!(hot["marks"], serde_json::json!(["cached"]), "{hot}");
     let table = first_table(&r.stdout);
     let unit = table[0]
