@@ -69,6 +69,13 @@ impl JobDir {
         }
     }
 
+    /// Whether `name` was found when the job was planned (so a later open
+    /// that finds nothing there means the scenario removed it in between).
+    fn was_planned(&self, name: &str) -> bool {
+        let planned = self.planned.lock().unwrap_or_else(|p| p.into_inner());
+        planned.contains_key(name)
+    }
+
     /// The job removed `name` itself: a file it makes there next is its own.
     fn forget(&self, name: &str) {
         let mut planned = self.planned.lock().unwrap_or_else(|p| p.into_inner());
@@ -280,7 +287,18 @@ impl FileSpace {
                 }
                 o.open(path).map_err(|e| io_err(path, e))?.into()
             }
-            FileSpace::Sandboxed(s) => s.dir.open(rel(path)?, flags, mode)?,
+            FileSpace::Sandboxed(s) => {
+                let name = rel(path)?;
+                s.dir.open(name, flags, mode).map_err(|e| {
+                    if is_enoent(&e) && s.was_planned(name) {
+                        SpaceError::Changed {
+                            path: name.to_string(),
+                        }
+                    } else {
+                        e.into()
+                    }
+                })?
+            }
         };
         let f = File::from(fd);
         let meta = f.metadata().map_err(|e| io_err(path, e))?;
@@ -375,5 +393,32 @@ impl FileSpace {
             FileSpace::Host => crate::stats::disk::disk_for_path(path),
             FileSpace::Sandboxed(s) => crate::stats::disk::disk_for_path(s.dir.path()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::Account;
+
+    /// A file the job found at its plan and the scenario removed before the
+    /// job opened it is refused as changed, whatever the open's flags (an
+    /// open without O_CREAT found nothing and said only "No such file").
+    #[test]
+    fn a_planned_file_removed_before_the_open_is_refused_as_changed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = RunDir::create(tmp.path(), Account::new(1 << 20, 100)).unwrap();
+        let space = FileSpace::sandboxed(&run).unwrap();
+        let f = space.create_new(Path::new("f")).unwrap().unwrap();
+        drop(f);
+        assert!(space.probe(Path::new("f")).unwrap().is_some());
+        run.remove("f").unwrap();
+        let e = space
+            .open(Path::new("f"), libc::O_WRONLY, 0o600)
+            .unwrap_err();
+        assert!(matches!(e, SpaceError::Changed { .. }), "{e}");
+        // A name never planned that is missing stays the OS's own error.
+        let e = space.open(Path::new("g"), libc::O_RDONLY, 0).unwrap_err();
+        assert!(!matches!(e, SpaceError::Changed { .. }), "{e}");
     }
 }
