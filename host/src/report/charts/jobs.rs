@@ -5,7 +5,7 @@
 //! line per run and direction: the same instance across result files is
 //! drawn together.
 
-use super::svg::{self, Anchor, Axis, Entry, Frame, Svg, MUTED, PALETTE};
+use super::svg::{self, Axis, Entry, Frame, Svg, PALETTE};
 use super::{file_part, Chart, Kind, Names};
 use crate::model::document::{RunDocument, ScenarioResult};
 use crate::model::result::JobResult;
@@ -246,26 +246,14 @@ fn latency(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> S
     let mut legend: Vec<Entry> = Vec::new();
     for (i, (name, pts)) in lines.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let px: Vec<(f64, f64)> = pts
-            .iter()
-            .map(|(x, y)| (frame.px(*x), frame.py(*y)))
-            .collect();
-        let values: Vec<f64> = pts.iter().map(|p| p.1).collect();
-        s.data_line(&px, &values, color, None);
+        let px = frame.plot(&mut s, pts, color);
         for (x, y) in &px {
             s.dot(*x, *y, 3.0, color);
         }
         legend.push((color.to_string(), false, name.clone()));
     }
     if lines.is_empty() {
-        s.text(
-            (X0 + X1) / 2.0,
-            (frame.y0 + frame.y1) / 2.0,
-            13.0,
-            Anchor::Middle,
-            MUTED,
-            "no I/O completed",
-        );
+        frame.say_empty(&mut s, "no I/O completed");
     }
     let bottom = svg::legend(&mut s, &legend, X0, X1, frame.y1 + 40.0);
     s.set_height(bottom + 8.0);
@@ -393,12 +381,7 @@ fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> 
         );
         for (i, (name, pts)) in lines.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
-            let px: Vec<(f64, f64)> = pts
-                .iter()
-                .map(|(x, y)| (frame.px(*x), frame.py(*y)))
-                .collect();
-            let values: Vec<f64> = pts.iter().map(|p| p.1).collect();
-            s.data_line(&px, &values, color, None);
+            let px = frame.plot(&mut s, pts, color);
             if px.len() <= 40 {
                 for (x, y) in &px {
                     s.dot(*x, *y, 2.5, color);
@@ -409,14 +392,7 @@ fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> 
             }
         }
         if lines.iter().all(|l| l.1.is_empty()) {
-            s.text(
-                (X0 + X1) / 2.0,
-                (frame.y0 + frame.y1) / 2.0,
-                13.0,
-                Anchor::Middle,
-                MUTED,
-                "no interval to draw",
-            );
+            frame.say_empty(&mut s, "no interval to draw");
         }
         y = frame.y1 + if panel == 0 { 30.0 } else { 40.0 };
     }

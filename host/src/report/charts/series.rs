@@ -5,7 +5,7 @@
 //! drawn behind as labelled bands.
 
 use super::jobs::{keys, rate_points};
-use super::svg::{self, Anchor, Axis, Entry, Frame, Svg, INK, MUTED, PALETTE};
+use super::svg::{self, Anchor, Axis, Entry, Frame, Svg, INK, PALETTE};
 use super::{file_part, Chart, Kind, Names};
 use crate::model::document::{Phase, RunDocument, ScenarioResult, Series};
 use crate::report::run_table::shown_name;
@@ -263,26 +263,14 @@ fn jobs_chart(title: &str, sc: &ScenarioResult, rep: u32, phases: &[&Phase]) -> 
     let mut legend: Vec<Entry> = Vec::new();
     for (i, (name, pts)) in lines.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let px: Vec<(f64, f64)> = pts
-            .iter()
-            .map(|(x, y)| (frame.px(*x), frame.py(*y)))
-            .collect();
-        let values: Vec<f64> = pts.iter().map(|p| p.1).collect();
-        s.data_line(&px, &values, color, None);
+        let px = frame.plot(&mut s, pts, color);
         if px.len() == 1 {
             s.dot(px[0].0, px[0].1, 3.0, color);
         }
         legend.push((color.to_string(), false, name.clone()));
     }
     if lines.is_empty() {
-        s.text(
-            (X0 + X1) / 2.0,
-            (frame.y0 + frame.y1) / 2.0,
-            13.0,
-            Anchor::Middle,
-            MUTED,
-            "no job to draw",
-        );
+        frame.say_empty(&mut s, "no job to draw");
     }
     let bottom = svg::legend(&mut s, &legend, X0, X1, frame.y1 + 40.0);
     s.set_height(bottom + 8.0);

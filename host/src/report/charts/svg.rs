@@ -422,6 +422,30 @@ impl Frame {
         self.y1 - self.y.frac(v) * (self.y1 - self.y0)
     }
 
+    /// Draws `points` (axis values) as a data line in `color` and returns
+    /// their pixel positions, for the caller's dots.
+    pub fn plot(&self, svg: &mut Svg, points: &[(f64, f64)], color: &str) -> Vec<(f64, f64)> {
+        let px: Vec<(f64, f64)> = points
+            .iter()
+            .map(|(x, y)| (self.px(*x), self.py(*y)))
+            .collect();
+        let values: Vec<f64> = points.iter().map(|p| p.1).collect();
+        svg.data_line(&px, &values, color, None);
+        px
+    }
+
+    /// Writes `message` in the middle of an empty data area.
+    pub fn say_empty(&self, svg: &mut Svg, message: &str) {
+        svg.text(
+            (self.x0 + self.x1) / 2.0,
+            (self.y0 + self.y1) / 2.0,
+            13.0,
+            Anchor::Middle,
+            MUTED,
+            message,
+        );
+    }
+
     /// Grid, ticks and their labels, the frame, and the axes' titles.
     pub fn draw_axes(&self, svg: &mut Svg, x_title: &str, y_title: &str) {
         for m in &self.y.minor {
