@@ -88,15 +88,7 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
     }
     // A file's stem titles its run where two runs without labels would
     // share a title.
-    let stems: Vec<String> = files
-        .iter()
-        .map(|f| {
-            f.file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        })
-        .collect();
-    let c = compare_files(&docs, &stems);
+    let c = compare_files(&docs, files);
     let versions: std::collections::BTreeSet<&str> =
         docs.iter().map(|d| d.plumb_version.as_str()).collect();
     if versions.len() > 1 {

@@ -59,16 +59,7 @@ pub fn report_main(args: &ReportArgs) -> ExitCode {
             Err(e) => return fail(ExitCode::BadInput, &e),
         }
     }
-    let stems: Vec<String> = args
-        .files
-        .iter()
-        .map(|f| {
-            f.file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        })
-        .collect();
-    let c = compare_files(&docs, &stems);
+    let c = compare_files(&docs, &args.files);
     let layouts = if docs.len() == 1 {
         layout::for_one_run(&docs[0], "report")
     } else {

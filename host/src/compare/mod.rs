@@ -16,10 +16,18 @@ pub fn compare(docs: &[RunDocument]) -> Comparison {
     compare_titled(docs, run_titles(docs, &[]))
 }
 
-/// [`compare`] of result files: a run without a label whose title would
-/// clash with another's may take its file's stem (`stems`, one per file).
-pub fn compare_files(docs: &[RunDocument], stems: &[String]) -> Comparison {
-    compare_titled(docs, run_titles(docs, stems))
+/// [`compare`] of result files (`files`, one per document): a run without
+/// a label whose title would clash with another's takes its file's stem.
+pub fn compare_files(docs: &[RunDocument], files: &[std::path::PathBuf]) -> Comparison {
+    let stems: Vec<String> = files
+        .iter()
+        .map(|f| {
+            f.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    compare_titled(docs, run_titles(docs, &stems))
 }
 
 /// [`compare`] with the runs' column titles given.
