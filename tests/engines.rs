@@ -312,7 +312,7 @@ fn a_dropped_async_engine_waits_for_the_kernel_before_its_memory_goes() {
     // in flight. The kernel keeps writing into their slots until they
     // complete: dropping the engine must wait for them, or the slots would
     // be freed (and reused) under the kernel's writes. On a disk throttled
-    // to 8 reads/s, 16 direct reads of 64 KiB are still in flight when the
+    // to 16 reads/s, 16 direct reads of 64 KiB are still in flight when the
     // engine is dropped; once the drop returns, no slot may change any more.
     if !crate::util::privileged(
         "a_dropped_async_engine_waits_for_the_kernel_before_its_memory_goes",
@@ -331,7 +331,7 @@ fn a_dropped_async_engine_waits_for_the_kernel_before_its_memory_goes() {
     let group = crate::util::BlkioGroup::new("drain");
     group.set(
         "blkio.throttle.read_iops_device",
-        &format!("{} 8", crate::util::disk_of(dir.path())),
+        &format!("{} 16", crate::util::disk_of(dir.path())),
     );
     for name in ["io_uring", "libaio"] {
         let file = std::fs::OpenOptions::new()
@@ -364,18 +364,19 @@ fn a_dropped_async_engine_waits_for_the_kernel_before_its_memory_goes() {
         let waited = submitted.elapsed();
         drop(inside);
         let at_drop = filled_slots(&memory);
-        std::thread::sleep(std::time::Duration::from_secs(3));
+        // Longer than the throttle takes to let every read through.
+        std::thread::sleep(std::time::Duration::from_millis(1500));
         let later = filled_slots(&memory);
         assert!(
             at_drop == SLOTS as usize && later == at_drop,
             "{name}: {at_drop} of {SLOTS} reads had completed when the dropped engine gave its \
-             memory back ({waited:?} after submitting), {later} three seconds later: the kernel \
+             memory back ({waited:?} after submitting), {later} 1.5 s later: the kernel \
              wrote into memory the engine had already released"
         );
         // The throttle held the reads back: the drop did wait.
         assert!(
             waited >= std::time::Duration::from_millis(500),
-            "{name}: 16 reads at 8 reads/s completed in {waited:?}: the disk was not slowed, \
+            "{name}: 16 reads at 16 reads/s completed in {waited:?}: the disk was not slowed, \
              so the test proved nothing"
         );
     }

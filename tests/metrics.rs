@@ -234,8 +234,9 @@ fn scrape_path(addr: SocketAddr, path: &str) -> (String, String, String) {
     }
 }
 
-/// A scenario's 10 s job and its own series, scraped every second by a real
-/// Prometheus: the rate of the I/O counter over the job is the job's IOPS,
+/// A scenario's 10 s job (held at 2,000 IOPS, so that it runs beside other
+/// tests without taking a core) and its own series, scraped every second by
+/// a real Prometheus: the rate of the I/O counter over the job is the job's IOPS,
 /// the final scrape holds the job's exact count, and the scenario's counter
 /// and gauge are there.
 #[test]
@@ -250,7 +251,8 @@ fn prometheus_scrapes_a_ten_second_job_and_a_scenarios_own_series() {
         report::counter("documents_indexed", 40);
         report::gauge("queue_depth", 7);
         let j = io::job(#{ name: "soak", rw: "randread", size: "32M", bs: "4k",
-                           ioengine: "psync", runtime: "10s", time_based: true });
+                           ioengine: "psync", runtime: "10s", time_based: true,
+                           rate_iops: 2000 });
         report::counter("documents_indexed", 2);
         report::gauge("queue_depth", 3);
         report::metric("iops", j.read.iops, "IOPS", "higher");
@@ -453,7 +455,8 @@ fn promtool_accepts_a_scrape_and_openmetrics_is_served_when_asked() {
 /// Hostile peers while a job runs: garbage, a huge head, a slow head, a
 /// flood of idle connections, a POST, another path — each answered or
 /// closed within bounds, a real scrape still answered, and the run ends as
-/// it should.
+/// it should. The job is held at 2,000 IOPS: it goes on without taking a
+/// core from the tests beside it.
 #[test]
 fn hostile_peers_are_answered_or_closed_within_bounds_while_the_run_goes_on() {
     let dir = workdir();
@@ -468,6 +471,7 @@ fn hostile_peers_are_answered_or_closed_within_bounds_while_the_run_goes_on() {
             "--ioengine=psync",
             "--runtime=12",
             "--time_based",
+            "--rate_iops=2000",
             "--metrics-listen",
             "127.0.0.1:0",
             "--metrics-linger",

@@ -193,6 +193,7 @@ fn fits(dir: &Path, max: &str, args: &[&str]) -> Value {
 fn file_writing_scenarios_at_small_sizes_fit_a_tight_budget() {
     let dir = workdir();
     let d = dir.path();
+    let d_dir = d;
     let t = std::time::Instant::now();
     // Each --max-bytes is the pack's own max_bytes with these parameters.
     fits(
@@ -281,14 +282,16 @@ fn file_writing_scenarios_at_small_sizes_fit_a_tight_budget() {
         "128M",
         &["interference", "-p", "size=16M", "-p", "runtime=1s"],
     );
-    // 4000 * 64k + 2M + 600M + 300M + 1G: replays are charged their
-    // estimates, the trees are whole (compilebench_trees and unpack_trees
-    // count trees, at least one).
-    fits(
+    // The kernel-shaped trees at the pack's own budget are run by
+    // suites::pts_disk_runs_every_test_at_small_sizes; here the small tree,
+    // under the same declared budget.
+    let d = fits(
         d,
         "2176M",
         &[
             "pts-disk",
+            "-p",
+            "tree=small",
             "-p",
             "fsmark_files=8",
             "-p",
@@ -308,6 +311,19 @@ fn file_writing_scenarios_at_small_sizes_fit_a_tight_budget() {
             "-p",
             "iozone_records=4k,1m",
         ],
+    );
+    let metric = |scenario: &str, name: &str| crate::util::metric(&d, scenario, name).unwrap();
+    let unpacked = metric("unpack-tree", "files_per_sec") * metric("unpack-tree", "seconds");
+    assert!(
+        (unpacked - 1100.0).abs() < 1e-3,
+        "unpacked {unpacked} files"
+    );
+    let r = plumb(d_dir, &["run", "pts-disk/unpack-tree", "-p", "tree=big"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("tree big: kernel or small"),
+        "{}",
+        r.stderr
     );
     assert!(t.elapsed().as_secs() < 150, "took {:?}", t.elapsed());
 }

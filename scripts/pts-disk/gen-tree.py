@@ -11,7 +11,8 @@ extracts: open(O_WRONLY|O_CREAT|O_EXCL), writes of up to 10240 bytes (the
 archive's records), close, then utimensat of the path; directories are
 made before their files. Deterministic: the same trace every time.
 
-Usage: gen-tree.py [FILES] > kernel-tree.trace
+Usage: gen-tree.py [FILES] > kernel-tree.trace (22,000 files)
+       gen-tree.py 1100 > small-tree.trace (the pack's tree=small)
 """
 import math
 import random

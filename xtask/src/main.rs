@@ -141,7 +141,9 @@ fn main() -> ExitCode {
 /// time deadlines, rates, replay think time or the block layer's requests.
 /// They run one at a time, after every other test has run in parallel.
 /// The hostile corpus is not here: each case has its deadline plus a grace
-/// made for sharing the machine, and it runs beside the parallel tests.
+/// made for sharing the machine, and it runs beside the parallel tests; nor
+/// are tests that only bound a time loosely (deeply nested values) or hold
+/// their jobs at a fixed rate (the metrics endpoint's).
 const SERIAL: &[&str] = &[
     "accuracy::",
     "background::",
@@ -150,13 +152,17 @@ const SERIAL: &[&str] = &[
     "fleet::ctrl_c",
     "fleet::fleet_net",
     "fleet::fleet_wait",
-    "hangs::",
+    "hangs::a_long_rtt",
+    "hangs::a_sleep",
+    "hangs::long_memory",
+    "hangs::sigterm_",
+    "hangs::threads_beyond",
     "honest::a_buffered_read_back",
     "jobs_and_output::the_progress_line",
     "jobs_and_output::timeline",
-    "metrics::hostile_peers",
-    "metrics::prometheus_scrapes",
-    "net::",
+    "net::links::",
+    "net::loopback::loopback_measurements",
+    "net::robustness::",
     "options::ramp_time",
     "results::compare_of_a_million",
     "results::oversized",

@@ -298,7 +298,7 @@ const BUILTIN: &[(&str, &[(&str, &str)])] = &[
     ),
     (
         "pts-disk",
-        pack_files!("pts-disk": "pack.toml", "fs-mark.rhai", "postmark.rhai", "dbench.rhai", "compilebench.rhai", "iozone.rhai", "unpack-tree.rhai", "sqlite.rhai", "dbench.trace", "kernel-tree.trace", "sqlite-inserts.trace"),
+        pack_files!("pts-disk": "pack.toml", "fs-mark.rhai", "postmark.rhai", "dbench.rhai", "compilebench.rhai", "iozone.rhai", "unpack-tree.rhai", "sqlite.rhai", "dbench.trace", "kernel-tree.trace", "small-tree.trace", "sqlite-inserts.trace"),
     ),
     (
         "crystaldiskmark",
