@@ -28,7 +28,7 @@ pub enum TraceCommand {
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
     },
-    /// Convert an strace log (see README for the options), a fio iolog or a dbench load file.
+    /// Convert an strace log (see docs/guide/trace.md for the options), a fio iolog or a dbench load file.
     Import {
         /// The log to convert.
         log: PathBuf,
