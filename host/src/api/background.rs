@@ -13,7 +13,8 @@
 use super::clock::Clock;
 use super::{ApiError, Host};
 use crate::halt::Halt;
-use crate::runner::live::{LiveProgress, LiveTotals, Meter};
+use crate::meter::Meter;
+use crate::runner::live::{LiveProgress, LiveTotals};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;

@@ -7,7 +7,8 @@ use super::{ApiError, Capability, Host};
 use crate::cpu::{CpuError, CpuResult};
 use crate::halt::Halt;
 use crate::mem::{BandwidthResult, LatencyError, LatencyResult, Oper, Scope};
-use crate::runner::live::{LiveProgress, Meter};
+use crate::meter::Meter;
+use crate::runner::live::LiveProgress;
 use serde::Deserialize;
 use std::time::Duration;
 

@@ -314,7 +314,7 @@ fn print_or_write(inv: &FioInvocation, text: &str) -> bool {
             print!("{text}");
             true
         }
-        Some(path) => match crate::report::save::write_atomic(path, text.as_bytes()) {
+        Some(path) => match crate::save::write_atomic(path, text.as_bytes()) {
             Ok(()) => true,
             Err(e) => {
                 eprintln!("plumb fio: error: --output {e}");
@@ -328,7 +328,7 @@ fn write_document(
     path: &Path,
     inv: &FioInvocation,
     report: &RunReport,
-) -> Result<(), crate::report::save::SaveError> {
+) -> Result<(), crate::save::SaveError> {
     let target_dir = inv
         .jobs
         .first()
@@ -369,5 +369,5 @@ fn write_document(
         }],
     };
     let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
-    crate::report::save::write_atomic(path, text.as_bytes())
+    crate::save::write_atomic(path, text.as_bytes())
 }

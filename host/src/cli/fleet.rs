@@ -698,7 +698,7 @@ fn save_record(out: &Path, record: &FleetRecord) -> bool {
         .and_then(|()| serde_json::to_vec_pretty(record).map_err(|e| e.to_string()))
         .and_then(|mut text| {
             text.push(b'\n');
-            crate::report::save::write_atomic(&path, &text).map_err(|e| e.to_string())
+            crate::save::write_atomic(&path, &text).map_err(|e| e.to_string())
         });
     match saved {
         Ok(()) => true,

@@ -296,7 +296,7 @@ fn bundle_cmd(arg: &str, output: Option<PathBuf>) -> Outcome {
         };
         Path::new(".").join(format!("{}-{version}.{}", p.name, bundle::EXTENSION))
     });
-    crate::report::save::write_atomic(&output, &bytes)
+    crate::save::write_atomic(&output, &bytes)
         .map_err(|e| (ExitCode::Failed, format!("-o {e}")))?;
     println!(
         "bundled {} file(s) into {}\nsha256 {}",

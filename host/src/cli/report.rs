@@ -8,7 +8,7 @@ use super::{layout, ExitCode};
 use crate::compare::{compare_files, load};
 use crate::report::charts;
 use crate::report::page::{self, Page};
-use crate::report::save::write_atomic;
+use crate::save::write_atomic;
 use crate::scenario::template;
 use crate::terminal::clean;
 use std::path::{Path, PathBuf};

@@ -882,7 +882,7 @@ impl Saved {
             eprintln!("plumb run: error: --json {}: {e}", path.display());
         })?;
         text.push(b'\n');
-        if let Err(e) = crate::report::save::write_atomic(path, &text) {
+        if let Err(e) = crate::save::write_atomic(path, &text) {
             eprintln!("plumb run: error: --json {e}");
             if let Some((journal, Some(_))) = &self.journal {
                 eprintln!(

@@ -9,7 +9,7 @@ mod kernels;
 mod prime;
 
 use crate::halt::Halt;
-use crate::runner::live::Meter;
+use crate::meter::Meter;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -182,7 +182,7 @@ pub fn check(
         ));
     }
     let memory = (k.memory)(param).saturating_mul(threads as u64);
-    crate::mem::check_size(
+    crate::headroom::check_size(
         &format!("{} threads × the {} kernel's data", threads, k.name),
         memory,
     )

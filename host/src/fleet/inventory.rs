@@ -122,7 +122,7 @@ struct PkbDisk {
 pub fn load(path: &Path) -> Result<Vec<Host>, InventoryError> {
     let shown = path.display().to_string();
     let bytes =
-        crate::scenario::pack::read_file(path, MAX_INVENTORY_BYTES).map_err(|e| err(&shown, e))?;
+        crate::input::read_file(path, MAX_INVENTORY_BYTES).map_err(|e| err(&shown, e))?;
     let text = std::str::from_utf8(&bytes).map_err(|_| err(&shown, "not UTF-8 text"))?;
     if path.extension().is_some_and(|e| e == "json") {
         parse_pkb(&shown, text)

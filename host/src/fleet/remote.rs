@@ -60,7 +60,7 @@ impl Binary {
         let memo = crate::cache::open("self").ok().map(|d| d.join("sha256"));
         let remembered = memo
             .as_deref()
-            .and_then(|m| crate::scenario::pack::read_file(m, 256).ok())
+            .and_then(|m| crate::input::read_file(m, 256).ok())
             .and_then(|b| String::from_utf8(b).ok())
             .and_then(|t| {
                 let sha = t
@@ -84,7 +84,7 @@ impl Binary {
         // Only a speed-up: a memo that cannot be written costs a hash next
         // time; one for a file that changed while it was read is not written.
         if let Some(m) = memo.filter(|_| len == meta.len()) {
-            let _ = crate::report::save::write_atomic(&m, format!("{key} {sha256}\n").as_bytes());
+            let _ = crate::save::write_atomic(&m, format!("{key} {sha256}\n").as_bytes());
         }
         Ok(Binary { path, sha256, len })
     }

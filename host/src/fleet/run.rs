@@ -243,7 +243,7 @@ pub(super) fn save(
     let path = dir.join(format!("{name}.json"));
     let mut text = serde_json::to_vec_pretty(&doc).map_err(|e| e.to_string())?;
     text.push(b'\n');
-    crate::report::save::write_atomic(&path, &text).map_err(|e| e.to_string())?;
+    crate::save::write_atomic(&path, &text).map_err(|e| e.to_string())?;
     Ok(path)
 }
 

@@ -215,7 +215,7 @@ impl BandwidthOptions {
                 self.threads
             ));
         }
-        super::check_size(
+        crate::headroom::check_size(
             "the blocks (block_size × threads, × 2 for copy)",
             self.memory(),
         )

@@ -131,7 +131,7 @@ impl LatencyOptions {
                 self.time_per_size, MAX_TIME_PER_SIZE
             ));
         }
-        super::check_size("max_size", self.max_size)
+        crate::headroom::check_size("max_size", self.max_size)
     }
 }
 

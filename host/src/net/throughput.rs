@@ -6,7 +6,7 @@ use super::protocol::Request;
 use super::session::{fail, new_session, open, NetError};
 use super::tcp_info::sender_info;
 use crate::halt::Halt;
-use crate::runner::live::Meter;
+use crate::meter::Meter;
 use serde::Serialize;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};

@@ -16,7 +16,6 @@ pub mod page;
 pub mod replay;
 pub mod results;
 pub mod run_table;
-pub mod save;
 pub mod tables;
 
 /// The fio release whose output layouts (normal, terse, JSON) `plumb fio`

@@ -1,7 +1,7 @@
 //! Live totals of background work for whoever started it: for a job, the
 //! runner's watcher publishes the summed counters of every job thread every
 //! 50 ms (and their latency buckets every 200 ms); other work (a copy, a
-//! CPU kernel, a network test) adds to a [`Meter`] that its task samples as
+//! CPU kernel, a network test) adds to a [`Meter`](crate::meter::Meter) that its task samples as
 //! often. [`LiveTotals::snapshot`] turns either into figures since the
 //! start and over the last second.
 
@@ -9,7 +9,7 @@ use super::worker::LiveCounters;
 use crate::metrics::{JobFigures, Latency};
 use crate::stats::live_latency::{LivePercentiles, BUCKETS};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -188,35 +188,6 @@ impl LiveTotals {
             read: dir(0),
             write: dir(1),
         }
-    }
-}
-
-/// Counters that background work other than jobs (a copy, a CPU hog, a
-/// network stream) adds to as it goes; sampled into [`LiveTotals`].
-#[derive(Debug, Default)]
-pub struct Meter {
-    used: AtomicBool,
-    ios: [AtomicU64; 2],
-    bytes: [AtomicU64; 2],
-}
-
-impl Meter {
-    /// Counts `ios` operations moving `bytes` in direction `dir` (0 read or
-    /// received, 1 written or sent).
-    pub fn add(&self, dir: usize, ios: u64, bytes: u64) {
-        self.ios[dir].fetch_add(ios, Ordering::Relaxed);
-        self.bytes[dir].fetch_add(bytes, Ordering::Relaxed);
-        self.used.store(true, Ordering::Relaxed);
-    }
-
-    /// The totals so far, once anything was counted.
-    pub fn totals(&self) -> Option<([u64; 2], [u64; 2])> {
-        self.used.load(Ordering::Relaxed).then(|| {
-            (
-                [0, 1].map(|d| self.ios[d].load(Ordering::Relaxed)),
-                [0, 1].map(|d| self.bytes[d].load(Ordering::Relaxed)),
-            )
-        })
     }
 }
 

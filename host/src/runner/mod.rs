@@ -6,6 +6,7 @@
 //! and returns a [`RunReport`] with [`JobResult`]s.
 
 pub mod activity;
+pub mod iolog;
 mod jobstats;
 pub mod live;
 mod progress;

@@ -104,7 +104,7 @@ impl WrittenBlocks {
 /// than half the available memory (a huge region with `verify`).
 fn block_map(blocks: u64) -> std::io::Result<Vec<u64>> {
     let words = blocks.div_ceil(64);
-    crate::mem::check_size("the verify map of written blocks", words.saturating_mul(8))
+    crate::headroom::check_size("the verify map of written blocks", words.saturating_mul(8))
         .map_err(std::io::Error::other)?;
     Ok(vec![
         0u64;

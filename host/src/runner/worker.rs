@@ -12,7 +12,7 @@ use crate::files::{open_for_job, FilePlan};
 use crate::job::spec::{Dir, JobSpec, Verify};
 use crate::stats::live_latency::LiveLatency;
 use crate::stats::CpuUsage;
-use crate::trace::iolog::IologWriter;
+use super::iolog::IologWriter;
 use crate::workload::{OffsetGenerator, Region};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};

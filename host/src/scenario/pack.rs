@@ -362,7 +362,7 @@ pub fn load_bundle(
         file: path.display().to_string(),
         message,
     };
-    let mut file = open_file(path, bundle::MAX_BUNDLE).map_err(err)?;
+    let mut file = crate::input::open_file(path, bundle::MAX_BUNDLE).map_err(err)?;
     let bundle::Bundle { files, sha256 } = bundle::read(&mut file).map_err(err)?;
     let signed = super::signature::check(
         &mut file,
@@ -428,7 +428,7 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
         file: path.display().to_string(),
         message,
     };
-    let bytes = read_file(path, bundle::MAX_PACK_BYTES).map_err(err)?;
+    let bytes = crate::input::read_file(path, bundle::MAX_PACK_BYTES).map_err(err)?;
     let file_name = path
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
@@ -450,44 +450,6 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
         compare: None,
         selected: None,
     })
-}
-
-/// A file named on the command line, opened to be read: followed like any
-/// path the user gives, but it must be a regular file (a FIFO would block)
-/// of at most `max` bytes when opened.
-pub fn open_file(path: &Path, max: u64) -> Result<std::fs::File, String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| e.to_string())?;
-    let meta = f.metadata().map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    if meta.len() > max {
-        return Err(format!(
-            "{} bytes, larger than the limit of {max} bytes",
-            meta.len()
-        ));
-    }
-    Ok(f)
-}
-
-/// A file named on the command line (see [`open_file`]), read whole: at
-/// most `max` bytes, however it grows while read.
-pub fn read_file(path: &Path, max: u64) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let f = open_file(path, max)?;
-    let mut bytes = Vec::new();
-    f.take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > max {
-        return Err(format!("larger than the limit of {max} bytes"));
-    }
-    Ok(bytes)
 }
 
 /// Checks the pack's name and version from its manifest: both become a

@@ -26,7 +26,7 @@ fn key_id(keynum: &[u8]) -> String {
 }
 
 fn read_small(path: &Path) -> Result<String, String> {
-    let bytes = super::pack::read_file(path, MAX_KEY_FILE)
+    let bytes = crate::input::read_file(path, MAX_KEY_FILE)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     String::from_utf8(bytes).map_err(|_| format!("{}: not text", path.display()))
 }
@@ -150,7 +150,7 @@ pub fn sign(bundle: &Path, key: &Path, password: Option<String>) -> Result<Strin
     // Only a bundle plumb would load is signed; read as a stream twice
     // (checked, then signed) through one open file.
     let at = |e: String| format!("{}: {e}", bundle.display());
-    let mut file = super::pack::open_file(bundle, super::bundle::MAX_BUNDLE).map_err(at)?;
+    let mut file = crate::input::open_file(bundle, super::bundle::MAX_BUNDLE).map_err(at)?;
     let sha256 = super::bundle::read(&mut file).map_err(at)?.sha256;
     file.rewind().map_err(|e| at(e.to_string()))?;
     let name = bundle
@@ -166,7 +166,7 @@ pub fn sign(bundle: &Path, key: &Path, password: Option<String>) -> Result<Strin
         ));
     }
     let out = signature_path(bundle);
-    crate::report::save::write_atomic(&out, sig.to_string().as_bytes())
+    crate::save::write_atomic(&out, sig.to_string().as_bytes())
         .map_err(|e| format!("{}: {e}", out.display()))?;
     Ok(key_id(sig.keynum()))
 }

@@ -47,7 +47,7 @@ impl Template {
         let ext = path.extension().and_then(|e| e.to_str());
         if path.is_file() && matches!(ext, Some("rhai" | "wasm")) {
             let bytes =
-                pack::read_file(path, MAX_TEMPLATE_FILE).map_err(|e| format!("{arg}: {e}"))?;
+                crate::input::read_file(path, MAX_TEMPLATE_FILE).map_err(|e| format!("{arg}: {e}"))?;
             return Template::from_bytes(arg.to_string(), arg, bytes);
         }
         let p = pack::resolve(arg, &[]).map_err(|e| e.to_string())?;

@@ -1,8 +1,9 @@
-//! fio's iolog, both ways. [`convert`] reads one (version 2, and version 3
-//! with µs timestamps) into a [`Trace`]: one thread, files relative to their
-//! common directory, each file as large as the furthest I/O in it (fio lays
-//! files out before it runs). [`IologWriter`] writes version 2 as a job
-//! runs (`write_iolog=`).
+//! fio's iolog read into a trace: [`convert`] reads one (version 2, and
+//! version 3 with µs timestamps) into a [`Trace`]: one thread, files
+//! relative to their common directory, each file as large as the furthest
+//! I/O in it (fio lays files out before it runs). A job writes version 2 as
+//! it runs (`write_iolog=`) with
+//! [`IologWriter`](crate::runner::iolog::IologWriter).
 
 use super::format::{FileEntry, Op, OpKind, OpenFlags, Trace};
 use super::limits::{MAX_FILES, MAX_FILE_BYTES, MAX_IO_BYTES, MAX_LOG_LINE, MAX_OPS, MAX_TIME_US};
@@ -286,59 +287,6 @@ pub fn convert(name: &str, text: &str) -> Result<Trace, IologError> {
     }
     t.duration_us = clock;
     Ok(t)
-}
-
-/// Writes fio's iolog v2 for one job clone (`write_iolog=`): the files
-/// added and opened first, then one line per I/O issued or sync made, then
-/// the closes.
-pub struct IologWriter {
-    out: BufWriter<File>,
-}
-
-impl IologWriter {
-    /// Creates the log at `path` (clone 0) or `path.N` (clone N, so clones
-    /// never share a file) and writes the header, an `add` and an `open`
-    /// line per file.
-    pub fn create(path: &str, clone: u32, files: &[String]) -> std::io::Result<IologWriter> {
-        let path = if clone == 0 {
-            path.to_string()
-        } else {
-            format!("{path}.{clone}")
-        };
-        use std::os::unix::fs::OpenOptionsExt;
-        // Replaced like fio does, but never through a symlink in its place
-        // (the current directory may be one others can write).
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(|e| std::io::Error::new(e.kind(), format!("write_iolog '{path}': {e}")))?;
-        let mut out = BufWriter::new(file);
-        writeln!(out, "fio version 2 iolog")?;
-        for f in files {
-            writeln!(out, "{f} add")?;
-        }
-        for f in files {
-            writeln!(out, "{f} open")?;
-        }
-        Ok(IologWriter { out })
-    }
-
-    /// One `file action offset length` line (`read`, `write`, `sync`,
-    /// `datasync`); a failed write is dropped, as the log is only a record.
-    pub fn log(&mut self, file: &str, action: &str, offset: u64, len: u64) {
-        let _ = writeln!(self.out, "{file} {action} {offset} {len}");
-    }
-
-    /// Writes a `close` line per file and flushes the log.
-    pub fn close(mut self, files: &[String]) -> std::io::Result<()> {
-        for f in files {
-            writeln!(self.out, "{f} close")?;
-        }
-        self.out.flush()
-    }
 }
 
 #[cfg(test)]

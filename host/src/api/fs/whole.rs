@@ -9,7 +9,7 @@ use crate::api::options::Bytes;
 use crate::api::{os_err, ApiError, Capability, Host};
 use crate::buffer::AlignedBuf;
 use crate::halt::{Halt, Halted};
-use crate::runner::live::Meter;
+use crate::meter::Meter;
 use crate::sandbox::Held;
 use serde::Deserialize;
 use std::os::fd::AsRawFd;

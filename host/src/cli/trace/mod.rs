@@ -161,7 +161,7 @@ fn save(trace: &Trace, output: &Path) -> Result<(), (ExitCode, String)> {
             format!("the converted trace is not valid: {e}"),
         )
     })?;
-    crate::report::save::write_atomic(output, text.as_bytes())
+    crate::save::write_atomic(output, text.as_bytes())
         .map_err(|e| (ExitCode::Failed, format!("-o {e}")))?;
     let s = show::summarize(trace);
     eprintln!(
@@ -348,7 +348,7 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
         let saved = crate::report::replay::SavedReplay::new(r.clone());
         let text =
             serde_json::to_string_pretty(&saved).map_err(|e| (ExitCode::Failed, e.to_string()))?;
-        crate::report::save::write_atomic(j, (text + "\n").as_bytes())
+        crate::save::write_atomic(j, (text + "\n").as_bytes())
             .map_err(|e| (ExitCode::Failed, format!("--json {e}")))?;
     }
     // Step names, errno names and divergences quote the trace.

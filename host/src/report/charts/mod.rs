@@ -105,7 +105,7 @@ pub fn write_all(dir: &Path, docs: &[RunDocument], c: &Comparison) -> Result<Vec
     let mut out = Vec::new();
     for chart in all(docs, c)? {
         let path = dir.join(&chart.file);
-        super::save::write_atomic(&path, chart.svg.as_bytes())
+        crate::save::write_atomic(&path, chart.svg.as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))?;
         out.push(path);
     }
