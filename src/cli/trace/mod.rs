@@ -341,7 +341,7 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
     };
     let r = match result {
         Ok(r) => r,
-        Err(ReplayError::Refused(m)) => return Err(bad(m)),
+        Err(ReplayError::Refused(m)) => return Err(bad(m.to_string())),
         Err(ReplayError::Layout(h)) => return Err((halt_code(&h), halt_message(&h))),
     };
     if let Some(j) = &a.json {

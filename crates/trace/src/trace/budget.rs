@@ -13,7 +13,7 @@
 //! adds the old name's extent once more. That holds whatever order the
 //! threads play in, since it uses only the final extents and the count.
 
-use super::format::{OpKind, Trace};
+use super::format::{OpKind, Reach, Trace};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -64,48 +64,36 @@ impl Targets {
         Targets(m)
     }
 
-    /// How `kind` can grow a file, if it can.
+    /// How `kind` can grow a file, if it can (what the table of
+    /// operations says it may reach, on the file behind its handle).
     pub fn growth(&self, kind: &OpKind) -> Option<Growth> {
-        let target = |h: &u32| self.0.get(h).copied();
-        match kind {
-            OpKind::Write {
+        let target = |h: u32| self.0.get(&h).copied();
+        Some(match kind.reach()? {
+            Reach::Write {
                 handle,
                 offset,
                 len,
-                ..
             } => {
                 let (file, append) = target(handle)?;
-                Some(if append {
-                    Growth::By { file, len: *len }
+                if append {
+                    Growth::By { file, len }
                 } else {
                     Growth::To {
                         file,
-                        end: offset.saturating_add(*len),
+                        end: offset.saturating_add(len),
                     }
-                })
+                }
             }
-            OpKind::Fallocate {
-                handle,
-                offset,
+            Reach::HandleTo { handle, end } => Growth::To {
+                file: target(handle)?.0,
+                end,
+            },
+            Reach::HandleBy { handle, len } => Growth::By {
+                file: target(handle)?.0,
                 len,
-            } => Some(Growth::To {
-                file: target(handle)?.0,
-                end: offset.saturating_add(*len),
-            }),
-            OpKind::Ftruncate { handle, len } => Some(Growth::To {
-                file: target(handle)?.0,
-                end: *len,
-            }),
-            OpKind::Copy { to, len, .. } => Some(Growth::By {
-                file: target(to)?.0,
-                len: *len,
-            }),
-            OpKind::Truncate { file, len } => Some(Growth::To {
-                file: *file,
-                end: *len,
-            }),
-            _ => None,
-        }
+            },
+            Reach::FileTo { file, end } => Growth::To { file, end },
+        })
     }
 }
 
@@ -225,7 +213,7 @@ pub fn metadata_needed(t: &Trace) -> Metadata {
     for op in &t.ops {
         match &op.kind {
             OpKind::Open { file, flags, .. } if flags.create => m.add(path(file), true),
-            OpKind::Mkdir(file) | OpKind::Symlink { file, .. } => m.add(path(file), true),
+            OpKind::Mkdir { file } | OpKind::Symlink { file, .. } => m.add(path(file), true),
             OpKind::Link { to, .. } => m.add(path(to), false),
             _ => {}
         }

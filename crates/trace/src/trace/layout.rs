@@ -58,7 +58,7 @@ fn directories(t: &Trace) -> (HashSet<String>, HashSet<String>) {
     for op in t.ops.iter().filter(|o| o.failed.is_none()) {
         match &op.kind {
             OpKind::Open { file, flags, .. } if flags.create => created.insert(*file),
-            OpKind::Mkdir(f) | OpKind::Symlink { file: f, .. } => created.insert(*f),
+            OpKind::Mkdir { file: f } | OpKind::Symlink { file: f, .. } => created.insert(*f),
             OpKind::Rename { to, .. } | OpKind::Link { to, .. } => created.insert(*to),
             _ => false,
         };
@@ -84,13 +84,13 @@ fn directories(t: &Trace) -> (HashSet<String>, HashSet<String>) {
     let path = |f: u32| t.files.get(f as usize).map(|e| contained(&e.path));
     for op in &t.ops {
         match op.kind {
-            OpKind::Mkdir(f) => {
+            OpKind::Mkdir { file: f } => {
                 if let Some(p) = path(f) {
                     dirs.insert(p.clone());
                     made.insert(p);
                 }
             }
-            OpKind::Rmdir(f) => {
+            OpKind::Rmdir { file: f } => {
                 if let Some(p) = path(f) {
                     dirs.insert(p);
                 }

@@ -15,4 +15,6 @@ pub mod strace;
 
 pub use format::{Op, OpKind, Trace, TraceError};
 pub use halt::{Bounds, Halt};
-pub use replay::{ReplayError, ReplayOptions, ReplayResult, Speed, StepSummary};
+pub use replay::{
+    OptionError, Refusal, ReplayError, ReplayOptions, ReplayResult, Speed, StepSummary,
+};

@@ -1,6 +1,8 @@
 //! Error numbers as a trace writes them: the symbolic name strace prints
 //! (`ENOENT`), or `E<number>` for one this table does not name.
 
+use super::error::{shown, ParseError};
+
 /// The errno values applications commonly see from file system calls.
 const NAMES: &[(i32, &str)] = &[
     (libc::EPERM, "EPERM"),
@@ -51,18 +53,13 @@ pub fn name(errno: i32) -> String {
 }
 
 /// The errno a trace names: a symbolic name of the table or `E<number>`.
-pub fn parse(s: &str) -> Result<i32, String> {
+pub fn parse(s: &str) -> Result<i32, ParseError> {
     if let Some((n, _)) = NAMES.iter().find(|(_, name)| *name == s) {
         return Ok(*n);
     }
     match s.strip_prefix('E').map(str::parse::<i32>) {
         Some(Ok(n)) if (1..=MAX_ERRNO).contains(&n) => Ok(n),
-        _ => {
-            let shown: String = s.chars().take(40).collect();
-            Err(format!(
-                "'{shown}' is not an error number (ENOENT, E2, ...)"
-            ))
-        }
+        _ => Err(ParseError::Errno(shown(s))),
     }
 }
 

@@ -337,12 +337,12 @@ impl Executor<'_> {
                 // SAFETY: valid descriptor.
                 check(unsafe { libc::lseek(fd, at, libc::SEEK_SET) } as isize).map(|_| 0)
             }
-            OpKind::Fsync(h) => {
+            OpKind::Fsync { handle: h } => {
                 let fd = self.fd(lane, *h)?;
                 // SAFETY: valid descriptor.
                 check(unsafe { libc::fsync(fd) } as isize)
             }
-            OpKind::Fdatasync(h) => {
+            OpKind::Fdatasync { handle: h } => {
                 let fd = self.fd(lane, *h)?;
                 // SAFETY: valid descriptor.
                 check(unsafe { libc::fdatasync(fd) } as isize)
@@ -376,7 +376,7 @@ impl Executor<'_> {
                 // SAFETY: valid descriptor.
                 check(unsafe { libc::fallocate(fd, 0, at, n) } as isize)
             }
-            OpKind::Close(h) => {
+            OpKind::Close { handle: h } => {
                 self.fd(lane, *h)?;
                 self.handles
                     .lock()
@@ -385,7 +385,7 @@ impl Executor<'_> {
                 lane.cache.remove(h);
                 Ok(0)
             }
-            OpKind::Fstat(h) => {
+            OpKind::Fstat { handle: h } => {
                 let fd = self.fd(lane, *h)?;
                 // SAFETY: fstat fills the zeroed struct.
                 let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -399,10 +399,10 @@ impl Executor<'_> {
                     libc::copy_file_range(a, std::ptr::null_mut(), b, std::ptr::null_mut(), n, 0)
                 })
             }
-            OpKind::Stat(f) => Ok(self.dir.stat(&self.look_path(*f)).map(|_| 0)?),
-            OpKind::Unlink(f) => Ok(self.dir.unlink(&self.path(*f)?).map(|_| 0)?),
-            OpKind::Rmdir(f) => Ok(self.dir.rmdir(&self.path(*f)?).map(|_| 0)?),
-            OpKind::Mkdir(f) => Ok(self.dir.mkdir(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Stat { file: f } => Ok(self.dir.stat(&self.look_path(*f)).map(|_| 0)?),
+            OpKind::Unlink { file: f } => Ok(self.dir.unlink(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Rmdir { file: f } => Ok(self.dir.rmdir(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Mkdir { file: f } => Ok(self.dir.mkdir(&self.path(*f)?).map(|_| 0)?),
             OpKind::Rename { from, to, mode } => {
                 let flags = match mode {
                     RenameMode::Replace => 0,
@@ -419,16 +419,16 @@ impl Executor<'_> {
             OpKind::Symlink { file, target } => {
                 Ok(self.dir.symlink(target, &self.path(*file)?).map(|_| 0)?)
             }
-            OpKind::Readlink(f) => Ok(self.dir.readlink(&self.path(*f)?).map(|_| 0)?),
-            OpKind::Utimes(f) => Ok(self.dir.touch(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Readlink { file: f } => Ok(self.dir.readlink(&self.path(*f)?).map(|_| 0)?),
+            OpKind::Utimes { file: f } => Ok(self.dir.touch(&self.path(*f)?).map(|_| 0)?),
             OpKind::Chmod { file, mode } => {
                 Ok(self.dir.chmod(&self.path(*file)?, *mode).map(|_| 0)?)
             }
             OpKind::Truncate { file, len } => {
                 Ok(self.dir.truncate(&self.path(*file)?, *len).map(|_| 0)?)
             }
-            OpKind::Access(f) => Ok(self.dir.access(&self.look_path(*f)).map(|_| 0)?),
-            OpKind::Statfs(f) => Ok(self.dir.statfs(&self.look_path(*f)).map(|_| 0)?),
+            OpKind::Access { file: f } => Ok(self.dir.access(&self.look_path(*f)).map(|_| 0)?),
+            OpKind::Statfs { file: f } => Ok(self.dir.statfs(&self.look_path(*f)).map(|_| 0)?),
             OpKind::Mmap { .. } => Ok(0),
             OpKind::Lock {
                 handle,

@@ -40,34 +40,37 @@ pub enum Speed {
 impl Speed {
     /// A think-time factor within [`SPEED_RANGE`], the one rule for scripts,
     /// guests and `plumb trace replay --speed`.
-    pub fn factor(f: f64) -> Result<Speed, String> {
+    pub fn factor(f: f64) -> Result<Speed, OptionError> {
         let (slow, fast) = SPEED_RANGE;
         if (slow..=fast).contains(&f) {
             return Ok(Speed::Factor(f));
         }
-        Err(format!(
-            "speed '{f}' is not a factor from {slow} to {fast} or 'max'"
-        ))
+        Err(OptionError::Speed(f.to_string()))
     }
 }
 
 impl std::str::FromStr for Speed {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Speed, String> {
+    type Err = OptionError;
+    fn from_str(s: &str) -> Result<Speed, OptionError> {
         if s == "max" {
             return Ok(Speed::Max);
         }
         match s.parse::<f64>().map(Speed::factor) {
             Ok(Ok(speed)) => Ok(speed),
-            _ => {
-                let (slow, fast) = SPEED_RANGE;
-                let shown: String = s.chars().take(40).collect();
-                Err(format!(
-                    "speed '{shown}' is not a factor from {slow} to {fast} or 'max'"
-                ))
-            }
+            _ => Err(OptionError::Speed(s.chars().take(40).collect())),
         }
     }
+}
+
+/// A replay option outside what a replay takes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    /// A speed that is not a factor within [`SPEED_RANGE`] (as given).
+    #[error("speed '{0}' is not a factor from {slow} to {fast} or 'max'", slow = SPEED_RANGE.0, fast = SPEED_RANGE.1)]
+    Speed(String),
+    /// A client count outside 1 to [`MAX_CLIENTS`].
+    #[error("clients {0} is not from 1 to {MAX_CLIENTS}")]
+    Clients(u64),
 }
 
 /// Most copies of a trace one replay plays at once.
@@ -89,10 +92,10 @@ pub struct ReplayOptions {
 impl ReplayOptions {
     /// The client count within 1 to [`MAX_CLIENTS`], the one rule for
     /// scripts, guests and `plumb trace replay --clients`.
-    pub fn check_clients(clients: u64) -> Result<u32, String> {
+    pub fn check_clients(clients: u64) -> Result<u32, OptionError> {
         match u32::try_from(clients) {
             Ok(n) if (1..=MAX_CLIENTS).contains(&n) => Ok(n),
-            _ => Err(format!("clients {clients} is not from 1 to {MAX_CLIENTS}")),
+            _ => Err(OptionError::Clients(clients)),
         }
     }
 }
@@ -242,7 +245,7 @@ pub fn metadata_needed(t: &Trace, o: ReplayOptions) -> super::budget::Metadata {
 /// Memory the replay threads' I/O buffers may take together (every
 /// client's): each as large as its largest transfer, at least 1 MiB; more
 /// than [`MAX_REPLAY_BUFFERS`] is refused before anything starts.
-fn check_buffers(t: &Trace, lanes: &[Vec<usize>], clients: u32) -> Result<(), String> {
+fn check_buffers(t: &Trace, lanes: &[Vec<usize>], clients: u32) -> Result<(), Refusal> {
     let total = lanes.iter().fold(0u64, |sum, lane| {
         let largest = lane
             .iter()
@@ -259,12 +262,10 @@ fn check_buffers(t: &Trace, lanes: &[Vec<usize>], clients: u32) -> Result<(), St
     });
     let total = total.saturating_mul(u64::from(clients));
     if total > MAX_REPLAY_BUFFERS {
-        return Err(format!(
-            "the replay's {} thread(s) would need {} MiB of I/O buffers; at most {} MiB are allowed (replay with --threads 1, fewer clients, or fewer large transfers)",
-            lanes.len().saturating_mul(clients as usize),
-            total >> 20,
-            MAX_REPLAY_BUFFERS >> 20
-        ));
+        return Err(Refusal::Buffers {
+            threads: lanes.len().saturating_mul(clients as usize),
+            mib: total >> 20,
+        });
     }
     Ok(())
 }
@@ -274,10 +275,47 @@ fn check_buffers(t: &Trace, lanes: &[Vec<usize>], clients: u32) -> Result<(), St
 pub enum ReplayError {
     /// The trace asks for more than a replay may use (bad input).
     #[error("{0}")]
-    Refused(String),
+    Refused(Refusal),
     /// Laying out the files stopped (signal, deadline, full disk, failure).
     #[error("{0}")]
     Layout(Halt),
+}
+
+/// What a replay refuses before it writes anything.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// An option out of its range.
+    #[error(transparent)]
+    Option(#[from] OptionError),
+    /// More replay threads than may run at once.
+    #[error("{clients} client(s) of {per_client} thread(s) are {threads} replay threads; at most {MAX_THREADS} may run at once")]
+    Threads {
+        /// Clients asked.
+        clients: u32,
+        /// Threads of each.
+        per_client: usize,
+        /// Threads in all.
+        threads: usize,
+    },
+    /// I/O buffers past [`MAX_REPLAY_BUFFERS`].
+    #[error("the replay's {threads} thread(s) would need {mib} MiB of I/O buffers; at most {max} MiB are allowed (replay with --threads 1, fewer clients, or fewer large transfers)", max = MAX_REPLAY_BUFFERS >> 20)]
+    Buffers {
+        /// Replay threads in all.
+        threads: usize,
+        /// MiB their buffers need.
+        mib: u64,
+    },
+    /// An estimate past the byte grant.
+    #[error("the replay may write {need} bytes but only {granted} are granted")]
+    OverGrant {
+        /// Bytes the replay may write.
+        need: u64,
+        /// Bytes granted.
+        granted: u64,
+    },
+    /// The run directory could not be metered.
+    #[error("the run directory: {0}")]
+    RunDir(std::io::Error),
 }
 
 /// Recreates the files (each client's), then replays within `bounds`; the
@@ -292,23 +330,24 @@ pub fn lay_out_and_replay(
     o: ReplayOptions,
     bounds: Bounds,
 ) -> Result<ReplayResult, ReplayError> {
-    ReplayOptions::check_clients(u64::from(o.clients)).map_err(ReplayError::Refused)?;
+    let refused = |r: Refusal| ReplayError::Refused(r);
+    ReplayOptions::check_clients(u64::from(o.clients)).map_err(|e| refused(e.into()))?;
     let threads = threads_needed(t, o);
     if threads > MAX_THREADS {
-        return Err(ReplayError::Refused(format!(
-            "{} client(s) of {} thread(s) are {threads} replay threads; at most {MAX_THREADS} may run at once",
-            o.clients,
-            threads / o.clients as usize
-        )));
+        return Err(refused(Refusal::Threads {
+            clients: o.clients,
+            per_client: threads / o.clients as usize,
+            threads,
+        }));
     }
     let lanes = lanes(t, o.keep_threads);
-    check_buffers(t, &lanes, o.clients).map_err(ReplayError::Refused)?;
+    check_buffers(t, &lanes, o.clients).map_err(refused)?;
     let need = bytes_needed(t, o);
     if need > bounds.max_bytes {
-        return Err(ReplayError::Refused(format!(
-            "the replay may write {need} bytes but only {} are granted",
-            bounds.max_bytes
-        )));
+        return Err(refused(Refusal::OverGrant {
+            need,
+            granted: bounds.max_bytes,
+        }));
     }
     // Every name the replay makes is charged to its estimate, counted the
     // way the estimate counts (no lookups: the replay makes the recorded
@@ -316,7 +355,7 @@ pub fn lay_out_and_replay(
     let meta = metadata_needed(t, o);
     let dir = &dir
         .metered(Account::new(meta.bytes, meta.inodes), Metering::UpperBound)
-        .map_err(|e| ReplayError::Refused(format!("the run directory: {e}")))?;
+        .map_err(|e| refused(Refusal::RunDir(e)))?;
     let guard = Guard::new(bounds);
     // Each client may write its share of the grant: its own estimate fits.
     let share = guard.max_bytes() / u64::from(o.clients);

@@ -6,11 +6,13 @@
 
 mod converter;
 mod descriptors;
+mod error;
 mod syntax;
 
 use super::format::{Trace, Tracer};
 use super::limits::{MAX_LOG_LINE, MAX_TIME_US};
 use converter::Converter;
+pub use error::{LogError, StraceError};
 use std::collections::HashMap;
 use syntax::{parse_call, split_pid};
 
@@ -23,18 +25,6 @@ pub const STRACE_OPTIONS: &[&str] = &["-f", "-ttt", "-T", "-y", "-s", "0"];
 /// and exec (close-on-exec).
 pub const SYSCALLS: &str = "?open,openat,?openat2,?creat,read,pread64,readv,preadv,?preadv2,write,pwrite64,writev,pwritev,?pwritev2,lseek,fsync,fdatasync,sync_file_range,ftruncate,fallocate,close,?close_range,?fstat,?newfstatat,?stat,?lstat,?statx,mmap,copy_file_range,sendfile,?rename,renameat,?renameat2,?unlink,unlinkat,?mkdir,mkdirat,?rmdir,?link,linkat,?symlink,symlinkat,?readlink,readlinkat,truncate,?chmod,fchmodat,fchmod,utimensat,?access,faccessat,?faccessat2,statfs,getdents64,dup,?dup2,dup3,fcntl,?pipe,pipe2,socket,socketpair,accept,accept4,eventfd2,?memfd_create,epoll_create1,inotify_init1,timerfd_create,signalfd4,?pidfd_open,execve,execveat,chdir,fchdir,clone,?clone3,?fork,?vfork";
 
-/// A line that could not be understood.
-#[derive(Debug, thiserror::Error)]
-#[error("{file}:{line}: {message}")]
-pub struct StraceError {
-    /// The log.
-    pub file: String,
-    /// 1-based line.
-    pub line: usize,
-    /// What is wrong.
-    pub message: String,
-}
-
 /// Converts a log; paths outside `root` (an absolute, normalised directory)
 /// are left out. `cwd` is the working directory the command started in;
 /// `wall_us` how long the traced program ran, when known (else the log's
@@ -46,50 +36,70 @@ pub fn convert(
     cwd: &str,
     wall_us: Option<u64>,
 ) -> Result<Trace, StraceError> {
-    let mut c = Converter::new(root, cwd);
-    // Log-reading state: the first timestamp, and per thread the start of a
-    // call strace printed in two halves and its first half.
-    let mut t0 = None;
-    let mut starts: HashMap<u64, f64> = HashMap::new();
-    let mut pending: HashMap<u64, (String, bool)> = HashMap::new();
-    let (mut calls, mut last_ts) = (0u64, 0.0f64);
+    let mut r = LogReader {
+        c: Converter::new(root, cwd),
+        t0: None,
+        starts: HashMap::new(),
+        pending: HashMap::new(),
+        calls: 0,
+        last_ts: 0.0,
+    };
     for (i, raw) in log.lines().enumerate() {
-        let n = i + 1;
-        let err = |message: String| StraceError {
+        r.line(raw).map_err(|cause| StraceError {
             file: name.to_string(),
-            line: n,
-            message,
-        };
+            line: i + 1,
+            cause,
+        })?;
+    }
+    // Both within [0, MAX_TIME_US] (checked per line): the cast cannot saturate.
+    let span_us = ((r.last_ts - r.t0.unwrap_or(r.last_ts)) * 1e6)
+        .round()
+        .max(0.0) as u64;
+    Ok(r.c.finish(Some(Tracer {
+        name: "strace".into(),
+        wall_us: wall_us.unwrap_or(span_us).min(MAX_TIME_US),
+        calls: r.calls,
+    })))
+}
+
+/// Reading the log line by line: the first timestamp, and per thread the
+/// start of a call strace printed in two halves and its first half.
+struct LogReader {
+    c: Converter,
+    t0: Option<f64>,
+    starts: HashMap<u64, f64>,
+    /// Per thread: the first half of an unfinished call, and whether it
+    /// was applied when it began.
+    pending: HashMap<u64, (String, bool)>,
+    calls: u64,
+    last_ts: f64,
+}
+
+impl LogReader {
+    /// Reads one line of the log.
+    fn line(&mut self, raw: &str) -> Result<(), LogError> {
         if raw.len() > MAX_LOG_LINE {
-            return Err(err(format!(
-                "the line is {} bytes long; an strace line may have at most {MAX_LOG_LINE}",
-                raw.len()
-            )));
+            return Err(LogError::LongLine(raw.len()));
         }
         let line = raw.trim_end();
         if line.is_empty() {
-            continue;
+            return Ok(());
         }
         let (tid, rest) = split_pid(line);
         let (ts, rest) = rest
             .split_once(' ')
             .and_then(|(t, r)| t.parse::<f64>().ok().map(|t| (t, r)))
-            .ok_or_else(|| {
-                err("expected a timestamp: capture with strace -f -ttt -T -y -s 0".into())
-            })?;
+            .ok_or(LogError::NoTimestamp)?;
         if !(ts.is_finite() && ts >= 0.0) {
-            return Err(err(format!("timestamp {ts} is not a time")));
+            return Err(LogError::BadTimestamp(ts));
         }
-        let t0 = *t0.get_or_insert(ts);
-        last_ts = last_ts.max(ts);
+        let t0 = *self.t0.get_or_insert(ts);
+        self.last_ts = self.last_ts.max(ts);
         if ts - t0 > MAX_TIME_US as f64 / 1e6 {
-            return Err(err(format!(
-                "timestamp {ts} is more than {} s after the log's first",
-                MAX_TIME_US / 1_000_000
-            )));
+            return Err(LogError::LateTimestamp { ts });
         }
         if rest.starts_with("+++") || rest.starts_with("---") {
-            continue;
+            return Ok(());
         }
         let rel_us = |t: f64| ((t - t0) * 1e6).round().max(0.0) as u64;
         let mut applied_at_entry = false;
@@ -97,60 +107,57 @@ pub fn convert(
             let early = releases_descriptors(head);
             if early {
                 // Within [0, MAX_TIME_US] (checked above): the cast cannot saturate.
-                c.apply_at_entry(tid, rel_us(ts), head);
-                if let Some(message) = c.take_error() {
-                    return Err(err(message));
+                self.c.apply_at_entry(tid, rel_us(ts), head);
+                if let Some(e) = self.c.take_error() {
+                    return Err(e);
                 }
             }
-            pending.insert(tid, (head.to_string(), early));
-            starts.insert(tid, ts);
-            continue;
+            self.pending.insert(tid, (head.to_string(), early));
+            self.starts.insert(tid, ts);
+            return Ok(());
         } else if let Some(tail) = rest.strip_prefix("<... ") {
             let Some((_, after)) = tail.split_once(" resumed>") else {
-                return Err(err("a malformed 'resumed' line".into()));
+                return Err(LogError::BadResumed);
             };
-            match pending.remove(&tid) {
+            match self.pending.remove(&tid) {
                 Some((head, early)) => {
                     applied_at_entry = early;
                     format!("{head}{after}")
                 }
                 // The start was before the log began.
-                None => continue,
+                None => return Ok(()),
             }
         } else {
-            starts.insert(tid, ts);
+            self.starts.insert(tid, ts);
             rest.to_string()
         };
-        let start = starts.remove(&tid).unwrap_or(ts);
-        calls += 1;
-        let Some(sys) = parse_call(&call) else {
-            return Err(err(format!(
-                "cannot read the system call in '{}'",
-                short(&call)
-            )));
+        let start = self.starts.remove(&tid).unwrap_or(ts);
+        self.calls += 1;
+        self.call(tid, rel_us(start), &call, applied_at_entry)
+    }
+
+    /// Converts one whole call of thread `tid`, which started `start` µs
+    /// into the log.
+    fn call(&mut self, tid: u64, start: u64, call: &str, applied_at_entry: bool) -> Result<(), LogError> {
+        let Some(sys) = parse_call(call) else {
+            return Err(LogError::BadCall(short(call)));
         };
         let dur = sys.dur.unwrap_or(0.0);
         if !(dur.is_finite() && (0.0..=MAX_TIME_US as f64 / 1e6).contains(&dur)) {
-            return Err(err(format!("duration <{dur:e}> s is not a time")));
+            return Err(LogError::BadDuration(dur));
         }
         // Both within [0, MAX_TIME_US]: the casts cannot saturate.
         let dur_us = (dur * 1e6).round() as u64;
         if applied_at_entry {
-            c.finish_at_entry(tid, dur_us, &sys);
+            self.c.finish_at_entry(tid, dur_us, &sys);
         } else {
-            c.apply(tid, rel_us(start), dur_us, &sys);
+            self.c.apply(tid, start, dur_us, &sys);
         }
-        if let Some(message) = c.take_error() {
-            return Err(err(message));
+        match self.c.take_error() {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
-    // Both within [0, MAX_TIME_US] (checked per line): the cast cannot saturate.
-    let span_us = ((last_ts - t0.unwrap_or(last_ts)) * 1e6).round().max(0.0) as u64;
-    Ok(c.finish(Some(Tracer {
-        name: "strace".into(),
-        wall_us: wall_us.unwrap_or(span_us).min(MAX_TIME_US),
-        calls,
-    })))
 }
 
 /// Whether the call whose first half is `head` releases descriptors when it
@@ -272,7 +279,7 @@ mod tests {
                             ..
                         }
                     ),
-                    (0, OpKind::Close(0)),
+                    (0, OpKind::Close { handle: 0 }),
                     (
                         1,
                         OpKind::Open {
@@ -282,7 +289,7 @@ mod tests {
                         }
                     ),
                     (1, OpKind::Write { handle: 1, .. }),
-                    (1, OpKind::Close(1)),
+                    (1, OpKind::Close { handle: 1 }),
                 ]
             ),
             "{kinds:?}"

@@ -214,3 +214,14 @@ pub(super) fn stat_field(statbuf: Option<&String>, key: &str) -> Option<u64> {
     let digits: String = s[i..].chars().take_while(|c| c.is_ascii_digit()).collect();
     digits.parse().ok()
 }
+
+/// Permission bits of a mode argument (`0644`, `S_IRUSR|…` is read as 0644).
+pub(super) fn mode(arg: Option<&String>) -> u32 {
+    arg.and_then(|m| {
+        u32::from_str_radix(m.trim_start_matches('0'), 8)
+            .ok()
+            .or_else(|| m.parse().ok())
+    })
+    .unwrap_or(0o644)
+        & 0o7777
+}
