@@ -280,30 +280,7 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
         }
     };
     let trace = load(path)?;
-    let need = replay::bytes_needed(&trace, o);
-    let meta = replay::metadata_needed(&trace, o);
-    let free = crate::files::free_bytes(target)
-        .map_err(|e| bad(format!("--target {}: {e}", target.display())))?;
-    let all = need.saturating_add(meta.bytes);
-    if all > free {
-        return Err(bad(format!(
-            "the replay may write {} (of which {} for {} inode(s)) but only {} are free under {}",
-            crate::units::format_bytes_binary(all as f64),
-            crate::units::format_bytes_binary(meta.bytes as f64),
-            meta.inodes,
-            crate::units::format_bytes_binary(free as f64),
-            target.display()
-        )));
-    }
-    let inodes = crate::sandbox::default_inodes(target);
-    if meta.inodes > inodes {
-        return Err(bad(format!(
-            "the replay may create {} inodes but at most {inodes} may be made under {} (half the free inodes, at most {})",
-            meta.inodes,
-            target.display(),
-            crate::sandbox::DEFAULT_MAX_INODES
-        )));
-    }
+    let (free, inodes) = room(&trace, o, target)?;
     let signals = Signals::install();
     let stop = signals.stop.clone();
     let dir = RunDir::create(target, Account::new(free, inodes)).map_err(|e| {
@@ -357,6 +334,40 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
         None => Ok(ExitCode::Ok),
         Some(h) => Err((halt_code(h), halt_message(h))),
     }
+}
+
+/// The free bytes and the inodes a replay of `trace` may use under
+/// `target`; refused when its estimates do not fit.
+fn room(
+    trace: &Trace,
+    o: replay::ReplayOptions,
+    target: &Path,
+) -> Result<(u64, u64), (ExitCode, String)> {
+    let need = replay::bytes_needed(trace, o);
+    let meta = replay::metadata_needed(trace, o);
+    let free = crate::files::free_bytes(target)
+        .map_err(|e| bad(format!("--target {}: {e}", target.display())))?;
+    let all = need.saturating_add(meta.bytes);
+    if all > free {
+        return Err(bad(format!(
+            "the replay may write {} (of which {} for {} inode(s)) but only {} are free under {}",
+            crate::units::format_bytes_binary(all as f64),
+            crate::units::format_bytes_binary(meta.bytes as f64),
+            meta.inodes,
+            crate::units::format_bytes_binary(free as f64),
+            target.display()
+        )));
+    }
+    let inodes = crate::sandbox::default_inodes(target);
+    if meta.inodes > inodes {
+        return Err(bad(format!(
+            "the replay may create {} inodes but at most {inodes} may be made under {} (half the free inodes, at most {})",
+            meta.inodes,
+            target.display(),
+            crate::sandbox::DEFAULT_MAX_INODES
+        )));
+    }
+    Ok((free, inodes))
 }
 
 /// What to tell the user when a replay stopped early.

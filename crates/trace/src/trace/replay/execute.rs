@@ -1,9 +1,11 @@
 //! One trace operation as a system call in the run directory: the
 //! descriptors the replay threads share, each thread's buffer, and what a
-//! failure means for the rest of the replay.
+//! failure means for the rest of the replay. Opens, dups and the calls on
+//! paths are here; the calls on a descriptor are `fd_calls.rs`'s.
 
 use crate::buffer::AlignedBuf;
 use crate::sandbox::{RunDir, SandboxError};
+use super::fd_calls::check;
 use crate::trace::budget::{Allowance, OverBudget};
 use crate::trace::format::{OpKind, OpenFlags, RenameMode, Trace};
 use crate::trace::halt::{Guard, Halt};
@@ -18,7 +20,7 @@ use std::sync::{Arc, Mutex};
 pub(super) struct Lane {
     /// Made on the first read or write, grown up to [`LANE_BUF_MAX`].
     buf: Option<AlignedBuf>,
-    cache: HashMap<u32, Arc<OwnedFd>>,
+    pub(super) cache: HashMap<u32, Arc<OwnedFd>>,
 }
 
 /// The most buffer memory one replay thread holds: longer reads and writes
@@ -28,7 +30,7 @@ const LANE_BUF_MAX: u64 = 64 << 20;
 impl Lane {
     /// The I/O buffer for a transfer of `len` bytes: at least `len` bytes
     /// or [`LANE_BUF_MAX`], whichever is smaller.
-    fn buffer(&mut self, len: u64) -> Result<&mut AlignedBuf, OpError> {
+    pub(super) fn buffer(&mut self, len: u64) -> Result<&mut AlignedBuf, OpError> {
         // At most LANE_BUF_MAX, hence a usize.
         let want = len.min(LANE_BUF_MAX) as usize;
         let buf = match self.buf.take() {
@@ -37,38 +39,6 @@ impl Lane {
         };
         Ok(self.buf.insert(buf))
     }
-}
-
-/// Reads (or writes) `len` bytes at `offset` through `buf`, in chunks of the
-/// buffer's size; stops early at a short transfer, as the recorded program
-/// would have seen one. Returns the bytes moved.
-fn transfer(
-    fd: i32,
-    buf: &mut AlignedBuf,
-    offset: u64,
-    len: u64,
-    write: bool,
-) -> Result<u64, OpError> {
-    let mut done = 0u64;
-    while done < len {
-        let n = (len - done).min(buf.len() as u64) as usize;
-        let chunk = buf.prefix_mut(n).map_err(|e| OpError::Os(e.into()))?;
-        let end = offset.checked_add(done).ok_or(OpError::Offset(offset))?;
-        let at = off(end)?;
-        // SAFETY: pointer and length come from the same slice; valid descriptor.
-        let r = check(unsafe {
-            if write {
-                libc::pwrite(fd, chunk.as_ptr().cast(), chunk.len(), at)
-            } else {
-                libc::pread(fd, chunk.as_mut_ptr().cast(), chunk.len(), at)
-            }
-        })?;
-        done += r;
-        if r < n as u64 {
-            break;
-        }
-    }
-    Ok(done)
 }
 
 /// The descriptors of the trace's open handles, by handle id, shared by
@@ -150,20 +120,6 @@ impl OpError {
     }
 }
 
-/// A system call's return value as bytes moved, or the OS error.
-fn check(r: isize) -> Result<u64, OpError> {
-    if r < 0 {
-        Err(OpError::Os(std::io::Error::last_os_error()))
-    } else {
-        Ok(r as u64)
-    }
-}
-
-/// An offset or length as the system calls take it.
-fn off(v: u64) -> Result<i64, OpError> {
-    i64::try_from(v).map_err(|_| OpError::Offset(v))
-}
-
 /// Carries out trace operations in the run directory for every replay
 /// thread of one client: paths through the sandbox (beneath the client's
 /// directory), handles in the client's shared table, growth charged to the
@@ -179,26 +135,12 @@ pub(super) struct Executor<'a> {
     pub(super) allowance: &'a Allowance,
 }
 
-/// A POSIX byte-range lock or release with `F_SETLK`, which never waits:
-/// every replay thread is one process, whose own locks never conflict, so a
-/// conflict could only be another program's, and a replay must not hang on it.
-fn lock(fd: RawFd, kind: i32, offset: u64, len: u64) -> Result<u64, OpError> {
-    // SAFETY: a plain struct, filled in below.
-    let mut l: libc::flock = unsafe { std::mem::zeroed() };
-    l.l_type = kind as libc::c_short;
-    l.l_whence = libc::SEEK_SET as libc::c_short;
-    l.l_start = off(offset)?;
-    l.l_len = off(len)?;
-    // SAFETY: valid descriptor and a valid flock.
-    check(unsafe { libc::fcntl(fd, libc::F_SETLK, &l) } as isize).map(|_| 0)
-}
-
 impl Executor<'_> {
     /// The descriptor of a handle: from this thread's cache, else from the
     /// shared table. The cross-thread order makes every handle's open come
     /// before its uses, so a handle not there now was never opened (its
     /// open failed on replay): an error at once, never a wait.
-    fn fd(&self, lane: &mut Lane, h: u32) -> Result<RawFd, OpError> {
+    pub(super) fn fd(&self, lane: &mut Lane, h: u32) -> Result<RawFd, OpError> {
         if let Some(fd) = lane.cache.get(&h) {
             return Ok(fd.as_raw_fd());
         }
@@ -298,107 +240,6 @@ impl Executor<'_> {
                 }
                 Ok(0)
             }
-            OpKind::Readdir { handle, len } => {
-                let fd = self.fd(lane, *handle)?;
-                let buf = lane.buffer((*len).max(1))?;
-                let n = (*len).clamp(1, buf.len() as u64) as usize;
-                let chunk = buf.prefix_mut(n).map_err(|e| OpError::Os(e.into()))?;
-                // SAFETY: the buffer and its length match; valid descriptor.
-                check(unsafe {
-                    libc::syscall(libc::SYS_getdents64, fd, chunk.as_mut_ptr(), chunk.len())
-                } as isize)
-            }
-            OpKind::Fchmod { handle, mode } => {
-                let fd = self.fd(lane, *handle)?;
-                // SAFETY: valid descriptor.
-                check(unsafe { libc::fchmod(fd, *mode) } as isize)
-            }
-            OpKind::Read {
-                handle,
-                offset,
-                len,
-                ..
-            } => {
-                let fd = self.fd(lane, *handle)?;
-                transfer(fd, lane.buffer(*len)?, *offset, *len, false)
-            }
-            OpKind::Write {
-                handle,
-                offset,
-                len,
-                ..
-            } => {
-                let fd = self.fd(lane, *handle)?;
-                transfer(fd, lane.buffer(*len)?, *offset, *len, true)
-            }
-            OpKind::Lseek { handle, offset } => {
-                let fd = self.fd(lane, *handle)?;
-                let at = off(*offset)?;
-                // SAFETY: valid descriptor.
-                check(unsafe { libc::lseek(fd, at, libc::SEEK_SET) } as isize).map(|_| 0)
-            }
-            OpKind::Fsync { handle: h } => {
-                let fd = self.fd(lane, *h)?;
-                // SAFETY: valid descriptor.
-                check(unsafe { libc::fsync(fd) } as isize)
-            }
-            OpKind::Fdatasync { handle: h } => {
-                let fd = self.fd(lane, *h)?;
-                // SAFETY: valid descriptor.
-                check(unsafe { libc::fdatasync(fd) } as isize)
-            }
-            OpKind::SyncFileRange {
-                handle,
-                offset,
-                len,
-            } => {
-                let fd = self.fd(lane, *handle)?;
-                let (at, n) = (off(*offset)?, off(*len)?);
-                // SAFETY: valid descriptor.
-                check(
-                    unsafe { libc::sync_file_range(fd, at, n, libc::SYNC_FILE_RANGE_WRITE) }
-                        as isize,
-                )
-            }
-            OpKind::Ftruncate { handle, len } => {
-                let fd = self.fd(lane, *handle)?;
-                let n = off(*len)?;
-                // SAFETY: valid descriptor.
-                check(unsafe { libc::ftruncate(fd, n) } as isize)
-            }
-            OpKind::Fallocate {
-                handle,
-                offset,
-                len,
-            } => {
-                let fd = self.fd(lane, *handle)?;
-                let (at, n) = (off(*offset)?, off(*len)?);
-                // SAFETY: valid descriptor.
-                check(unsafe { libc::fallocate(fd, 0, at, n) } as isize)
-            }
-            OpKind::Close { handle: h } => {
-                self.fd(lane, *h)?;
-                self.handles
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(h);
-                lane.cache.remove(h);
-                Ok(0)
-            }
-            OpKind::Fstat { handle: h } => {
-                let fd = self.fd(lane, *h)?;
-                // SAFETY: fstat fills the zeroed struct.
-                let mut st: libc::stat = unsafe { std::mem::zeroed() };
-                check(unsafe { libc::fstat(fd, &mut st) } as isize)
-            }
-            OpKind::Copy { from, to, len } => {
-                let (a, b) = (self.fd(lane, *from)?, self.fd(lane, *to)?);
-                let n = usize::try_from(*len).map_err(|_| OpError::Offset(*len))?;
-                // SAFETY: valid descriptors; null offsets use the file positions.
-                check(unsafe {
-                    libc::copy_file_range(a, std::ptr::null_mut(), b, std::ptr::null_mut(), n, 0)
-                })
-            }
             OpKind::Stat { file: f } => Ok(self.dir.stat(&self.look_path(*f)).map(|_| 0)?),
             OpKind::Unlink { file: f } => Ok(self.dir.unlink(&self.path(*f)?).map(|_| 0)?),
             OpKind::Rmdir { file: f } => Ok(self.dir.rmdir(&self.path(*f)?).map(|_| 0)?),
@@ -429,25 +270,22 @@ impl Executor<'_> {
             }
             OpKind::Access { file: f } => Ok(self.dir.access(&self.look_path(*f)).map(|_| 0)?),
             OpKind::Statfs { file: f } => Ok(self.dir.statfs(&self.look_path(*f)).map(|_| 0)?),
-            OpKind::Mmap { .. } => Ok(0),
-            OpKind::Lock {
-                handle,
-                offset,
-                len,
-                write,
-            } => {
-                let fd = self.fd(lane, *handle)?;
-                let kind = if *write { libc::F_WRLCK } else { libc::F_RDLCK };
-                lock(fd, kind, *offset, *len)
-            }
-            OpKind::Unlock {
-                handle,
-                offset,
-                len,
-            } => {
-                let fd = self.fd(lane, *handle)?;
-                lock(fd, libc::F_UNLCK, *offset, *len)
-            }
+            OpKind::Read { .. }
+            | OpKind::Write { .. }
+            | OpKind::Lseek { .. }
+            | OpKind::Fsync { .. }
+            | OpKind::Fdatasync { .. }
+            | OpKind::SyncFileRange { .. }
+            | OpKind::Ftruncate { .. }
+            | OpKind::Fallocate { .. }
+            | OpKind::Close { .. }
+            | OpKind::Fstat { .. }
+            | OpKind::Mmap { .. }
+            | OpKind::Copy { .. }
+            | OpKind::Readdir { .. }
+            | OpKind::Fchmod { .. }
+            | OpKind::Lock { .. }
+            | OpKind::Unlock { .. } => self.on_descriptor(kind, lane),
         }
     }
 }

@@ -17,6 +17,7 @@
 //! before anything is written.
 
 mod execute;
+mod fd_calls;
 mod order;
 mod play;
 

@@ -3,12 +3,12 @@
 //! speed, and the order between its client's threads; then merges what
 //! every thread measured, per operation and per named step.
 
-use super::execute::{Executor, Handles, Lane};
+use super::execute::{Executor, Handles, Lane, OpError};
 use super::order::{Order, Plan};
 use super::{OpSummary, ReplayOptions, ReplayResult, Speed, StepSummary};
 use crate::sandbox::RunDir;
 use crate::trace::budget::Allowance;
-use crate::trace::format::{errno, OpKind, Trace};
+use crate::trace::format::{errno, Op, OpKind, Trace};
 use crate::trace::halt::{Guard, Halt};
 use hdrhistogram::Histogram;
 use std::collections::{BTreeMap, HashMap};
@@ -84,144 +84,173 @@ struct LaneResult {
     ended_s: f64,
 }
 
+/// One replay thread's figures and clocks as it plays.
+#[derive(Default)]
+struct Tally {
+    stats: Vec<(&'static str, Stat)>,
+    /// By step id.
+    steps: Vec<Option<StepStat>>,
+    /// The step under way: its id and the time of its operations so far.
+    step: Option<(u16, u64)>,
+    skipped: u64,
+    first_error: Option<String>,
+    lane: Lane,
+    /// The virtual clock: where this thread should be, in seconds.
+    due: f64,
+    prev_end_us: Option<u64>,
+}
+
+impl Tally {
+    /// Ends the step under way (if any), counting its time; `next` is
+    /// the step that begins now, if one does.
+    fn next_step(&mut self, next: Option<(u16, u64)>) {
+        let Some((id, took)) = std::mem::replace(&mut self.step, next) else {
+            return;
+        };
+        let id = id as usize;
+        if self.steps.len() <= id {
+            self.steps.resize_with(id + 1, || None);
+        }
+        let st = self.steps[id].get_or_insert_with(|| StepStat {
+            count: 0,
+            lat: histogram(),
+        });
+        st.count += 1;
+        st.lat.saturating_record(took.max(1));
+    }
+
+    /// Counts operation `i`, which took `took` and ended with `result`
+    /// (compared with the recorded outcome).
+    fn count(&mut self, i: usize, op: &Op, result: Result<u64, OpError>, took: Duration) {
+        let name = op.kind.name();
+        let at = match self.stats.iter().position(|(n, _)| *n == name) {
+            Some(at) => at,
+            None => {
+                self.stats.push((name, Stat::new()));
+                self.stats.len() - 1
+            }
+        };
+        let s = &mut self.stats[at].1;
+        s.count += 1;
+        s.lat.saturating_record(ns(took));
+        let divergence = match (result, op.failed) {
+            (Ok(bytes), None) => {
+                s.bytes = s.bytes.saturating_add(bytes);
+                None
+            }
+            (Err(e), Some(want)) if e.errno() == Some(want) => {
+                s.expected += 1;
+                None
+            }
+            (Ok(_), Some(want)) => Some(format!(
+                "failed with {} when recorded, succeeded on replay",
+                errno::name(want)
+            )),
+            (Err(e), Some(want)) => Some(format!(
+                "failed with {} when recorded, on replay: {e}",
+                errno::name(want)
+            )),
+            (Err(e), None) => Some(e.to_string()),
+        };
+        if let Some(d) = divergence {
+            s.divergences += 1;
+            self.first_error
+                .get_or_insert_with(|| format!("{name} (record {}): {d}", i + 1));
+        }
+    }
+}
+
 impl Player<'_> {
     /// Plays `ops` (indices into the trace) in order on this thread.
     fn play(&self, ops: &[usize], speed: Speed, t0: Instant) -> LaneResult {
-        let trace = self.exec.trace;
-        let mut stats: Vec<(&'static str, Stat)> = Vec::new();
-        let mut steps: Vec<Option<StepStat>> = Vec::new();
-        // The step under way: its id and the time of its operations so far.
-        let mut step: Option<(u16, u64)> = None;
-        let close_step = |steps: &mut Vec<Option<StepStat>>, s: Option<(u16, u64)>| {
-            let Some((id, took)) = s else { return };
-            let id = id as usize;
-            if steps.len() <= id {
-                steps.resize_with(id + 1, || None);
-            }
-            let st = steps[id].get_or_insert_with(|| StepStat {
-                count: 0,
-                lat: histogram(),
-            });
-            st.count += 1;
-            st.lat.saturating_record(took.max(1));
-        };
-        let mut skipped = 0;
-        let mut first_error = None;
-        let mut lane = Lane::default();
-        // The virtual clock: where this thread should be, in seconds.
-        let mut due = 0.0f64;
-        let mut prev_end_us: Option<u64> = None;
-        let mut finished = true;
-        for &i in ops {
-            if self.exec.guard.halted() {
-                finished = false;
-                break;
-            }
-            let op = &trace.ops[i];
-            if let Speed::Factor(f) = speed {
-                let gap_us = match prev_end_us {
-                    Some(end) => op.start_us.saturating_sub(end),
-                    None => op.start_us,
-                };
-                due += gap_us as f64 / 1e6 / f;
-                if let Some(order) = &self.order {
-                    order.thinking(true);
-                }
-                let awake = self.exec.guard.sleep_until(t0, due);
-                if let Some(order) = &self.order {
-                    order.thinking(false);
-                }
-                if !awake {
-                    finished = false;
-                    break;
-                }
-            }
-            prev_end_us = Some(op.start_us.saturating_add(op.dur_us));
-            let counted = match &op.kind {
-                OpKind::Mmap { .. } => {
-                    skipped += 1;
-                    false
-                }
-                kind => kind.counted(),
-            };
-            if let Some(order) = &self.order {
-                order.wait(i, self.exec.guard);
-                if self.exec.guard.halted() {
-                    finished = false;
-                    break;
-                }
-            }
-            if let Some(id) = trace.steps.begun_by(i) {
-                close_step(&mut steps, step.replace((id, 0)));
-            }
-            let started = Instant::now();
-            let result = self.exec.execute(&op.kind, op.failed.is_some(), &mut lane);
-            let took = started.elapsed();
-            if let Some(order) = &self.order {
-                order.done(i);
-            }
-            if let Some((_, t)) = &mut step {
-                *t = t.saturating_add(ns(took));
-            }
-            // The virtual clock moves by the op's own time, so oversleeping
-            // once is absorbed by the next gap instead of adding up.
-            due += took.as_secs_f64();
-            if let Err(e) = &result {
-                if let Some(h) = e.halt(&format!("{} (record {})", op.kind.name(), i + 1)) {
-                    self.exec.guard.halt(h);
-                }
-            }
-            if !counted {
-                continue;
-            }
-            let name = op.kind.name();
-            let at = match stats.iter().position(|(n, _)| *n == name) {
-                Some(at) => at,
-                None => {
-                    stats.push((name, Stat::new()));
-                    stats.len() - 1
-                }
-            };
-            let s = &mut stats[at].1;
-            s.count += 1;
-            s.lat.saturating_record(ns(took));
-            let divergence = match (result, op.failed) {
-                (Ok(bytes), None) => {
-                    s.bytes = s.bytes.saturating_add(bytes);
-                    None
-                }
-                (Err(e), Some(want)) if e.errno() == Some(want) => {
-                    s.expected += 1;
-                    None
-                }
-                (Ok(_), Some(want)) => Some(format!(
-                    "failed with {} when recorded, succeeded on replay",
-                    errno::name(want)
-                )),
-                (Err(e), Some(want)) => Some(format!(
-                    "failed with {} when recorded, on replay: {e}",
-                    errno::name(want)
-                )),
-                (Err(e), None) => Some(e.to_string()),
-            };
-            if let Some(d) = divergence {
-                s.divergences += 1;
-                first_error
-                    .get_or_insert_with(|| format!("{} (record {}): {d}", op.kind.name(), i + 1));
-            }
-        }
+        let mut tally = Tally::default();
+        let finished = ops.iter().all(|&i| self.play_one(&mut tally, i, speed, t0));
         // A step cut short by a halt is not counted.
         if finished {
-            close_step(&mut steps, step.take());
+            tally.next_step(None);
         }
         LaneResult {
-            stats,
-            steps,
-            skipped,
-            first_error,
+            stats: tally.stats,
+            steps: tally.steps,
+            skipped: tally.skipped,
+            first_error: tally.first_error,
             client: self.client,
             ended_s: t0.elapsed().as_secs_f64(),
         }
+    }
+
+    /// Sleeps the think time before operation `op`, scaled by the speed;
+    /// false when the replay halts meanwhile.
+    fn think(&self, tally: &mut Tally, op: &Op, speed: Speed, t0: Instant) -> bool {
+        let Speed::Factor(f) = speed else {
+            return true;
+        };
+        let gap_us = match tally.prev_end_us {
+            Some(end) => op.start_us.saturating_sub(end),
+            None => op.start_us,
+        };
+        tally.due += gap_us as f64 / 1e6 / f;
+        if let Some(order) = &self.order {
+            order.thinking(true);
+        }
+        let awake = self.exec.guard.sleep_until(t0, tally.due);
+        if let Some(order) = &self.order {
+            order.thinking(false);
+        }
+        awake
+    }
+
+    /// Plays operation `i`: its think time, its turn in the cross-thread
+    /// order, the call, and its figures. False when the replay halts.
+    fn play_one(&self, tally: &mut Tally, i: usize, speed: Speed, t0: Instant) -> bool {
+        let trace = self.exec.trace;
+        if self.exec.guard.halted() {
+            return false;
+        }
+        let op = &trace.ops[i];
+        if !self.think(tally, op, speed, t0) {
+            return false;
+        }
+        tally.prev_end_us = Some(op.start_us.saturating_add(op.dur_us));
+        let counted = match &op.kind {
+            OpKind::Mmap { .. } => {
+                tally.skipped += 1;
+                false
+            }
+            kind => kind.counted(),
+        };
+        if let Some(order) = &self.order {
+            order.wait(i, self.exec.guard);
+            if self.exec.guard.halted() {
+                return false;
+            }
+        }
+        if let Some(id) = trace.steps.begun_by(i) {
+            tally.next_step(Some((id, 0)));
+        }
+        let started = Instant::now();
+        let result = self
+            .exec
+            .execute(&op.kind, op.failed.is_some(), &mut tally.lane);
+        let took = started.elapsed();
+        if let Some(order) = &self.order {
+            order.done(i);
+        }
+        if let Some((_, t)) = &mut tally.step {
+            *t = t.saturating_add(ns(took));
+        }
+        // The virtual clock moves by the op's own time, so oversleeping
+        // once is absorbed by the next gap instead of adding up.
+        tally.due += took.as_secs_f64();
+        if let Err(e) = &result {
+            if let Some(h) = e.halt(&format!("{} (record {})", op.kind.name(), i + 1)) {
+                self.exec.guard.halt(h);
+            }
+        }
+        if counted {
+            tally.count(i, op, result, took);
+        }
+        true
     }
 }
 
