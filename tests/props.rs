@@ -1494,7 +1494,7 @@ proptest! {
             Err(e) => {
                 let msg = e.to_string();
                 prop_assert!(msg.starts_with("l.txt:"), "dbench error without the file: {msg}");
-                named("dbench::convert", &text, &e.message)?;
+                named("dbench::convert", &text, &e.cause.to_string())?;
             }
             Ok(c) => {
                 let t = c.trace;

@@ -418,6 +418,10 @@ mod tests {
             );
         }
         let long = format!("fio version 2 iolog\n{} add\n", "x".repeat(1 << 20));
-        assert!(convert("h", &long).unwrap_err().cause.to_string().contains("at most"));
+        assert!(convert("h", &long)
+            .unwrap_err()
+            .cause
+            .to_string()
+            .contains("at most"));
     }
 }

@@ -72,7 +72,9 @@ pub fn summarize(t: &Trace) -> Summary {
             OpKind::Open { flags, .. } if flags.direct => s.direct_opens += 1,
             OpKind::Read { len, .. } => *s.read_sizes.entry(bucket(*len)).or_default() += 1,
             OpKind::Write { len, .. } => *s.write_sizes.entry(bucket(*len)).or_default() += 1,
-            OpKind::Fsync { .. } | OpKind::Fdatasync { .. } | OpKind::SyncFileRange { .. } => syncs += 1,
+            OpKind::Fsync { .. } | OpKind::Fdatasync { .. } | OpKind::SyncFileRange { .. } => {
+                syncs += 1
+            }
             _ => {}
         }
         s.ops += 1;

@@ -42,7 +42,9 @@ pub enum LoadError {
     #[error("{0} without its fields and status")]
     NoFields(String),
     /// The last field is not an NT status.
-    #[error("the last field of {op} must be its NT status (NT_STATUS_OK, 0x0, ...), not '{found}'")]
+    #[error(
+        "the last field of {op} must be its NT status (NT_STATUS_OK, 0x0, ...), not '{found}'"
+    )]
     NotAStatus {
         /// The operation.
         op: String,
@@ -50,7 +52,9 @@ pub enum LoadError {
         found: String,
     },
     /// An NT status plumb does not map.
-    #[error("status '{found}' is not one plumb maps to an errno (it knows {known} and their 0x codes)")]
+    #[error(
+        "status '{found}' is not one plumb maps to an errno (it knows {known} and their 0x codes)"
+    )]
     UnknownStatus {
         /// The status.
         found: String,
@@ -187,7 +191,9 @@ pub enum LoadError {
         errno: String,
     },
     /// A WriteX to a directory's file number.
-    #[error("WriteX to fnum {0}, a directory: the write fails and dbench's fileio backend stops here")]
+    #[error(
+        "WriteX to fnum {0}, a directory: the write fails and dbench's fileio backend stops here"
+    )]
     WriteToDir(String),
     /// A WriteX that expects a short write.
     #[error("WriteX of {size} bytes expects {ret} written; a local write of {size} bytes writes {size}, and dbench's fileio backend stops here")]

@@ -92,9 +92,7 @@ pub(super) fn line(line: &str) -> Result<Line<'_>, LoadError> {
     // dbench 4 may start a line with a time in seconds.
     let (at_us, w) = match w.first() {
         Some(t) if t.starts_with(|ch: char| ch.is_ascii_digit()) => {
-            let secs: f64 = t
-                .parse()
-                .map_err(|_| LoadError::NotATime(shown(t, 40)))?;
+            let secs: f64 = t.parse().map_err(|_| LoadError::NotATime(shown(t, 40)))?;
             let us = secs * 1e6;
             if !us.is_finite() || us > MAX_TIME_US as f64 {
                 return Err(LoadError::LateTime(secs));

@@ -378,7 +378,11 @@ mod tests {
             assert!(e.cause.to_string().contains(what), "{line}: {e}");
         }
         let long = format!("{ok}# {}\n", "x".repeat(1 << 20));
-        assert!(convert("h", &long).unwrap_err().cause.to_string().contains("at most"));
+        assert!(convert("h", &long)
+            .unwrap_err()
+            .cause
+            .to_string()
+            .contains("at most"));
         assert!(convert("h", "# nothing\n\n")
             .unwrap_err()
             .cause

@@ -216,7 +216,10 @@ impl Fs {
 /// How many `getdents64` calls reading `names` (after `.` and `..`) take
 /// with glibc's buffer: up to `stop` entries when given (`readdir` stops
 /// asking once it has them), else through to the empty call at the end.
-pub(super) fn getdents_calls<'a>(names: impl Iterator<Item = &'a String>, stop: Option<usize>) -> u64 {
+pub(super) fn getdents_calls<'a>(
+    names: impl Iterator<Item = &'a String>,
+    stop: Option<usize>,
+) -> u64 {
     // linux_dirent64: 19 bytes of header, the name and its NUL, 8-aligned.
     let size = |len: usize| ((19 + len + 1 + 7) & !7) as u64;
     let mut calls = 1;

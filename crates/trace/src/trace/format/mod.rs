@@ -268,7 +268,9 @@ mod tests {
         let e = Trace::parse("app.trace", &bad).unwrap_err();
         assert_eq!(e.line, 10, "{e}");
         assert!(
-            e.cause.to_string().contains("handle 7 is used before it is opened"),
+            e.cause
+                .to_string()
+                .contains("handle 7 is used before it is opened"),
             "{e}"
         );
         let bad = text.replace("op 0 20 300 fsync 0", "op 0 20 300 fsync");
@@ -276,7 +278,8 @@ mod tests {
         assert!(e.to_string().starts_with("app.trace:12: "), "{e}");
         assert!(Trace::parse("x", "hello\n")
             .unwrap_err()
-            .cause.to_string()
+            .cause
+            .to_string()
             .contains("not a plumb trace"));
     }
 
@@ -316,7 +319,8 @@ mod tests {
         let long = format!("{head}# {}\nend 1\n", "x".repeat(1 << 20));
         assert!(Trace::parse("h", &long)
             .unwrap_err()
-            .cause.to_string()
+            .cause
+            .to_string()
             .contains("at most"));
         let mut threads = String::from("plumb-trace 1\n");
         for i in 0..=crate::trace::limits::MAX_THREADS {
@@ -367,7 +371,8 @@ mod tests {
         let no_steps = "plumb-trace 2\nfile 0 f - a\nthread 0 1\nop 0 0 0 open 0 0 rw,creat\nop 0 1 0 lock 0 0 1 w\nend 2\n";
         let e = Trace::parse("v2", no_steps).unwrap_err();
         assert!(
-            e.cause.to_string()
+            e.cause
+                .to_string()
                 .contains("'lock' is an operation of trace version 3"),
             "{e}"
         );
@@ -393,7 +398,9 @@ mod tests {
         let text = "plumb-trace 2\nfile 0 f - a\nthread 0 1\nop 0 0 1 open 0 0 r =ENOENT\nop 0 1 1 fstat 0\nend 2\n";
         let e = Trace::parse("f", text).unwrap_err();
         assert!(
-            e.cause.to_string().contains("handle 0 is used before it is opened"),
+            e.cause
+                .to_string()
+                .contains("handle 0 is used before it is opened"),
             "{e}"
         );
     }

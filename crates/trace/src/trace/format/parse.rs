@@ -6,12 +6,8 @@
 use super::args::{file_size, number, time, Args, Handles};
 use super::error::{shown, ParseError, TraceError};
 use super::escape::decode;
-use super::{
-    errno, EntryKind, FileEntry, Op, OpKind, Trace, Tracer, MAGIC, MAGIC_V1, MAGIC_V3,
-};
-use crate::trace::limits::{
-    MAX_FILES, MAX_OPS, MAX_THREADS, MAX_TRACE_BYTES, MAX_TRACE_LINE,
-};
+use super::{errno, EntryKind, FileEntry, Op, OpKind, Trace, Tracer, MAGIC, MAGIC_V1, MAGIC_V3};
+use crate::trace::limits::{MAX_FILES, MAX_OPS, MAX_THREADS, MAX_TRACE_BYTES, MAX_TRACE_LINE};
 
 impl Trace {
     /// Parses a trace; `name` is used in errors. Every reference is checked

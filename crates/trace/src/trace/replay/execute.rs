@@ -3,9 +3,9 @@
 //! failure means for the rest of the replay. Opens, dups and the calls on
 //! paths are here; the calls on a descriptor are `fd_calls.rs`'s.
 
+use super::fd_calls::check;
 use crate::buffer::AlignedBuf;
 use crate::sandbox::{RunDir, SandboxError};
-use super::fd_calls::check;
 use crate::trace::budget::{Allowance, OverBudget};
 use crate::trace::format::{OpKind, OpenFlags, RenameMode, Trace};
 use crate::trace::halt::{Guard, Halt};

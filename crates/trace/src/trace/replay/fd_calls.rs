@@ -91,9 +91,7 @@ fn plain_call(fd: RawFd, kind: &OpKind) -> Result<u64, OpError> {
         OpKind::SyncFileRange { offset, len, .. } => {
             let (at, n) = (off(*offset)?, off(*len)?);
             // SAFETY: valid descriptor.
-            check(
-                unsafe { libc::sync_file_range(fd, at, n, libc::SYNC_FILE_RANGE_WRITE) } as isize,
-            )
+            check(unsafe { libc::sync_file_range(fd, at, n, libc::SYNC_FILE_RANGE_WRITE) } as isize)
         }
         OpKind::Ftruncate { len, .. } => {
             let n = off(*len)?;

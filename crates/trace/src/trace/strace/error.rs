@@ -46,7 +46,9 @@ pub enum LogError {
     #[error("duration <{0:e}> s is not a time")]
     BadDuration(f64),
     /// A size, offset or length past [`MAX_FILE_BYTES`].
-    #[error("{what} {value} is past the largest file a trace may describe ({MAX_FILE_BYTES} bytes)")]
+    #[error(
+        "{what} {value} is past the largest file a trace may describe ({MAX_FILE_BYTES} bytes)"
+    )]
     PastLargest {
         /// What it is (`lseek offset`, `file size`, ...).
         what: &'static str,

@@ -138,7 +138,13 @@ impl LogReader {
 
     /// Converts one whole call of thread `tid`, which started `start` µs
     /// into the log.
-    fn call(&mut self, tid: u64, start: u64, call: &str, applied_at_entry: bool) -> Result<(), LogError> {
+    fn call(
+        &mut self,
+        tid: u64,
+        start: u64,
+        call: &str,
+        applied_at_entry: bool,
+    ) -> Result<(), LogError> {
         let Some(sys) = parse_call(call) else {
             return Err(LogError::BadCall(short(call)));
         };

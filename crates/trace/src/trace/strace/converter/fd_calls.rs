@@ -137,7 +137,11 @@ impl Converter {
 
     /// A successful `copy_file_range` or `sendfile` between two files.
     pub(super) fn copy(&mut self, ev: &Event) {
-        let (from, to) = if ev.name() == "sendfile" { (1, 0) } else { (0, 2) };
+        let (from, to) = if ev.name() == "sendfile" {
+            (1, 0)
+        } else {
+            (0, 2)
+        };
         if let (Some(from), Some(to)) = (self.handle_arg(ev, from), self.handle_arg(ev, to)) {
             let len = self.bounded(ev.c.ret.unwrap_or(0) as u64, "copy length");
             self.emit(ev, OpKind::Copy { from, to, len }, None);

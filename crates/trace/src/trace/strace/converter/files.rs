@@ -44,7 +44,12 @@ impl Converter {
     }
 
     /// A quoted path argument `path` (against `dirfd`) under the root.
-    pub(super) fn path_arg(&self, tid: u64, dirfd: Option<&String>, path: Option<&String>) -> Option<String> {
+    pub(super) fn path_arg(
+        &self,
+        tid: u64,
+        dirfd: Option<&String>,
+        path: Option<&String>,
+    ) -> Option<String> {
         path.and_then(|p| unquote(p))
             .and_then(|p| self.resolve(tid, dirfd, &p))
     }
@@ -107,7 +112,6 @@ impl Converter {
             self.saw(f, stat_seen(statbuf));
         }
     }
-
 }
 
 /// What a stat buffer says of a path: its kind and size.

@@ -85,5 +85,4 @@ impl Converter {
         );
         Some(h)
     }
-
 }
