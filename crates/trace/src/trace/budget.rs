@@ -210,13 +210,8 @@ pub fn metadata_needed(t: &Trace) -> Metadata {
         }
     }
     let path = |file: &u32| t.files.get(*file as usize).map_or("", |f| f.path.as_str());
-    for op in &t.ops {
-        match &op.kind {
-            OpKind::Open { file, flags, .. } if flags.create => m.add(path(file), true),
-            OpKind::Mkdir { file } | OpKind::Symlink { file, .. } => m.add(path(file), true),
-            OpKind::Link { to, .. } => m.add(path(to), false),
-            _ => {}
-        }
+    for name in t.ops.iter().filter_map(|op| op.kind.makes()) {
+        m.add(path(&name.file), name.inode);
     }
     m
 }

@@ -143,7 +143,7 @@ pub enum LoadError {
     /// A name longer than a file system allows.
     #[error("the path '{0}' has a name longer than 255 bytes")]
     LongName(String),
-    /// A path longer than [`MAX_PATH`].
+    /// A path longer than dbench may name beneath a client's directory.
     #[error("the path '{0}' is longer than {MAX_PATH} bytes")]
     LongPath(String),
     /// More than [`MAX_FILES`] paths.

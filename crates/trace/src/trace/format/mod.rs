@@ -53,7 +53,6 @@
 //! written as version 2 unless it needs version 3 (locks or steps), so
 //! older plumbs read what they can; version-1 traces (`file ID SIZE PATH`,
 //! no failed calls) and version-2 traces still load.
-
 //!
 //! # In the code
 //!
@@ -63,7 +62,10 @@
 //! means for reports and the byte budget. The macro of `table.rs` makes
 //! [`OpKind`] from it, with its reading (`parse.rs` reads the other
 //! records), its writing (`write.rs`), its name, and its counting.
-//! Errors are typed ([`ParseError`]), each naming its line
+//! Records are read one line at a time (`parse.rs`'s reader keeps what a
+//! line needs of those above: the file and thread tables, the open
+//! handles), so operations could be taken as they come rather than held
+//! all at once. Errors are typed ([`ParseError`]), each naming its line
 //! ([`TraceError`]).
 
 #[macro_use]
@@ -80,7 +82,7 @@ mod write;
 
 pub use entries::{EntryKind, FileEntry, OpenFlags, RenameMode};
 pub use error::{ParseError, StepError, TraceError};
-pub use ops::{OpKind, Reach, NAMES};
+pub use ops::{NewName, OpKind, Reach, NAMES};
 pub use steps::{Steps, MAX_STEPS};
 
 /// The first line of a version-2 trace: what this plumb writes unless

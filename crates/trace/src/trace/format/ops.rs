@@ -2,8 +2,8 @@
 //! names, the version that brought it, its fields with the kind of
 //! argument each is (how it is read, checked and written), and what it
 //! means for reports and the byte budget. Reading and writing a trace,
-//! `plumb trace show`'s names and counts, and the budget's estimate all
-//! follow from it (see `table.rs` for the entry's grammar); adding an
+//! `plumb trace show`'s names and counts, and the budget's estimates (the
+//! bytes a file may reach, the names and inodes made) all follow from it (see `table.rs` for the entry's grammar); adding an
 //! operation is an entry here, plus its system call in the replay
 //! (`replay/execute.rs`) and the converters that make it.
 
@@ -52,6 +52,16 @@ pub enum Reach {
     },
 }
 
+/// A name an operation may make: what the byte budget charges for its
+/// directory entry (and its inode, when it makes one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewName {
+    /// The file id of the name.
+    pub file: u32,
+    /// A new inode with it (not for a hard link).
+    pub inode: bool,
+}
+
 operations! {
     /// Opens file `file` as handle `handle`.
     Open ["open"] since 1 {
@@ -61,7 +71,8 @@ operations! {
         file @ 6: u32 as FileId,
         /// The handle (the trace's descriptor number) the call used.
         handle @ 5: u32 as Fresh,
-    } counted(!flags.implicit);
+    } counted(!flags.implicit)
+      makes(flags.create.then_some(NewName { file: *file, inode: true }));
     /// A read; `call` is read, pread, readv or preadv.
     Read ["read", "pread", "readv", "preadv"] since 1 {
         /// The system call.
@@ -166,7 +177,7 @@ operations! {
     Mkdir ["mkdir"] since 1 {
         /// The file id.
         file @ 5: u32 as FileId,
-    };
+    } makes(Some(NewName { file: *file, inode: true }));
     /// `rmdir(2)` as recorded.
     Rmdir ["rmdir"] since 1 {
         /// The file id.
@@ -251,14 +262,14 @@ operations! {
         from @ 5: u32 as FileId,
         /// The new name.
         to @ 6: u32 as FileId,
-    };
+    } makes(Some(NewName { file: *to, inode: false }));
     /// `symlink(2)`/`symlinkat(2)`: a symlink at `file` holding `target`.
     Symlink ["symlink"] since 2 {
         /// Where the link is made.
         file @ 5: u32 as FileId,
         /// What it points to, as the program wrote it.
         target @ 6: String as Target,
-    };
+    } makes(Some(NewName { file: *file, inode: true }));
     /// A POSIX byte-range lock (`fcntl(F_SETLK)`, `F_WRLCK` or `F_RDLCK`)
     /// on `len` bytes from `offset` (0: to the end of the file).
     Lock ["lock"] since 3 {

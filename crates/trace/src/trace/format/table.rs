@@ -9,7 +9,7 @@
 //!     /// docs
 //!     field @ WORD: Type as Kind,
 //!     ...
-//! } counted(EXPR) moves(EXPR) reaches(EXPR);
+//! } counted(EXPR) moves(EXPR) reaches(EXPR) makes(EXPR);
 //! ```
 //!
 //! - the names the trace spells it with (more than one when a field of
@@ -23,10 +23,12 @@
 //!   `counted` (default true: an operation of the program's own, as
 //!   reports count them), `moves` (bytes read or written, default 0) and
 //!   `reaches` (how it can make a file larger, for the byte budget:
-//!   a [`Reach`](super::Reach); default none).
+//!   a [`Reach`](super::Reach); default none) and `makes` (the name it
+//!   may make, for the budget's inodes: an `Option<`[`NewName`](super::NewName)`>`;
+//!   default none).
 //!
 //! From that the macro makes the enum, `name`, `since`, `counted`,
-//! `bytes`, `reach`, the arguments as written, the reading of one
+//! `bytes`, `reach`, `makes`, the arguments as written, the reading of one
 //! operation's arguments, and [`NAMES`](super::NAMES).
 
 macro_rules! operations {
@@ -51,6 +53,7 @@ macro_rules! operations {
             $(counted($counted:expr))?
             $(moves($moves:expr))?
             $(reaches($reaches:expr))?
+            $(makes($makes:expr))?
         ;)+
     ) => {
         /// One operation: each variant is an entry of the table in
@@ -121,6 +124,16 @@ macro_rules! operations {
                         OpKind::$variant { $($field),+ } => {
                             operations!(@or [$(Some($reaches))?] None)
                         }
+                    )+
+                }
+            }
+
+            /// The name the operation may make, if it may make one.
+            #[allow(unused_variables)]
+            pub fn makes(&self) -> Option<NewName> {
+                match self {
+                    $(
+                        OpKind::$variant { $($field),+ } => operations!(@or [$($makes)?] None),
                     )+
                 }
             }
