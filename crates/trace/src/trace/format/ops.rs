@@ -63,7 +63,8 @@ pub struct NewName {
 }
 
 operations! {
-    /// Opens file `file` as handle `handle`.
+    /// Opens file `file` as handle `handle` (read flags first and the new
+    /// handle last, so no handle is claimed by a record that is wrong).
     Open ["open"] since 1 {
         /// The open flags that matter to a replay.
         flags @ 7: OpenFlags as Flags,
@@ -183,7 +184,8 @@ operations! {
         /// The file id.
         file @ 5: u32 as FileId,
     };
-    /// `rename(2)`, `renameat(2)` or `renameat2(2)` as recorded.
+    /// `rename(2)`, `renameat(2)` or `renameat2(2)` as recorded (its
+    /// optional mode, the last word, is read first).
     Rename ["rename"] since 1 {
         /// renameat2's flags.
         mode @ 7: RenameMode as RenameFlag,
