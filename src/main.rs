@@ -112,6 +112,7 @@ fn main() {
             std::process::exit(code);
         }
     };
+    plumb::cli::log::install();
     let code = match cli.command {
         Command::Fio { args } => fio::main(&args),
         Command::Run(args) => run::run_main(args),

@@ -161,7 +161,7 @@ report::metric("merged_writes", m[0].write.total_ios, "", "higher");
         ),
         (
             &format!("io::group([{}], #{{ colour: 1 }})", job("y", "read", 1)),
-            "unknown option",
+            "unknown field `colour`, expected `group_reporting`",
         ),
     ] {
         let f = script(dir.path(), "bad.rhai", bad);

@@ -1,6 +1,8 @@
 //! The command layer: one file per `plumb` subcommand, plus what they share
-//! (exit codes, Ctrl-C and SIGTERM). Only this layer prints for the user and
-//! decides the process's exit code; the modules below return typed results.
+//! (exit codes, Ctrl-C and SIGTERM, the log's subscriber). Only this layer
+//! prints for the user and decides the process's exit code; the modules
+//! below return typed results and say the rest through `tracing` events,
+//! which [`log`] writes.
 
 pub mod check;
 pub mod compare;
@@ -8,6 +10,7 @@ pub mod fio;
 pub mod fleet;
 pub mod layout;
 pub mod list;
+pub mod log;
 pub mod metrics;
 pub mod pack;
 pub mod report;

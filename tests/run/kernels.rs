@@ -36,7 +36,7 @@ fn cpu_kernels_run_on_threads_and_report_scaling() {
         try { cpu::run(#{ kernel: "nope" }); } catch (e) { if e.contains("sha256") { refused += 1; } }
         try { cpu::run(#{ kernel: "sha256", cpu_max_prime: 5 }); } catch (e) { if e.contains("unknown option 'cpu_max_prime'") { refused += 1; } }
         try { cpu::run(#{ kernel: "matmul", n: 1 }); } catch (e) { if e.contains("n 1 is outside") { refused += 1; } }
-        try { cpu::run(#{ threads: 0 }); } catch (e) { if e.contains("threads must be a positive integer") { refused += 1; } }
+        try { cpu::run(#{ threads: 0 }); } catch (e) { if e.contains("threads must be between 1 and") { refused += 1; } }
         report::metric("refused", refused, "", "higher");
         "#,
     );

@@ -6,7 +6,7 @@
 
 pub mod script;
 
-use plumb_api::{api, sysinfo};
+use plumb_api::api;
 use plumb_base::{gate, halt, heap, terminal, units};
 use plumb_io::{job, runner};
 use plumb_model::model;

@@ -49,29 +49,29 @@ impl Tour {
 }
 
 fn file_options(write: bool) -> fs::OpenOptions {
-    fs::OpenOptions { read: true, write, create: write, truncate: false, append: false, direct: false, pattern: fs::Pattern::Zero }
+    fs::OpenOptions { read: Some(true), write: Some(write), create: Some(write), truncate: None, append: None, direct: None, pattern: Some(fs::Pattern::Zero) }
 }
 
 fn files(t: &mut Tour) {
-    let w = t.ok("fs.write-file", fs::write_file("a.dat", 1 << 20, fs::WriteOptions { bs: Some(64 << 10), direct: false, fsync: true }), |x| x.bytes == 1 << 20 && x.seconds >= 0.0 && (x.ended_s - x.started_s - x.seconds).abs() < 1e-6);
+    let w = t.ok("fs.write-file", fs::write_file("a.dat", 1 << 20, fs::WriteOptions { bs: Some(64 << 10), direct: None, fsync: Some(true) }), |x| x.bytes == 1 << 20 && x.seconds >= 0.0 && (x.ended_s - x.started_s - x.seconds).abs() < 1e-6);
     let _ = w;
-    t.ok("fs.read-file", fs::read_file("a.dat", fs::ReadOptions { bs: None, direct: false }), |x| x.bytes == 1 << 20);
-    t.ok("fs.copy", fs::copy("a.dat", "b.dat", fs::CopyOptions { method: fs::CopyMethod::CopyFileRange, bs: None, fsync: false }), |x| x.bytes == 1 << 20);
-    if let Some(c) = t.ok("fs.start-copy", fs::start_copy("a.dat", "c.dat", fs::CopyOptions { method: fs::CopyMethod::ReadWrite, bs: Some(64 << 10), fsync: true }), |_| true) {
+    t.ok("fs.read-file", fs::read_file("a.dat", fs::ReadOptions { bs: None, direct: None }), |x| x.bytes == 1 << 20);
+    t.ok("fs.copy", fs::copy("a.dat", "b.dat", fs::CopyOptions { method: Some(fs::CopyMethod::CopyFileRange), bs: None, fsync: None }), |x| x.bytes == 1 << 20);
+    if let Some(c) = t.ok("fs.start-copy", fs::start_copy("a.dat", "c.dat", fs::CopyOptions { method: Some(fs::CopyMethod::ReadWrite), bs: Some(64 << 10), fsync: Some(true) }), |_| true) {
         t.ok("copy-handle.name", Ok(c.name()), |n| n == "a.dat → c.dat");
         t.ok("copy-handle.wait", c.wait(), |x| x.bytes == 1 << 20);
         t.ok("copy-handle.done", Ok(c.done()), |d| *d);
         t.ok("copy-handle.stop", c.stop(), |x| x.bytes == 1 << 20);
         t.ok("copy-handle.progress", Ok(c.progress()), |p| p.write.bytes <= 1 << 20 && p.read.latency.is_none());
     }
-    let escape = fs::start_copy("a.dat", "../out.dat", fs::CopyOptions { method: fs::CopyMethod::ReadWrite, bs: None, fsync: false });
+    let escape = fs::start_copy("a.dat", "../out.dat", fs::CopyOptions { method: None, bs: None, fsync: None });
     t.check("fs.start-copy", matches!(escape, Err(Error::Sandbox(_))), &escape.map(|c| c.name()));
     t.ok("fs.rename", fs::rename("b.dat", "c.dat"), |_| true);
     t.ok("fs.exists", fs::exists("c.dat"), |e| *e);
     t.ok("fs.stat", fs::stat("c.dat"), |s| s.size == 1 << 20 && !s.is_dir && !s.is_symlink && s.mtime > 0);
     t.ok("fs.remove", fs::remove("c.dat"), |_| true);
     t.ok("fs.mkdir", fs::mkdir("d"), |_| true);
-    t.ok("fs.create-files", fs::create_files("d", 20, 4096, fs::CreateOptions { threads: Some(2), write_size: None, fsync: true, dirs: 0 }), |s| s.ops == 20 && s.ops_per_sec > 0.0);
+    t.ok("fs.create-files", fs::create_files("d", 20, 4096, fs::CreateOptions { threads: Some(2), write_size: None, fsync: Some(true), dirs: None }), |s| s.ops == 20 && s.ops_per_sec > 0.0);
     t.ok("fs.list", fs::list("d"), |names| names.len() == 20);
     t.ok("fs.stat-files", fs::stat_files("d"), |s| s.ops == 20);
     t.ok("fs.remove-files", fs::remove_files("d"), |s| s.ops == 20);
@@ -118,10 +118,10 @@ fn job(t: &mut Tour) {
     let pairs = |kv: &[(&str, &str)]| kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
     let a = pairs(&[("name", "ga"), ("rw", "randread"), ("bs", "4k"), ("size", "1m"), ("io_size", "256k")]);
     let b = pairs(&[("name", "gb"), ("rw", "write"), ("bs", "64k"), ("size", "1m")]);
-    t.ok("io.group", io::group(&[a.clone(), b.clone()], false), |rs| {
+    t.ok("io.group", io::group(&[a.clone(), b.clone()], io::GroupOptions { group_reporting: None }), |rs| {
         rs.len() == 2 && rs[0].name == "ga" && rs[0].read.total_ios == 64 && rs[1].name == "gb" && rs[1].write.io_bytes == 1 << 20
     });
-    t.ok("io.group", io::group(&[a, b], true), |rs| rs.len() == 1 && rs[0].read.total_ios == 64 && rs[0].write.io_bytes == 1 << 20);
+    t.ok("io.group", io::group(&[a, b], io::GroupOptions { group_reporting: Some(true) }), |rs| rs.len() == 1 && rs[0].read.total_ios == 64 && rs[0].write.io_bytes == 1 << 20);
 
     let bg = pairs(&[("name", "bg"), ("rw", "randread"), ("bs", "4k"), ("size", "1m"), ("time_based", "1"), ("runtime", "30s"), ("ioengine", "psync")]);
     let Some(h) = t.ok("io.start", io::start(&bg), |_| true) else { return };
@@ -148,9 +148,9 @@ fn job(t: &mut Tour) {
 fn compute(t: &mut Tour) {
     let kernels = t.ok("cpu.kernels", Ok(cpu::kernels()), |k| k.len() >= 10 && k.iter().any(|k| k.name == "prime" && k.param == "cpu_max_prime" && k.default_param > 0));
     let _ = kernels;
-    let options = cpu::CpuOptions { kernel: Some("prime".into()), threads: Some(2), seconds: Some(0.2), param: Some(2000), baseline: None };
+    let options = cpu::CpuOptions { kernel: Some("prime".into()), threads: Some(2), duration: Some(0.2), cpu_max_prime: Some(2000), baseline: None, buffer: None, items: None, n: None };
     t.ok("cpu.run", cpu::run(&options), |r| r.kernel == "prime" && r.threads == 2 && r.per_thread.len() == 2 && r.param == 2000 && r.rate > 0.0 && r.efficiency > 0.0);
-    if let Some(h) = t.ok("cpu.start", cpu::start(&cpu::CpuOptions { seconds: Some(30.0), threads: Some(1), ..options.clone() }), |_| true) {
+    if let Some(h) = t.ok("cpu.start", cpu::start(&cpu::CpuOptions { duration: Some(30.0), threads: Some(1), ..options.clone() }), |_| true) {
         t.ok("cpu-handle.name", Ok(h.name()), |n| n == "prime");
         let t0 = time::now();
         while h.progress().events == 0 && time::now() - t0 < 5.0 {
@@ -164,9 +164,9 @@ fn compute(t: &mut Tour) {
     let zero = cpu::run(&cpu::CpuOptions { threads: Some(0), ..options });
     t.check("cpu.run", matches!(zero, Err(Error::Invalid(_))), &zero);
 
-    let bw = mem::BandwidthOptions { oper: Some(mem::Oper::Read), block_size: Some(4096), total_size: Some(4 << 20), scope: Some(mem::Scope::Local), threads: Some(1), seconds: Some(1.0) };
+    let bw = mem::BandwidthOptions { oper: Some(mem::Oper::Read), block_size: Some(4096), total_size: Some(4 << 20), scope: Some(mem::Scope::Local), threads: Some(1), duration: Some(1.0) };
     t.ok("mem.bandwidth", mem::bandwidth(bw), |r| r.oper == mem::Oper::Read && r.scope == mem::Scope::Local && r.bytes == 4 << 20 && r.mib_per_sec > 0.0 && r.per_thread.len() == 1);
-    let lat = mem::LatencyOptions { min_size: Some(16 << 10), max_size: Some(64 << 10), steps_per_doubling: Some(1), seconds_per_size: Some(0.02) };
+    let lat = mem::LatencyOptions { min_size: Some(16 << 10), max_size: Some(64 << 10), steps_per_doubling: Some(1), time_per_size: Some(0.02) };
     t.ok("mem.latency", mem::latency(lat), |r| r.points.len() == 3 && r.points.iter().all(|p| p.ns > 0.0));
 }
 
@@ -175,9 +175,9 @@ fn network(t: &mut Tour) {
     t.ok("net.wait-for-port", net::wait_for_port(&net::WaitOptions { addr: peer.clone(), timeout: Some(5.0), interval: None }), |w| w.attempts >= 1);
     t.ok("net.rtt", net::rtt(&net::RttOptions { addr: peer.clone(), count: Some(20), size: Some(256), interval: None }), |r| r.size == 256 && r.rtt.count == 20 && r.rtt.p50_us > 0.0);
     t.ok("net.connect-time", net::connect_time(&net::ConnectOptions { addr: peer.clone(), count: Some(3), timeout: None, interval: None }), |r| r.connect.count == 3 && r.failures == 0);
-    let options = net::ThroughputOptions { addr: peer, streams: Some(2), seconds: Some(0.3), direction: Some(net::Direction::Both), buffer: None };
+    let options = net::ThroughputOptions { addr: peer, streams: Some(2), duration: Some(0.3), direction: Some(net::Direction::Both), buffer: None };
     t.ok("net.throughput", net::throughput(&options), |r| r.streams.len() == 4 && r.bytes > 0 && r.send_gbps > 0.0 && r.recv_gbps > 0.0);
-    let long = net::ThroughputOptions { seconds: Some(30.0), streams: Some(1), direction: Some(net::Direction::Send), ..options };
+    let long = net::ThroughputOptions { duration: Some(30.0), streams: Some(1), direction: Some(net::Direction::Send), ..options };
     if let Some(h) = t.ok("net.start-throughput", net::start_throughput(&long), |_| true) {
         let t0 = time::now();
         while h.progress().write.bytes == 0 && time::now() - t0 < 5.0 {

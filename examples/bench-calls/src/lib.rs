@@ -43,7 +43,7 @@ struct BenchCalls;
 impl Guest for BenchCalls {
     fn run() -> Result<(), String> {
         let n = num("n", 1_000_000);
-        let read = OpenOptions { read: true, write: false, create: false, truncate: false, append: false, direct: false, pattern: fs::Pattern::Random };
+        let read = OpenOptions { read: Some(true), write: None, create: None, truncate: None, append: None, direct: None, pattern: None };
         match params::get("mode").as_deref().unwrap_or("noop") {
             "noop" => {
                 let t0 = time::now();
@@ -56,7 +56,7 @@ impl Guest for BenchCalls {
                 report::metric("ns_per_call", ns, "ns", report::Better::LowerIsBetter, &[]).map_err(e)?;
             }
             "cached" => {
-                fs::write_file("c.dat", 1 << 20, fs::WriteOptions { bs: None, direct: false, fsync: false }).map_err(e)?;
+                fs::write_file("c.dat", 1 << 20, fs::WriteOptions { bs: None, direct: None, fsync: None }).map_err(e)?;
                 let f = fs::open("c.dat", read).map_err(e)?;
                 let t0 = time::now();
                 for _ in 0..n {
@@ -68,10 +68,10 @@ impl Guest for BenchCalls {
             "turns" => {
                 let size = num("size", 1 << 30);
                 let secs = num("secs", 2) as f64;
-                fs::write_file("d.dat", size, fs::WriteOptions { bs: None, direct: false, fsync: true }).map_err(e)?;
+                fs::write_file("d.dat", size, fs::WriteOptions { bs: None, direct: None, fsync: Some(true) }).map_err(e)?;
                 // Out of the page cache, as io.job leaves it (invalidate).
                 fs::evict("d.dat").map_err(e)?;
-                let f = fs::open("d.dat", OpenOptions { direct: true, ..read }).map_err(e)?;
+                let f = fs::open("d.dat", OpenOptions { direct: Some(true), ..read }).map_err(e)?;
                 let (mut mine, mut jobs) = (Vec::new(), Vec::new());
                 let mut x: u64 = 12345;
                 for _ in 0..num("rounds", 10) {
@@ -109,11 +109,11 @@ impl Guest for BenchCalls {
                 let name = match params::get("file") {
                     Some(name) => name,
                     None => {
-                        fs::write_file("d.dat", size, fs::WriteOptions { bs: None, direct: false, fsync: true }).map_err(e)?;
+                        fs::write_file("d.dat", size, fs::WriteOptions { bs: None, direct: None, fsync: Some(true) }).map_err(e)?;
                         "d.dat".to_string()
                     }
                 };
-                let f = fs::open(&name, OpenOptions { direct: true, ..read }).map_err(e)?;
+                let f = fs::open(&name, OpenOptions { direct: Some(true), ..read }).map_err(e)?;
                 let blocks = f.size().map_err(e)? / 4096;
                 let mut x: u64 = 12345;
                 let iops = qd1_loop(&f, blocks, secs, &mut x)?;

@@ -139,7 +139,7 @@ struct Index {
 }
 
 fn writer() -> OpenOptions {
-    OpenOptions { read: true, write: true, create: true, truncate: true, append: false, direct: false, pattern: fs::Pattern::Random }
+    OpenOptions { read: Some(true), write: Some(true), create: Some(true), truncate: Some(true), append: None, direct: None, pattern: None }
 }
 
 impl Index {
@@ -162,7 +162,7 @@ impl Index {
         let bytes = self.buffered_docs * self.doc_size;
         let name = format!("seg-{:06}.dat", self.next_segment);
         self.next_segment += 1;
-        let t = fs::write_file(&name, bytes, fs::WriteOptions { bs: None, direct: false, fsync: true }).map_err(e)?;
+        let t = fs::write_file(&name, bytes, fs::WriteOptions { bs: None, direct: None, fsync: Some(true) }).map_err(e)?;
         self.bytes_written += t.bytes;
         self.fsyncs += 1;
         self.translog.truncate(0).map_err(e)?;
@@ -195,11 +195,11 @@ impl Index {
             self.segments = rest;
             let mut total = 0;
             for s in &victims {
-                total += fs::read_file(&s.name, fs::ReadOptions { bs: None, direct: false }).map_err(e)?.bytes;
+                total += fs::read_file(&s.name, fs::ReadOptions { bs: None, direct: None }).map_err(e)?.bytes;
             }
             let name = format!("seg-{:06}.dat", self.next_segment);
             self.next_segment += 1;
-            let t = fs::write_file(&name, total, fs::WriteOptions { bs: None, direct: false, fsync: true }).map_err(e)?;
+            let t = fs::write_file(&name, total, fs::WriteOptions { bs: None, direct: None, fsync: Some(true) }).map_err(e)?;
             self.bytes_written += t.bytes;
             self.fsyncs += 1;
             for s in &victims {

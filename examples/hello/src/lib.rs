@@ -11,7 +11,7 @@ struct Hello;
 impl Guest for Hello {
     fn run() -> Result<(), String> {
         let t0 = time::now();
-        let t = fs::write_file("hello.dat", 1 << 20, fs::WriteOptions { bs: Some(1 << 16), direct: false, fsync: true }).map_err(|e| format!("{e:?}"))?;
+        let t = fs::write_file("hello.dat", 1 << 20, fs::WriteOptions { bs: Some(1 << 16), direct: None, fsync: Some(true) }).map_err(|e| format!("{e:?}"))?;
         report::metric("write_mib_per_s", t.bw_bytes / 1048576.0, "MiB/s", report::Better::HigherIsBetter, &[]).map_err(|e| format!("{e:?}"))?;
         report::metric("seconds", time::now() - t0, "s", report::Better::LowerIsBetter, &[]).map_err(|e| format!("{e:?}"))?;
         println!("hello from a component: wrote {} bytes", t.bytes);

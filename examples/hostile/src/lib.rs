@@ -48,11 +48,11 @@ impl Guest for Hostile {
                 Ok(())
             }
             "escape" => {
-                let opts = fs::OpenOptions { read: true, write: false, create: false, truncate: false, append: false, direct: false, pattern: fs::Pattern::Random };
+                let opts = fs::OpenOptions { read: Some(true), write: None, create: None, truncate: None, append: None, direct: None, pattern: None };
                 let mut n = 0;
                 n += refused(fs::open("/etc/passwd", opts).map(|_| ()));
                 n += refused(fs::open("../../../../etc/passwd", opts).map(|_| ()));
-                n += refused(fs::write_file("../escaped.dat", 4096, fs::WriteOptions { bs: Some(4096), direct: false, fsync: false }).map(|_| ()));
+                n += refused(fs::write_file("../escaped.dat", 4096, fs::WriteOptions { bs: Some(4096), direct: None, fsync: None }).map(|_| ()));
                 n += refused(fs::rename("../x", "y"));
                 n += refused(fs::mkdir("/tmp/plumb-escape-dir"));
                 report::metric("refused", n as f64, "", report::Better::HigherIsBetter, &[]).map_err(|e| format!("{e:?}"))?;

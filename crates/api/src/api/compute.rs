@@ -2,7 +2,7 @@
 //! and `mem::latency`, each with its options, defaults and rules.
 
 use super::background::{Task, TaskKind};
-use super::options::{by_name, positive, Bytes, Number, Seconds};
+use super::options::{by_name, Bytes, Number, Seconds};
 use super::{ApiError, Capability, Host};
 use crate::cpu::{CpuError, CpuResult};
 use crate::halt::Halt;
@@ -15,7 +15,7 @@ use std::time::Duration;
 /// `cpu::run`: a kernel on N threads for a while. The kernel's size
 /// parameter goes under its own name (`cpu_max_prime` for `prime`, `buffer`
 /// for the hashes and compressors, `items` for the sorts and JSON, `n` for
-/// `matmul`); [`CpuOptions::with_param`] sets it by kernel.
+/// `matmul`), in Rhai's map as in the WIT record.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CpuOptions {
@@ -69,28 +69,10 @@ pub struct CpuRun {
 }
 
 impl CpuOptions {
-    /// Sets the size parameter under the name `kernel` gives it (for
-    /// callers that pass it positionally, as the WIT record does).
-    pub fn with_param(mut self, value: Option<u64>) -> Result<CpuOptions, ApiError> {
-        let Some(v) = value else { return Ok(self) };
-        let k = crate::cpu::kernel(&self.kernel)
-            .map_err(|e| ApiError::Invalid(format!("cpu::run: {e}")))?;
-        *self.slot(k.param) = Some(Bytes(v));
-        Ok(self)
-    }
-
-    fn slot(&mut self, name: &str) -> &mut Option<Bytes> {
-        match name {
-            "cpu_max_prime" => &mut self.cpu_max_prime,
-            "buffer" => &mut self.buffer,
-            "items" => &mut self.items,
-            _ => &mut self.n,
-        }
-    }
-
-    /// Checks the options: a known kernel, a positive thread count and
-    /// duration, only the kernel's own parameter, a positive baseline. The
-    /// kernel checks its parameter's range and memory when it runs.
+    /// Checks the options: only the kernel's own parameter given (the
+    /// API's rule, since the map names parameters), then the primitive's one
+    /// check of the kernel, threads, parameter range, baseline and memory
+    /// ([`crate::cpu::check`]), and a positive duration.
     pub fn validate(&self) -> Result<CpuRun, ApiError> {
         let call = "cpu::run";
         let k = crate::cpu::kernel(&self.kernel)
@@ -111,17 +93,12 @@ impl CpuOptions {
             .iter()
             .find(|(n, _)| *n == k.param)
             .and_then(|(_, v)| v.map(|b| b.0));
-        let baseline = match self.baseline {
-            Some(Number(b)) if !(b > 0.0 && b.is_finite()) => {
-                return Err(ApiError::Invalid(format!(
-                    "{call}: baseline must be a positive single-thread rate, not {b}"
-                )))
-            }
-            b => b.map(|b| b.0),
-        };
+        let baseline = self.baseline.map(|b| b.0);
+        crate::cpu::check(&self.kernel, self.threads, param, baseline)
+            .map_err(|e| cpu_error(call, e))?;
         Ok(CpuRun {
             kernel: k.name.to_string(),
-            threads: positive(call, "threads", self.threads)?,
+            threads: self.threads,
             duration: self.duration.positive(call, "duration")?,
             param,
             baseline,
@@ -173,7 +150,8 @@ impl BandwidthOptions {
             block_size: self.block_size.0,
             total_size: self.total_size.0,
             scope: self.scope,
-            threads: positive(call, "threads", self.threads)?,
+            // The primitive checks the threads (1 to its most) and sizes.
+            threads: self.threads,
             duration: self.duration.positive(call, "duration")?,
         })
     }
@@ -213,7 +191,8 @@ impl LatencyOptions {
         Ok(crate::mem::LatencyOptions {
             min_size: self.min_size.0,
             max_size: self.max_size.0,
-            steps_per_doubling: positive(call, "steps_per_doubling", self.steps_per_doubling)?,
+            // The primitive checks the steps (1 to 8) and the size range.
+            steps_per_doubling: self.steps_per_doubling,
             time_per_size: self.time_per_size.positive(call, "time_per_size")?,
         })
     }

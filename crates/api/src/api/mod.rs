@@ -32,6 +32,7 @@ pub use fs::{
     CopyMethod, CopyOptions, CreateOptions, FileHandle, HandleBudget, OpenOptions, Pattern,
     ReadOptions, WriteOptions,
 };
+pub use io::GroupOptions;
 pub use net::{ConnectOptions, RttOptions, ThroughputOptions, WaitOptions};
 pub use report::ScenarioReport;
 pub use trace::{ReplayOptions, ReplayThreads};
@@ -351,6 +352,17 @@ impl Host {
         unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
         let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
         secs(ru.ru_utime) + secs(ru.ru_stime)
+    }
+
+    /// The machine the scenario runs on (`sys::info`).
+    pub fn sys_info(&self) -> crate::model::machine::HostInfo {
+        crate::sysinfo::host_info()
+    }
+
+    /// The CPU kernels `cpu::run` knows, with their units and size
+    /// parameters (`cpu::kernels`).
+    pub fn cpu_kernels(&self) -> Vec<crate::cpu::KernelInfo> {
+        crate::cpu::catalogue()
     }
 
     /// Sleeps, waking early on a stop request or the deadline (any finite

@@ -68,7 +68,8 @@ impl ThroughputOptions {
         let call = "net::throughput";
         required_addr(call, &self.addr)?;
         Ok(net::ThroughputOptions {
-            streams: positive(call, "streams", self.streams)?,
+            // The primitive checks the streams (1 to 128).
+            streams: self.streams,
             duration: self.duration.positive(call, "duration")?,
             direction: self.direction,
             buffer: usize::try_from(self.buffer.0).unwrap_or(usize::MAX),

@@ -70,8 +70,13 @@ pub(super) fn base_engine(limits: &ScriptLimits) -> Engine {
     engine.set_max_variables(MAX_VARIABLES);
     // A script's text never reaches the terminal raw: escape sequences
     // and other controls are shown escaped.
-    engine.on_print(|s| eprintln!("  | {}", crate::terminal::clean_text(s)));
-    engine.on_debug(|s, _, pos| eprintln!("  | [{pos}] {}", crate::terminal::clean_text(s)));
+    // A script's print and debug go to plumb's log (target `plumb::script`).
+    engine.on_print(
+        |s| tracing::info!(target: "plumb::script", "  | {}", crate::terminal::clean_text(s)),
+    );
+    engine.on_debug(|s, _, pos| {
+        tracing::info!(target: "plumb::script", "  | [{pos}] {}", crate::terminal::clean_text(s))
+    });
     engine
 }
 

@@ -5,11 +5,11 @@
 //! unknown keys), the typed result becomes a map. No default, rule or
 //! operation lives here.
 
-use super::values::{err, option_pairs, param_value, to_bytes, to_seconds};
+use super::values::{err, option_pairs, param_value, serde_message, to_bytes, to_seconds};
 use crate::api::background::Task;
 use crate::api::compute::CpuProgress;
-use crate::api::fs::Transfer;
-use crate::api::io::JobHandle;
+use crate::api::fs::{Storm, StormReport, Transfer, TransferReport};
+use crate::api::io::{GroupOptions, JobHandle};
 use crate::api::{ApiError, FileHandle, Host};
 use crate::cpu::CpuResult;
 use crate::model::document::{Better, Mark};
@@ -19,7 +19,7 @@ use crate::runner::live::LiveProgress;
 use rhai::{Array, Dynamic, Engine, EvalAltResult, FnPtr, Map, Module, NativeCallContext};
 use serde::de::DeserializeOwned;
 use std::cell::RefCell;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 type Shared = Rc<RefCell<Host>>;
@@ -105,20 +105,8 @@ fn to_map<T: serde::Serialize>(v: &T) -> R<Dynamic> {
 /// struct's defaults; an unknown key or a value of the wrong kind is an
 /// error naming the call).
 fn options<T: DeserializeOwned>(call: &str, map: Map) -> R<T> {
-    rhai::serde::from_dynamic(&Dynamic::from_map(map)).map_err(|e| {
-        // serde's own message, without Rhai's wrapping ("Syntax error: …").
-        let why = match *e {
-            EvalAltResult::ErrorParsing(
-                rhai::ParseErrorType::BadInput(rhai::LexError::ImproperSymbol(_, message)),
-                _,
-            ) => message,
-            EvalAltResult::ErrorMismatchOutputType(wanted, got, _) => {
-                format!("expected {wanted}, got {got}")
-            }
-            other => other.to_string(),
-        };
-        err(format!("{call}: {why}"))
-    })
+    rhai::serde::from_dynamic(&Dynamic::from_map(map))
+        .map_err(|e| err(format!("{call}: {}", serde_message(*e))))
 }
 
 /// The keys a host function's options map accepts.
@@ -139,6 +127,7 @@ pub fn option_keys(call: &str) -> Option<OptionKeys> {
     use crate::api::*;
     use OptionKeys::Fields;
     Some(match call {
+        // io::group's own options map (`group_reporting`) is fio's option too.
         "io::job" | "io::start" | "io::group" => OptionKeys::Fio,
         "fs::open" => Fields(super::lint::fields::<OpenOptions>()),
         "fs::write_file" => Fields(super::lint::fields::<WriteOptions>()),
@@ -180,20 +169,39 @@ fn modules() -> [(&'static str, Module); 9] {
 /// tests compare it with the WIT.
 pub fn host_functions() -> &'static [String] {
     static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    NAMES.get_or_init(|| {
+    NAMES.get_or_init(|| host_arities().keys().cloned().collect())
+}
+
+/// Every namespaced host function with the numbers of arguments it takes
+/// (`fs::write_file` → {2, 3}: its options map may be left out), read from
+/// what the modules register: what the host API reference shows and checks
+/// against the WIT.
+pub fn host_arities() -> &'static BTreeMap<String, BTreeSet<usize>> {
+    static ARITIES: std::sync::OnceLock<BTreeMap<String, BTreeSet<usize>>> =
+        std::sync::OnceLock::new();
+    ARITIES.get_or_init(|| {
         let mut engine = Engine::new_raw();
         for (name, module) in modules() {
             engine.register_static_module(name, module.into());
         }
-        let mut names: Vec<String> = engine
-            .gen_fn_signatures(false)
-            .iter()
-            .filter_map(|sig| sig.split_once('(').map(|(name, _)| name.to_string()))
-            .filter(|name| name.split_once("::").is_some())
-            .collect();
-        names.sort();
-        names.dedup();
-        names
+        let mut arities: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+        for sig in engine.gen_fn_signatures(false) {
+            let Some((name, rest)) = sig.split_once('(') else {
+                continue;
+            };
+            if !name.contains("::") {
+                continue;
+            }
+            // `(a: T, b: U) -> R`: the arguments up to the closing parenthesis.
+            let args = rest.split_once(')').map_or("", |(args, _)| args).trim();
+            let count = if args.is_empty() {
+                0
+            } else {
+                args.split(", ").count()
+            };
+            arities.entry(name.to_string()).or_default().insert(count);
+        }
+        arities
     })
 }
 
@@ -240,22 +248,7 @@ fn io_module() -> Module {
 
 /// `io::group(jobs)` and `io::group(jobs, #{ group_reporting: true })`.
 fn group(h: &Shared, jobs: Array, o: Map) -> R<Array> {
-    let mut group_reporting = false;
-    for (k, v) in o {
-        match (k.as_str(), v.as_bool()) {
-            ("group_reporting", Ok(b)) => group_reporting = b,
-            ("group_reporting", Err(t)) => {
-                return Err(err(format!(
-                    "io::group: group_reporting: expected a boolean, got {t}"
-                )))
-            }
-            (other, _) => {
-                return Err(err(format!(
-                    "io::group: unknown option '{other}' (the one option is group_reporting)"
-                )))
-            }
-        }
-    }
+    let o: GroupOptions = options("io::group", o)?;
     let pairs = jobs
         .into_iter()
         .enumerate()
@@ -267,7 +260,7 @@ fn group(h: &Shared, jobs: Array, o: Map) -> R<Array> {
             ))),
         })
         .collect::<R<Vec<_>>>()?;
-    let results = h.borrow_mut().group(pairs, group_reporting).map_err(api)?;
+    let results = h.borrow_mut().group(pairs, &o).map_err(api)?;
     results.iter().map(to_map).collect()
 }
 
@@ -281,7 +274,7 @@ fn register_task_types(engine: &mut Engine, host: &Shared) {
         engine,
         host,
         "CopyTask",
-        |t| Ok(transfer_map(*t).into()),
+        |t| transfer_map(*t),
         |p| to_map(&p),
     );
     register_task_type::<CpuResult>(engine, host, "CpuTask", to_map, |p| {
@@ -311,25 +304,14 @@ fn register_task_type<T: Clone + Send + Sync + std::fmt::Debug + 'static>(
     });
 }
 
-fn transfer_map(t: crate::api::fs::Transfer) -> Map {
-    let mut m = Map::new();
-    m.insert("bytes".into(), (t.bytes as i64).into());
-    m.insert("seconds".into(), t.seconds().into());
-    m.insert("bw_bytes".into(), t.bw_bytes().into());
-    m.insert("started_s".into(), t.span.started_s.into());
-    m.insert("ended_s".into(), t.span.ended_s.into());
-    m.insert("cached".into(), t.cached.into());
-    m
+/// A transfer as a map: the API's [`TransferReport`], serialized.
+fn transfer_map(t: Transfer) -> R<Dynamic> {
+    to_map(&TransferReport::from(t))
 }
 
-fn storm_map(s: crate::api::fs::Storm) -> Map {
-    let mut m = Map::new();
-    m.insert("ops".into(), (s.ops as i64).into());
-    m.insert("seconds".into(), s.seconds().into());
-    m.insert("ops_per_sec".into(), s.ops_per_sec().into());
-    m.insert("started_s".into(), s.span.started_s.into());
-    m.insert("ended_s".into(), s.span.ended_s.into());
-    m
+/// A storm as a map: the API's [`StormReport`], serialized.
+fn storm_map(s: Storm) -> R<Dynamic> {
+    to_map(&StormReport::from(s))
 }
 
 fn fs_module() -> Module {
@@ -347,49 +329,43 @@ fn fs_module() -> Module {
             .map_err(api)?;
         Ok(Rc::new(RefCell::new(f)))
     });
-    native!(m, "write_file", h, |path: &str, size: Dynamic| -> Map {
+    native!(m, "write_file", h, |path: &str, size: Dynamic| -> Dynamic {
         let size = to_bytes("fs::write_file size", &size)?;
-        Ok(transfer_map(
+        transfer_map(
             h.borrow_mut()
                 .write_file(path, size, &Default::default())
                 .map_err(api)?,
-        ))
+        )
     });
     native!(m, "write_file", h, |path: &str,
                                  size: Dynamic,
                                  o: Map|
-     -> Map {
+     -> Dynamic {
         let size = to_bytes("fs::write_file size", &size)?;
         let o = options("fs::write_file", o)?;
-        Ok(transfer_map(
-            h.borrow_mut().write_file(path, size, &o).map_err(api)?,
-        ))
+        transfer_map(h.borrow_mut().write_file(path, size, &o).map_err(api)?)
     });
-    native!(m, "read_file", h, |path: &str| -> Map {
-        Ok(transfer_map(
+    native!(m, "read_file", h, |path: &str| -> Dynamic {
+        transfer_map(
             h.borrow_mut()
                 .read_file(path, &Default::default())
                 .map_err(api)?,
-        ))
+        )
     });
-    native!(m, "read_file", h, |path: &str, o: Map| -> Map {
+    native!(m, "read_file", h, |path: &str, o: Map| -> Dynamic {
         let o = options("fs::read_file", o)?;
-        Ok(transfer_map(
-            h.borrow_mut().read_file(path, &o).map_err(api)?,
-        ))
+        transfer_map(h.borrow_mut().read_file(path, &o).map_err(api)?)
     });
-    native!(m, "copy", h, |src: &str, dst: &str| -> Map {
-        Ok(transfer_map(
+    native!(m, "copy", h, |src: &str, dst: &str| -> Dynamic {
+        transfer_map(
             h.borrow_mut()
                 .copy(src, dst, &Default::default())
                 .map_err(api)?,
-        ))
+        )
     });
-    native!(m, "copy", h, |src: &str, dst: &str, o: Map| -> Map {
+    native!(m, "copy", h, |src: &str, dst: &str, o: Map| -> Dynamic {
         let o = options("fs::copy", o)?;
-        Ok(transfer_map(
-            h.borrow_mut().copy(src, dst, &o).map_err(api)?,
-        ))
+        transfer_map(h.borrow_mut().copy(src, dst, &o).map_err(api)?)
     });
     native!(m, "start_copy", h, |src: &str,
                                  dst: &str|
@@ -422,14 +398,9 @@ fn fs_module() -> Module {
         let names = h.borrow().list(p).map_err(api)?;
         Ok(names.into_iter().map(Dynamic::from).collect())
     });
-    native!(m, "stat", h, |p: &str| -> Map {
+    native!(m, "stat", h, |p: &str| -> Dynamic {
         let st = h.borrow().stat(p).map_err(api)?;
-        let mut m = Map::new();
-        m.insert("size".into(), (st.size as i64).into());
-        m.insert("is_dir".into(), st.is_dir.into());
-        m.insert("is_symlink".into(), st.is_symlink.into());
-        m.insert("mtime".into(), st.mtime.into());
-        Ok(m)
+        to_map(&st)
     });
     native!(m, "exists", h, |p: &str| -> bool {
         h.borrow().exists(p).map_err(api)
@@ -454,34 +425,34 @@ fn fs_module() -> Module {
     native!(m, "create_files", h, |dir: &str,
                                    count: i64,
                                    size: Dynamic|
-     -> Map {
+     -> Dynamic {
         let size = to_bytes("fs::create_files size", &size)?;
         let count = u64::try_from(count).map_err(|_| err("fs::create_files: count is negative"))?;
-        Ok(storm_map(
+        storm_map(
             h.borrow_mut()
                 .create_files(dir, count, size, &Default::default())
                 .map_err(api)?,
-        ))
+        )
     });
     native!(m, "create_files", h, |dir: &str,
                                    count: i64,
                                    size: Dynamic,
                                    o: Map|
-     -> Map {
+     -> Dynamic {
         let size = to_bytes("fs::create_files size", &size)?;
         let count = u64::try_from(count).map_err(|_| err("fs::create_files: count is negative"))?;
         let o = options("fs::create_files", o)?;
-        Ok(storm_map(
+        storm_map(
             h.borrow_mut()
                 .create_files(dir, count, size, &o)
                 .map_err(api)?,
-        ))
+        )
     });
-    native!(m, "stat_files", h, |dir: &str| -> Map {
-        Ok(storm_map(h.borrow_mut().stat_files(dir).map_err(api)?))
+    native!(m, "stat_files", h, |dir: &str| -> Dynamic {
+        storm_map(h.borrow_mut().stat_files(dir).map_err(api)?)
     });
-    native!(m, "remove_files", h, |dir: &str| -> Map {
-        Ok(storm_map(h.borrow_mut().remove_files(dir).map_err(api)?))
+    native!(m, "remove_files", h, |dir: &str| -> Dynamic {
+        storm_map(h.borrow_mut().remove_files(dir).map_err(api)?)
     });
     m
 }
@@ -551,7 +522,7 @@ fn cpu_module() -> Module {
             .map_err(api)
     });
     native!(m, "kernels", h, || -> Dynamic {
-        to_map(&crate::cpu::catalogue())
+        to_map(&h.borrow().cpu_kernels())
     });
     m
 }
@@ -819,7 +790,7 @@ fn sys_module() -> Module {
     let mut m = Module::new();
     native!(m, "cpu_time", h, || -> f64 { Ok(h.borrow().cpu_time()) });
     native!(m, "info", h, || -> Dynamic {
-        to_map(&crate::sysinfo::host_info())
+        to_map(&h.borrow().sys_info())
     });
     m
 }

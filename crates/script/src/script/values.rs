@@ -1,6 +1,7 @@
 //! Converting Rhai values to the host API's arguments.
 
-use crate::units::{parse_duration, parse_size};
+use crate::api::options::{Bytes, Seconds};
+use crate::units::parse_size;
 use rhai::{Dynamic, EvalAltResult, Map, Position};
 
 /// A runtime error scripts can catch with `try { } catch (e) { }`.
@@ -11,37 +12,36 @@ pub fn err(message: impl Into<String>) -> Box<EvalAltResult> {
     ))
 }
 
-/// A size: an integer of bytes or a string with fio's suffixes (`"4k"`, `"1G"`).
+/// A size: an integer of bytes or a string with fio's suffixes (`"4k"`,
+/// `"1G"`), read by the API's one definition ([`Bytes`]); the error names
+/// `what`.
 pub fn to_bytes(what: &str, v: &Dynamic) -> Result<u64, Box<EvalAltResult>> {
-    if let Ok(i) = v.as_int() {
-        return u64::try_from(i).map_err(|_| err(format!("{what}: {i} is negative")));
-    }
-    if let Some(s) = v.read_lock::<rhai::ImmutableString>() {
-        return parse_size(&s).map_err(|e| err(format!("{what}: {e}")));
-    }
-    Err(err(format!(
-        "{what}: expected a size (integer or string like \"4k\"), got {}",
-        v.type_name()
-    )))
+    rhai::serde::from_dynamic::<Bytes>(v)
+        .map(|b| b.0)
+        .map_err(|e| err(format!("{what}: {}", serde_message(*e))))
 }
 
-/// Seconds: a number, or a string with a unit (`"10s"`, `"500ms"`).
+/// Seconds: a number, or a string with a unit (`"10s"`, `"500ms"`), read
+/// by the API's one definition ([`Seconds`]); the error names `what`.
 pub fn to_seconds(what: &str, v: &Dynamic) -> Result<f64, Box<EvalAltResult>> {
-    if let Ok(i) = v.as_int() {
-        return Ok(i as f64);
+    rhai::serde::from_dynamic::<Seconds>(v)
+        .map(|s| s.0)
+        .map_err(|e| err(format!("{what}: {}", serde_message(*e))))
+}
+
+/// serde's own message from a failed conversion of a Rhai value, without
+/// Rhai's wrapping ("Syntax error: …").
+pub fn serde_message(e: EvalAltResult) -> String {
+    match e {
+        EvalAltResult::ErrorParsing(
+            rhai::ParseErrorType::BadInput(rhai::LexError::ImproperSymbol(_, message)),
+            _,
+        ) => message,
+        EvalAltResult::ErrorMismatchOutputType(wanted, got, _) => {
+            format!("expected {wanted}, got {got}")
+        }
+        other => other.to_string(),
     }
-    if let Ok(f) = v.as_float() {
-        return Ok(f);
-    }
-    if let Some(s) = v.read_lock::<rhai::ImmutableString>() {
-        return parse_duration(&s)
-            .map(|d| d.as_secs_f64())
-            .map_err(|e| err(format!("{what}: {e}")));
-    }
-    Err(err(format!(
-        "{what}: expected seconds or a duration string, got {}",
-        v.type_name()
-    )))
 }
 
 /// The options of an `io::job` map as fio would write them (`name=value`).
@@ -77,8 +77,10 @@ pub fn param_value(
     if default.is_int() {
         return text
             .parse::<i64>()
-            .or_else(|_| parse_size(text).map(|b| b as i64))
+            .ok()
+            .or_else(|| parse_size(text).ok().and_then(|b| i64::try_from(b).ok()))
             .map(Dynamic::from)
+            .ok_or(())
             .map_err(|_| bad("an integer or size"));
     }
     if default.is_float() {

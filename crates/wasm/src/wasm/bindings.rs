@@ -2,7 +2,6 @@
 //! arguments (records into options structs, see `convert.rs`), calls the one
 //! Rust definition of the operation and converts the typed result back.
 
-use super::convert;
 use super::limiter::MemoryLimiter;
 pub use crate::api::compute::CpuHandle;
 pub use crate::api::fs::CopyHandle;
@@ -29,6 +28,7 @@ wasmtime::component::bindgen!({
 use self::plumb::bench::types::{
     Error, OsError, Progress as WitProgress, Storm as WitStorm, Transfer as WitTransfer,
 };
+use crate::api::fs::{StormReport, TransferReport};
 
 /// What a guest's store holds.
 pub struct State {
@@ -86,24 +86,28 @@ fn done<T, W: From<T>>(r: Result<T, ApiError>) -> Out<W> {
     Ok(r.map(W::from).map_err(Error::from))
 }
 
+/// The API's transfer report as the WIT record, field for field.
 fn transfer(t: crate::api::fs::Transfer) -> WitTransfer {
+    let t = TransferReport::from(t);
     WitTransfer {
         bytes: t.bytes,
-        seconds: t.seconds(),
-        bw_bytes: t.bw_bytes(),
-        started_s: t.span.started_s,
-        ended_s: t.span.ended_s,
+        seconds: t.seconds,
+        bw_bytes: t.bw_bytes,
+        started_s: t.started_s,
+        ended_s: t.ended_s,
         cached: t.cached,
     }
 }
 
+/// The API's storm report as the WIT record, field for field.
 fn storm(s: crate::api::fs::Storm) -> WitStorm {
+    let s = StormReport::from(s);
     WitStorm {
         ops: s.ops,
-        seconds: s.seconds(),
-        ops_per_sec: s.ops_per_sec(),
-        started_s: s.span.started_s,
-        ended_s: s.span.ended_s,
+        seconds: s.seconds,
+        ops_per_sec: s.ops_per_sec,
+        started_s: s.started_s,
+        ended_s: s.ended_s,
     }
 }
 
@@ -116,11 +120,11 @@ impl plumb::bench::io::Host for State {
     fn group(
         &mut self,
         jobs: Vec<Vec<(String, String)>>,
-        group_reporting: bool,
+        options: plumb::bench::io::GroupOptions,
     ) -> Out<Vec<plumb::bench::io::JobResult>> {
         Ok(self
             .host
-            .group(jobs, group_reporting)
+            .group(jobs, &options.into())
             .map(|rs| rs.into_iter().map(Into::into).collect())
             .map_err(Error::from))
     }
@@ -289,12 +293,7 @@ impl plumb::bench::fs::Host for State {
         done(self.host.list(&path))
     }
     fn stat(&mut self, path: String) -> Out<plumb::bench::fs::FileStat> {
-        done(self.host.stat(&path).map(|st| plumb::bench::fs::FileStat {
-            size: st.size,
-            is_dir: st.is_dir,
-            is_symlink: st.is_symlink,
-            mtime: st.mtime,
-        }))
+        done(self.host.stat(&path))
     }
     fn exists(&mut self, path: String) -> Out<bool> {
         done(self.host.exists(&path))
@@ -392,7 +391,7 @@ impl plumb::bench::params::Host for State {
 
 impl plumb::bench::sys::Host for State {
     fn info(&mut self) -> wasmtime::Result<plumb::bench::sys::HostInfo> {
-        Ok(crate::sysinfo::host_info().into())
+        Ok(self.host.sys_info().into())
     }
     fn cpu_time(&mut self) -> wasmtime::Result<f64> {
         Ok(self.host.cpu_time())
@@ -401,16 +400,18 @@ impl plumb::bench::sys::Host for State {
 
 impl plumb::bench::cpu::Host for State {
     fn run(&mut self, o: plumb::bench::cpu::CpuOptions) -> Out<plumb::bench::cpu::CpuResult> {
-        done(convert::cpu_options(o).and_then(|o| self.host.cpu(&o)))
+        done(self.host.cpu(&o.into()))
     }
     fn start(&mut self, o: plumb::bench::cpu::CpuOptions) -> Out<Resource<CpuHandle>> {
-        match convert::cpu_options(o).and_then(|o| self.host.start_cpu(&o)) {
+        match self.host.start_cpu(&o.into()) {
             Ok(h) => Ok(Ok(self.table.push(h)?)),
             Err(e) => Ok(Err(e.into())),
         }
     }
     fn kernels(&mut self) -> wasmtime::Result<Vec<plumb::bench::cpu::KernelInfo>> {
-        Ok(crate::cpu::catalogue()
+        Ok(self
+            .host
+            .cpu_kernels()
             .into_iter()
             .map(Into::into)
             .collect())

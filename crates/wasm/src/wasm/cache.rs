@@ -54,7 +54,9 @@ fn seal(key: &str, artifact: &[u8]) -> [u8; 32] {
 fn warn_unused(why: &crate::cache::CacheError) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        eprintln!("plumb: not using the compiled-component cache: {why}; compiling without caching")
+        tracing::warn!(
+            "plumb: not using the compiled-component cache: {why}; compiling without caching"
+        )
     });
 }
 

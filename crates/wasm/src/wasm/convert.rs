@@ -7,8 +7,8 @@ use super::bindings::plumb::bench::{
     cpu as wcpu, fs as wfs, io as wio, mem as wmem, net as wnet, report as wreport, sys as wsys,
     trace as wtrace, types as wtypes,
 };
+use crate::api;
 use crate::api::options::{Bytes, Number, Seconds};
-use crate::api::{self, ApiError};
 use crate::model::document::Better;
 use crate::model::result::{DirResult, JobResult};
 use crate::stats::LatencySummary;
@@ -22,69 +22,75 @@ fn set<T>(field: &mut T, value: Option<T>) {
 
 impl From<wfs::OpenOptions> for api::OpenOptions {
     fn from(o: wfs::OpenOptions) -> Self {
-        api::OpenOptions {
-            read: o.read,
-            write: o.write,
-            create: o.create,
-            truncate: o.truncate,
-            append: o.append,
-            direct: o.direct,
-            pattern: match o.pattern {
+        let mut f = api::OpenOptions::default();
+        set(&mut f.read, o.read);
+        set(&mut f.write, o.write);
+        set(&mut f.create, o.create);
+        set(&mut f.truncate, o.truncate);
+        set(&mut f.append, o.append);
+        set(&mut f.direct, o.direct);
+        set(
+            &mut f.pattern,
+            o.pattern.map(|p| match p {
                 wfs::Pattern::Random => api::Pattern::Random,
                 wfs::Pattern::Zero => api::Pattern::Zero,
-            },
-        }
+            }),
+        );
+        f
     }
 }
 
 impl From<wfs::WriteOptions> for api::WriteOptions {
     fn from(o: wfs::WriteOptions) -> Self {
-        let mut w = api::WriteOptions {
-            direct: o.direct,
-            fsync: o.fsync,
-            ..Default::default()
-        };
+        let mut w = api::WriteOptions::default();
         set(&mut w.bs, o.bs.map(Bytes));
+        set(&mut w.direct, o.direct);
+        set(&mut w.fsync, o.fsync);
         w
     }
 }
 
 impl From<wfs::ReadOptions> for api::ReadOptions {
     fn from(o: wfs::ReadOptions) -> Self {
-        let mut r = api::ReadOptions {
-            direct: o.direct,
-            ..Default::default()
-        };
+        let mut r = api::ReadOptions::default();
         set(&mut r.bs, o.bs.map(Bytes));
+        set(&mut r.direct, o.direct);
         r
     }
 }
 
 impl From<wfs::CopyOptions> for api::CopyOptions {
     fn from(o: wfs::CopyOptions) -> Self {
-        let mut c = api::CopyOptions {
-            method: match o.method {
+        let mut c = api::CopyOptions::default();
+        set(
+            &mut c.method,
+            o.method.map(|m| match m {
                 wfs::CopyMethod::ReadWrite => api::CopyMethod::ReadWrite,
                 wfs::CopyMethod::CopyFileRange => api::CopyMethod::CopyFileRange,
-            },
-            fsync: o.fsync,
-            ..Default::default()
-        };
+            }),
+        );
         set(&mut c.bs, o.bs.map(Bytes));
+        set(&mut c.fsync, o.fsync);
         c
     }
 }
 
 impl From<wfs::CreateOptions> for api::CreateOptions {
     fn from(o: wfs::CreateOptions) -> Self {
-        let mut c = api::CreateOptions {
-            fsync: o.fsync,
-            dirs: o.dirs,
-            ..Default::default()
-        };
+        let mut c = api::CreateOptions::default();
         set(&mut c.threads, o.threads);
         set(&mut c.write_size, o.write_size.map(Bytes));
+        set(&mut c.fsync, o.fsync);
+        set(&mut c.dirs, o.dirs);
         c
+    }
+}
+
+impl From<wio::GroupOptions> for api::GroupOptions {
+    fn from(o: wio::GroupOptions) -> Self {
+        let mut g = api::GroupOptions::default();
+        set(&mut g.group_reporting, o.group_reporting);
+        g
     }
 }
 
@@ -97,14 +103,19 @@ impl From<wreport::Better> for Better {
     }
 }
 
-/// The guest's CPU options; the kernel names its size parameter.
-pub fn cpu_options(o: wcpu::CpuOptions) -> Result<api::CpuOptions, ApiError> {
-    let mut c = api::CpuOptions::default();
-    set(&mut c.kernel, o.kernel);
-    set(&mut c.threads, o.threads);
-    set(&mut c.duration, o.seconds.map(Seconds));
-    c.baseline = o.baseline.map(Number);
-    c.with_param(o.param)
+impl From<wcpu::CpuOptions> for api::CpuOptions {
+    fn from(o: wcpu::CpuOptions) -> Self {
+        let mut c = api::CpuOptions::default();
+        set(&mut c.kernel, o.kernel);
+        set(&mut c.threads, o.threads);
+        set(&mut c.duration, o.duration.map(Seconds));
+        c.baseline = o.baseline.map(Number);
+        c.cpu_max_prime = o.cpu_max_prime.map(Bytes);
+        c.buffer = o.buffer.map(Bytes);
+        c.items = o.items.map(Bytes);
+        c.n = o.n.map(Bytes);
+        c
+    }
 }
 
 impl From<crate::cpu::CpuResult> for wcpu::CpuResult {
@@ -163,7 +174,7 @@ impl From<wmem::BandwidthOptions> for api::BandwidthOptions {
         set(&mut b.total_size, o.total_size.map(Bytes));
         set(&mut b.scope, o.scope.map(scope_in));
         set(&mut b.threads, o.threads);
-        set(&mut b.duration, o.seconds.map(Seconds));
+        set(&mut b.duration, o.duration.map(Seconds));
         b
     }
 }
@@ -197,7 +208,7 @@ impl From<wmem::LatencyOptions> for api::LatencyOptions {
         set(&mut l.min_size, o.min_size.map(Bytes));
         set(&mut l.max_size, o.max_size.map(Bytes));
         set(&mut l.steps_per_doubling, o.steps_per_doubling);
-        set(&mut l.time_per_size, o.seconds_per_size.map(Seconds));
+        set(&mut l.time_per_size, o.time_per_size.map(Seconds));
         l
     }
 }
@@ -217,8 +228,8 @@ impl From<crate::mem::LatencyResult> for wmem::LatencyResult {
                 .plateaus
                 .into_iter()
                 .map(|p| wmem::Plateau {
-                    from_size: p.from,
-                    to_size: p.to,
+                    from: p.from,
+                    to: p.to,
                     ns: p.ns,
                 })
                 .collect(),
@@ -262,7 +273,7 @@ impl From<wnet::ThroughputOptions> for api::ThroughputOptions {
             ..Default::default()
         };
         set(&mut t.streams, o.streams);
-        set(&mut t.duration, o.seconds.map(Seconds));
+        set(&mut t.duration, o.duration.map(Seconds));
         set(&mut t.direction, o.direction.map(direction_in));
         set(&mut t.buffer, o.buffer.map(Bytes));
         t
@@ -506,6 +517,17 @@ impl From<JobResult> for wio::JobResult {
                 .collect(),
             started_s: r.started_s,
             ended_s: r.ended_s,
+        }
+    }
+}
+
+impl From<api::fs::FileStat> for wfs::FileStat {
+    fn from(st: api::fs::FileStat) -> Self {
+        wfs::FileStat {
+            size: st.size,
+            is_dir: st.is_dir,
+            is_symlink: st.is_symlink,
+            mtime: st.mtime,
         }
     }
 }

@@ -216,17 +216,18 @@ fn within_text(file: &str, message: &str) -> String {
     format!("{file}: {}", cut_text(message, limits::TEXT / 2))
 }
 
-/// Prints what a guest wrote to its stdout and stderr (pipes of at most
-/// `max` bytes) as plumb's log, escaped, saying where a pipe was cut.
+/// Gives what a guest wrote to its stdout and stderr (pipes of at most
+/// `max` bytes) to plumb's log (target `plumb::guest`), escaped, saying
+/// where a pipe was cut.
 pub(super) fn show_log(stdout: MemoryOutputPipe, stderr: MemoryOutputPipe, max: usize) {
     for (pipe, name) in [(stdout, "stdout"), (stderr, "stderr")] {
         let text = String::from_utf8_lossy(&pipe.contents()).into_owned();
         for line in text.lines() {
             // The guest's text is escaped: no control reaches the terminal.
-            eprintln!("  | {}", crate::terminal::clean_text(line));
+            tracing::info!(target: "plumb::guest", "  | {}", crate::terminal::clean_text(line));
         }
         if text.len() >= max {
-            eprintln!("  | (the guest's {name} was cut at {max} bytes)");
+            tracing::info!(target: "plumb::guest", "  | (the guest's {name} was cut at {max} bytes)");
         }
     }
 }

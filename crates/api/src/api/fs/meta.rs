@@ -6,6 +6,31 @@ use crate::api::{os_err, ApiError, Capability, Host};
 use std::os::fd::AsRawFd;
 use std::time::Instant;
 
+/// A path's metadata as scripts read it (a Rhai map, the WIT record
+/// `file-stat`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct FileStat {
+    /// Size in bytes.
+    pub size: u64,
+    /// True for directories.
+    pub is_dir: bool,
+    /// True for symlinks (never followed).
+    pub is_symlink: bool,
+    /// Modification time, seconds since the epoch.
+    pub mtime: i64,
+}
+
+impl From<crate::sandbox::Stat> for FileStat {
+    fn from(st: crate::sandbox::Stat) -> Self {
+        FileStat {
+            size: st.size,
+            is_dir: st.is_dir,
+            is_symlink: st.is_symlink,
+            mtime: st.mtime,
+        }
+    }
+}
+
 impl Host {
     /// Renames a file or directory.
     pub fn rename(&mut self, from: &str, to: &str) -> Result<(), ApiError> {
@@ -18,8 +43,8 @@ impl Host {
     }
 
     /// Metadata of a path (a final symlink is not followed).
-    pub fn stat(&self, path: &str) -> Result<crate::sandbox::Stat, ApiError> {
-        Ok(self.run_dir().stat(path)?)
+    pub fn stat(&self, path: &str) -> Result<FileStat, ApiError> {
+        Ok(self.run_dir().stat(path)?.into())
     }
 
     /// True when the path exists in the run directory.

@@ -16,6 +16,7 @@ pub mod whole;
 
 pub use create::CreateOptions;
 pub use handle::{FileHandle, HandleBudget, OpenOptions, Pattern};
+pub use meta::FileStat;
 pub use whole::{CopyHandle, CopyMethod, CopyOptions, ReadOptions, WriteOptions};
 
 use super::clock::{Clock, Span};
@@ -68,6 +69,37 @@ impl Transfer {
     }
 }
 
+/// A transfer as scripts read it (a Rhai map, the WIT record `transfer`):
+/// the derived figures computed here once, for both adapters.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct TransferReport {
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Seconds it took.
+    pub seconds: f64,
+    /// Bytes per second.
+    pub bw_bytes: f64,
+    /// When it began, in seconds on the scenario's clock.
+    pub started_s: f64,
+    /// When it ended, on the same clock.
+    pub ended_s: f64,
+    /// A buffered read that found the file in the page cache.
+    pub cached: bool,
+}
+
+impl From<Transfer> for TransferReport {
+    fn from(t: Transfer) -> Self {
+        TransferReport {
+            bytes: t.bytes,
+            seconds: t.seconds(),
+            bw_bytes: t.bw_bytes(),
+            started_s: t.span.started_s,
+            ended_s: t.span.ended_s,
+            cached: t.cached,
+        }
+    }
+}
+
 /// `"87%"`: a share of a file's pages, as notes give it.
 fn percent(share: f64) -> String {
     format!("{:.0}%", share * 100.0)
@@ -103,6 +135,34 @@ impl Storm {
             self.ops as f64 / seconds
         } else {
             0.0
+        }
+    }
+}
+
+/// A metadata storm as scripts read it (a Rhai map, the WIT record
+/// `storm`): the derived figures computed here once, for both adapters.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct StormReport {
+    /// Operations done.
+    pub ops: u64,
+    /// Seconds it took.
+    pub seconds: f64,
+    /// Operations per second.
+    pub ops_per_sec: f64,
+    /// When it began, in seconds on the scenario's clock.
+    pub started_s: f64,
+    /// When it ended, on the same clock.
+    pub ended_s: f64,
+}
+
+impl From<Storm> for StormReport {
+    fn from(s: Storm) -> Self {
+        StormReport {
+            ops: s.ops,
+            seconds: s.seconds(),
+            ops_per_sec: s.ops_per_sec(),
+            started_s: s.span.started_s,
+            ended_s: s.span.ended_s,
         }
     }
 }

@@ -21,6 +21,15 @@ use std::time::Instant;
 /// The most jobs one `io::group` runs.
 pub const MAX_GROUP_JOBS: usize = 64;
 
+/// `io::group`'s options (the WIT record `group-options`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GroupOptions {
+    /// One result merged from every job, as fio's `group_reporting`,
+    /// instead of one result per job.
+    pub group_reporting: bool,
+}
+
 impl Host {
     /// Runs one job given as fio `name=value` options; files live in the run directory.
     pub fn job(&mut self, options: Vec<(String, String)>) -> Result<JobResult, ApiError> {
@@ -41,8 +50,9 @@ impl Host {
     pub fn group(
         &mut self,
         jobs: Vec<Vec<(String, String)>>,
-        group_reporting: bool,
+        options: &GroupOptions,
     ) -> Result<Vec<JobResult>, ApiError> {
+        let group_reporting = options.group_reporting;
         if jobs.is_empty() || jobs.len() > MAX_GROUP_JOBS {
             return Err(ApiError::Invalid(format!(
                 "io::group: {} jobs; a group has 1 to {MAX_GROUP_JOBS}",
