@@ -146,7 +146,7 @@ fn job(t: &mut Tour) {
 }
 
 fn compute(t: &mut Tour) {
-    let kernels = t.ok("cpu.kernels", Ok(cpu::kernels()), |k| k.len() >= 10 && k.iter().any(|k| k.name == "prime" && k.param == "cpu_max_prime" && k.default_param > 0));
+    let kernels = t.ok("cpu.kernels", Ok(cpu::kernels()), |k| k.len() >= 10 && k.iter().any(|k| k.name == "prime" && k.param == "cpu_max_prime" && k.default > 0));
     let _ = kernels;
     let options = cpu::CpuOptions { kernel: Some("prime".into()), threads: Some(2), duration: Some(0.2), cpu_max_prime: Some(2000), baseline: None, buffer: None, items: None, n: None };
     t.ok("cpu.run", cpu::run(&options), |r| r.kernel == "prime" && r.threads == 2 && r.per_thread.len() == 2 && r.param == 2000 && r.rate > 0.0 && r.efficiency > 0.0);

@@ -146,7 +146,7 @@ impl From<crate::cpu::KernelInfo> for wcpu::KernelInfo {
             unit: k.unit.into(),
             about: k.about.into(),
             param: k.param.into(),
-            default_param: k.default,
+            default: k.default,
         }
     }
 }
@@ -303,6 +303,7 @@ impl From<crate::net::Throughput> for wnet::ThroughputResult {
             seconds: r.seconds,
             intervals: r.intervals,
             retransmits: r.retransmits,
+            loopback: r.loopback,
             // Always set in a scenario, the only place guests run.
             started_s: r.started_s.unwrap_or_default(),
             ended_s: r.ended_s.unwrap_or_default(),
@@ -329,6 +330,7 @@ impl From<crate::net::RttResult> for wnet::RttResult {
             addr: r.addr,
             size: r.size,
             rtt: net_latency(r.rtt),
+            loopback: r.loopback,
         }
     }
 }
@@ -352,6 +354,7 @@ impl From<crate::net::ConnectTime> for wnet::ConnectResult {
             addr: r.addr,
             failures: r.failures,
             connect: net_latency(r.connect),
+            loopback: r.loopback,
         }
     }
 }

@@ -578,7 +578,98 @@ fn result_records_have_the_keys_of_the_rhai_maps() {
         is_symlink: false,
         mtime: 0,
     };
+    let cpu = crate::cpu::CpuResult {
+        kernel: String::new(),
+        threads: 1,
+        param: 0,
+        unit: String::new(),
+        rate: 0.0,
+        per_thread: vec![],
+        events_per_sec: 0.0,
+        events: 0,
+        seconds: 0.0,
+        single_thread_rate: 0.0,
+        efficiency: 0.0,
+        started_s: Some(0.0),
+        ended_s: Some(0.0),
+    };
+    let kernel = &crate::cpu::catalogue()[0];
+    let bandwidth = crate::mem::BandwidthResult {
+        oper: crate::mem::Oper::Read,
+        block_size: 0,
+        scope: crate::mem::Scope::Global,
+        threads: 1,
+        mib_per_sec: 0.0,
+        per_thread: vec![],
+        bytes: 0,
+        events: 0,
+        seconds: 0.0,
+    };
+    let plateau = crate::mem::Plateau {
+        from: 0,
+        to: 0,
+        ns: 0.0,
+    };
+    let latency = crate::net::Latency {
+        count: 0,
+        min_us: 0.0,
+        mean_us: 0.0,
+        p50_us: 0.0,
+        p90_us: 0.0,
+        p99_us: 0.0,
+        p999_us: 0.0,
+        max_us: 0.0,
+    };
+    let stream = crate::net::StreamResult {
+        direction: crate::net::Direction::Send,
+        bytes: 0,
+        seconds: 0.0,
+        gbps: 0.0,
+        intervals: vec![],
+        retransmits: None,
+    };
+    let throughput = crate::net::Throughput {
+        addr: String::new(),
+        streams: vec![],
+        send_gbps: 0.0,
+        recv_gbps: 0.0,
+        total_gbps: 0.0,
+        bytes: 0,
+        seconds: 0.0,
+        intervals: vec![],
+        retransmits: None,
+        loopback: false,
+        started_s: Some(0.0),
+        ended_s: Some(0.0),
+    };
+    let rtt = crate::net::RttResult {
+        addr: String::new(),
+        size: 0,
+        rtt: latency.clone(),
+        loopback: false,
+    };
+    let connect = crate::net::ConnectTime {
+        addr: String::new(),
+        failures: 0,
+        connect: latency.clone(),
+        loopback: false,
+    };
+    let wait = crate::net::PortWait {
+        addr: String::new(),
+        seconds: 0.0,
+        attempts: 0,
+    };
     let pairs = [
+        ("cpu", "cpu-result", serialized_keys(&cpu)),
+        ("cpu", "kernel-info", serialized_keys(kernel)),
+        ("mem", "bandwidth-result", serialized_keys(&bandwidth)),
+        ("mem", "plateau", serialized_keys(&plateau)),
+        ("net", "latency", serialized_keys(&latency)),
+        ("net", "stream-result", serialized_keys(&stream)),
+        ("net", "throughput-result", serialized_keys(&throughput)),
+        ("net", "rtt-result", serialized_keys(&rtt)),
+        ("net", "connect-result", serialized_keys(&connect)),
+        ("net", "port-wait", serialized_keys(&wait)),
         ("types", "transfer", serialized_keys(&transfer)),
         ("types", "storm", serialized_keys(&storm)),
         ("fs", "file-stat", serialized_keys(&stat)),
