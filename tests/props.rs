@@ -145,7 +145,7 @@ proptest! {
         let text = format!("{metric} {op} {value}");
         let r = no_panic("assertions::parse", &text, || plumb::scenario::assertions::parse(&text))?;
         match r {
-            Err(e) => named("assertions::parse", &text, &e)?,
+            Err(e) => named("assertions::parse", &text, &e.to_string())?,
             Ok(a) => prop_assert!(!format!("{a:?}").to_lowercase().contains("nan"), "{text} accepted as {a:?}"),
         }
     }

@@ -70,7 +70,10 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
         TemplateChoice::Given(arg) => match Template::from_arg(arg) {
             Ok(t) => Some(t),
             Err(e) => {
-                eprintln!("plumb compare: error: --template: {}", clean(&e));
+                eprintln!(
+                    "plumb compare: error: --template: {}",
+                    clean(&e.to_string())
+                );
                 return ExitCode::BadInput;
             }
         },
