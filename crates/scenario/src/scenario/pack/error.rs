@@ -13,7 +13,7 @@ pub struct PackError {
     /// The file at fault.
     pub file: String,
     /// What is wrong.
-    pub problem: PackProblem,
+    pub problem: Box<PackProblem>,
 }
 
 /// What is wrong with a pack's file.

@@ -38,7 +38,7 @@ pub fn load_bundle(
 ) -> Result<Pack, PackError> {
     let err = |problem: PackProblem| PackError {
         file: path.display().to_string(),
-        problem,
+        problem: Box::new(problem),
     };
     let mut file =
         crate::input::open_file(path, bundle::MAX_BUNDLE).map_err(|e| err(PackProblem::Read(e)))?;
@@ -72,7 +72,7 @@ pub fn load_bundle(
 pub(super) fn load_git(arg: &str, spec: Result<GitSpec, GitError>) -> Result<Pack, PackError> {
     let err = |e: GitError| PackError {
         file: arg.to_string(),
-        problem: e.into(),
+        problem: Box::new(e.into()),
     };
     let spec = spec.map_err(err)?;
     let checkout = Checkout::open(&spec).map_err(err)?;
@@ -95,7 +95,7 @@ pub(super) fn load_git(arg: &str, spec: Result<GitSpec, GitError>) -> Result<Pac
 fn bundle_sha256(files: &Files, prefix: &str) -> Result<String, PackError> {
     bundle::bundle_sha256(files).map_err(|e| PackError {
         file: format!("{prefix}pack.toml"),
-        problem: PackProblem::CannotBundle(e),
+        problem: Box::new(PackProblem::CannotBundle(e)),
     })
 }
 
@@ -103,7 +103,7 @@ fn bundle_sha256(files: &Files, prefix: &str) -> Result<String, PackError> {
 pub fn single_script(path: &Path) -> Result<Pack, PackError> {
     let err = |problem: PackProblem| PackError {
         file: path.display().to_string(),
-        problem,
+        problem: Box::new(problem),
     };
     let bytes = crate::input::read_file(path, bundle::MAX_PACK_BYTES)
         .map_err(|e| err(PackProblem::Read(e)))?;
@@ -188,7 +188,7 @@ pub(super) fn from_manifest(
     let file = format!("{prefix}{}", bundle::MANIFEST);
     let pack_err = |problem: PackProblem| PackError {
         file: file.clone(),
-        problem,
+        problem: Box::new(problem),
     };
     let mut reader = Reader {
         read,

@@ -27,7 +27,7 @@ pub fn resolve(arg: &str, trusted: &[(minisign::PublicKey, String)]) -> Result<P
     builtin(arg).unwrap_or_else(|| {
         Err(PackError {
             file: arg.to_string(),
-            problem: PackProblem::NotFound,
+            problem: Box::new(PackProblem::NotFound),
         })
     })
 }
@@ -89,12 +89,12 @@ fn select(arg: &str, mut pack: Pack, name: &str) -> Result<Pack, PackError> {
             .map(|(_, n)| n.to_string());
         return Err(PackError {
             file: arg.to_string(),
-            problem: PackProblem::NoScenario {
+            problem: Box::new(PackProblem::NoScenario {
                 pack: pack.name.clone(),
                 name: name.to_string(),
                 nearest,
                 names: names.iter().map(|n| n.to_string()).collect(),
-            },
+            }),
         });
     };
     let kept = pack.scenarios.swap_remove(i);
