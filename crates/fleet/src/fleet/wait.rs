@@ -120,3 +120,23 @@ pub fn one(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_ports_and_v6_addresses_are_read_and_odd_specs_refused() {
+        assert_eq!(target("db1", 22).unwrap(), ("db1".into(), 22));
+        assert_eq!(target("db1:2222", 22).unwrap(), ("db1".into(), 2222));
+        assert_eq!(target("[::1]:80", 22).unwrap(), ("::1".into(), 80));
+        assert_eq!(target("fe80::1", 22).unwrap(), ("fe80::1".into(), 22));
+        for bad in ["", "db1:0", "db1:x", "[::1", "a b", "db1;rm"] {
+            assert!(target(bad, 22).is_err(), "{bad}");
+        }
+        assert_eq!(
+            target("db1:0", 22).unwrap_err().to_string(),
+            "'db1:0' is not HOST, HOST:PORT or [ADDR]:PORT"
+        );
+    }
+}

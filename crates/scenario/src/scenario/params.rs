@@ -106,3 +106,46 @@ pub fn check(k: &str, v: &str) -> Result<(), ParamProblem> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_values_are_checked_and_messages_name_the_argument() {
+        assert!(check("size", "1G").is_ok());
+        assert!(check("_a.b-c", "").is_ok());
+        for bad in ["", "1size", "si ze", "a/b", "\u{1b}x"] {
+            assert!(check(bad, "1").is_err(), "{bad:?}");
+        }
+        assert!(matches!(
+            check("k", "a\nb"),
+            Err(ParamProblem::ControlInValue)
+        ));
+        assert!(matches!(
+            check(&"k".repeat(MAX_PARAM_KEY + 1), "1"),
+            Err(ParamProblem::TooLong)
+        ));
+        let e = parse(&["novalue".into()], &[]).unwrap_err();
+        assert_eq!(e.to_string(), "-p novalue: expected KEY=VALUE");
+        let e = parse(&["9x=1".into()], &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "-p 9x=1: '9x' is not a parameter name (letters, digits, _ - . starting with a letter or _)"
+        );
+    }
+
+    #[test]
+    fn a_key_must_be_declared_by_some_pack_unless_one_declares_none() {
+        let quick = crate::scenario::pack::builtin("quick").unwrap().unwrap();
+        let e = parse(&["nosuch=1".into()], std::slice::from_ref(&quick)).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("-p nosuch: no pack has this parameter (known: ["),
+            "{e}"
+        );
+        let key = quick.params.keys().next().unwrap().clone();
+        let got = parse(&[format!("{key}=1")], std::slice::from_ref(&quick)).unwrap();
+        assert_eq!(got.get(&key).map(String::as_str), Some("1"));
+    }
+}
