@@ -17,7 +17,8 @@
 //! 9. `plumb-api`: the host API, one definition per operation;
 //! 10. `plumb-script` and 11. `plumb-wasm`: the Rhai and WebAssembly adapters;
 //! 12. `plumb-scenario`: scenarios and packs;
-//! 13. `plumb-fleet`: many machines over OpenSSH.
+//! 13. `plumb-session`: a run of packs, its grants, journal and `--resume`;
+//! 14. `plumb-fleet`: many machines over OpenSSH.
 //!
 //! Their modules are re-exported here under the paths they always had
 //! (`plumb::engine`, `plumb::api`, …) for the CLI and the tests.
@@ -39,5 +40,6 @@ pub use plumb_report::{compare, report};
 pub use plumb_sandbox::sandbox;
 pub use plumb_scenario::scenario;
 pub use plumb_script::script;
+pub use plumb_session::session;
 pub use plumb_trace::trace;
 pub use plumb_wasm::wasm;

@@ -145,7 +145,7 @@ proptest! {
         let text = format!("{metric} {op} {value}");
         let r = no_panic("assertions::parse", &text, || plumb::scenario::assertions::parse(&text))?;
         match r {
-            Err(e) => named("assertions::parse", &text, &e)?,
+            Err(e) => named("assertions::parse", &text, &e.to_string())?,
             Ok(a) => prop_assert!(!format!("{a:?}").to_lowercase().contains("nan"), "{text} accepted as {a:?}"),
         }
     }
@@ -777,7 +777,7 @@ proptest! {
                 no_panic("compare::regressions", &input, || plumb::compare::regressions(&c, 10.0, false))?;
                 // What a template receives, and cloud-compare's template on it.
                 let t_input = no_panic("TemplateInput::new", &input, || plumb::model::template::TemplateInput::new(&docs, &c))?;
-                let template = plumb::scenario::template::Template::from_arg("cloud-compare").map_err(TestCaseError::fail)?;
+                let template = plumb::scenario::template::Template::from_arg("cloud-compare").map_err(|e| TestCaseError::fail(e.to_string()))?;
                 let made = no_panic("cloud-compare's template", &input, || template.render(&t_input))?;
                 prop_assert!(made.is_ok(), "cloud-compare's template failed on {input}: {made:?}");
             }

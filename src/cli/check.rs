@@ -58,7 +58,7 @@ pub fn check_main(arg: &str) -> ExitCode {
         match checked {
             Ok(template) => println!("{}: ok (comparison template)", clean(&template.file)),
             Err(e) => {
-                eprintln!("{}", clean_text(&e));
+                eprintln!("{}", clean_text(&e.to_string()));
                 code = ExitCode::BadInput;
             }
         }

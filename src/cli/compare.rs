@@ -70,7 +70,10 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
         TemplateChoice::Given(arg) => match Template::from_arg(arg) {
             Ok(t) => Some(t),
             Err(e) => {
-                eprintln!("plumb compare: error: --template: {}", clean(&e));
+                eprintln!(
+                    "plumb compare: error: --template: {}",
+                    clean(&e.to_string())
+                );
                 return ExitCode::BadInput;
             }
         },
@@ -117,26 +120,33 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
             }
         }
     }
-    if let Some(pct) = threshold {
-        if let Some((cells, repeat)) = undecided(&c) {
-            eprintln!(
-                "plumb compare: --fail-if-slower: {cells} figure(s) have fewer than {} samples on a side and are not judged (runs made with --repeat {repeat} would be)",
-                crate::compare::MIN_SAMPLES
-            );
-        }
-        let bad = regressions(&c, pct, allow_mismatch);
-        if !bad.is_empty() {
-            eprintln!(
-                "plumb compare: {} metric(s) regressed by more than {pct}%:",
-                bad.len()
-            );
-            for b in &bad {
-                eprintln!("  {}", clean(b));
-            }
-            return ExitCode::Failed;
-        }
+    match threshold {
+        Some(pct) if regressed(&c, pct, allow_mismatch) => ExitCode::Failed,
+        _ => ExitCode::Ok,
     }
-    ExitCode::Ok
+}
+
+/// `--fail-if-slower PCT`: says which metrics regressed by more than
+/// `pct` (and which figures are not judged); true when some did.
+fn regressed(c: &Comparison, pct: f64, allow_mismatch: bool) -> bool {
+    if let Some((cells, repeat)) = undecided(c) {
+        eprintln!(
+            "plumb compare: --fail-if-slower: {cells} figure(s) have fewer than {} samples on a side and are not judged (runs made with --repeat {repeat} would be)",
+            crate::compare::MIN_SAMPLES
+        );
+    }
+    let bad = regressions(c, pct, allow_mismatch);
+    if bad.is_empty() {
+        return false;
+    }
+    eprintln!(
+        "plumb compare: {} metric(s) regressed by more than {pct}%:",
+        bad.len()
+    );
+    for b in &bad {
+        eprintln!("  {}", clean(b));
+    }
+    true
 }
 
 /// The comparison laid out by `template` when there is one and it works;

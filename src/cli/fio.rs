@@ -1,7 +1,7 @@
 //! `plumb fio`: fio's own options and job files, run by plumb's engines.
 
 use super::{ExitCode, Signals};
-use crate::job::jobfile::{self, RawOption, Section};
+use crate::job::cmdline::{CmdlineError, JobArgs};
 use crate::job::options;
 use crate::job::spec::JobSpec;
 use crate::model::document::{job_metrics, RunDocument, ScenarioResult, SCHEMA};
@@ -14,9 +14,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 /// Output layouts of `plumb fio`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OutputFormat {
     /// fio's human-readable text.
+    #[default]
     Normal,
     /// fio's JSON.
     Json,
@@ -54,17 +55,30 @@ const USAGE: &str =
     "usage: plumb fio [--version] [--output-format=normal|json|terse] [--output=FILE] [--json FILE] \
 [--label NAME] [--allow-device] [--metrics-listen ADDR:PORT [--metrics-linger DURATION]] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]";
 
-/// Parses fio-style arguments.
-pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
-    let mut format = OutputFormat::Normal;
-    let (mut output, mut json, mut label) = (None, None, None);
-    let mut allow_device = false;
-    let mut metrics = super::metrics::MetricsArgs::default();
-    let mut raw: Vec<RawOption> = Vec::new();
-    let mut files: Vec<String> = Vec::new();
-    let mut i = 0;
-    let take_value =
-        |i: &mut usize, name: &str, inline: Option<&str>| -> Result<String, UsageError> {
+/// `plumb fio`'s own switches, as they are read (the job options and
+/// files go to [`JobArgs`]).
+#[derive(Default)]
+struct Switches {
+    format: OutputFormat,
+    output: Option<PathBuf>,
+    json: Option<PathBuf>,
+    label: Option<String>,
+    allow_device: bool,
+    metrics: super::metrics::MetricsArgs,
+}
+
+impl Switches {
+    /// Takes the switch `name` of `args[*i]`, its value `inline` (after
+    /// `=`) or the next argument (`*i` then points at it); false when
+    /// `name` is not one of `plumb fio`'s own switches.
+    fn take(
+        &mut self,
+        name: &str,
+        inline: Option<&str>,
+        args: &[String],
+        i: &mut usize,
+    ) -> Result<bool, UsageError> {
+        let mut value = || -> Result<String, UsageError> {
             if let Some(v) = inline {
                 return Ok(v.to_string());
             }
@@ -73,24 +87,9 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
                 .cloned()
                 .ok_or_else(|| UsageError(format!("--{name}: needs a value")))
         };
-    while i < args.len() {
-        let arg = &args[i];
-        let Some(body) = arg
-            .strip_prefix("--")
-            .or_else(|| arg.strip_prefix('-').filter(|b| b.len() > 1))
-        else {
-            files.push(arg.clone());
-            i += 1;
-            continue;
-        };
-        let (name, inline) = match body.split_once('=') {
-            Some((n, v)) => (n, Some(v)),
-            None => (body, None),
-        };
         match name {
             "output-format" => {
-                let v = take_value(&mut i, name, inline)?;
-                format = match v.as_str() {
+                self.format = match value()?.as_str() {
                     "normal" => OutputFormat::Normal,
                     "json" | "json+" => OutputFormat::Json,
                     "terse" => OutputFormat::Terse,
@@ -101,71 +100,67 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
                     }
                 };
             }
-            "output" => output = Some(PathBuf::from(take_value(&mut i, name, inline)?)),
-            "json" => json = Some(PathBuf::from(take_value(&mut i, name, inline)?)),
-            "label" => label = Some(take_value(&mut i, name, inline)?),
-            "allow-device" => allow_device = true,
-            "metrics-listen" => metrics.metrics_listen = Some(take_value(&mut i, name, inline)?),
-            "metrics-linger" => metrics.metrics_linger = Some(take_value(&mut i, name, inline)?),
-            "minimal" => format = OutputFormat::Terse,
+            "output" => self.output = Some(PathBuf::from(value()?)),
+            "json" => self.json = Some(PathBuf::from(value()?)),
+            "label" => self.label = Some(value()?),
+            "allow-device" => self.allow_device = true,
+            "metrics-listen" => self.metrics.metrics_listen = Some(value()?),
+            "metrics-linger" => self.metrics.metrics_linger = Some(value()?),
+            "minimal" => self.format = OutputFormat::Terse,
             // Display-only switches of fio's command line.
             "eta" | "eta-newline" | "eta-interval" | "status-interval" => {
                 if inline.is_none() && name != "eta-newline" {
-                    take_value(&mut i, name, inline)?;
+                    value()?;
                 }
             }
-            _ => {
-                let place = format!("--{name}");
-                let takes_next = inline.is_none()
-                    && options::find_option(name).is_some_and(|o| !o.flag)
-                    && args.get(i + 1).is_some_and(|n| !n.starts_with('-'));
-                let value = if takes_next {
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+/// Parses fio-style arguments.
+pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
+    let usage = |e: CmdlineError| UsageError(e.to_string());
+    let mut switches = Switches::default();
+    let mut job_args = JobArgs::default();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        let body = arg
+            .strip_prefix("--")
+            .or_else(|| arg.strip_prefix('-').filter(|b| b.len() > 1));
+        if let Some(body) = body {
+            let (name, inline) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (body, None),
+            };
+            if !switches.take(name, inline, args, &mut i)? {
+                let next = args.get(i + 1).map(String::as_str);
+                if job_args.option(name, inline, next).map_err(usage)? {
                     i += 1;
-                    Some(args[i].clone())
-                } else {
-                    inline.map(str::to_string)
-                };
-                if !options::is_known(name) {
-                    let hint = options::suggest(name)
-                        .map(|s| format!("; did you mean '--{s}'?"))
-                        .unwrap_or_default();
-                    return Err(UsageError(format!(
-                        "{place}: plumb does not support this option{hint}"
-                    )));
                 }
-                raw.push(RawOption {
-                    name: name.to_string(),
-                    value,
-                    place,
-                });
             }
+        } else {
+            job_args.file(arg);
         }
         i += 1;
     }
-    let (globals, mut sections) = jobfile::sections_from_args(&raw);
     let mut description = args.join(" ");
-    let mut file_sections: Vec<Section> = Vec::new();
-    for f in &files {
-        let text = std::fs::read_to_string(f)
-            .map_err(|e| UsageError(format!("{f}: cannot read job file: {e}")))?;
-        description.push('\n');
-        description.push_str(&text);
-        file_sections
-            .extend(jobfile::parse_job_file(&text, f).map_err(|e| UsageError(e.to_string()))?);
-    }
-    // Job-file jobs first (they carry their own [global]s), then command-line jobs.
-    let mut jobs = jobfile::jobs_from_sections(&globals, &file_sections)
-        .map_err(|e| UsageError(e.to_string()))?;
-    sections.retain(|s| !s.name.is_empty() || !s.options.is_empty());
-    jobs.extend(
-        jobfile::jobs_from_sections(&globals, &sections).map_err(|e| UsageError(e.to_string()))?,
-    );
-    jobfile::check_total_threads(&jobs).map_err(|e| UsageError(e.to_string()))?;
+    let jobs = job_args.jobs(&mut description).map_err(usage)?;
     if jobs.is_empty() {
         return Err(UsageError(format!(
             "no jobs given (start one with --name=NAME)\n{USAGE}"
         )));
     }
+    let Switches {
+        format,
+        output,
+        json,
+        label,
+        allow_device,
+        metrics,
+    } = switches;
     if metrics.metrics_linger.is_some() && metrics.metrics_listen.is_none() {
         return Err(UsageError(
             "--metrics-linger: only with --metrics-listen".into(),
@@ -191,23 +186,32 @@ pub fn main(args: &[String]) -> ExitCode {
         return ExitCode::Ok;
     }
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{USAGE}\n\nSupported job options:");
-        for o in options::OPTIONS {
-            println!("  --{:<22} {}", o.name, o.help);
-        }
-        println!(
-            "\nAccepted without effect (fio bookkeeping): {}",
-            options::BOOKKEEPING_ONLY.join(", ")
-        );
+        print_help();
         return ExitCode::Ok;
     }
-    let inv = match parse_args(args) {
-        Ok(inv) => inv,
+    match parse_args(args) {
+        Ok(inv) => run(&inv),
         Err(e) => {
             eprintln!("plumb fio: error: {e}");
-            return ExitCode::BadInput;
+            ExitCode::BadInput
         }
-    };
+    }
+}
+
+/// The usage and every supported option.
+fn print_help() {
+    println!("{USAGE}\n\nSupported job options:");
+    for o in options::OPTIONS {
+        println!("  --{:<22} {}", o.name, o.help);
+    }
+    println!(
+        "\nAccepted without effect (fio bookkeeping): {}",
+        options::BOOKKEEPING_ONLY.join(", ")
+    );
+}
+
+/// Runs the jobs, prints or saves their report, and says which failed.
+fn run(inv: &FioInvocation) -> ExitCode {
     let metrics = match inv.metrics.start(
         inv.label.as_deref().unwrap_or(""),
         crate::metrics::Steps::Jobs,
@@ -256,24 +260,43 @@ pub fn main(args: &[String]) -> ExitCode {
     if let Some(m) = &metrics {
         m.board().finish();
     }
-    let text = match inv.format {
-        OutputFormat::Normal if inv.output.is_some() => {
-            fio_normal::header(&inv.jobs) + fio_normal::render(&report).as_str()
-        }
-        OutputFormat::Normal => fio_normal::render(&report),
-        OutputFormat::Terse => fio_terse::render(&report),
-        OutputFormat::Json => {
-            serde_json::to_string_pretty(&fio_json::render(&report)).unwrap_or_default() + "\n"
-        }
-    };
-    let mut saved = print_or_write(&inv, &text);
+    let mut saved = print_or_write(inv, &render(inv, &report));
     if let Some(path) = &inv.json {
-        if let Err(e) = write_document(path, &inv, &report) {
+        if let Err(e) = write_document(path, inv, &report) {
             eprintln!("plumb fio: error: --json {e}");
             saved = false;
         }
     }
-    // One line per job and error, however many of its clones share it.
+    say_failures(&report);
+    if let Some(m) = metrics {
+        m.finish(&stop);
+    }
+    if report.interrupted || stop.load(Ordering::Relaxed) {
+        return signals.exit_code();
+    }
+    if report.failed() || !saved {
+        ExitCode::Failed
+    } else {
+        ExitCode::Ok
+    }
+}
+
+/// The report in the format asked for.
+fn render(inv: &FioInvocation, report: &RunReport) -> String {
+    match inv.format {
+        OutputFormat::Normal if inv.output.is_some() => {
+            fio_normal::header(&inv.jobs) + fio_normal::render(report).as_str()
+        }
+        OutputFormat::Normal => fio_normal::render(report),
+        OutputFormat::Terse => fio_terse::render(report),
+        OutputFormat::Json => {
+            serde_json::to_string_pretty(&fio_json::render(report)).unwrap_or_default() + "\n"
+        }
+    }
+}
+
+/// One line per job and error, however many of its clones share it.
+fn say_failures(report: &RunReport) {
     let mut failures: Vec<(&str, &str, usize)> = Vec::new();
     for r in report.results() {
         if let Some(e) = &r.error {
@@ -293,17 +316,6 @@ pub fn main(args: &[String]) -> ExitCode {
             String::new()
         };
         eprintln!("plumb fio: job '{name}' failed{clones}: {e}");
-    }
-    if let Some(m) = metrics {
-        m.finish(&stop);
-    }
-    if report.interrupted || stop.load(Ordering::Relaxed) {
-        return signals.exit_code();
-    }
-    if report.failed() || !saved {
-        ExitCode::Failed
-    } else {
-        ExitCode::Ok
     }
 }
 

@@ -4,14 +4,13 @@
 //! the hosts' side of each session.
 
 use super::{ExitCode, Signals};
-use crate::fleet::inventory::{self, Host};
-use crate::fleet::net::NetPlan;
-use crate::fleet::remote::{Binary, Payload};
-use crate::fleet::run::{Observer, Plan};
-use crate::fleet::ssh::Ssh;
+use crate::fleet::plan::net::{NetRequest, NetRun};
+use crate::fleet::plan::run::{RunPlan, RunRequest};
+use crate::fleet::plan::{self, PlanError};
+use crate::fleet::run::Observer;
 use crate::fleet::summary::{FleetRecord, HostReport, Stage, FLEET_SCHEMA};
+use crate::fleet::wait;
 use crate::report::run_table::Format;
-use crate::scenario::bundle;
 use crate::terminal::clean;
 use clap::{Args, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -190,8 +189,14 @@ pub enum AgentCommand {
 
 type Outcome = Result<ExitCode, (ExitCode, String)>;
 
-fn bad(m: impl Into<String>) -> (ExitCode, String) {
-    (ExitCode::BadInput, m.into())
+/// A plan's error with its exit code.
+fn refused(e: PlanError) -> (ExitCode, String) {
+    let code = if e.is_bad_input() {
+        ExitCode::BadInput
+    } else {
+        ExitCode::Failed
+    };
+    (code, e.to_string())
 }
 
 /// Runs a `plumb fleet` subcommand.
@@ -214,167 +219,43 @@ pub fn main(cmd: FleetCommand) -> ExitCode {
     }
 }
 
-/// The hosts and the ssh settings of a command.
-fn connect(c: &Connection) -> Result<(Vec<Host>, Ssh), (ExitCode, String)> {
-    let mut hosts = match &c.hosts {
-        Some(f) => inventory::load(f).map_err(|e| bad(e.to_string()))?,
-        None => Vec::new(),
-    };
-    if !c.host.is_empty() {
-        hosts.extend(inventory::parse_specs(&c.host).map_err(|e| bad(e.to_string()))?);
-    }
-    if hosts.is_empty() {
-        return Err(bad("no hosts: give --hosts FILE or -H HOST"));
-    }
-    let hosts = inventory::finish("--hosts and -H", hosts).map_err(|e| bad(e.to_string()))?;
-    let hosts = inventory::select(hosts, c.only.as_deref()).map_err(|e| bad(e.to_string()))?;
-    inventory::check_keys(&hosts).map_err(|e| bad(e.to_string()))?;
-    for o in &c.ssh_option {
-        if o.starts_with('-') || o.chars().any(char::is_control) {
-            return Err(bad(format!(
-                "--ssh-option '{}': an option as KEY=VALUE",
-                clean(o)
-            )));
+impl Connection {
+    /// The library's connection settings.
+    fn request(&self) -> plan::Connection {
+        plan::Connection {
+            hosts: self.hosts.clone(),
+            host: self.host.clone(),
+            only: self.only.clone(),
+            ssh_config: self.ssh_config.clone(),
+            ssh_option: self.ssh_option.clone(),
+            connect_timeout: self.connect_timeout.clone(),
         }
     }
-    let connect_timeout = crate::units::parse_duration(&c.connect_timeout)
-        .map_err(|e| bad(format!("--connect-timeout: {e}")))?;
-    let ssh = Ssh {
-        program: PathBuf::from("ssh"),
-        config: c.ssh_config.clone(),
-        options: c.ssh_option.clone(),
-        connect_timeout,
-    };
-    Ok((hosts, ssh))
 }
 
-/// What a pack is sent as: its bundle, or a lone scenario file as it is.
-fn payload(p: &crate::scenario::pack::Pack, arg: &str) -> Result<Payload, (ExitCode, String)> {
-    if !p.files.is_empty() {
-        let bytes = bundle::write(&p.files).map_err(|e| (ExitCode::Failed, e.to_string()))?;
-        return Ok(Payload {
-            name: format!("pack.{}", bundle::EXTENSION),
-            bytes,
-            scenario: p.selected.clone(),
-        });
+impl RunArgs {
+    /// The fleet run these options ask for.
+    fn request(&self) -> RunRequest {
+        RunRequest {
+            pack: self.pack.clone(),
+            connection: self.connection.request(),
+            params: self.params.clone(),
+            out: self.out.clone(),
+            serial: self.serial,
+            baseline: self.baseline.clone(),
+            timeout: self.timeout.clone(),
+            repeat: self.repeat,
+            max_bytes: self.max_bytes.clone(),
+            max_inodes: self.max_inodes,
+            allow_net: self.allow_net.clone(),
+            trust: self.trust.policy(),
+            forwarded: self.metrics.forwarded(),
+        }
     }
-    let s = p
-        .scenarios
-        .first()
-        .ok_or_else(|| bad(format!("{arg}: nothing to run")))?;
-    let ext = Path::new(arg)
-        .extension()
-        .and_then(|e| e.to_str())
-        .filter(|e| *e == "wasm")
-        .unwrap_or("rhai");
-    let stem = Path::new(arg)
-        .file_stem()
-        .and_then(|n| n.to_str())
-        .filter(|n| bundle::plain_name(n) && !n.contains(' '))
-        .unwrap_or("scenario");
-    Ok(Payload {
-        name: format!("{stem}.{ext}"),
-        bytes: s.bytes().to_vec(),
-        scenario: None,
-    })
 }
 
 fn run(a: RunArgs) -> Outcome {
-    let (hosts, ssh) = connect(&a.connection)?;
-    if let Some(b) = &a.baseline {
-        if !hosts.iter().any(|h| &h.name == b) {
-            return Err(bad(format!("--baseline {}: no such host", clean(b))));
-        }
-    }
-    let trusted = a.trust.keys().map_err(bad)?;
-    let pack = crate::scenario::pack::resolve_selection(&a.pack, &trusted)
-        .map_err(|e| bad(e.to_string()))?;
-    a.trust.check(&pack).map_err(bad)?;
-    for s in &pack.scenarios {
-        crate::scenario::compile(s).map_err(bad)?;
-    }
-    let cli_params = super::run::parse_params(&a.params, std::slice::from_ref(&pack))?;
-    let max_bytes = a
-        .max_bytes
-        .as_deref()
-        .map(crate::units::parse_size)
-        .transpose()
-        .map_err(|e| bad(format!("--max-bytes: {e}")))?;
-    let declared = pack
-        .capabilities
-        .max_bytes(&pack.params_for(&cli_params))
-        .map_err(|e| bad(format!("{}: {e}", pack.name)))?;
-    if let (Some(d), Some(m)) = (&declared, max_bytes) {
-        if d.bytes > m {
-            let why = d.refusal(&pack.name, "--max-bytes grants", m, "a larger --max-bytes");
-            return Err(bad(format!("{why} (nothing was run)")));
-        }
-    }
-    if let (Some(d), Some(m)) = (pack.capabilities.max_inodes, a.max_inodes) {
-        if d > m {
-            return Err(bad(format!(
-                "pack {} may make {d} files and directories but --max-inodes grants {m}: nothing was run",
-                pack.name
-            )));
-        }
-    }
-    let need_bytes = declared.map(|d| d.bytes).or(max_bytes).unwrap_or(0);
-    for n in &a.allow_net {
-        if n.starts_with('-')
-            || !n.contains(':')
-            || n.chars().any(|c| c.is_control() || c.is_whitespace())
-        {
-            return Err(bad(format!(
-                "--allow-net '{}': expected HOST:PORT",
-                clean(n)
-            )));
-        }
-    }
-    let scenarios = u32::try_from(pack.scenarios.len()).unwrap_or(u32::MAX);
-    // Each scenario may take its --timeout, each repeat; then a margin
-    // for starting, laying out and sending the result back.
-    let run_limit = crate::units::parse_duration(&a.timeout)
-        .map_err(|e| bad(format!("--timeout: {e}")))?
-        .saturating_mul(scenarios.saturating_mul(a.repeat))
-        .saturating_add(Duration::from_secs(600));
-    let results = a.out.join("results");
-    std::fs::create_dir_all(&results)
-        .map_err(|e| bad(format!("--out {}: {e}", results.display())))?;
-    let payload = payload(&pack, &a.pack)?;
-    let mut run_args = vec![
-        "--sha256".to_string(),
-        bundle::sha256_hex(&payload.bytes),
-        "--timeout".into(),
-        a.timeout.clone(),
-        "--repeat".into(),
-        a.repeat.to_string(),
-    ];
-    for p in &a.params {
-        run_args.extend(["-p".to_string(), p.clone()]);
-    }
-    if let Some(m) = &a.max_bytes {
-        run_args.extend(["--max-bytes".to_string(), m.clone()]);
-    }
-    if let Some(n) = a.max_inodes {
-        run_args.extend(["--max-inodes".to_string(), n.to_string()]);
-    }
-    for n in &a.allow_net {
-        run_args.extend(["--allow-net".to_string(), n.clone()]);
-    }
-    run_args.extend(a.metrics.forwarded());
-    let binary = Binary::current().map_err(|e| (ExitCode::Failed, format!("this plumb: {e}")))?;
-    let plan = Plan {
-        hosts,
-        ssh,
-        binary,
-        payload,
-        need_bytes,
-        run_args,
-        serial: a.serial,
-        run_limit,
-        out: a.out.clone(),
-        origin: Some(pack.origin.describe()),
-    };
+    let RunPlan { plan, pack } = a.request().plan().map_err(refused)?;
     let caps = pack.capabilities.describe();
     if !caps.is_empty() {
         eprintln!(
@@ -404,90 +285,15 @@ fn run(a: RunArgs) -> Outcome {
 }
 
 fn net(a: NetArgs) -> Outcome {
-    let (hosts, ssh) = connect(&a.connection)?;
-    let find = |n: &str| {
-        hosts
-            .iter()
-            .find(|h| h.name == n)
-            .cloned()
-            .ok_or_else(|| bad(format!("--pair: no host named '{}'", clean(n))))
-    };
-    let mut pairs = Vec::new();
-    for p in &a.pair {
-        let (x, y) = p
-            .split_once(':')
-            .ok_or_else(|| bad(format!("--pair '{}': expected A:B", clean(p))))?;
-        if x == y {
-            return Err(bad(format!("--pair '{}': two different hosts", clean(p))));
-        }
-        if pairs
-            .iter()
-            .any(|(p, q): &(Host, Host)| format!("{}-{}", p.name, q.name) == format!("{x}-{y}"))
-        {
-            return Err(bad(format!(
-                "--pair '{}': given twice, or named like another pair (results/{x}-{y}.json)",
-                clean(p)
-            )));
-        }
-        pairs.push((find(x)?, find(y)?));
-    }
-    let results = a.out.join("results");
-    std::fs::create_dir_all(&results)
-        .map_err(|e| bad(format!("--out {}: {e}", results.display())))?;
-    let seconds =
-        crate::units::parse_duration(&a.seconds).map_err(|e| bad(format!("--seconds: {e}")))?;
-    let streams: Vec<u32> = a
-        .streams
-        .split(',')
-        .map(|s| {
-            s.trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|n| (1..=128).contains(n))
-        })
-        .collect::<Option<_>>()
-        .ok_or_else(|| {
-            bad(format!(
-                "--streams '{}': numbers 1-128, comma-separated",
-                clean(&a.streams)
-            ))
-        })?;
-    let pack = crate::scenario::pack::builtin("fleet-net")
-        .expect("built in")
-        .map_err(|e| (ExitCode::Failed, e.to_string()))?;
-    let payload = payload(&pack, "fleet-net")?;
-    // Each stream count runs both ways, then RTT and connect: the server
-    // lives for all of it, with room to spare.
-    let server_limit = seconds
-        .saturating_mul(2 * streams.len() as u32)
-        .saturating_add(Duration::from_secs(120));
-    let run_args = vec![
-        "--sha256".to_string(),
-        bundle::sha256_hex(&payload.bytes),
-        "-p".into(),
-        format!("seconds={}", a.seconds),
-        "-p".into(),
-        format!(
-            "streams={}",
-            streams
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-    ];
-    let binary = Binary::current().map_err(|e| (ExitCode::Failed, format!("this plumb: {e}")))?;
-    let plan = NetPlan {
-        ssh,
-        binary,
-        pairs,
+    let request = NetRequest {
+        pair: a.pair.clone(),
+        connection: a.connection.request(),
         port: a.port,
-        payload,
-        run_args,
-        server_limit: format!("{}s", server_limit.as_secs()),
-        run_limit: server_limit,
+        seconds: a.seconds.clone(),
+        streams: a.streams.clone(),
         out: a.out.clone(),
     };
+    let NetRun { plan, pack_sha256 } = request.plan().map_err(refused)?;
     let signals = Signals::install();
     let started = chrono::Local::now().to_rfc3339();
     let names: Vec<String> = plan
@@ -501,7 +307,7 @@ fn net(a: NetArgs) -> Outcome {
     let record = FleetRecord {
         schema: FLEET_SCHEMA.into(),
         pack: "fleet-net".into(),
-        pack_sha256: pack.sha256.clone(),
+        pack_sha256,
         started,
         finished: chrono::Local::now().to_rfc3339(),
         hosts: reports.clone(),
@@ -521,6 +327,7 @@ fn net(a: NetArgs) -> Outcome {
 }
 
 fn wait(a: WaitArgs) -> Outcome {
+    let bad = |e: String| (ExitCode::BadInput, e);
     let timeout =
         crate::units::parse_duration(&a.timeout).map_err(|e| bad(format!("--timeout: {e}")))?;
     let interval = crate::units::parse_duration(&a.interval)
@@ -529,40 +336,17 @@ fn wait(a: WaitArgs) -> Outcome {
     let targets: Vec<(String, u16)> = a
         .hosts
         .iter()
-        .map(|h| wait_target(h, a.port))
+        .map(|h| wait::target(h, a.port).map_err(|e| bad(e.to_string())))
         .collect::<Result<_, _>>()?;
     let signals = Signals::install();
     let halt = crate::halt::Halt::new(signals.stop.clone(), None);
-    let results: Vec<(String, Result<crate::net::PortWait, String>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = targets
-            .iter()
-            .map(|(host, port)| {
-                let halt = &halt;
-                s.spawn(move || wait_one(host, *port, timeout, interval, halt))
-            })
-            .collect();
-        targets
-            .iter()
-            .zip(handles)
-            .map(|((h, p), j)| {
-                let shown = if h.contains(':') {
-                    format!("[{h}]:{p}")
-                } else {
-                    format!("{h}:{p}")
-                };
-                let r = j
-                    .join()
-                    .unwrap_or_else(|_| Err("the waiting thread panicked".into()));
-                (shown, r)
-            })
-            .collect()
-    });
+    let results = wait::all(&targets, timeout, interval, &halt);
     if a.json {
         let v: Vec<serde_json::Value> = results
             .iter()
             .map(|(h, r)| match r {
                 Ok(w) => serde_json::json!({"host": h, "answered": true, "seconds": w.seconds, "attempts": w.attempts}),
-                Err(e) => serde_json::json!({"host": h, "answered": false, "error": e}),
+                Err(e) => serde_json::json!({"host": h, "answered": false, "error": e.to_string()}),
             })
             .collect();
         println!("{}", serde_json::Value::Array(v));
@@ -576,7 +360,7 @@ fn wait(a: WaitArgs) -> Outcome {
                     w.attempts,
                     if w.attempts == 1 { "" } else { "s" }
                 ),
-                Err(e) => println!("{} did not answer: {}", clean(h), clean(e)),
+                Err(e) => println!("{} did not answer: {}", clean(h), clean(&e.to_string())),
             }
         }
     }
@@ -587,80 +371,6 @@ fn wait(a: WaitArgs) -> Outcome {
     } else {
         ExitCode::Failed
     })
-}
-
-/// `HOST`, `HOST:PORT` or `[V6]:PORT` as a host and a port.
-fn wait_target(spec: &str, port: u16) -> Result<(String, u16), (ExitCode, String)> {
-    let fail = || {
-        bad(format!(
-            "'{}' is not HOST, HOST:PORT or [ADDR]:PORT",
-            clean(spec)
-        ))
-    };
-    let (host, p) = if let Some(v6) = spec.strip_prefix('[') {
-        let (h, rest) = v6.split_once(']').ok_or_else(fail)?;
-        (h, rest.strip_prefix(':'))
-    } else if spec.matches(':').count() > 1 {
-        (spec, None)
-    } else {
-        match spec.split_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (spec, None),
-        }
-    };
-    let port = match p {
-        Some(p) => p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(fail)?,
-        None => port,
-    };
-    let ok = !host.is_empty()
-        && host.len() <= 253
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '%'));
-    if !ok {
-        return Err(fail());
-    }
-    Ok((host.to_string(), port))
-}
-
-/// Waits for one host: its name is resolved again on each attempt (a new
-/// VM's name may not resolve at first), then its port polled.
-fn wait_one(
-    host: &str,
-    port: u16,
-    timeout: Duration,
-    interval: Duration,
-    halt: &crate::halt::Halt,
-) -> Result<crate::net::PortWait, String> {
-    use std::net::ToSocketAddrs;
-    let start = std::time::Instant::now();
-    loop {
-        let left = timeout.saturating_sub(start.elapsed());
-        if let Some(addr) = (host, port)
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut a| a.next())
-        {
-            let resolved = start.elapsed();
-            return crate::net::wait_for_port(
-                addr,
-                left.max(Duration::from_millis(10)),
-                interval,
-                halt,
-            )
-            .map(|mut w| {
-                w.seconds += resolved.as_secs_f64();
-                w
-            })
-            .map_err(|e| e.to_string());
-        }
-        if start.elapsed() + interval >= timeout || halt.sleep(interval).is_err() {
-            return Err(format!(
-                "'{host}' did not resolve within {:.1} s",
-                timeout.as_secs_f64()
-            ));
-        }
-    }
 }
 
 fn agent(a: AgentCommand) -> Outcome {
@@ -692,18 +402,10 @@ fn agent(a: AgentCommand) -> Outcome {
 
 /// Saves `OUT/fleet.json`; false (and says why) when it could not.
 fn save_record(out: &Path, record: &FleetRecord) -> bool {
-    let path = out.join("fleet.json");
-    let saved = std::fs::create_dir_all(out)
-        .map_err(|e| format!("{}: {e}", out.display()))
-        .and_then(|()| serde_json::to_vec_pretty(record).map_err(|e| e.to_string()))
-        .and_then(|mut text| {
-            text.push(b'\n');
-            crate::save::write_atomic(&path, &text).map_err(|e| e.to_string())
-        });
-    match saved {
+    match record.save(out) {
         Ok(()) => true,
         Err(e) => {
-            eprintln!("plumb fleet: error: fleet.json: {}", clean(&e));
+            eprintln!("plumb fleet: error: fleet.json: {}", clean(&e.to_string()));
             false
         }
     }

@@ -26,7 +26,7 @@ pub fn made(t: &Template, docs: &[RunDocument], c: &Comparison, command: &str) -
         Err(e) => {
             eprintln!(
                 "plumb {command}: error: the comparison template failed: {}",
-                clean_text(&e)
+                clean_text(&e.to_string())
             );
             None
         }

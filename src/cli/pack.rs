@@ -3,8 +3,9 @@
 
 use super::ExitCode;
 use crate::scenario::bundle;
-use crate::scenario::pack::{self, Origin, Pack};
+use crate::scenario::pack::{self, Origin};
 use crate::scenario::signature::{self, Signed};
+use crate::scenario::trust;
 use clap::Subcommand;
 use std::path::{Path, PathBuf};
 
@@ -97,7 +98,7 @@ pub fn main(cmd: PackCommand) -> ExitCode {
                 );
                 ExitCode::Ok
             })
-            .map_err(bad),
+            .map_err(|e| bad(e.to_string())),
         PackCommand::Sign { file, key } => {
             signature::sign(&file, &key, std::env::var("PLUMB_KEY_PASSWORD").ok())
                 .map(|id| {
@@ -108,7 +109,7 @@ pub fn main(cmd: PackCommand) -> ExitCode {
                     );
                     ExitCode::Ok
                 })
-                .map_err(bad)
+                .map_err(|e| bad(e.to_string()))
         }
         PackCommand::Verify {
             file,
@@ -146,68 +147,15 @@ pub struct PackTrust {
 }
 
 impl PackTrust {
-    /// The trusted keys these options name.
-    pub fn keys(&self) -> Result<Vec<(minisign::PublicKey, String)>, String> {
-        trusted(&self.trust, self.trusted_keys.as_deref())
-    }
-
-    /// Refuses `p` when it is not the pack `--sha256` pins, or not signed
-    /// by a trusted key under `--require-signature`.
-    pub fn check(&self, p: &Pack) -> Result<(), String> {
-        pinned(p, self.sha256.as_deref(), self.require_signature)
-    }
-}
-
-/// The trusted keys from `--trust` and `--trusted-keys`.
-pub fn trusted(
-    trust: &[String],
-    file: Option<&Path>,
-) -> Result<Vec<(minisign::PublicKey, String)>, String> {
-    let mut keys = trust
-        .iter()
-        .map(|t| signature::public_key(t).map_err(|e| format!("--trust: {e}")))
-        .collect::<Result<Vec<_>, _>>()?;
-    if let Some(f) = file {
-        keys.extend(signature::trusted_keys(f).map_err(|e| format!("--trusted-keys: {e}"))?);
-    }
-    Ok(keys)
-}
-
-/// Refuses a pack whose content hash is not `sha256`, or (with
-/// `require_signature`) one not signed by a trusted key.
-pub fn pinned(p: &Pack, sha256: Option<&str>, require_signature: bool) -> Result<(), String> {
-    if let Some(want) = sha256 {
-        if !want.eq_ignore_ascii_case(&p.sha256) {
-            return Err(format!(
-                "pack {} has SHA-256 {}, not {want} (--sha256); nothing was run",
-                p.name, p.sha256
-            ));
+    /// The trust policy these options give.
+    pub fn policy(&self) -> trust::Policy {
+        trust::Policy {
+            sha256: self.sha256.clone(),
+            trust: self.trust.clone(),
+            trusted_keys: self.trusted_keys.clone(),
+            require_signature: self.require_signature,
         }
     }
-    if require_signature {
-        match &p.origin {
-            Origin::Bundle {
-                signed: Signed::Verified { .. },
-                ..
-            } => {}
-            Origin::Bundle {
-                signed: Signed::Untrusted { key_id },
-                ..
-            } => {
-                return Err(format!(
-                    "pack {} is signed by key {key_id}, which is not trusted (--trust, --trusted-keys); nothing was run",
-                    p.name
-                ))
-            }
-            _ => {
-                return Err(format!(
-                    "pack {} is not a signed bundle (--require-signature); nothing was run",
-                    p.name
-                ))
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The pack folder `plumb pack new` writes.
@@ -324,7 +272,7 @@ struct Inspection {
 }
 
 fn inspect(arg: &str, trust: &[String], keys: Option<&Path>, json: bool) -> Outcome {
-    let trusted = trusted(trust, keys).map_err(bad)?;
+    let trusted = trust::trusted(trust, keys).map_err(|e| bad(e.to_string()))?;
     let p = pack::resolve(arg, &trusted).map_err(|e| bad(e.to_string()))?;
     let (signature, signer) = match &p.origin {
         Origin::Bundle { signed, .. } => match signed {
@@ -395,7 +343,7 @@ fn inspect(arg: &str, trust: &[String], keys: Option<&Path>, json: bool) -> Outc
 }
 
 fn verify(file: &Path, trust: &[String], keys: Option<&Path>) -> Outcome {
-    let trusted = trusted(trust, keys).map_err(bad)?;
+    let trusted = trust::trusted(trust, keys).map_err(|e| bad(e.to_string()))?;
     if trusted.is_empty() {
         return Err(bad(
             "no trusted key: give --trust PUBKEY or --trusted-keys FILE".into(),

@@ -8,7 +8,10 @@
 //! - [`protocol`] and [`agent`]: the two ends of a session, the agent being
 //!   the `plumb fleet agent` that runs on the host and cleans up after
 //!   itself when the session ends;
+//! - [`plan`]: the commands' requests checked and turned into plans,
+//!   before any host is reached;
 //! - [`run`] and [`net`]: the fleet commands' work, host by host in threads;
+//! - [`wait`]: the time until hosts answer on a port;
 //! - [`summary`]: what they report (`fleet.json`).
 //!
 //! Nothing here prints: progress goes to an [`run::Observer`] the command
@@ -17,8 +20,10 @@
 pub mod agent;
 pub mod inventory;
 pub mod net;
+pub mod plan;
 pub mod protocol;
 pub mod remote;
 pub mod run;
 pub mod ssh;
 pub mod summary;
+pub mod wait;

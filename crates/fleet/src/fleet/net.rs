@@ -37,12 +37,28 @@ pub struct NetPlan {
     pub out: PathBuf,
 }
 
+/// A server whose address for other hosts cannot be told.
+#[derive(Debug, thiserror::Error)]
+pub enum AddressError {
+    /// Its `net_address` does not resolve.
+    #[error("net_address '{0}' does not resolve")]
+    NetAddress(String),
+    /// Its name does not resolve here.
+    #[error("cannot tell which address other hosts reach {server} at ('{name}' does not resolve here): give it a net_address in the inventory")]
+    Unresolved {
+        /// The server's name.
+        server: String,
+        /// The name that does not resolve.
+        name: String,
+    },
+}
+
 /// The address `server` is reached at by other hosts: its `net_address`,
 /// else its address (or its ssh alias's `HostName`) when that is an IP
 /// address, else the first address its name resolves to here.
-pub fn server_address(ssh: &Ssh, server: &Host) -> Result<IpAddr, String> {
+pub fn server_address(ssh: &Ssh, server: &Host) -> Result<IpAddr, AddressError> {
     if let Some(a) = &server.net_address {
-        return resolve(a).ok_or_else(|| format!("net_address '{a}' does not resolve"));
+        return resolve(a).ok_or_else(|| AddressError::NetAddress(a.clone()));
     }
     if let Ok(ip) = server.address.parse::<IpAddr>() {
         return Ok(ip);
@@ -50,11 +66,9 @@ pub fn server_address(ssh: &Ssh, server: &Host) -> Result<IpAddr, String> {
     let name = ssh
         .resolved_hostname(server)
         .unwrap_or_else(|| server.address.clone());
-    resolve(&name).ok_or_else(|| {
-        format!(
-            "cannot tell which address other hosts reach {} at ('{name}' does not resolve here): give it a net_address in the inventory",
-            server.name
-        )
+    resolve(&name).ok_or_else(|| AddressError::Unresolved {
+        server: server.name.clone(),
+        name,
     })
 }
 

@@ -5,7 +5,7 @@
 //! the host's name, and saved as `OUT/results/NAME.json`.
 
 use super::inventory::Host;
-use super::remote::{self, Binary, Payload};
+use super::remote::{self, Binary, Payload, StopReason};
 use super::ssh::Ssh;
 use super::summary::{BinaryCopy, HostReport, Stage};
 use std::path::{Path, PathBuf};
@@ -148,7 +148,7 @@ fn one_host(
         turns.wait_for(i, stop);
     }
     if stop.load(std::sync::atomic::Ordering::Relaxed) {
-        return report.failed(Stage::Check, "stopped before it began".into(), start);
+        return report.failed(Stage::Check, "stopped before it began", start);
     }
     if probe.cached {
         report.binary = Some(BinaryCopy::Cached);
@@ -210,8 +210,10 @@ pub(super) fn verdict(outcome: &remote::RunOutcome, saved: Option<&Path>) -> Opt
     match (outcome.code, outcome.stopped) {
         (0, None) if saved.is_some() => None,
         (0, None) => Some("the run saved no result".into()),
-        (_, Some("timed out")) => Some("stopped at the fleet's time limit for this pack".into()),
-        (_, Some(_)) => Some("stopped by a signal here".into()),
+        (_, Some(StopReason::TimeLimit)) => {
+            Some("stopped at the fleet's time limit for this pack".into())
+        }
+        (_, Some(StopReason::Signal)) => Some("stopped by a signal here".into()),
         (code, None) => Some(saved.and_then(first_error).unwrap_or_else(
             || match &outcome.last_line {
                 Some(l) => format!("plumb run exited with {code} there: {l}"),
@@ -219,6 +221,31 @@ pub(super) fn verdict(outcome: &remote::RunOutcome, saved: Option<&Path>) -> Opt
             },
         )),
     }
+}
+
+/// A host's result that cannot be kept.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultError {
+    /// It is not text.
+    #[error("not UTF-8")]
+    NotUtf8,
+    /// It is not a result document `plumb compare` reads.
+    #[error("{0}")]
+    Refused(String),
+    /// The results folder cannot be made.
+    #[error("{}: {source}", .dir.display())]
+    Folder {
+        /// The folder.
+        dir: PathBuf,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// It cannot be encoded again.
+    #[error(transparent)]
+    Encode(#[from] serde_json::Error),
+    /// It cannot be written.
+    #[error(transparent)]
+    Write(#[from] crate::save::SaveError),
 }
 
 /// Checks a host's result document as `plumb compare` would read it,
@@ -229,9 +256,10 @@ pub(super) fn save(
     name: &str,
     bytes: &[u8],
     origin: Option<&str>,
-) -> Result<PathBuf, String> {
-    let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
-    let mut doc = crate::compare::load::parse(&format!("{name}'s result"), text)?;
+) -> Result<PathBuf, ResultError> {
+    let text = std::str::from_utf8(bytes).map_err(|_| ResultError::NotUtf8)?;
+    let mut doc = crate::compare::load::parse(&format!("{name}'s result"), text)
+        .map_err(ResultError::Refused)?;
     doc.label = Some(name.to_string());
     if let Some(o) = origin {
         for s in &mut doc.scenarios {
@@ -239,11 +267,14 @@ pub(super) fn save(
         }
     }
     let dir = out.join("results");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| ResultError::Folder {
+        dir: dir.clone(),
+        source,
+    })?;
     let path = dir.join(format!("{name}.json"));
-    let mut text = serde_json::to_vec_pretty(&doc).map_err(|e| e.to_string())?;
+    let mut text = serde_json::to_vec_pretty(&doc)?;
     text.push(b'\n');
-    crate::save::write_atomic(&path, &text).map_err(|e| e.to_string())?;
+    crate::save::write_atomic(&path, &text)?;
     Ok(path)
 }
 

@@ -90,9 +90,14 @@ impl HostReport {
     }
 
     /// It failed at `stage` for `error`, `since` it began.
-    pub fn failed(mut self, stage: Stage, error: String, since: std::time::Instant) -> HostReport {
+    pub fn failed(
+        mut self,
+        stage: Stage,
+        error: impl std::fmt::Display,
+        since: std::time::Instant,
+    ) -> HostReport {
         self.stage = stage;
-        self.error = Some(error);
+        self.error = Some(error.to_string());
         self.seconds = since.elapsed().as_secs_f64();
         self
     }
@@ -121,4 +126,37 @@ pub struct FleetRecord {
     pub finished: String,
     /// One entry per host, in the inventory's order.
     pub hosts: Vec<HostReport>,
+}
+
+/// `OUT/fleet.json` could not be saved.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The folder cannot be made.
+    #[error("{}: {source}", .dir.display())]
+    Folder {
+        /// The folder.
+        dir: PathBuf,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// The record cannot be encoded.
+    #[error(transparent)]
+    Encode(#[from] serde_json::Error),
+    /// The file cannot be written.
+    #[error(transparent)]
+    Write(#[from] crate::save::SaveError),
+}
+
+impl FleetRecord {
+    /// Saves the record as `OUT/fleet.json`, all or nothing.
+    pub fn save(&self, out: &std::path::Path) -> Result<(), RecordError> {
+        std::fs::create_dir_all(out).map_err(|source| RecordError::Folder {
+            dir: out.to_path_buf(),
+            source,
+        })?;
+        let mut text = serde_json::to_vec_pretty(self)?;
+        text.push(b'\n');
+        crate::save::write_atomic(&out.join("fleet.json"), &text)?;
+        Ok(())
+    }
 }

@@ -1,6 +1,7 @@
 //! Jobs described with fio's options: the typed spec, the option table, and
 //! the command-line and job-file parsers.
 
+pub mod cmdline;
 pub mod jobfile;
 pub mod options;
 pub mod spec;

@@ -10,7 +10,6 @@ pub mod fio_json;
 pub mod fio_normal;
 pub mod fio_num;
 pub mod fio_terse;
-pub mod journal;
 pub mod made_tables;
 pub mod page;
 pub mod replay;

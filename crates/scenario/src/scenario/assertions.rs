@@ -1,7 +1,39 @@
 //! `--assert 'METRIC OP VALUE'`: thresholds that turn a run into a pass/fail check.
 
 use crate::model::document::RunDocument;
+use crate::terminal::clean;
 use crate::units::{parse_duration_with_default, parse_size};
+
+/// An `--assert` expression (or a pack's `assert`) that does not parse,
+/// quoting it (made safe to print).
+#[derive(Debug, thiserror::Error)]
+pub enum AssertionError {
+    /// Not `METRIC OP VALUE`.
+    #[error("--assert '{}': expected METRIC >= VALUE (or >, <=, <), e.g. 'randrw.read_iops >= 50k'", clean(.0))]
+    Usage(String),
+    /// The value is no threshold for any unit.
+    #[error("--assert '{}': '{}' is not a finite number, count (50k), duration (2ms) or size (1G)", clean(.text), clean(.value))]
+    NotAThreshold {
+        /// The expression.
+        text: String,
+        /// Its value.
+        value: String,
+    },
+}
+
+/// A threshold that cannot be read in a metric's unit.
+#[derive(Debug, thiserror::Error)]
+enum ThresholdError {
+    /// Not a number, or a count, for the metric's unit.
+    #[error("threshold '{0}' is not a number for unit '{1}'")]
+    NotANumber(String, String),
+    /// Infinite or NaN (`inf`, `1e400`).
+    #[error("threshold '{0}' is not a finite number")]
+    NotFinite(String),
+    /// Not a duration or a size.
+    #[error("threshold {0}")]
+    Unit(String),
+}
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,13 +76,8 @@ pub struct Assertion {
 /// word without comparison characters; the value must be a finite number,
 /// count (`50k`), duration (`2ms`) or size (`1G`). Errors quote the
 /// expression (made safe to print).
-pub fn parse(text: &str) -> Result<Assertion, String> {
-    let shown = crate::terminal::clean(text);
-    let usage = || {
-        format!(
-            "--assert '{shown}': expected METRIC >= VALUE (or >, <=, <), e.g. 'randrw.read_iops >= 50k'"
-        )
-    };
+pub fn parse(text: &str) -> Result<Assertion, AssertionError> {
+    let usage = || AssertionError::Usage(text.to_string());
     let (sym, op) = [(">=", Op::Ge), ("<=", Op::Le), (">", Op::Gt), ("<", Op::Lt)]
         .into_iter()
         .find(|(sym, _)| text.contains(sym))
@@ -66,10 +93,10 @@ pub fn parse(text: &str) -> Result<Assertion, String> {
         return Err(usage());
     }
     if !plausible_threshold(value) {
-        return Err(format!(
-            "--assert '{shown}': '{}' is not a finite number, count (50k), duration (2ms) or size (1G)",
-            crate::terminal::clean(value)
-        ));
+        return Err(AssertionError::NotAThreshold {
+            text: text.to_string(),
+            value: value.to_string(),
+        });
     }
     Ok(Assertion {
         text: text.to_string(),
@@ -89,15 +116,15 @@ fn plausible_threshold(value: &str) -> bool {
 }
 
 /// The threshold in the metric's unit; always finite.
-fn threshold(value: &str, unit: &str) -> Result<f64, String> {
+fn threshold(value: &str, unit: &str) -> Result<f64, ThresholdError> {
     let v = threshold_any(value, unit)?;
     if !v.is_finite() {
-        return Err(format!("threshold '{value}' is not a finite number"));
+        return Err(ThresholdError::NotFinite(value.to_string()));
     }
     Ok(v)
 }
 
-fn threshold_any(value: &str, unit: &str) -> Result<f64, String> {
+fn threshold_any(value: &str, unit: &str) -> Result<f64, ThresholdError> {
     if let Ok(v) = value.parse::<f64>() {
         return Ok(v);
     }
@@ -109,7 +136,7 @@ fn threshold_any(value: &str, unit: &str) -> Result<f64, String> {
         _ => None,
     };
     if let Some(ns) = time_unit_ns {
-        let d = parse_duration_with_default(value, 1).map_err(|e| format!("threshold {e}"))?;
+        let d = parse_duration_with_default(value, 1).map_err(ThresholdError::Unit)?;
         return Ok(d.as_nanos() as f64 / ns);
     }
     let byte_unit = match unit {
@@ -120,8 +147,7 @@ fn threshold_any(value: &str, unit: &str) -> Result<f64, String> {
         _ => None,
     };
     if let Some(b) = byte_unit {
-        let bytes =
-            parse_size(value.trim_end_matches("/s")).map_err(|e| format!("threshold {e}"))?;
+        let bytes = parse_size(value.trim_end_matches("/s")).map_err(ThresholdError::Unit)?;
         return Ok(bytes as f64 / b);
     }
     // Counts (IOPS, ops/s): k, M, G as powers of 1000.
@@ -136,7 +162,7 @@ fn threshold_any(value: &str, unit: &str) -> Result<f64, String> {
     };
     num.parse::<f64>()
         .map(|v| v * mult)
-        .map_err(|_| format!("threshold '{value}' is not a number for unit '{unit}'"))
+        .map_err(|_| ThresholdError::NotANumber(value.to_string(), unit.to_string()))
 }
 
 /// Checks an assertion against a run; every matching metric must pass.
@@ -221,10 +247,10 @@ mod tests {
             "a b >= 3",
             "m >= fast",
         ] {
-            let e = parse(bad).unwrap_err();
+            let e = parse(bad).unwrap_err().to_string();
             assert!(e.contains(&format!("'{bad}'")), "{bad}: {e}");
         }
-        let e = parse("m\x1b[2J >= 1").unwrap_err();
+        let e = parse("m\x1b[2J >= 1").unwrap_err().to_string();
         assert!(!e.contains('\x1b'), "{e:?}");
         for good in ["m >= 1", "m >= 1.5k", "m <= 2ms", "m > 1G", "m < 0"] {
             assert!(parse(good).is_ok(), "{good}");

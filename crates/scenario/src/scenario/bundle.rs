@@ -51,31 +51,124 @@ pub fn plain_name(name: &str) -> bool {
 /// Checks a file name a manifest gives (a scenario, data file or
 /// template): a [`plain_name`], and not one of the names a pack reserves
 /// (the bundle's index, the manifest itself).
-pub fn pack_file_name(name: &str) -> Result<(), String> {
+pub fn pack_file_name(name: &str) -> Result<(), BundleError> {
     if !plain_name(name) {
-        return Err(format!(
-            "'{}' must be a plain file name inside the pack",
-            crate::terminal::clean(name)
-        ));
+        return Err(BundleError::NotPlainInPack(name.to_string()));
     }
     if name == INDEX || name == MANIFEST {
-        return Err(format!(
-            "'{name}' is reserved (a bundle's index and the manifest have these names); rename the file"
-        ));
+        return Err(BundleError::Reserved(name.to_string()));
     }
     Ok(())
 }
 
+/// A bundle that cannot be read, or a file name a pack may not have; the
+/// names shown are made safe to print.
+#[derive(Debug, thiserror::Error)]
+pub enum BundleError {
+    /// A manifest names a file that is not a plain name.
+    #[error("'{}' must be a plain file name inside the pack", crate::terminal::clean(.0))]
+    NotPlainInPack(String),
+    /// A manifest names a reserved file.
+    #[error(
+        "'{0}' is reserved (a bundle's index and the manifest have these names); rename the file"
+    )]
+    Reserved(String),
+    /// Not a ustar archive (the reader's reason, bounded and printable).
+    #[error("not a bundle (a ustar archive): {0}")]
+    NotUstar(String),
+    /// Reading failed.
+    #[error("{0}")]
+    Io(std::io::Error),
+    /// Larger than [`MAX_BUNDLE`].
+    #[error("larger than the limit of {MAX_BUNDLE} bytes for a bundle")]
+    TooLarge,
+    /// Not byte for byte the bundle plumb makes of its files.
+    #[error(
+        "not the bundle plumb makes of its files ({length} bytes where that one has {canonical}): \
+             bytes after the archive, padding, extra blocks, other header fields or another order \
+             would give the same files another pack hash (plumb pack bundle makes it anew)"
+    )]
+    NotCanonical {
+        /// Its length.
+        length: u64,
+        /// The length of the bundle plumb makes.
+        canonical: u64,
+    },
+    /// An entry that is not a regular file.
+    #[error("'{0}' is not a regular file")]
+    NotRegular(String),
+    /// An entry whose name is not plain.
+    #[error("'{0}' is not a plain file name")]
+    NotPlain(String),
+    /// An entry that cannot be read.
+    #[error("{name}: {source}")]
+    Entry {
+        /// The entry (shown).
+        name: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// An entry over what is left of the limits.
+    #[error("{name} is {size} bytes; a pack's files may have {MAX_PACK_BYTES} bytes together, {INDEX} {MAX_INDEX}")]
+    EntryTooLarge {
+        /// The entry (shown).
+        name: String,
+        /// Its size.
+        size: u64,
+    },
+    /// More than [`MAX_FILES`] files.
+    #[error("more than {MAX_FILES} files")]
+    TooManyFiles,
+    /// No memory for an entry.
+    #[error("{name}: no memory for its {size} bytes")]
+    NoMemory {
+        /// The entry (shown).
+        name: String,
+        /// Its size.
+        size: u64,
+    },
+    /// An entry twice.
+    #[error("{0} appears twice")]
+    Twice(String),
+    /// The index is not text.
+    #[error("{INDEX} is not text")]
+    IndexNotText,
+    /// No index.
+    #[error("not a bundle: no {INDEX}")]
+    NoIndex,
+    /// A line of the index that is not `SHA256  NAME`.
+    #[error("{INDEX} line {0} is not 'SHA256  NAME'")]
+    IndexLine(usize),
+    /// A file the index does not list.
+    #[error("{0} is not in {INDEX}")]
+    NotListed(String),
+    /// A file whose hash is not the index's.
+    #[error(
+        "{name} was altered after bundling: its SHA-256 is {actual} but {INDEX} says {listed}"
+    )]
+    Altered {
+        /// The file.
+        name: String,
+        /// Its hash.
+        actual: String,
+        /// The index's.
+        listed: String,
+    },
+    /// A file the index lists that is missing.
+    #[error("{} is listed in {INDEX} but missing", crate::terminal::clean(.0))]
+    Missing(String),
+}
+
 /// A tar reader's error, as plain text of bounded length (it may quote the
 /// archive's bytes).
-fn not_a_bundle(e: std::io::Error) -> String {
+fn not_a_bundle(e: std::io::Error) -> BundleError {
     let text: String = e
         .to_string()
         .chars()
         .filter(|c| c.is_ascii_graphic() || *c == ' ')
         .take(80)
         .collect();
-    format!("not a bundle (a ustar archive): {text}")
+    BundleError::NotUstar(text)
 }
 
 /// The index text: `HASH  NAME` per file, sorted by name.
@@ -199,35 +292,31 @@ pub struct Bundle {
 /// files of at most [`MAX_PACK_BYTES`] together, each checked against the
 /// index, and the whole byte for byte the bundle [`write`] makes of those
 /// files. Memory: the files, once.
-pub fn read(input: impl Read) -> Result<Bundle, String> {
+pub fn read(input: impl Read) -> Result<Bundle, BundleError> {
     let mut input = Hashing::new(input.take(MAX_BUNDLE + 1));
     let (files, listed) = entries(&mut input)?;
     check_index(&files, &listed)?;
     // The end blocks, and whatever follows them.
-    std::io::copy(&mut input, &mut std::io::sink()).map_err(|e| e.to_string())?;
+    std::io::copy(&mut input, &mut std::io::sink()).map_err(BundleError::Io)?;
     if input.bytes > MAX_BUNDLE {
-        return Err(format!(
-            "larger than the limit of {MAX_BUNDLE} bytes for a bundle"
-        ));
+        return Err(BundleError::TooLarge);
     }
     let length = input.bytes;
     let sha256 = input.sha256();
-    let canonical = write_to(&files, Hashing::new(std::io::sink())).map_err(|e| e.to_string())?;
+    let canonical = write_to(&files, Hashing::new(std::io::sink())).map_err(BundleError::Io)?;
     let canonical_length = canonical.bytes;
     if canonical_length != length || canonical.sha256() != sha256 {
-        return Err(format!(
-            "not the bundle plumb makes of its files ({length} bytes where that one has {}): \
-             bytes after the archive, padding, extra blocks, other header fields or another order \
-             would give the same files another pack hash (plumb pack bundle makes it anew)",
-            canonical_length
-        ));
+        return Err(BundleError::NotCanonical {
+            length,
+            canonical: canonical_length,
+        });
     }
     Ok(Bundle { files, sha256 })
 }
 
 /// The archive's files and its index text, read entry by entry: regular
 /// files with plain names only, each size checked before it is read.
-fn entries(input: impl Read) -> Result<(Files, String), String> {
+fn entries(input: impl Read) -> Result<(Files, String), BundleError> {
     let mut archive = tar::Archive::new(input);
     let mut files = Files::new();
     let mut listed = None;
@@ -240,75 +329,78 @@ fn entries(input: impl Read) -> Result<(Files, String), String> {
         let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let shown = crate::terminal::cleaned(&name.chars().take(60).collect::<String>());
         if entry.header().entry_type() != tar::EntryType::Regular {
-            return Err(format!("'{shown}' is not a regular file"));
+            return Err(BundleError::NotRegular(shown));
         }
         if !plain_name(&name) {
-            return Err(format!("'{shown}' is not a plain file name"));
+            return Err(BundleError::NotPlain(shown));
         }
-        let size = entry.header().size().map_err(|e| format!("{shown}: {e}"))?;
+        let entry_error = |source| BundleError::Entry {
+            name: shown.clone(),
+            source,
+        };
+        let size = entry.header().size().map_err(entry_error)?;
         let left = if name == INDEX {
             MAX_INDEX
         } else {
             MAX_PACK_BYTES - total
         };
         if size > left {
-            return Err(format!(
-                "{shown} is {size} bytes; a pack's files may have {MAX_PACK_BYTES} bytes together, {INDEX} {MAX_INDEX}"
-            ));
+            return Err(BundleError::EntryTooLarge { name: shown, size });
         }
         if files.len() >= MAX_FILES {
-            return Err(format!("more than {MAX_FILES} files"));
+            return Err(BundleError::TooManyFiles);
         }
         let mut data = Vec::new();
         data.try_reserve_exact(size as usize)
-            .map_err(|_| format!("{shown}: no memory for its {size} bytes"))?;
+            .map_err(|_| BundleError::NoMemory {
+                name: shown.clone(),
+                size,
+            })?;
         (&mut entry)
             .take(size)
             .read_to_end(&mut data)
-            .map_err(|e| format!("{shown}: {e}"))?;
+            .map_err(entry_error)?;
         if name == INDEX {
             if listed.is_some() {
-                return Err(format!("{INDEX} appears twice"));
+                return Err(BundleError::Twice(INDEX.to_string()));
             }
-            listed = Some(String::from_utf8(data).map_err(|_| format!("{INDEX} is not text"))?);
+            listed = Some(String::from_utf8(data).map_err(|_| BundleError::IndexNotText)?);
             continue;
         }
         total += size;
         if files.insert(name, data).is_some() {
-            return Err(format!("{shown} appears twice"));
+            return Err(BundleError::Twice(shown));
         }
     }
-    let listed = listed.ok_or_else(|| format!("not a bundle: no {INDEX}"))?;
+    let listed = listed.ok_or(BundleError::NoIndex)?;
     Ok((files, listed))
 }
 
 /// Checks every file against the index `listed`, naming the file at fault.
-fn check_index(files: &Files, listed: &str) -> Result<(), String> {
+fn check_index(files: &Files, listed: &str) -> Result<(), BundleError> {
     let mut want: BTreeMap<&str, String> = BTreeMap::new();
     for (n, line) in listed.lines().enumerate() {
         let (hash, name) = line
             .split_once("  ")
             .filter(|(h, _)| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-            .ok_or_else(|| format!("{INDEX} line {} is not 'SHA256  NAME'", n + 1))?;
+            .ok_or(BundleError::IndexLine(n + 1))?;
         want.insert(name, hash.to_ascii_lowercase());
     }
     for (name, bytes) in files {
         match want.get(name.as_str()) {
-            None => return Err(format!("{name} is not in {INDEX}")),
+            None => return Err(BundleError::NotListed(name.clone())),
             Some(h) if *h != sha256_hex(bytes) => {
-                return Err(format!(
-                    "{name} was altered after bundling: its SHA-256 is {} but {INDEX} says {h}",
-                    sha256_hex(bytes)
-                ))
+                return Err(BundleError::Altered {
+                    name: name.clone(),
+                    actual: sha256_hex(bytes),
+                    listed: h.clone(),
+                })
             }
             Some(_) => {}
         }
     }
     if let Some(missing) = want.keys().find(|n| !files.contains_key(**n)) {
-        return Err(format!(
-            "{} is listed in {INDEX} but missing",
-            crate::terminal::clean(missing)
-        ));
+        return Err(BundleError::Missing(missing.to_string()));
     }
     Ok(())
 }
@@ -342,7 +434,7 @@ mod tests {
         let mut a = write(&sample()).unwrap();
         let at = a.windows(9).position(|w| w == b"print(1);").unwrap();
         a[at + 6] = b'2';
-        let e = read(&a[..]).unwrap_err();
+        let e = read(&a[..]).unwrap_err().to_string();
         assert!(e.contains("a.rhai was altered after bundling"), "{e}");
         assert!(read(&b"garbage"[..]).is_err());
     }
@@ -351,7 +443,7 @@ mod tests {
     fn only_the_canonical_bytes_of_the_files_are_a_bundle() {
         let a = write(&sample()).unwrap();
         let refused = |bytes: &[u8]| {
-            let e = read(bytes).unwrap_err();
+            let e = read(bytes).unwrap_err().to_string();
             assert!(e.contains("not the bundle plumb makes"), "{e}");
         };
         // Bytes after the archive, and another record of zero blocks.

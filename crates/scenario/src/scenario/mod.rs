@@ -8,13 +8,16 @@ pub mod assertions;
 pub mod bundle;
 pub mod git;
 pub mod pack;
+pub mod params;
 pub mod signature;
 pub mod template;
+pub mod trust;
 
 use crate::api::scenario_error::ScenarioError;
 use crate::api::{Host, ScenarioReport};
 use crate::scenario::pack::ScenarioSource;
 use crate::script::rhai_engine::{self, ScriptLimits};
+use crate::script::ScriptError;
 use crate::wasm;
 
 /// A scenario ready to run.
@@ -25,14 +28,25 @@ pub enum Compiled {
     Wasm(wasm::Compiled),
 }
 
-/// Compiles and checks a scenario; the error names the file (and for Rhai
-/// the line and column).
-pub fn compile(s: &ScenarioSource) -> Result<Compiled, String> {
+/// A scenario that does not compile; the message names the file (and for
+/// Rhai the line and column).
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    /// A component that is not one, or does not target the world.
+    #[error("{0}")]
+    Wasm(String),
+    /// A Rhai script that does not parse or check.
+    #[error(transparent)]
+    Rhai(#[from] ScriptError),
+}
+
+/// Compiles and checks a scenario.
+pub fn compile(s: &ScenarioSource) -> Result<Compiled, CompileError> {
     match &s.wasm {
-        Some(bytes) => wasm::compile(&s.file, bytes).map(Compiled::Wasm),
-        None => rhai_engine::check(&s.file, &s.source)
-            .map(Compiled::Rhai)
-            .map_err(|e| e.to_string()),
+        Some(bytes) => wasm::compile(&s.file, bytes)
+            .map(Compiled::Wasm)
+            .map_err(CompileError::Wasm),
+        None => Ok(Compiled::Rhai(rhai_engine::check(&s.file, &s.source)?)),
     }
 }
 

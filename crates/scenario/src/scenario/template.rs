@@ -8,6 +8,37 @@ use crate::model::document::RunDocument;
 use crate::model::template::{MadeTable, TemplateInput};
 use std::path::Path;
 
+/// A template that cannot be found, read, compiled or run.
+#[derive(Debug, thiserror::Error)]
+pub enum TemplateError {
+    /// A Rhai template that is not text.
+    #[error("{0}: not UTF-8 text")]
+    NotUtf8(String),
+    /// A template file that cannot be read.
+    #[error("{file}: {reason}")]
+    Read {
+        /// The file as given.
+        file: String,
+        /// Why.
+        reason: String,
+    },
+    /// The pack named cannot be loaded.
+    #[error(transparent)]
+    Pack(#[from] pack::PackError),
+    /// The pack named has no template.
+    #[error("{arg}: pack {pack} has no comparison template (compare.rhai or compare.wasm)")]
+    NoTemplate {
+        /// The argument.
+        arg: String,
+        /// The pack's name.
+        pack: String,
+    },
+    /// The template does not compile, fails, or makes tables over the
+    /// limits (the runtime's message, naming the file).
+    #[error("{0}")]
+    Runtime(String),
+}
+
 /// A template ready to run.
 #[derive(Debug, Clone)]
 pub struct Template {
@@ -27,54 +58,63 @@ const MAX_TEMPLATE_FILE: u64 = 64 << 20;
 
 impl Template {
     /// The template a pack ships; `prefix` names the pack in errors.
-    pub fn from_pack(prefix: &str, t: &PackTemplate) -> Result<Template, String> {
+    pub fn from_pack(prefix: &str, t: &PackTemplate) -> Result<Template, TemplateError> {
         Template::from_bytes(format!("{prefix}{}", t.name), &t.name, t.bytes.clone())
     }
 
-    fn from_bytes(file: String, name: &str, bytes: Vec<u8>) -> Result<Template, String> {
+    fn from_bytes(file: String, name: &str, bytes: Vec<u8>) -> Result<Template, TemplateError> {
         let code = if name.ends_with(".wasm") {
             Code::Wasm(bytes)
         } else {
-            Code::Rhai(String::from_utf8(bytes).map_err(|_| format!("{file}: not UTF-8 text"))?)
+            match String::from_utf8(bytes) {
+                Ok(source) => Code::Rhai(source),
+                Err(_) => return Err(TemplateError::NotUtf8(file)),
+            }
         };
         Ok(Template { file, code })
     }
 
     /// The template `--template ARG` names: a `.rhai` or `.wasm` file, or a
     /// pack (folder, bundle, `git+URL#REV`, built-in name) that ships one.
-    pub fn from_arg(arg: &str) -> Result<Template, String> {
+    pub fn from_arg(arg: &str) -> Result<Template, TemplateError> {
         let path = Path::new(arg);
         let ext = path.extension().and_then(|e| e.to_str());
         if path.is_file() && matches!(ext, Some("rhai" | "wasm")) {
-            let bytes = crate::input::read_file(path, MAX_TEMPLATE_FILE)
-                .map_err(|e| format!("{arg}: {e}"))?;
+            let bytes = crate::input::read_file(path, MAX_TEMPLATE_FILE).map_err(|reason| {
+                TemplateError::Read {
+                    file: arg.to_string(),
+                    reason,
+                }
+            })?;
             return Template::from_bytes(arg.to_string(), arg, bytes);
         }
-        let p = pack::resolve(arg, &[]).map_err(|e| e.to_string())?;
+        let p = pack::resolve(arg, &[])?;
         match &p.compare {
             Some(t) => Template::from_pack(&format!("{}/", p.name), t),
-            None => Err(format!(
-                "{arg}: pack {} has no comparison template (compare.rhai or compare.wasm)",
-                p.name
-            )),
+            None => Err(TemplateError::NoTemplate {
+                arg: arg.to_string(),
+                pack: p.name.clone(),
+            }),
         }
     }
 
     /// Compiles it without running `render`: `plumb check`.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), TemplateError> {
         match &self.code {
             Code::Rhai(source) => crate::script::template::check(&self.file, source),
             Code::Wasm(bytes) => crate::wasm::template::check(&self.file, bytes),
         }
+        .map_err(TemplateError::Runtime)
     }
 
     /// Runs `render` on `input`: the tables, checked against the limits, or
     /// why there are none.
-    pub fn render(&self, input: &TemplateInput) -> Result<Vec<MadeTable>, String> {
+    pub fn render(&self, input: &TemplateInput) -> Result<Vec<MadeTable>, TemplateError> {
         match &self.code {
             Code::Rhai(source) => crate::script::template::render(&self.file, source, input),
             Code::Wasm(bytes) => crate::wasm::template::render(&self.file, bytes, input),
         }
+        .map_err(TemplateError::Runtime)
     }
 }
 
@@ -148,7 +188,7 @@ pub fn for_runs(docs: &[RunDocument]) -> Choice {
     match &loaded.compare {
         Some(t) => match Template::from_pack(&format!("{name}/"), t) {
             Ok(t) => Choice::Template(t),
-            Err(e) => Choice::Unavailable(e),
+            Err(e) => Choice::Unavailable(e.to_string()),
         },
         None => Choice::Generic,
     }

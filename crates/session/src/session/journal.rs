@@ -123,40 +123,107 @@ pub struct Journal {
 /// Why a journal cannot be continued.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
-    /// It is not a journal to continue: not a regular file, a symlink, in
-    /// use by another plumb, or not well formed (naming the line).
-    #[error("{0}")]
-    Refused(String),
+    /// It is not a journal to continue.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
     /// Cutting off its torn last line failed.
+    #[error("{}: cutting off its torn last line: {source}", .path.display())]
+    Repair {
+        /// The journal.
+        path: PathBuf,
+        /// The system's reason.
+        source: io::Error,
+    },
+}
+
+/// A journal that is not one to read or continue, naming the file (and
+/// the line).
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// A symlink in its place.
+    #[error("{}: a symbolic link; a journal is never read through one", .0.display())]
+    Symlink(PathBuf),
+    /// It cannot be opened or examined.
+    #[error("{}: {source}", .path.display())]
+    Io {
+        /// The journal.
+        path: PathBuf,
+        /// The system's reason.
+        source: io::Error,
+    },
+    /// Not a regular file.
+    #[error("{}: not a regular file", .0.display())]
+    NotRegular(PathBuf),
+    /// Another plumb holds its lock.
+    #[error("{}: another plumb is writing it (a run still going, or resumed twice)", .0.display())]
+    InUse(PathBuf),
+    /// A line that is not what a journal holds.
+    #[error("{}:{number}: {problem}", .path.display())]
+    Line {
+        /// The journal.
+        path: PathBuf,
+        /// The line's number, from 1.
+        number: usize,
+        /// What is wrong with it.
+        problem: LineProblem,
+    },
+    /// No header line.
+    #[error("{}: empty journal (no header line)", .0.display())]
+    Empty(PathBuf),
+}
+
+/// What is wrong with a line of a journal.
+#[derive(Debug, thiserror::Error)]
+pub enum LineProblem {
+    /// It cannot be read.
+    #[error(transparent)]
+    Io(io::Error),
+    /// Longer than [`MAX_LINE`].
+    #[error("line longer than {} MiB", MAX_LINE >> 20)]
+    TooLong,
+    /// Not the JSON of a header or an entry.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// A header of another schema.
+    #[error("not a plumb journal (expected {JOURNAL_SCHEMA})")]
+    NotAJournal,
+    /// A header field over the document's limit.
+    #[error("header field longer than {0} bytes")]
+    HeaderTooLong(usize),
+    /// More than [`MAX_ENTRIES`] entries.
+    #[error("more than {MAX_ENTRIES} scenarios")]
+    TooMany,
+    /// An entry over the document's limits.
     #[error("{0}")]
-    Repair(String),
+    Limits(String),
 }
 
 /// Opens `path` without following a symlink in its place and without
 /// blocking (a FIFO waits for no writer), for reading and, when `append`,
 /// appending; it must be a regular file.
-fn open_journal(path: &Path, append: bool) -> Result<File, String> {
-    let name = path.display();
+fn open_journal(path: &Path, append: bool) -> Result<File, Refusal> {
+    let io = |source| Refusal::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     let file = OpenOptions::new()
         .read(true)
         .append(append)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
         .open(path)
         .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => {
-                format!("{name}: a symbolic link; a journal is never read through one")
-            }
-            _ => format!("{name}: {e}"),
+            Some(libc::ELOOP) => Refusal::Symlink(path.to_path_buf()),
+            _ => io(e),
         })?;
-    let meta = file.metadata().map_err(|e| format!("{name}: {e}"))?;
+    let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
-        return Err(format!("{name}: not a regular file"));
+        return Err(Refusal::NotRegular(path.to_path_buf()));
     }
     Ok(file)
 }
 
 /// Reads `path`; errors name the file and line.
-pub fn read(path: &Path) -> Result<Journal, String> {
+pub fn read(path: &Path) -> Result<Journal, Refusal> {
     parse(&open_journal(path, false)?, path).map(|(j, _)| j)
 }
 
@@ -165,25 +232,27 @@ pub fn read(path: &Path) -> Result<Journal, String> {
 /// last line, syncing the cut before anything is appended. Returns what it
 /// holds and the writer that appends to it.
 pub fn resume(path: &Path) -> Result<(Journal, Writer), JournalError> {
-    let name = path.display();
-    let file = open_journal(path, true).map_err(JournalError::Refused)?;
+    let file = open_journal(path, true)?;
     match file.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
-            return Err(JournalError::Refused(format!(
-                "{name}: another plumb is writing it (a run still going, or resumed twice)"
-            )))
+            return Err(Refusal::InUse(path.to_path_buf()).into())
         }
-        Err(std::fs::TryLockError::Error(e)) => {
-            return Err(JournalError::Refused(format!("{name}: {e}")))
+        Err(std::fs::TryLockError::Error(source)) => {
+            return Err(Refusal::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+            .into())
         }
     }
-    let (journal, whole) = parse(&file, path).map_err(JournalError::Refused)?;
+    let (journal, whole) = parse(&file, path)?;
     if journal.torn_tail {
         file.set_len(whole)
             .and_then(|()| file.sync_all())
-            .map_err(|e| {
-                JournalError::Repair(format!("{name}: cutting off its torn last line: {e}"))
+            .map_err(|source| JournalError::Repair {
+                path: path.to_path_buf(),
+                source,
             })?;
     }
     Ok((
@@ -197,8 +266,7 @@ pub fn resume(path: &Path) -> Result<(Journal, Writer), JournalError> {
 
 /// Parses the journal `file` (named `path` in errors) from its start; also
 /// returns the length of its whole lines (all of it but a torn tail).
-fn parse(file: &File, path: &Path) -> Result<(Journal, u64), String> {
-    let name = path.display();
+fn parse(file: &File, path: &Path) -> Result<(Journal, u64), Refusal> {
     let mut reader = BufReader::new(file);
     let mut header = None;
     let mut entries = Vec::new();
@@ -207,19 +275,21 @@ fn parse(file: &File, path: &Path) -> Result<(Journal, u64), String> {
     let mut number = 0usize;
     loop {
         number += 1;
+        let at = |problem| Refusal::Line {
+            path: path.to_path_buf(),
+            number,
+            problem,
+        };
         let mut line = Vec::new();
         let n = (&mut reader)
             .take(MAX_LINE as u64 + 1)
             .read_until(b'\n', &mut line)
-            .map_err(|e| format!("{name}:{number}: {e}"))?;
+            .map_err(|e| at(LineProblem::Io(e)))?;
         if n == 0 {
             break;
         }
         if line.len() > MAX_LINE {
-            return Err(format!(
-                "{name}:{number}: line longer than {} MiB",
-                MAX_LINE >> 20
-            ));
+            return Err(at(LineProblem::TooLong));
         }
         if line.last() != Some(&b'\n') {
             // Only the last line can lack its newline: a write cut short.
@@ -227,29 +297,28 @@ fn parse(file: &File, path: &Path) -> Result<(Journal, u64), String> {
             break;
         }
         whole += n as u64;
-        let at = |e: &dyn std::fmt::Display| format!("{name}:{number}: {e}");
         if header.is_none() {
-            let h: Header = serde_json::from_slice(&line).map_err(|e| at(&e))?;
+            let h: Header = serde_json::from_slice(&line).map_err(|e| at(e.into()))?;
             if h.journal != JOURNAL_SCHEMA {
-                return Err(at(&format!(
-                    "not a plumb journal (expected {JOURNAL_SCHEMA})"
-                )));
+                return Err(at(LineProblem::NotAJournal));
             }
             let limit = crate::model::document::limits::NAME;
             if h.started.len() > limit || h.label.as_ref().is_some_and(|l| l.len() > limit) {
-                return Err(at(&format!("header field longer than {limit} bytes")));
+                return Err(at(LineProblem::HeaderTooLong(limit)));
             }
             header = Some(h);
             continue;
         }
         if entries.len() >= MAX_ENTRIES {
-            return Err(at(&format!("more than {MAX_ENTRIES} scenarios")));
+            return Err(at(LineProblem::TooMany));
         }
-        let e: Entry = serde_json::from_slice(&line).map_err(|e| at(&e))?;
-        e.scenario.check_limits("scenario").map_err(|e| at(&e))?;
+        let e: Entry = serde_json::from_slice(&line).map_err(|e| at(e.into()))?;
+        e.scenario
+            .check_limits("scenario")
+            .map_err(|e| at(LineProblem::Limits(e)))?;
         entries.push(e.scenario);
     }
-    let header = header.ok_or_else(|| format!("{name}: empty journal (no header line)"))?;
+    let header = header.ok_or_else(|| Refusal::Empty(path.to_path_buf()))?;
     Ok((
         Journal {
             header,
@@ -303,7 +372,7 @@ mod tests {
         let mut w = Writer::create(&p, &header()).unwrap();
         w.append(&scenario("a")).unwrap();
         assert!(
-            matches!(resume(&p), Err(JournalError::Refused(e)) if e.contains("another plumb")),
+            matches!(resume(&p), Err(JournalError::Refused(e)) if e.to_string().contains("another plumb")),
             "a journal being written is not continued by a second plumb"
         );
         drop(w);
@@ -354,9 +423,12 @@ mod tests {
         let before = std::fs::read(&real).unwrap();
         let link = d.path().join("r.json.journal");
         std::os::unix::fs::symlink(&real, &link).unwrap();
-        assert!(read(&link).unwrap_err().contains("symbolic link"));
+        assert!(read(&link)
+            .unwrap_err()
+            .to_string()
+            .contains("symbolic link"));
         assert!(
-            matches!(resume(&link), Err(JournalError::Refused(e)) if e.contains("symbolic link"))
+            matches!(resume(&link), Err(JournalError::Refused(e)) if e.to_string().contains("symbolic link"))
         );
         assert!(Writer::create(&link, &header()).is_err());
         assert_eq!(std::fs::read(&real).unwrap(), before);
@@ -377,16 +449,16 @@ mod tests {
             (format!("{head}\n{{\"scenario\":null,\"extra\":1}}\n"), 2),
         ] {
             std::fs::write(&p, text).unwrap();
-            let e = read(&p).unwrap_err();
+            let e = read(&p).unwrap_err().to_string();
             assert!(e.contains(&format!("x.journal:{line}:")), "{e}");
         }
         let mut big = scenario("a");
         big.name = "n".repeat(crate::model::document::limits::NAME + 1);
         let line = serde_json::to_string(&Entry { scenario: big }).unwrap();
         std::fs::write(&p, format!("{head}\n{line}\n")).unwrap();
-        let e = read(&p).unwrap_err();
+        let e = read(&p).unwrap_err().to_string();
         assert!(e.contains("x.journal:2:") && e.contains("limit"), "{e}");
         std::fs::write(&p, "").unwrap();
-        assert!(read(&p).unwrap_err().contains("empty journal"));
+        assert!(read(&p).unwrap_err().to_string().contains("empty journal"));
     }
 }

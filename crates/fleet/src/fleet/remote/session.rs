@@ -1,0 +1,222 @@
+//! An agent session over ssh: the child, its stdin (the lifeline), and
+//! what the agent says on stdout (the protocol) and ssh on stderr.
+
+use super::RemoteError;
+use crate::fleet::inventory::Host;
+use crate::fleet::protocol::{self, AGENT, LINE, READY, RESULT};
+use crate::fleet::ssh::{self, Ssh};
+use std::io::{BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+
+/// What the agent's stdout said.
+enum Said {
+    Started { pid: u32 },
+    Line(String),
+    Result { code: i32, document: Vec<u8> },
+    Ready(String),
+    Garbled(String),
+}
+
+/// Reads the agent's stdout into messages.
+fn listen(stdout: impl Read + Send + 'static) -> mpsc::Receiver<Said> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(stdout);
+        loop {
+            let line = match protocol::read_line(&mut r) {
+                Ok(Some(l)) => l,
+                Ok(None) => break,
+                Err(e) => {
+                    let _ = tx.send(Said::Garbled(e.to_string()));
+                    break;
+                }
+            };
+            let said = if let Some(text) = line.strip_prefix(LINE) {
+                Said::Line(crate::terminal::cleaned(text.trim()))
+            } else if let Some(f) = protocol::fields(&line, AGENT) {
+                match f.first().and_then(|p| p.parse().ok()) {
+                    Some(pid) => Said::Started { pid },
+                    None => Said::Garbled(line),
+                }
+            } else if let Some(f) = protocol::fields(&line, READY) {
+                Said::Ready(f.join(" "))
+            } else if let Some(f) = protocol::fields(&line, RESULT).filter(|f| f.len() == 2) {
+                let (Ok(code), Ok(len)) = (f[0].parse::<i32>(), f[1].parse::<u64>()) else {
+                    let _ = tx.send(Said::Garbled(line));
+                    break;
+                };
+                match protocol::read_counted(
+                    &mut r,
+                    len,
+                    crate::model::document::limits::FILE_BYTES,
+                ) {
+                    Ok(document) => Said::Result { code, document },
+                    Err(e) => Said::Garbled(format!("the result document: {e}")),
+                }
+            } else {
+                // A login banner or a shell's chatter before the agent starts.
+                continue;
+            };
+            if tx.send(said).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// ssh's own stderr (and the agent's errors), line by line: the run's
+/// progress comes on stdout, so these lines say why a session failed.
+fn stderr_lines(stderr: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut r = BufReader::new(stderr);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match r
+                .by_ref()
+                .take(protocol::MAX_LINE as u64)
+                .read_until(b'\n', &mut line)
+            {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let text = String::from_utf8_lossy(&line);
+                    let text = crate::terminal::cleaned(text.trim_end());
+                    if !text.is_empty() && tx.send(text).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// A running agent session: the ssh child, its stdin (the lifeline), and
+/// what it says.
+pub(super) struct Session {
+    pub(super) child: Child,
+    /// The lifeline: dropping it tells the agent to stop.
+    stdin: Option<mpsc::Receiver<Option<ChildStdin>>>,
+    said: mpsc::Receiver<Said>,
+    errors: mpsc::Receiver<String>,
+    /// The agent's PID once it said it.
+    pub(super) pid: Option<u32>,
+    /// The result frame, once it came.
+    pub(super) result: Option<(i32, Vec<u8>)>,
+    /// The address a server said it listens on.
+    pub(super) ready: Option<String>,
+    /// Something the agent said that is not the protocol.
+    garbled: Option<String>,
+    /// The last lines of ssh's stderr, for the reason of a failure.
+    tail: Vec<String>,
+    /// The last progress line of the run.
+    pub(super) last_line: Option<String>,
+}
+
+/// How many of ssh's last stderr lines are kept.
+const TAIL_LINES: usize = 20;
+
+impl Session {
+    /// Starts `remote` on `host` and sends `first` (header and bytes) on its
+    /// stdin from a thread, keeping stdin open afterwards.
+    pub(super) fn start(
+        ssh: &Ssh,
+        host: &Host,
+        remote: &str,
+        first: Vec<u8>,
+    ) -> Result<Session, RemoteError> {
+        let mut child = ssh
+            .command(host, remote)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(RemoteError::SpawnSsh)?;
+        let mut stdin = child.stdin.take().expect("piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let ok = stdin.write_all(&first).and_then(|()| stdin.flush()).is_ok();
+            let _ = tx.send(ok.then_some(stdin));
+        });
+        let said = listen(child.stdout.take().expect("piped"));
+        let errors = stderr_lines(child.stderr.take().expect("piped"));
+        Ok(Session {
+            child,
+            stdin: Some(rx),
+            said,
+            errors,
+            pid: None,
+            result: None,
+            ready: None,
+            garbled: None,
+            tail: Vec::new(),
+            last_line: None,
+        })
+    }
+
+    /// Cuts the lifeline: the agent stops its child and cleans up. While the
+    /// payload is still being sent, ssh itself is killed.
+    pub(super) fn cut(&mut self) {
+        if let Some(rx) = self.stdin.take() {
+            match rx.try_recv() {
+                Ok(stdin) => drop(stdin),
+                Err(_) => {
+                    let _ = self.child.kill();
+                }
+            }
+        }
+    }
+
+    /// Takes in what was said so far: progress lines go to `on_line`.
+    pub(super) fn drain(&mut self, on_line: &mut dyn FnMut(&str)) {
+        while let Ok(said) = self.said.try_recv() {
+            match said {
+                Said::Started { pid } => self.pid = Some(pid),
+                Said::Line(l) => {
+                    on_line(&l);
+                    self.last_line = Some(l);
+                }
+                Said::Result { code, document } => self.result = Some((code, document)),
+                Said::Ready(a) => self.ready = Some(a),
+                Said::Garbled(g) => self.garbled = Some(g),
+            }
+        }
+        while let Ok(l) = self.errors.try_recv() {
+            self.tail.push(l);
+            if self.tail.len() > TAIL_LINES {
+                self.tail.remove(0);
+            }
+        }
+    }
+
+    /// Why the session ended without a result, in one line: ssh's reason
+    /// when ssh failed (255), else how the agent's side ended.
+    pub(super) fn reason(&self, code: i32) -> RemoteError {
+        if let Some(g) = &self.garbled {
+            return RemoteError::Garbled(g.clone());
+        }
+        match code {
+            -1 => RemoteError::SshKilled,
+            c if c > 128 && c < 160 => RemoteError::Killed(c - 128),
+            c => RemoteError::Failed(ssh::reason(c, &self.tail.join("\n"))),
+        }
+    }
+}
+
+/// A signal's name.
+pub(super) fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGKILL => "SIGKILL: out of memory, or killed",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        _ => "signal",
+    }
+}
