@@ -34,7 +34,7 @@ pub enum Compiled {
 pub enum CompileError {
     /// A component that is not one, or does not target the world.
     #[error("{0}")]
-    Wasm(String),
+    Wasm(#[from] crate::wasm::WasmError),
     /// A Rhai script that does not parse or check.
     #[error(transparent)]
     Rhai(#[from] ScriptError),

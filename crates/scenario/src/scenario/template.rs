@@ -33,10 +33,14 @@ pub enum TemplateError {
         /// The pack's name.
         pack: String,
     },
-    /// The template does not compile, fails, or makes tables over the
-    /// limits (the runtime's message, naming the file).
-    #[error("{0}")]
-    Runtime(String),
+    /// A Rhai template does not compile, fails, or makes tables over the
+    /// limits (naming the file).
+    #[error(transparent)]
+    Rhai(#[from] crate::script::template::TemplateFailure),
+    /// A WebAssembly template does not link, fails, or makes tables over
+    /// the limits (naming the file).
+    #[error(transparent)]
+    Wasm(#[from] crate::wasm::WasmError),
 }
 
 /// A template ready to run.
@@ -101,20 +105,18 @@ impl Template {
     /// Compiles it without running `render`: `plumb check`.
     pub fn check(&self) -> Result<(), TemplateError> {
         match &self.code {
-            Code::Rhai(source) => crate::script::template::check(&self.file, source),
-            Code::Wasm(bytes) => crate::wasm::template::check(&self.file, bytes),
+            Code::Rhai(source) => Ok(crate::script::template::check(&self.file, source)?),
+            Code::Wasm(bytes) => Ok(crate::wasm::template::check(&self.file, bytes)?),
         }
-        .map_err(TemplateError::Runtime)
     }
 
     /// Runs `render` on `input`: the tables, checked against the limits, or
     /// why there are none.
     pub fn render(&self, input: &TemplateInput) -> Result<Vec<MadeTable>, TemplateError> {
         match &self.code {
-            Code::Rhai(source) => crate::script::template::render(&self.file, source, input),
-            Code::Wasm(bytes) => crate::wasm::template::render(&self.file, bytes, input),
+            Code::Rhai(source) => Ok(crate::script::template::render(&self.file, source, input)?),
+            Code::Wasm(bytes) => Ok(crate::wasm::template::render(&self.file, bytes, input)?),
         }
-        .map_err(TemplateError::Runtime)
     }
 }
 

@@ -4,7 +4,8 @@
 
 use super::rhai_engine::ScriptLimits;
 use super::rhai_engine::{base_engine, memory_limit_token, runtime_error, script_stack_bytes};
-use crate::model::template::{check_tables, limits, MadeTable, TemplateInput};
+use super::ScriptError;
+use crate::model::template::{check_tables, limits, MadeTable, TableError, TemplateInput};
 use crate::units::format_value;
 use rhai::{Array, Dynamic, Map, Scope};
 use std::time::Instant;
@@ -19,23 +20,135 @@ pub const TEMPLATE_LIMITS: ScriptLimits = ScriptLimits {
     max_heap_bytes: 128 << 20,
 };
 
+/// Why a Rhai comparison template gave no tables; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum TemplateFailure {
+    /// No thread to run it on.
+    #[error("{file}: could not start the template's thread: {source}")]
+    Thread {
+        /// The template.
+        file: String,
+        /// The OS's reason.
+        source: std::io::Error,
+    },
+    /// Its thread panicked.
+    #[error("{file}: the template's thread failed")]
+    ThreadDied {
+        /// The template.
+        file: String,
+    },
+    /// The comparison could not be given to Rhai.
+    #[error("{file}: {why}")]
+    Input {
+        /// The template.
+        file: String,
+        /// Rhai's reason.
+        why: String,
+    },
+    /// It does not compile, or failed while running (with its place).
+    #[error("{0}")]
+    Script(ScriptError),
+    /// It has no `fn render(comparison)`.
+    #[error("{file}: a comparison template defines `fn render(comparison)`, returning its tables")]
+    NoRender {
+        /// The template.
+        file: String,
+    },
+    /// `render` returned something other than tables.
+    #[error("{file}: render returned {shape}")]
+    Shape {
+        /// The template.
+        file: String,
+        /// What was wrong with it.
+        shape: ShapeError,
+    },
+    /// The tables break the tables' limits.
+    #[error("{file}: {error}")]
+    Tables {
+        /// The template.
+        file: String,
+        /// The limit broken.
+        error: TableError,
+    },
+}
+
+/// What `render` returned instead of tables; tables and rows are counted
+/// from 1.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    /// Neither a table map nor an array.
+    #[error("a {type_name}: it must return a table (a map with title, header, rows, notes) or an array of them")]
+    NotTables {
+        /// Rhai's name of what it returned.
+        type_name: String,
+    },
+    /// An array item that is not a map.
+    #[error("an array whose item {item} is a {type_name}, not a table map")]
+    NotATable {
+        /// The item.
+        item: usize,
+        /// Rhai's name of what it is.
+        type_name: String,
+    },
+    /// A header, notes or row that is not an array.
+    #[error("table {table}: {what} must be an array")]
+    NotAnArray {
+        /// The table.
+        table: usize,
+        /// `header`, `notes` or `row N`.
+        what: String,
+    },
+    /// `rows` that is not an array.
+    #[error("table {table}: rows must be an array of rows")]
+    RowsNotAnArray {
+        /// The table.
+        table: usize,
+    },
+    /// A key a table does not have (made safe to print).
+    #[error("table {table}: unknown key '{key}' (a table has title, header, rows, notes)")]
+    UnknownKey {
+        /// The table.
+        table: usize,
+        /// The key.
+        key: String,
+    },
+}
+
 /// Runs `source`'s `render` on `input`; the error says what stopped it,
 /// naming `file:line:col` where there is a place.
-pub fn render(file: &str, source: &str, input: &TemplateInput) -> Result<Vec<MadeTable>, String> {
+pub fn render(
+    file: &str,
+    source: &str,
+    input: &TemplateInput,
+) -> Result<Vec<MadeTable>, TemplateFailure> {
     // Rhai walks nested values recursively: a thread with a stack as deep
     // as the limits allow, as for scenarios.
     std::thread::scope(|s| {
         crate::gate::thread("rhai-template")
             .stack_size(script_stack_bytes(&TEMPLATE_LIMITS))
             .spawn_scoped(s, move || render_here(file, source, input))
-            .map_err(|e| format!("{file}: could not start the template's thread: {e}"))?
+            .map_err(|source| TemplateFailure::Thread {
+                file: file.to_string(),
+                source,
+            })?
             .join()
-            .unwrap_or_else(|_| Err(format!("{file}: the template's thread failed")))
+            .unwrap_or_else(|_| {
+                Err(TemplateFailure::ThreadDied {
+                    file: file.to_string(),
+                })
+            })
     })
 }
 
-fn render_here(file: &str, source: &str, input: &TemplateInput) -> Result<Vec<MadeTable>, String> {
-    let input = rhai::serde::to_dynamic(input).map_err(|e| format!("{file}: {e}"))?;
+fn render_here(
+    file: &str,
+    source: &str,
+    input: &TemplateInput,
+) -> Result<Vec<MadeTable>, TemplateFailure> {
+    let input = rhai::serde::to_dynamic(input).map_err(|e| TemplateFailure::Input {
+        file: file.to_string(),
+        why: e.to_string(),
+    })?;
     let mut engine = base_engine(&TEMPLATE_LIMITS);
     let started = Instant::now();
     let heap = crate::heap::HeapWatch::start(TEMPLATE_LIMITS.max_heap_bytes);
@@ -60,14 +173,20 @@ fn render_here(file: &str, source: &str, input: &TemplateInput) -> Result<Vec<Ma
     let ast = compile(&mut engine, file, source, started)?;
     let out: Dynamic = engine
         .call_fn(&mut Scope::new(), &ast, "render", (input,))
-        .map_err(|e| runtime_error(file, source, *e).to_string())?;
-    let tables = tables(out).map_err(|e| format!("{file}: render returned {e}"))?;
-    check_tables(&tables).map_err(|e| format!("{file}: {e}"))?;
+        .map_err(|e| TemplateFailure::Script(runtime_error(file, source, *e)))?;
+    let tables = tables(out).map_err(|shape| TemplateFailure::Shape {
+        file: file.to_string(),
+        shape,
+    })?;
+    check_tables(&tables).map_err(|error| TemplateFailure::Tables {
+        file: file.to_string(),
+        error,
+    })?;
     Ok(tables)
 }
 
 /// Compiles a template and checks that it defines `render`: `plumb check`.
-pub fn check(file: &str, source: &str) -> Result<(), String> {
+pub fn check(file: &str, source: &str) -> Result<(), TemplateFailure> {
     compile(
         &mut base_engine(&TEMPLATE_LIMITS),
         file,
@@ -85,7 +204,7 @@ fn compile(
     file: &str,
     source: &str,
     started: Instant,
-) -> Result<rhai::AST, String> {
+) -> Result<rhai::AST, TemplateFailure> {
     let deadline = started
         .checked_add(limits::TIME)
         .map(|at| (at, "template time limit"));
@@ -97,66 +216,64 @@ fn compile(
         "template memory limit",
         deadline,
     )
-    .map_err(|e| e.error.to_string())?;
+    .map_err(|e| TemplateFailure::Script(e.error))?;
     if !ast
         .iter_functions()
         .any(|f| f.name == "render" && f.params.len() == 1)
     {
-        return Err(format!(
-            "{file}: a comparison template defines `fn render(comparison)`, returning its tables"
-        ));
+        return Err(TemplateFailure::NoRender {
+            file: file.to_string(),
+        });
     }
     Ok(ast)
 }
 
 /// A table map, or an array of them, as tables.
-fn tables(out: Dynamic) -> Result<Vec<MadeTable>, String> {
+fn tables(out: Dynamic) -> Result<Vec<MadeTable>, ShapeError> {
     if out.is_map() {
         return Ok(vec![table(1, out.cast::<Map>())?]);
     }
     let Some(list) = out.clone().try_cast::<Array>() else {
-        return Err(format!(
-            "a {}: it must return a table (a map with title, header, rows, notes) or an array of them",
-            out.type_name()
-        ));
+        return Err(ShapeError::NotTables {
+            type_name: out.type_name().to_string(),
+        });
     };
     list.into_iter()
         .enumerate()
         .map(|(i, t)| match t.clone().try_cast::<Map>() {
             Some(m) => table(i + 1, m),
-            None => Err(format!(
-                "an array whose item {} is a {}, not a table map",
-                i + 1,
-                t.type_name()
-            )),
+            None => Err(ShapeError::NotATable {
+                item: i + 1,
+                type_name: t.type_name().to_string(),
+            }),
         })
         .collect()
 }
 
-fn table(n: usize, map: Map) -> Result<MadeTable, String> {
+fn table(n: usize, map: Map) -> Result<MadeTable, ShapeError> {
     let mut t = MadeTable::default();
+    let not_an_array = |what: String| ShapeError::NotAnArray { table: n, what };
     for (key, value) in map {
-        let at = |what: &str| format!("table {n}: {what}");
         match key.as_str() {
             "title" => t.title = text(value),
-            "header" => t.header = texts(value).map_err(|e| at(&format!("header {e}")))?,
+            "header" => t.header = texts(value).ok_or_else(|| not_an_array("header".into()))?,
             "notes" if value.is_string() => t.notes = vec![text(value)],
-            "notes" => t.notes = texts(value).map_err(|e| at(&format!("notes {e}")))?,
+            "notes" => t.notes = texts(value).ok_or_else(|| not_an_array("notes".into()))?,
             "rows" => {
                 let rows = value
                     .try_cast::<Array>()
-                    .ok_or_else(|| at("rows must be an array of rows"))?;
+                    .ok_or(ShapeError::RowsNotAnArray { table: n })?;
                 t.rows = rows
                     .into_iter()
                     .enumerate()
-                    .map(|(r, row)| texts(row).map_err(|e| at(&format!("row {} {e}", r + 1))))
+                    .map(|(r, row)| texts(row).ok_or_else(|| not_an_array(format!("row {}", r + 1))))
                     .collect::<Result<_, _>>()?;
             }
             other => {
-                return Err(at(&format!(
-                    "unknown key '{}' (a table has title, header, rows, notes)",
-                    crate::terminal::clean_text(other)
-                )))
+                return Err(ShapeError::UnknownKey {
+                    table: n,
+                    key: crate::terminal::clean_text(other).into_owned(),
+                })
             }
         }
     }
@@ -178,11 +295,10 @@ fn text(v: Dynamic) -> String {
     v.to_string()
 }
 
-fn texts(v: Dynamic) -> Result<Vec<String>, String> {
-    let list = v
-        .try_cast::<Array>()
-        .ok_or_else(|| "must be an array".to_string())?;
-    Ok(list.into_iter().map(text).collect())
+/// An array's items as cell texts; None when `v` is not an array.
+fn texts(v: Dynamic) -> Option<Vec<String>> {
+    let list = v.try_cast::<Array>()?;
+    Some(list.into_iter().map(text).collect())
 }
 
 #[cfg(test)]
@@ -192,7 +308,7 @@ mod tests {
     #[test]
     fn a_template_past_the_source_limit_is_refused_before_compiling() {
         let source = format!("fn render(c) {{ [] }}\n{}", "// padding\n".repeat(30_000));
-        let e = check("t.rhai", &source).unwrap_err();
+        let e = check("t.rhai", &source).unwrap_err().to_string();
         assert!(e.contains("rule: script size limit"), "{e}");
     }
 
@@ -207,7 +323,8 @@ mod tests {
             &source,
             started,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("compiling the script ran past its deadline (rule: template time limit)"),
             "{e}"

@@ -4,6 +4,7 @@
 
 use super::bindings::{Scenario, ScenarioPre, State};
 use super::cache;
+use super::error::{EngineError, WasmError};
 use super::limiter::MemoryLimiter;
 use crate::api::scenario_error::{ScenarioError, ScenarioErrorKind};
 use crate::api::Host;
@@ -29,36 +30,41 @@ pub struct WasmLimits {
 
 /// The process's engine; a background thread (one of the run's, under its
 /// cap) advances its epoch. Fails, for good, when either cannot be made.
-pub(super) fn engine() -> Result<&'static Engine, String> {
-    static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
+pub(super) fn engine(file: &str) -> Result<&'static Engine, WasmError> {
+    static ENGINE: OnceLock<Result<Engine, EngineError>> = OnceLock::new();
     ENGINE
         .get_or_init(start_engine)
         .as_ref()
-        .map_err(Clone::clone)
+        .map_err(|why| WasmError::NoEngine {
+            file: file.to_string(),
+            why: why.clone(),
+        })
 }
 
-fn start_engine() -> Result<Engine, String> {
+fn start_engine() -> Result<Engine, EngineError> {
     let mut config = Config::new();
     config.wasm_component_model(true);
     config.epoch_interruption(true);
     config.wasm_backtrace_details(WasmBacktraceDetails::Enable);
-    let engine =
-        Engine::new(&config).map_err(|e| format!("the WebAssembly engine cannot start: {e}"))?;
+    let engine = Engine::new(&config).map_err(|e| EngineError::Config(e.to_string()))?;
     let ticker = engine.clone();
     crate::gate::thread("plumb-epoch")
         .spawn(move || loop {
             std::thread::sleep(TICK);
             ticker.increment_epoch();
         })
-        .map_err(|e| format!("the WebAssembly engine's epoch thread cannot start: {e}"))?;
+        .map_err(|e| EngineError::EpochThread(e.to_string()))?;
     Ok(engine)
 }
 
-fn linker() -> Result<Linker<State>, String> {
-    let mut linker = Linker::new(engine()?);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| e.to_string())?;
-    Scenario::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)
-        .map_err(|e| e.to_string())?;
+fn linker(file: &str) -> Result<Linker<State>, WasmError> {
+    let mut linker = Linker::new(engine(file)?);
+    let failed = |e: wasmtime::Error| WasmError::Linker {
+        file: file.to_string(),
+        why: e.to_string(),
+    };
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(failed)?;
+    Scenario::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s).map_err(failed)?;
     Ok(linker)
 }
 
@@ -70,14 +76,12 @@ fn linker() -> Result<Linker<State>, String> {
 pub const MAX_COMPONENT_BYTES: usize = 16 << 20;
 
 /// Refuses a component larger than [`MAX_COMPONENT_BYTES`], naming both sizes.
-pub(super) fn check_size(file: &str, bytes: &[u8]) -> Result<(), String> {
+pub(super) fn check_size(file: &str, bytes: &[u8]) -> Result<(), WasmError> {
     if bytes.len() > MAX_COMPONENT_BYTES {
-        return Err(format!(
-            "{file}: the component is {} ({} bytes), more than the {} a component may be (rule: component size limit)",
-            crate::units::format_bytes_binary(bytes.len() as f64),
-            bytes.len(),
-            crate::units::format_bytes_binary(MAX_COMPONENT_BYTES as f64)
-        ));
+        return Err(WasmError::TooLarge {
+            file: file.to_string(),
+            bytes: bytes.len(),
+        });
     }
     Ok(())
 }
@@ -91,28 +95,31 @@ pub struct Compiled {
 
 /// Compiles (or loads from the cache) and checks a component against the
 /// `plumb:bench/scenario` world; errors name what is missing.
-pub fn compile(file: &str, bytes: &[u8]) -> Result<Compiled, String> {
+pub fn compile(file: &str, bytes: &[u8]) -> Result<Compiled, WasmError> {
     check_size(file, bytes)?;
-    let (component, cached) =
-        cache::load_or_compile(engine().map_err(|e| format!("{file}: {e}"))?, bytes)
-            .map_err(|e| format!("{file}: not a WebAssembly component plumb can run: {e:#}"))?;
-    let pre = linker()?
+    let (component, cached) = cache::load_or_compile(engine(file)?, bytes).map_err(|e| {
+        WasmError::NotAComponent {
+            file: file.to_string(),
+            why: format!("{e:#}"),
+        }
+    })?;
+    // `instantiate_pre` only fails when an import is missing or has
+    // another type than the world's.
+    let pre = linker(file)?
         .instantiate_pre(&component)
-        .map_err(|e| format!("{file}: {}", import_error(&e)))?;
-    let pre = ScenarioPre::new(pre).map_err(|e| {
-        format!("{file}: the component does not export the plumb:bench/scenario world's `run` function: {e:#}")
+        .map_err(|e| WasmError::ScenarioImports {
+            file: file.to_string(),
+            why: format!("{e:#}"),
+        })?;
+    let pre = ScenarioPre::new(pre).map_err(|e| WasmError::NoRun {
+        file: file.to_string(),
+        why: format!("{e:#}"),
     })?;
     Ok(Compiled { pre, cached })
 }
 
-/// Why a component cannot be linked: `instantiate_pre` only fails when an
-/// import is missing or has another type than the world's.
-fn import_error(e: &wasmtime::Error) -> String {
-    format!("it imports something plumb does not provide ({e:#}); a scenario may import only the plumb:bench/scenario world and WASI preview 2")
-}
-
 /// `plumb check` for a component.
-pub fn check(file: &str, bytes: &[u8]) -> Result<(), String> {
+pub fn check(file: &str, bytes: &[u8]) -> Result<(), WasmError> {
     compile(file, bytes).map(|_| ())
 }
 

@@ -8,10 +8,12 @@ mod bindings;
 mod cache;
 mod convert;
 mod engine;
+mod error;
 mod limiter;
 pub mod template;
 
 pub use engine::{check, compile, run, Compiled, WasmLimits};
+pub use error::{EngineError, WasmError};
 
 #[cfg(test)]
 mod reference;

@@ -4,6 +4,7 @@
 //! its log), at most [`limits::WASM_MEMORY`] of memory and [`limits::TIME`].
 
 use super::engine::{engine, show_log};
+use super::error::WasmError;
 use super::limiter::MemoryLimiter;
 use crate::model::template::{check_tables, limits, MadeTable, TemplateInput};
 use std::time::Instant;
@@ -39,7 +40,11 @@ impl WasiView for State {
 
 /// Runs the component `bytes`' `render` on `input`; the error says what
 /// stopped it (its own error, the time or memory limit, a trap).
-pub fn render(file: &str, bytes: &[u8], input: &TemplateInput) -> Result<Vec<MadeTable>, String> {
+pub fn render(
+    file: &str,
+    bytes: &[u8],
+    input: &TemplateInput,
+) -> Result<Vec<MadeTable>, WasmError> {
     let pre = prepare(file, bytes)?;
     let stdout = MemoryOutputPipe::new(MAX_OUTPUT);
     let stderr = MemoryOutputPipe::new(MAX_OUTPUT);
@@ -65,32 +70,30 @@ pub fn render(file: &str, bytes: &[u8], input: &TemplateInput) -> Result<Vec<Mad
         .instantiate(&mut store)
         .and_then(|t| t.call_render(&mut store, &to_wit(input)));
     show_log(stdout, stderr, MAX_OUTPUT);
+    let file = file.to_string();
     let tables = match outcome {
         Ok(Ok(tables)) => tables,
         Ok(Err(msg)) => {
-            return Err(format!(
-                "{file}: render failed: {}",
-                crate::terminal::clean_text(&msg)
-            ))
+            return Err(WasmError::RenderFailed {
+                file,
+                message: crate::terminal::clean_text(&msg).into_owned(),
+            })
         }
-        Err(_) if store.data().limiter.hit() => {
-            return Err(format!(
-                "{file}: the template went over its memory limit of {} MiB",
-                limits::WASM_MEMORY >> 20
-            ))
-        }
+        Err(_) if store.data().limiter.hit() => return Err(WasmError::TemplateMemory { file }),
         Err(e)
             if matches!(
                 e.downcast_ref::<wasmtime::Trap>(),
                 Some(wasmtime::Trap::Interrupt)
             ) =>
         {
-            return Err(format!(
-                "{file}: the template ran longer than {} s (rule: template time limit)",
-                limits::TIME.as_secs()
-            ))
+            return Err(WasmError::TemplateTime { file })
         }
-        Err(e) => return Err(format!("{file}: the template trapped: {e:?}")),
+        Err(e) => {
+            return Err(WasmError::TemplateTrap {
+                file,
+                trap: format!("{e:?}"),
+            })
+        }
     };
     let tables: Vec<MadeTable> = tables
         .into_iter()
@@ -101,7 +104,7 @@ pub fn render(file: &str, bytes: &[u8], input: &TemplateInput) -> Result<Vec<Mad
             notes: t.notes,
         })
         .collect();
-    check_tables(&tables).map_err(|e| format!("{file}: {e}"))?;
+    check_tables(&tables).map_err(|error| WasmError::Tables { file, error })?;
     Ok(tables)
 }
 
@@ -161,22 +164,34 @@ fn to_wit(input: &TemplateInput) -> wit::Comparison {
 }
 
 /// Compiles (or loads from the cache) and links a template: `plumb check`.
-pub fn check(file: &str, bytes: &[u8]) -> Result<(), String> {
+pub fn check(file: &str, bytes: &[u8]) -> Result<(), WasmError> {
     prepare(file, bytes).map(|_| ())
 }
 
 /// A linked template, ready to instantiate.
-fn prepare(file: &str, bytes: &[u8]) -> Result<CompareTemplatePre<State>, String> {
+fn prepare(file: &str, bytes: &[u8]) -> Result<CompareTemplatePre<State>, WasmError> {
     super::engine::check_size(file, bytes)?;
-    let engine = engine().map_err(|e| format!("{file}: {e}"))?;
-    let (component, _) = super::cache::load_or_compile(engine, bytes)
-        .map_err(|e| format!("{file}: not a WebAssembly component plumb can run: {e:#}"))?;
-    let mut linker: Linker<State> = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| format!("{file}: {e}"))?;
-    let pre = linker.instantiate_pre(&component).map_err(|e| {
-        format!("{file}: it imports something plumb does not give templates ({e:#}); a template may import only WASI preview 2")
+    let engine = engine(file)?;
+    let why = |e: wasmtime::Error| format!("{e:#}");
+    let (component, _) = super::cache::load_or_compile(engine, bytes).map_err(|e| {
+        WasmError::NotAComponent {
+            file: file.to_string(),
+            why: why(e),
+        }
     })?;
-    CompareTemplatePre::new(pre).map_err(|e| {
-        format!("{file}: the component does not export the plumb:bench/compare-template world's `render` function: {e:#}")
+    let mut linker: Linker<State> = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| WasmError::Linker {
+        file: file.to_string(),
+        why: e.to_string(),
+    })?;
+    let pre = linker
+        .instantiate_pre(&component)
+        .map_err(|e| WasmError::TemplateImports {
+            file: file.to_string(),
+            why: why(e),
+        })?;
+    CompareTemplatePre::new(pre).map_err(|e| WasmError::NoRender {
+        file: file.to_string(),
+        why: why(e),
     })
 }
