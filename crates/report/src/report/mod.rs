@@ -6,6 +6,7 @@
 
 pub mod charts;
 pub mod comparison;
+pub mod export;
 pub mod fio_json;
 pub mod fio_normal;
 pub mod fio_num;
