@@ -104,28 +104,24 @@ pub enum StopReason {
     Deadline,
 }
 
-/// The files and regions of clone `clone` of `job`, following fio's naming;
-/// every name is resolved in `space` (beneath the run directory in a scenario).
-pub fn plan_files(
-    job: &JobSpec,
-    clone: u32,
-    diskless: bool,
-    space: &FileSpace,
-) -> Result<Vec<FilePlan>, FileError> {
-    let opt_err = |option: &'static str, message: String| FileError::Option {
-        job: job.name.clone(),
-        option,
-        message,
-    };
-    let option = if job.filename.is_some() {
+/// The option a job's file names come from: `filename`, else `directory`,
+/// else `name`.
+fn naming_option(job: &JobSpec) -> &'static str {
+    if job.filename.is_some() {
         "filename"
     } else if job.directory.is_some() {
         "directory"
     } else {
         "name"
-    };
+    }
+}
+
+/// The paths of clone `clone`'s files, following fio's naming: the
+/// `filename` list (`:`-separated, relative ones in `directory`), else
+/// `NAME.CLONE.N` for each of `nrfiles`.
+fn file_paths(job: &JobSpec, clone: u32) -> Vec<PathBuf> {
     let dir = job.directory.as_deref().map(PathBuf::from);
-    let paths: Vec<PathBuf> = match &job.filename {
+    match &job.filename {
         Some(names) => names
             .split(':')
             .filter(|n| !n.is_empty())
@@ -142,48 +138,44 @@ pub fn plan_files(
                     .unwrap_or_else(|| PathBuf::from(name))
             })
             .collect(),
+    }
+}
+
+/// The region every file of `job` works on: its offset and length, sizes
+/// given as percentages resolved against the largest `existing` file;
+/// `first` names the first file in messages.
+fn plan_region(
+    job: &JobSpec,
+    count: u64,
+    existing: u64,
+    first: &Path,
+) -> Result<Region, FileError> {
+    let opt_err = |option: &'static str, message: String| FileError::Option {
+        job: job.name.clone(),
+        option,
+        message,
     };
-    if paths.is_empty() {
-        return Err(opt_err("filename", "no file name given".into()));
-    }
-    let mut existing = Vec::new();
-    let mut devices = Vec::new();
-    for p in &paths {
-        let found = if diskless {
-            None
-        } else {
-            space.probe(p).map_err(|source| FileError::Path {
-                job: job.name.clone(),
-                option,
-                source,
-            })?
-        };
-        existing.push(found.map_or(0, |f| f.size));
-        devices.push(found.is_some_and(|f| f.is_device));
-    }
-    let n = paths.len() as u64;
-    let first_existing = existing.iter().copied().max().unwrap_or(0);
     let resolve_pct = |spec: SizeSpec, option: &'static str| -> Result<u64, FileError> {
         match spec {
-            SizeSpec::Percent(_) if first_existing == 0 => Err(opt_err(
+            SizeSpec::Percent(_) if existing == 0 => Err(opt_err(
                 option,
                 format!(
                     "a percentage needs an existing file or device, and {} does not exist",
-                    paths[0].display()
+                    first.display()
                 ),
             )),
-            s => Ok(s.resolve(first_existing)),
+            s => Ok(s.resolve(existing)),
         }
     };
     let offset = resolve_pct(job.offset, "offset")?;
     let per_file = match (job.filesize, job.size) {
         (Some(fs), _) => resolve_pct(fs, "filesize")?,
-        (None, Some(size)) => resolve_pct(size, "size")? / n,
-        (None, None) if first_existing > offset => first_existing - offset,
+        (None, Some(size)) => resolve_pct(size, "size")? / count,
+        (None, None) if existing > offset => existing - offset,
         (None, None) => {
             return Err(opt_err(
                 "size",
-                format!("no size given and {} does not exist", paths[0].display()),
+                format!("no size given and {} does not exist", first.display()),
             ));
         }
     };
@@ -200,24 +192,59 @@ pub fn plan_files(
         ));
     }
     match offset.checked_add(len) {
-        Some(end) if end <= MAX_FILE_END => {}
-        _ => {
-            return Err(opt_err(
-                "offset",
-                format!(
-                    "offset + size is beyond the largest file size ({offset} + {len} > {MAX_FILE_END} bytes)"
-                ),
-            ))
-        }
+        Some(end) if end <= MAX_FILE_END => Ok(Region { start: offset, len }),
+        _ => Err(opt_err(
+            "offset",
+            format!(
+                "offset + size is beyond the largest file size ({offset} + {len} > {MAX_FILE_END} bytes)"
+            ),
+        )),
     }
+}
+
+/// The files and regions of clone `clone` of `job`, following fio's naming;
+/// every name is resolved in `space` (beneath the run directory in a scenario).
+pub fn plan_files(
+    job: &JobSpec,
+    clone: u32,
+    diskless: bool,
+    space: &FileSpace,
+) -> Result<Vec<FilePlan>, FileError> {
+    let option = naming_option(job);
+    let paths = file_paths(job, clone);
+    let Some(first) = paths.first() else {
+        return Err(FileError::Option {
+            job: job.name.clone(),
+            option: "filename",
+            message: "no file name given".into(),
+        });
+    };
+    let mut existing = Vec::new();
+    let mut devices = Vec::new();
+    for p in &paths {
+        let found = if diskless {
+            None
+        } else {
+            space.probe(p).map_err(|source| FileError::Path {
+                job: job.name.clone(),
+                option,
+                source,
+            })?
+        };
+        existing.push(found.map_or(0, |f| f.size));
+        devices.push(found.is_some_and(|f| f.is_device));
+    }
+    let largest = existing.iter().copied().max().unwrap_or(0);
+    let region = plan_region(job, paths.len() as u64, largest, first)?;
     Ok(paths
-        .into_iter()
+        .iter()
+        .cloned()
         .zip(existing)
         .zip(devices)
         .map(|((path, existing), is_device)| FilePlan {
             path,
             space: space.clone(),
-            region: Region { start: offset, len },
+            region,
             is_device,
             existing,
         })
