@@ -399,7 +399,7 @@ fn run(args: RunArgs) -> Result<ExitCode, (ExitCode, String)> {
         match crate::report::charts::write_all(dir, docs, &crate::compare::compare(docs)) {
             Ok(files) => eprintln!("wrote {} chart(s) to {}", files.len(), dir.display()),
             Err(e) => {
-                eprintln!("plumb run: error: charts: {}", clean(&e));
+                eprintln!("plumb run: error: charts: {}", clean(&e.to_string()));
                 charts_failed = true;
             }
         }

@@ -7,3 +7,4 @@ pub mod spec;
 mod values;
 
 pub use spec::JobSpec;
+pub use values::ValueError;

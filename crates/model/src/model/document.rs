@@ -148,18 +148,30 @@ pub enum Better {
     Lower,
 }
 
+/// A name that is not one of an enumeration's: the first 40 characters
+/// of what was given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// Not `higher` or `lower`.
+    #[error("better must be \"higher\" or \"lower\", not \"{0}\"")]
+    Better(String),
+    /// Not a mark's name.
+    #[error("a mark is \"loopback\", \"cached\" or \"partial\", not \"{0}\"")]
+    Mark(String),
+}
+
+/// The first 40 characters of `s`, as an error shows what was given.
+fn shown(s: &str) -> String {
+    s.chars().take(40).collect()
+}
+
 impl std::str::FromStr for Better {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Better, String> {
+    type Err = NameError;
+    fn from_str(s: &str) -> Result<Better, NameError> {
         match s {
             "higher" => Ok(Better::Higher),
             "lower" => Ok(Better::Lower),
-            other => {
-                let shown: String = other.chars().take(40).collect();
-                Err(format!(
-                    "better must be \"higher\" or \"lower\", not \"{shown}\""
-                ))
-            }
+            other => Err(NameError::Better(shown(other))),
         }
     }
 }
@@ -211,18 +223,13 @@ impl Mark {
 }
 
 impl std::str::FromStr for Mark {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Mark, String> {
+    type Err = NameError;
+    fn from_str(s: &str) -> Result<Mark, NameError> {
         match s {
             "loopback" => Ok(Mark::Loopback),
             "cached" => Ok(Mark::Cached),
             "partial" => Ok(Mark::Partial),
-            other => {
-                let shown: String = other.chars().take(40).collect();
-                Err(format!(
-                    "a mark is \"loopback\", \"cached\" or \"partial\", not \"{shown}\""
-                ))
-            }
+            other => Err(NameError::Mark(shown(other))),
         }
     }
 }
@@ -401,31 +408,79 @@ pub fn json_bytes<T: Serialize + ?Sized>(value: &T, depth: usize) -> u64 {
 }
 
 /// Why a document is refused: where in it, and what is too big.
-fn too_big(place: &str, what: &str, limit: usize) -> String {
-    format!("{place}: {what} exceeds the limit of {limit}")
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// A text longer than its limit.
+    #[error("{place}: {what} ({len} bytes) exceeds the limit of {limit}")]
+    TooLong {
+        /// Where in the document.
+        place: String,
+        /// Which text.
+        what: &'static str,
+        /// Its length in bytes.
+        len: usize,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// More items than their limit.
+    #[error("{place}: {what} ({count}) exceeds the limit of {limit}")]
+    TooMany {
+        /// Where in the document.
+        place: String,
+        /// Which items.
+        what: &'static str,
+        /// How many there are.
+        count: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A series' point or a phase's time that is not a finite number
+    /// within ±[`MAX_SERIES_VALUE`].
+    #[error("{place}: a {what} is not a number within ±{MAX_SERIES_VALUE:e}")]
+    OutOfRange {
+        /// Where in the document.
+        place: String,
+        /// `point` or `time`.
+        what: &'static str,
+    },
 }
 
-fn check_len(place: &str, what: &str, s: &str, limit: usize) -> Result<(), String> {
+impl From<LimitError> for String {
+    /// The message, for callers whose errors are still text.
+    fn from(e: LimitError) -> String {
+        e.to_string()
+    }
+}
+
+/// Refuses a text `s` longer than `limit` bytes.
+fn check_len(place: &str, what: &'static str, s: &str, limit: usize) -> Result<(), LimitError> {
     if s.len() > limit {
-        return Err(too_big(
-            place,
-            &format!("{what} ({} bytes)", s.len()),
+        return Err(LimitError::TooLong {
+            place: place.into(),
+            what,
+            len: s.len(),
             limit,
-        ));
+        });
     }
     Ok(())
 }
 
-fn check_count(place: &str, what: &str, n: usize, limit: usize) -> Result<(), String> {
+/// Refuses more than `limit` items.
+fn check_count(place: &str, what: &'static str, n: usize, limit: usize) -> Result<(), LimitError> {
     if n > limit {
-        return Err(too_big(place, &format!("{what} ({n})"), limit));
+        return Err(LimitError::TooMany {
+            place: place.into(),
+            what,
+            count: n,
+            limit,
+        });
     }
     Ok(())
 }
 
 impl RunDocument {
     /// Checks the document against [`limits`]; the error names the place.
-    pub fn check_limits(&self) -> Result<(), String> {
+    pub fn check_limits(&self) -> Result<(), LimitError> {
         use limits::*;
         for (what, s) in [
             ("schema", &self.schema),
@@ -478,7 +533,7 @@ impl RunDocument {
 
 impl ScenarioResult {
     /// Checks one scenario against [`limits`]; `place` names it in errors.
-    pub fn check_limits(&self, place: &str) -> Result<(), String> {
+    pub fn check_limits(&self, place: &str) -> Result<(), LimitError> {
         use limits::*;
         check_len(place, "name", &self.name, NAME)?;
         for (what, s) in [
@@ -540,9 +595,10 @@ impl ScenarioResult {
                 .flatten()
                 .any(|v| !v.is_finite() || v.abs() > MAX_SERIES_VALUE)
             {
-                return Err(format!(
-                    "{at}: a point is not a number within ±{MAX_SERIES_VALUE:e}"
-                ));
+                return Err(LimitError::OutOfRange {
+                    place: at,
+                    what: "point",
+                });
             }
         }
         check_count(place, "phases", self.phases.len(), ITEMS)?;
@@ -554,9 +610,10 @@ impl ScenarioResult {
                 .flatten()
                 .any(|v| !v.is_finite() || v.abs() > MAX_SERIES_VALUE)
             {
-                return Err(format!(
-                    "{at}: a time is not a number within ±{MAX_SERIES_VALUE:e}"
-                ));
+                return Err(LimitError::OutOfRange {
+                    place: at,
+                    what: "time",
+                });
             }
         }
         check_count(place, "jobs", self.jobs.len(), JOBS)?;

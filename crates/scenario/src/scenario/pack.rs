@@ -362,7 +362,7 @@ pub fn load_bundle(
         file: path.display().to_string(),
         message,
     };
-    let mut file = crate::input::open_file(path, bundle::MAX_BUNDLE).map_err(err)?;
+    let mut file = crate::input::open_file(path, bundle::MAX_BUNDLE).map_err(|e| err(e.into()))?;
     let bundle::Bundle { files, sha256 } = bundle::read(&mut file).map_err(err)?;
     let signed = super::signature::check(
         &mut file,
@@ -428,7 +428,7 @@ pub fn single_script(path: &Path) -> Result<Pack, PackError> {
         file: path.display().to_string(),
         message,
     };
-    let bytes = crate::input::read_file(path, bundle::MAX_PACK_BYTES).map_err(err)?;
+    let bytes = crate::input::read_file(path, bundle::MAX_PACK_BYTES).map_err(|e| err(e.into()))?;
     let file_name = path
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())

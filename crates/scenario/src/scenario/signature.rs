@@ -150,7 +150,8 @@ pub fn sign(bundle: &Path, key: &Path, password: Option<String>) -> Result<Strin
     // Only a bundle plumb would load is signed; read as a stream twice
     // (checked, then signed) through one open file.
     let at = |e: String| format!("{}: {e}", bundle.display());
-    let mut file = crate::input::open_file(bundle, super::bundle::MAX_BUNDLE).map_err(at)?;
+    let mut file =
+        crate::input::open_file(bundle, super::bundle::MAX_BUNDLE).map_err(|e| at(e.into()))?;
     let sha256 = super::bundle::read(&mut file).map_err(at)?.sha256;
     file.rewind().map_err(|e| at(e.to_string()))?;
     let name = bundle
