@@ -290,12 +290,20 @@ pub fn rate_points(j: &JobResult, dir: usize, bandwidth: bool) -> (Vec<(f64, f64
 /// A named line: its points (seconds, value).
 type Points = Vec<(f64, f64)>;
 
-/// The IOPS and bandwidth lines of `inst`, one per run and direction; the
-/// lengths of the intervals; whether a short last interval was dropped.
-fn rate_lines(
-    inst: &Instance,
-    runs: &[String],
-) -> (Vec<(String, Points)>, Vec<(String, Points)>, Vec<u64>, bool) {
+/// What a job instance's timeline draws.
+struct RateLines {
+    /// IOPS, one named line per run and direction.
+    iops: Vec<(String, Points)>,
+    /// Bandwidth, the same lines.
+    bw: Vec<(String, Points)>,
+    /// The lengths of the intervals, in ms, each once.
+    intervals: Vec<u64>,
+    /// Whether a short last interval was left out.
+    dropped: bool,
+}
+
+/// The IOPS and bandwidth lines of `inst`, one per run and direction.
+fn rate_lines(inst: &Instance, runs: &[String]) -> RateLines {
     let mut iops: Vec<(String, Points)> = Vec::new();
     let mut bw: Vec<(String, Points)> = Vec::new();
     let mut dropped = false;
@@ -317,7 +325,12 @@ fn rate_lines(
             bw.push((n, b));
         }
     }
-    (iops, bw, intervals, dropped)
+    RateLines {
+        iops,
+        bw,
+        intervals,
+        dropped,
+    }
 }
 
 /// The lines under the timeline's title: `about`, how often it was
@@ -419,8 +432,8 @@ fn rate_panels(
 /// IOPS above, bandwidth below, over the job's own clock (0 when its
 /// measured part began), one line per run and direction.
 fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> String {
-    let (iops, bw, intervals, dropped) = rate_lines(inst, runs);
-    let sub = timeline_notes(about, inst, &intervals, dropped);
+    let lines = rate_lines(inst, runs);
+    let sub = timeline_notes(about, inst, &lines.intervals, lines.dropped);
     let end = inst
         .jobs
         .iter()
@@ -433,7 +446,7 @@ fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> 
         .max(0.1);
     let mut s = Svg::new(WIDTH, 0.0);
     let y = svg::heading(&mut s, WIDTH, title, &sub) + 6.0;
-    let bottom = rate_panels(&mut s, &iops, &bw, end, y);
+    let bottom = rate_panels(&mut s, &lines.iops, &lines.bw, end, y);
     s.set_height(bottom + 8.0);
     s.finish(title)
 }
