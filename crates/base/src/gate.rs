@@ -98,13 +98,6 @@ pub enum TogetherError {
     },
 }
 
-impl From<TogetherError> for String {
-    /// The message, for callers whose errors are still text.
-    fn from(e: TogetherError) -> String {
-        e.to_string()
-    }
-}
-
 /// Sets the run's thread cap (`--max-threads`); 0 restores the default.
 pub fn set_max_threads(max: u32) {
     THREADS.max.store(max, Ordering::Relaxed);

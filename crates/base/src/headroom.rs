@@ -23,13 +23,6 @@ pub struct TooBig {
     pub available: u64,
 }
 
-impl From<TooBig> for String {
-    /// The message, for callers whose errors are still text.
-    fn from(e: TooBig) -> String {
-        e.to_string()
-    }
-}
-
 /// Refuses a buffer larger than half the available memory.
 pub fn check_size(what: &str, bytes: u64) -> Result<(), TooBig> {
     if let Some(avail) = available_bytes() {

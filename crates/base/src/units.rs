@@ -74,13 +74,6 @@ pub enum UnitError {
     },
 }
 
-impl From<UnitError> for String {
-    /// The message, for callers whose errors are still text.
-    fn from(e: UnitError) -> String {
-        e.to_string()
-    }
-}
-
 /// A size as written in a job: bytes, or a percentage of the file or device.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SizeSpec {

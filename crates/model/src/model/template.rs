@@ -283,13 +283,6 @@ pub enum TableError {
     },
 }
 
-impl From<TableError> for String {
-    /// The message, for callers whose errors are still text.
-    fn from(e: TableError) -> String {
-        e.to_string()
-    }
-}
-
 /// Checks what a template returned against [`limits`]: the error names the
 /// table (1-based) and the row.
 pub fn check_tables(tables: &[MadeTable]) -> Result<(), TableError> {

@@ -41,13 +41,6 @@ pub enum LimitError {
     },
 }
 
-impl From<LimitError> for String {
-    /// The message, for callers whose errors are still text.
-    fn from(e: LimitError) -> String {
-        e.to_string()
-    }
-}
-
 /// Refuses a text `s` longer than `limit` bytes.
 fn check_len(place: &str, what: &'static str, s: &str, limit: usize) -> Result<(), LimitError> {
     if s.len() > limit {

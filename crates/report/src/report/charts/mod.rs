@@ -113,13 +113,6 @@ pub enum ChartError {
     },
 }
 
-impl From<ChartError> for String {
-    /// The message, for callers whose errors are still text.
-    fn from(e: ChartError) -> String {
-        e.to_string()
-    }
-}
-
 /// Every chart of `docs` (titles of runs in `c.runs`, `c` their comparison
 /// made once by the caller), in reading order: the metrics, then per
 /// scenario its series and jobs, then per job instance its latency and
