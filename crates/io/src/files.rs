@@ -46,14 +46,14 @@ impl FilePlan {
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
     /// A size or name option cannot be resolved.
-    #[error("job '{job}': option '{option}': {message}")]
+    #[error("job '{job}': option '{option}': {problem}")]
     Option {
         /// The job.
         job: String,
         /// The option at fault.
         option: &'static str,
         /// Why.
-        message: String,
+        problem: PlanProblem,
     },
     /// The files would not fit.
     #[error("not enough space in {dir}: the jobs need {needed} for their files but only {free} are free")]
@@ -93,6 +93,44 @@ pub enum FileError {
     /// The scenario's deadline passed during layout.
     #[error("the deadline passed while laying out files")]
     Deadline,
+}
+
+/// Why a job's files cannot be planned from its options.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanProblem {
+    /// `filename` names no file.
+    #[error("no file name given")]
+    NoName,
+    /// A size in percent of a file that does not exist.
+    #[error("a percentage needs an existing file or device, and {} does not exist", first.display())]
+    PercentOfNothing {
+        /// The job's first file.
+        first: PathBuf,
+    },
+    /// No size, and no file to take it from.
+    #[error("no size given and {} does not exist", first.display())]
+    NoSize {
+        /// The job's first file.
+        first: PathBuf,
+    },
+    /// Less per file than one block.
+    #[error("{} per file is smaller than the block size ({})", format_bytes_binary(*per_file as f64), format_bytes_binary(*block as f64))]
+    BelowBlock {
+        /// Bytes per file.
+        per_file: u64,
+        /// The largest block size.
+        block: u64,
+    },
+    /// A region ending past [`MAX_FILE_END`].
+    #[error(
+        "offset + size is beyond the largest file size ({offset} + {len} > {MAX_FILE_END} bytes)"
+    )]
+    BeyondLargest {
+        /// Where the region starts.
+        offset: u64,
+        /// Its length.
+        len: u64,
+    },
 }
 
 /// Why a long file operation must stop early.
@@ -150,19 +188,18 @@ fn plan_region(
     existing: u64,
     first: &Path,
 ) -> Result<Region, FileError> {
-    let opt_err = |option: &'static str, message: String| FileError::Option {
+    let opt_err = |option: &'static str, problem: PlanProblem| FileError::Option {
         job: job.name.clone(),
         option,
-        message,
+        problem,
     };
     let resolve_pct = |spec: SizeSpec, option: &'static str| -> Result<u64, FileError> {
         match spec {
             SizeSpec::Percent(_) if existing == 0 => Err(opt_err(
                 option,
-                format!(
-                    "a percentage needs an existing file or device, and {} does not exist",
-                    first.display()
-                ),
+                PlanProblem::PercentOfNothing {
+                    first: first.to_path_buf(),
+                },
             )),
             s => Ok(s.resolve(existing)),
         }
@@ -175,7 +212,9 @@ fn plan_region(
         (None, None) => {
             return Err(opt_err(
                 "size",
-                format!("no size given and {} does not exist", first.display()),
+                PlanProblem::NoSize {
+                    first: first.to_path_buf(),
+                },
             ));
         }
     };
@@ -184,20 +223,17 @@ fn plan_region(
     if len == 0 || len < job.max_bs() {
         return Err(opt_err(
             "size",
-            format!(
-                "{} per file is smaller than the block size ({})",
-                format_bytes_binary(per_file as f64),
-                format_bytes_binary(job.max_bs() as f64)
-            ),
+            PlanProblem::BelowBlock {
+                per_file,
+                block: job.max_bs(),
+            },
         ));
     }
     match offset.checked_add(len) {
         Some(end) if end <= MAX_FILE_END => Ok(Region { start: offset, len }),
         _ => Err(opt_err(
             "offset",
-            format!(
-                "offset + size is beyond the largest file size ({offset} + {len} > {MAX_FILE_END} bytes)"
-            ),
+            PlanProblem::BeyondLargest { offset, len },
         )),
     }
 }
@@ -216,7 +252,7 @@ pub fn plan_files(
         return Err(FileError::Option {
             job: job.name.clone(),
             option: "filename",
-            message: "no file name given".into(),
+            problem: PlanProblem::NoName,
         });
     };
     let mut existing = Vec::new();
