@@ -122,11 +122,11 @@ proptest! {
     #[test]
     fn sizes_and_durations_parse_without_panic(text in hostile_number()) {
         let size = no_panic("parse_size", &text, || plumb::units::parse_size(&text))?;
-        if let Err(e) = &size { named("parse_size", &text, e)?; }
+        if let Err(e) = &size { named("parse_size", &text, &e.to_string())?; }
         let spec = no_panic("parse_size_spec", &text, || plumb::units::parse_size_spec(&text))?;
-        if let Err(e) = &spec { named("parse_size_spec", &text, e)?; }
+        if let Err(e) = &spec { named("parse_size_spec", &text, &e.to_string())?; }
         let d = no_panic("parse_duration", &text, || plumb::units::parse_duration(&text))?;
-        if let Err(e) = &d { named("parse_duration", &text, e)?; }
+        if let Err(e) = &d { named("parse_duration", &text, &e.to_string())?; }
     }
 
     #[test]
@@ -762,9 +762,9 @@ proptest! {
         std::fs::write(&pb, serde_json::to_string(&valid_doc("b", &b)).unwrap()).unwrap();
         let input = format!("{ptr} = {value}");
         let da = no_panic("compare::load::load", &input, || plumb::compare::load::load(&pa))?;
-        let db = plumb::compare::load::load(&pb).map_err(TestCaseError::fail)?;
+        let db = plumb::compare::load::load(&pb).map_err(|e| TestCaseError::fail(e.to_string()))?;
         match da {
-            Err(e) => prop_assert!(e.contains("a.json"), "load error does not name the file: {e}"),
+            Err(e) => prop_assert!(e.to_string().contains("a.json"), "load error does not name the file: {e}"),
             Ok(da) => {
                 let docs = vec![da, db];
                 let c = no_panic("compare::compare", &input, || plumb::compare::compare(&docs))?;
@@ -803,12 +803,12 @@ proptest! {
             _ => format!("#{{ title: {title}, header: [\"a\"], rows: {extra}, colour: 1 }}"),
         };
         let source = format!("fn render(c) {{ {ret} }}");
-        let docs = vec![plumb::compare::load::load(&write_doc(&valid_doc("a", &[1.0, 2.0]))).map_err(TestCaseError::fail)?];
+        let docs = vec![plumb::compare::load::load(&write_doc(&valid_doc("a", &[1.0, 2.0]))).map_err(|e| TestCaseError::fail(e.to_string()))?];
         let c = plumb::compare::compare(&docs);
         let input = plumb::model::template::TemplateInput::new(&docs, &c);
         let out = no_panic("script::template::render", &source, || plumb::script::template::render("t.rhai", &source, &input))?;
         match out {
-            Err(e) => prop_assert!(e.starts_with("t.rhai"), "error does not name the template: {e}"),
+            Err(e) => prop_assert!(e.to_string().starts_with("t.rhai"), "error does not name the template: {e}"),
             Ok(tables) => {
                 prop_assert!(plumb::model::template::check_tables(&tables).is_ok());
                 for f in [plumb::report::run_table::Format::Table, plumb::report::run_table::Format::Markdown, plumb::report::run_table::Format::Csv, plumb::report::run_table::Format::Json] {
@@ -845,7 +845,7 @@ proptest! {
             .prop_map(|(m, s, v, n, tail)| format!("{m} {s} {v} {n}{tail}")),
     ]) {
         let r = no_panic("Opening::parse", &line, || plumb::net::protocol::Opening::parse(&line))?;
-        if let Err(e) = r { named("Opening::parse", &line, &e)?; }
+        if let Err(e) = r { named("Opening::parse", &line, &e.to_string())?; }
         let mut bytes: &[u8] = line.as_bytes();
         let _ = no_panic("read_line", &line, || plumb::net::protocol::read_line(&mut bytes))?;
     }
@@ -1586,7 +1586,7 @@ proptest! {
         std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
         let input = format!("{ptr} = {value}");
         match no_panic("compare::load::load_saved", &input, || plumb::compare::load::load_saved(&path))? {
-            Err(e) => prop_assert!(e.contains("r.json"), "load error does not name the file: {e}"),
+            Err(e) => prop_assert!(e.to_string().contains("r.json"), "load error does not name the file: {e}"),
             Ok(plumb::compare::load::Saved::Replay(r)) => {
                 for f in [plumb::report::run_table::Format::Table, plumb::report::run_table::Format::Markdown, plumb::report::run_table::Format::Csv, plumb::report::run_table::Format::Json] {
                     let out = no_panic("report::replay::render", &input, || plumb::report::replay::render(&r, f))?;
@@ -1655,7 +1655,7 @@ proptest! {
         let Ok(da) = no_panic("compare::load::load", &input, || plumb::compare::load::load(&pa))? else {
             return Ok(());
         };
-        let db = plumb::compare::load::load(&pb).map_err(TestCaseError::fail)?;
+        let db = plumb::compare::load::load(&pb).map_err(|e| TestCaseError::fail(e.to_string()))?;
         for docs in [vec![da.clone()], vec![da, db]] {
             let c = plumb::compare::compare(&docs);
             let charts = no_panic("charts::all", &input, || plumb::report::charts::all(&docs, &c))?;

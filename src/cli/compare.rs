@@ -84,7 +84,7 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
         match load::load(f) {
             Ok(d) => docs.push(d),
             Err(e) => {
-                eprintln!("plumb compare: error: {}", clean(&e));
+                eprintln!("plumb compare: error: {}", clean(&e.to_string()));
                 return ExitCode::BadInput;
             }
         }
@@ -115,7 +115,7 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
         match crate::report::charts::write_all(dir, &docs, &c) {
             Ok(files) => eprintln!("wrote {} chart(s) to {}", files.len(), dir.display()),
             Err(err) => {
-                eprintln!("plumb compare: error: charts: {}", clean(&err));
+                eprintln!("plumb compare: error: charts: {}", clean(&err.to_string()));
                 return ExitCode::Failed;
             }
         }

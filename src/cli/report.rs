@@ -56,7 +56,7 @@ pub fn report_main(args: &ReportArgs) -> ExitCode {
     for f in &args.files {
         match load::load(f) {
             Ok(d) => docs.push(d),
-            Err(e) => return fail(ExitCode::BadInput, &e),
+            Err(e) => return fail(ExitCode::BadInput, &e.to_string()),
         }
     }
     let c = compare_files(&docs, &args.files);

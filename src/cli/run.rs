@@ -221,7 +221,7 @@ fn charts(dir: &std::path::Path, doc: &crate::model::document::RunDocument) -> b
             true
         }
         Err(e) => {
-            eprintln!("plumb run: error: charts: {}", clean(&e));
+            eprintln!("plumb run: error: charts: {}", clean(&e.to_string()));
             false
         }
     }

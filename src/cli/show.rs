@@ -35,7 +35,7 @@ pub fn show_main(args: &ShowArgs) -> ExitCode {
         Ok(load::Saved::Run(d)) => *d,
         Ok(load::Saved::Replay(r)) => return show_replay(args, &r),
         Err(e) => {
-            print_error("show", &e);
+            print_error("show", &e.to_string());
             return ExitCode::BadInput;
         }
     };

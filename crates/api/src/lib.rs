@@ -2,7 +2,7 @@
 //! (options, defaults, validation, the sandbox and budget checks), shared by
 //! the Rhai and WebAssembly adapters.
 //!
-//! Layer 9 of 14: it may use `plumb-base`, `plumb-sandbox`, `plumb-model`, `plumb-metrics`, `plumb-io`, `plumb-trace`, `plumb-prims`; the crates above it are not among its dependencies, so an upward import does not compile.
+//! Layer 9 of 15: it may use `plumb-base`, `plumb-sandbox`, `plumb-model`, `plumb-metrics`, `plumb-io`, `plumb-trace`, `plumb-prims`; the crates above it are not among its dependencies, so an upward import does not compile.
 #![deny(missing_docs)]
 
 pub mod api;

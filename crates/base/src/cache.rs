@@ -25,7 +25,7 @@ pub enum CacheError {
         /// The directory at fault.
         dir: PathBuf,
         /// What is wrong with it.
-        why: String,
+        why: PrivateError,
     },
 }
 
@@ -57,34 +57,71 @@ fn me() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// Why a cache directory is not private to this user.
+#[derive(Debug, thiserror::Error)]
+pub enum PrivateError {
+    /// A file or a symlink in its place.
+    #[error("it is not a directory")]
+    NotDirectory,
+    /// Another user owns it.
+    #[error("it is owned by uid {owner}, not {me}")]
+    Owner {
+        /// Its owner.
+        owner: u32,
+        /// This user.
+        me: u32,
+    },
+    /// Group or others may write in it.
+    #[error("it is writable by group or others (mode {mode:o}): make it private (chmod 700) or use another PLUMB_CACHE_DIR")]
+    Writable {
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// It could not be made.
+    #[error("cannot create it: {0}")]
+    Create(std::io::Error),
+    /// It could not be looked at.
+    #[error("{0}")]
+    Look(std::io::Error),
+}
+
+impl From<PrivateError> for String {
+    /// The message, for callers whose errors are still text.
+    fn from(e: PrivateError) -> String {
+        e.to_string()
+    }
+}
+
 /// Checks that `m` describes a directory only this user can change: a real
 /// directory (not a symlink), owned by this user, not writable by group or
 /// others. The reason when it is not.
-pub fn check_private(m: &std::fs::Metadata) -> Result<(), String> {
+pub fn check_private(m: &std::fs::Metadata) -> Result<(), PrivateError> {
     if !m.is_dir() {
-        return Err("it is not a directory".into());
+        return Err(PrivateError::NotDirectory);
     }
     if m.uid() != me() {
-        return Err(format!("it is owned by uid {}, not {}", m.uid(), me()));
+        return Err(PrivateError::Owner {
+            owner: m.uid(),
+            me: me(),
+        });
     }
     if m.mode() & 0o022 != 0 {
-        return Err(format!(
-            "it is writable by group or others (mode {:o}): make it private (chmod 700) or use another PLUMB_CACHE_DIR",
-            m.mode() & 0o7777
-        ));
+        return Err(PrivateError::Writable {
+            mode: m.mode() & 0o7777,
+        });
     }
     Ok(())
 }
 
 /// Creates `dir` (and missing parents) `0700`, then checks it with
 /// [`check_private`], not following a symlink in its place.
-pub fn private_dir(dir: &Path) -> Result<(), String> {
+pub fn private_dir(dir: &Path) -> Result<(), PrivateError> {
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)
-        .map_err(|e| format!("cannot create it: {e}"))?;
-    let m = std::fs::symlink_metadata(dir).map_err(|e| e.to_string())?;
+        .map_err(PrivateError::Create)?;
+    let m = std::fs::symlink_metadata(dir).map_err(PrivateError::Look)?;
     check_private(&m)
 }
 
@@ -105,16 +142,22 @@ mod tests {
             "missing parents are made private too"
         );
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let why = private_dir(&d).unwrap_err();
+        let why = private_dir(&d).unwrap_err().to_string();
         assert!(why.contains("writable by group or others"), "{why}");
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
         let link = t.path().join("link");
         std::os::unix::fs::symlink(&d, &link).unwrap();
-        assert!(private_dir(&link).unwrap_err().contains("not a directory"));
+        assert!(private_dir(&link)
+            .unwrap_err()
+            .to_string()
+            .contains("not a directory"));
         if me() == 0 {
             // Root can give it away: owned by someone else, it is refused.
             std::os::unix::fs::chown(&d, Some(65534), None).unwrap();
-            assert!(private_dir(&d).unwrap_err().contains("owned by uid 65534"));
+            assert!(private_dir(&d)
+                .unwrap_err()
+                .to_string()
+                .contains("owned by uid 65534"));
         }
     }
 }

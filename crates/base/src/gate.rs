@@ -67,6 +67,37 @@ pub enum SpawnError {
     Os(std::io::Error),
 }
 
+/// Why threads that start together did not run ([`run_together`]).
+#[derive(Debug, thiserror::Error)]
+pub enum TogetherError {
+    /// The run's cap leaves no room for them all.
+    #[error("cannot start {threads} {label} threads: {source}")]
+    NoRoom {
+        /// What the threads are for.
+        label: String,
+        /// How many were asked for.
+        threads: u32,
+        /// Why there is no room.
+        source: SpawnError,
+    },
+    /// One could not be started (those started were abandoned).
+    #[error("could not start {label} thread {index}: {source}")]
+    Spawn {
+        /// What the threads are for.
+        label: String,
+        /// Which thread.
+        index: usize,
+        /// Why.
+        source: SpawnError,
+    },
+    /// One panicked.
+    #[error("a {label} thread failed")]
+    Failed {
+        /// What the threads are for.
+        label: String,
+    },
+}
+
 /// Sets the run's thread cap (`--max-threads`); 0 restores the default.
 pub fn set_max_threads(max: u32) {
     THREADS.max.store(max, Ordering::Relaxed);
@@ -234,8 +265,12 @@ pub fn run_together<T: Send>(
     label: &str,
     threads: u32,
     body: impl Fn(usize, &dyn Fn() -> bool) -> T + Sync,
-) -> Result<(Vec<T>, f64), String> {
-    room(threads).map_err(|e| format!("cannot start {threads} {label} threads: {e}"))?;
+) -> Result<(Vec<T>, f64), TogetherError> {
+    room(threads).map_err(|source| TogetherError::NoRoom {
+        label: label.into(),
+        threads,
+        source,
+    })?;
     let gate = Gate::default();
     let ready = AtomicU32::new(0);
     std::thread::scope(|s| {
@@ -255,7 +290,11 @@ pub fn run_together<T: Send>(
             match spawned {
                 Ok(h) => handles.push(h),
                 Err(e) => {
-                    failure = Some(format!("could not start {label} thread {i}: {e}"));
+                    failure = Some(TogetherError::Spawn {
+                        label: label.into(),
+                        index: i,
+                        source: e,
+                    });
                     break;
                 }
             }
@@ -274,7 +313,9 @@ pub fn run_together<T: Send>(
             match h.join() {
                 Ok(v) => out.push(v),
                 Err(_) => {
-                    failure.get_or_insert_with(|| format!("a {label} thread failed"));
+                    failure.get_or_insert_with(|| TogetherError::Failed {
+                        label: label.into(),
+                    });
                 }
             }
         }
@@ -321,7 +362,7 @@ mod tests {
             }
             start()
         });
-        assert_eq!(r.unwrap_err(), "a t thread failed");
+        assert_eq!(r.unwrap_err().to_string(), "a t thread failed");
     }
 
     #[test]
@@ -329,7 +370,9 @@ mod tests {
         let e = Permit::take(u32::MAX).unwrap_err().to_string();
         assert!(e.contains("--max-threads"), "{e}");
         assert!(room(u32::MAX).is_err());
-        let e = run_together("t", u32::MAX, |_, start| start()).unwrap_err();
+        let e = run_together("t", u32::MAX, |_, start| start())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cap of"), "{e}");
     }
 

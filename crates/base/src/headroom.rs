@@ -11,15 +11,27 @@ pub fn available_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// A buffer refused: more than half the available memory.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} of {} is more than half the available memory ({})", crate::units::format_bytes_binary(*bytes as f64), crate::units::format_bytes_binary(*available as f64))]
+pub struct TooBig {
+    /// What the buffer is for.
+    pub what: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Memory available, in bytes.
+    pub available: u64,
+}
+
 /// Refuses a buffer larger than half the available memory.
-pub fn check_size(what: &str, bytes: u64) -> Result<(), String> {
+pub fn check_size(what: &str, bytes: u64) -> Result<(), TooBig> {
     if let Some(avail) = available_bytes() {
         if bytes > avail / 2 {
-            return Err(format!(
-                "{what} of {} is more than half the available memory ({})",
-                crate::units::format_bytes_binary(bytes as f64),
-                crate::units::format_bytes_binary(avail as f64)
-            ));
+            return Err(TooBig {
+                what: what.into(),
+                bytes,
+                available: avail,
+            });
         }
     }
     Ok(())

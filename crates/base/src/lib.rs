@@ -4,7 +4,7 @@
 //! terminal text, the cache and scratch directories. It depends on no other
 //! plumb crate.
 //!
-//! Layer 1 of 14: it may use no other plumb crate; the crates above it are not among its dependencies, so an upward import does not compile.
+//! Layer 1 of 15: it may use no other plumb crate; the crates above it are not among its dependencies, so an upward import does not compile.
 #![deny(missing_docs)]
 
 pub mod cache;

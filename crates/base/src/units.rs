@@ -6,6 +6,74 @@
 
 use std::time::Duration;
 
+/// Why a size or a duration could not be read; each names the text as
+/// written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    /// `N%` whose `N` is not a number.
+    #[error("'{text}' is not a percentage")]
+    NotPercentage {
+        /// The text as written.
+        text: String,
+    },
+    /// A percentage outside (0, 100].
+    #[error("'{text}': a percentage must be in (0, 100]")]
+    PercentOutOfRange {
+        /// The text as written.
+        text: String,
+    },
+    /// No number where one was expected.
+    #[error("'{text}' is not a {what}")]
+    NotANumber {
+        /// The text as written.
+        text: String,
+        /// The kind of value (`size`, `duration`).
+        what: &'static str,
+    },
+    /// More digits than any value holds.
+    #[error("'{text}' is too large")]
+    TooManyDigits {
+        /// The text as written.
+        text: String,
+    },
+    /// A size suffix fio does not know.
+    #[error("'{text}': unknown size suffix '{suffix}' (use k, m, g, t, KiB, MiB, …)")]
+    SizeSuffix {
+        /// The text as written.
+        text: String,
+        /// The suffix.
+        suffix: String,
+    },
+    /// A size beyond `u64`.
+    #[error("'{text}' is too large (at most {} bytes)", u64::MAX)]
+    SizeTooLarge {
+        /// The text as written.
+        text: String,
+    },
+    /// A time unit fio does not know.
+    #[error("'{text}': unknown time unit '{unit}' (use us, ms, s, m, h)")]
+    TimeUnit {
+        /// The text as written.
+        text: String,
+        /// The unit, in lower case.
+        unit: String,
+    },
+    /// A duration beyond [`MAX_DURATION`].
+    #[error("'{text}' is too long (at most ~584 years)")]
+    DurationTooLong {
+        /// The text as written.
+        text: String,
+    },
+    /// A duration beyond an option's own bound.
+    #[error("'{text}' is too long (at most {max_secs}s)")]
+    AboveBound {
+        /// The text as written.
+        text: String,
+        /// The bound in seconds.
+        max_secs: u64,
+    },
+}
+
 /// A size as written in a job: bytes, or a percentage of the file or device.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SizeSpec {
@@ -26,15 +94,15 @@ impl SizeSpec {
 }
 
 /// Parses a size such as `4k`, `4KiB`, `1.5g`, `512`, or `50%`.
-pub fn parse_size_spec(text: &str) -> Result<SizeSpec, String> {
+pub fn parse_size_spec(text: &str) -> Result<SizeSpec, UnitError> {
     let t = text.trim();
     if let Some(p) = t.strip_suffix('%') {
         let v: f64 = p
             .trim()
             .parse()
-            .map_err(|_| format!("'{text}' is not a percentage"))?;
+            .map_err(|_| UnitError::NotPercentage { text: text.into() })?;
         if !(v > 0.0 && v <= 100.0) {
-            return Err(format!("'{text}': a percentage must be in (0, 100]"));
+            return Err(UnitError::PercentOutOfRange { text: text.into() });
         }
         return Ok(SizeSpec::Percent(v));
     }
@@ -44,15 +112,16 @@ pub fn parse_size_spec(text: &str) -> Result<SizeSpec, String> {
 /// Parses an absolute size in bytes with fio's suffixes (k, m, g, t, p, e;
 /// KiB, KB, …). The integer part is exact (no trip through `f64`); a fraction
 /// (`1.5m`) is rounded to the nearest byte; a size beyond `u64` is an error.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, UnitError> {
     let (number, suffix) = split_number(text, "size")?;
-    let mult = size_multiplier(suffix.trim()).ok_or_else(|| {
-        format!("'{text}': unknown size suffix '{suffix}' (use k, m, g, t, KiB, MiB, …)")
+    let mult = size_multiplier(suffix.trim()).ok_or_else(|| UnitError::SizeSuffix {
+        text: text.into(),
+        suffix: suffix.into(),
     })?;
     number
         .scaled(u128::from(mult))
         .and_then(|b| u64::try_from(b).ok())
-        .ok_or_else(|| format!("'{text}' is too large (at most {} bytes)", u64::MAX))
+        .ok_or_else(|| UnitError::SizeTooLarge { text: text.into() })
 }
 
 /// A decimal number as written: an exact integer part and the digits after
@@ -81,19 +150,22 @@ impl Decimal {
 }
 
 /// Splits `12.5k` into (12.5, "k"); `what` names the kind of value in errors.
-fn split_number<'a>(text: &'a str, what: &str) -> Result<(Decimal, &'a str), String> {
+fn split_number<'a>(text: &'a str, what: &'static str) -> Result<(Decimal, &'a str), UnitError> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
-    let not_number = || format!("'{text}' is not a {what}");
+    let not_number = || UnitError::NotANumber {
+        text: text.into(),
+        what,
+    };
     let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
     if (whole.is_empty() && frac.is_empty()) || frac.contains('.') {
         return Err(not_number());
     }
-    let too_large = || format!("'{text}' is too large");
-    let digits = |s: &str| -> Result<u128, String> {
+    let too_large = || UnitError::TooManyDigits { text: text.into() };
+    let digits = |s: &str| -> Result<u128, UnitError> {
         s.bytes().try_fold(0u128, |acc, d| {
             acc.checked_mul(10)
                 .and_then(|a| a.checked_add(u128::from(d - b'0')))
@@ -133,12 +205,15 @@ pub const MAX_DURATION: Duration = Duration::from_nanos(u64::MAX);
 
 /// Parses a duration; a bare number means seconds, as in fio (`10`, `10s`, `2m`, `500ms`).
 /// A duration beyond [`MAX_DURATION`] is an error, never saturated.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     parse_duration_with_default(text, 1_000_000)
 }
 
 /// Parses a duration whose bare number is in `default_unit_us` microseconds.
-pub fn parse_duration_with_default(text: &str, default_unit_us: u64) -> Result<Duration, String> {
+pub fn parse_duration_with_default(
+    text: &str,
+    default_unit_us: u64,
+) -> Result<Duration, UnitError> {
     let (value, suffix) = split_number(text, "duration")?;
     let unit_us: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
         "" => default_unit_us,
@@ -149,23 +224,27 @@ pub fn parse_duration_with_default(text: &str, default_unit_us: u64) -> Result<D
         "h" => 3_600_000_000,
         "d" => 86_400_000_000,
         other => {
-            return Err(format!(
-                "'{text}': unknown time unit '{other}' (use us, ms, s, m, h)"
-            ))
+            return Err(UnitError::TimeUnit {
+                text: text.into(),
+                unit: other.into(),
+            })
         }
     };
     value
         .scaled(u128::from(unit_us) * 1000)
         .and_then(|ns| u64::try_from(ns).ok())
         .map(Duration::from_nanos)
-        .ok_or_else(|| format!("'{text}' is too long (at most ~584 years)"))
+        .ok_or_else(|| UnitError::DurationTooLong { text: text.into() })
 }
 
 /// Parses a duration and refuses one longer than `max` (an option's own bound).
-pub fn parse_duration_at_most(text: &str, max: Duration) -> Result<Duration, String> {
+pub fn parse_duration_at_most(text: &str, max: Duration) -> Result<Duration, UnitError> {
     let d = parse_duration(text)?;
     if d > max {
-        return Err(format!("'{text}' is too long (at most {}s)", max.as_secs()));
+        return Err(UnitError::AboveBound {
+            text: text.into(),
+            max_secs: max.as_secs(),
+        });
     }
     Ok(d)
 }

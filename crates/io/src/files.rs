@@ -46,14 +46,14 @@ impl FilePlan {
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
     /// A size or name option cannot be resolved.
-    #[error("job '{job}': option '{option}': {message}")]
+    #[error("job '{job}': option '{option}': {problem}")]
     Option {
         /// The job.
         job: String,
         /// The option at fault.
         option: &'static str,
         /// Why.
-        message: String,
+        problem: PlanProblem,
     },
     /// The files would not fit.
     #[error("not enough space in {dir}: the jobs need {needed} for their files but only {free} are free")]
@@ -95,6 +95,44 @@ pub enum FileError {
     Deadline,
 }
 
+/// Why a job's files cannot be planned from its options.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanProblem {
+    /// `filename` names no file.
+    #[error("no file name given")]
+    NoName,
+    /// A size in percent of a file that does not exist.
+    #[error("a percentage needs an existing file or device, and {} does not exist", first.display())]
+    PercentOfNothing {
+        /// The job's first file.
+        first: PathBuf,
+    },
+    /// No size, and no file to take it from.
+    #[error("no size given and {} does not exist", first.display())]
+    NoSize {
+        /// The job's first file.
+        first: PathBuf,
+    },
+    /// Less per file than one block.
+    #[error("{} per file is smaller than the block size ({})", format_bytes_binary(*per_file as f64), format_bytes_binary(*block as f64))]
+    BelowBlock {
+        /// Bytes per file.
+        per_file: u64,
+        /// The largest block size.
+        block: u64,
+    },
+    /// A region ending past [`MAX_FILE_END`].
+    #[error(
+        "offset + size is beyond the largest file size ({offset} + {len} > {MAX_FILE_END} bytes)"
+    )]
+    BeyondLargest {
+        /// Where the region starts.
+        offset: u64,
+        /// Its length.
+        len: u64,
+    },
+}
+
 /// Why a long file operation must stop early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopReason {
@@ -104,28 +142,24 @@ pub enum StopReason {
     Deadline,
 }
 
-/// The files and regions of clone `clone` of `job`, following fio's naming;
-/// every name is resolved in `space` (beneath the run directory in a scenario).
-pub fn plan_files(
-    job: &JobSpec,
-    clone: u32,
-    diskless: bool,
-    space: &FileSpace,
-) -> Result<Vec<FilePlan>, FileError> {
-    let opt_err = |option: &'static str, message: String| FileError::Option {
-        job: job.name.clone(),
-        option,
-        message,
-    };
-    let option = if job.filename.is_some() {
+/// The option a job's file names come from: `filename`, else `directory`,
+/// else `name`.
+fn naming_option(job: &JobSpec) -> &'static str {
+    if job.filename.is_some() {
         "filename"
     } else if job.directory.is_some() {
         "directory"
     } else {
         "name"
-    };
+    }
+}
+
+/// The paths of clone `clone`'s files, following fio's naming: the
+/// `filename` list (`:`-separated, relative ones in `directory`), else
+/// `NAME.CLONE.N` for each of `nrfiles`.
+fn file_paths(job: &JobSpec, clone: u32) -> Vec<PathBuf> {
     let dir = job.directory.as_deref().map(PathBuf::from);
-    let paths: Vec<PathBuf> = match &job.filename {
+    match &job.filename {
         Some(names) => names
             .split(':')
             .filter(|n| !n.is_empty())
@@ -142,10 +176,85 @@ pub fn plan_files(
                     .unwrap_or_else(|| PathBuf::from(name))
             })
             .collect(),
-    };
-    if paths.is_empty() {
-        return Err(opt_err("filename", "no file name given".into()));
     }
+}
+
+/// The region every file of `job` works on: its offset and length, sizes
+/// given as percentages resolved against the largest `existing` file;
+/// `first` names the first file in messages.
+fn plan_region(
+    job: &JobSpec,
+    count: u64,
+    existing: u64,
+    first: &Path,
+) -> Result<Region, FileError> {
+    let opt_err = |option: &'static str, problem: PlanProblem| FileError::Option {
+        job: job.name.clone(),
+        option,
+        problem,
+    };
+    let resolve_pct = |spec: SizeSpec, option: &'static str| -> Result<u64, FileError> {
+        match spec {
+            SizeSpec::Percent(_) if existing == 0 => Err(opt_err(
+                option,
+                PlanProblem::PercentOfNothing {
+                    first: first.to_path_buf(),
+                },
+            )),
+            s => Ok(s.resolve(existing)),
+        }
+    };
+    let offset = resolve_pct(job.offset, "offset")?;
+    let per_file = match (job.filesize, job.size) {
+        (Some(fs), _) => resolve_pct(fs, "filesize")?,
+        (None, Some(size)) => resolve_pct(size, "size")? / count,
+        (None, None) if existing > offset => existing - offset,
+        (None, None) => {
+            return Err(opt_err(
+                "size",
+                PlanProblem::NoSize {
+                    first: first.to_path_buf(),
+                },
+            ));
+        }
+    };
+    let min_bs = job.min_bs();
+    let len = per_file / min_bs * min_bs;
+    if len == 0 || len < job.max_bs() {
+        return Err(opt_err(
+            "size",
+            PlanProblem::BelowBlock {
+                per_file,
+                block: job.max_bs(),
+            },
+        ));
+    }
+    match offset.checked_add(len) {
+        Some(end) if end <= MAX_FILE_END => Ok(Region { start: offset, len }),
+        _ => Err(opt_err(
+            "offset",
+            PlanProblem::BeyondLargest { offset, len },
+        )),
+    }
+}
+
+/// The files and regions of clone `clone` of `job`, following fio's naming;
+/// every name is resolved in `space` (beneath the run directory in a scenario).
+pub fn plan_files(
+    job: &JobSpec,
+    clone: u32,
+    diskless: bool,
+    space: &FileSpace,
+) -> Result<Vec<FilePlan>, FileError> {
+    let option = naming_option(job);
+    let paths = file_paths(job, clone);
+    let Some(first) = paths.first() else {
+        return Err(FileError::Option {
+            job: job.name.clone(),
+            option: "filename",
+            problem: PlanProblem::NoName,
+        });
+    };
     let mut existing = Vec::new();
     let mut devices = Vec::new();
     for p in &paths {
@@ -161,63 +270,17 @@ pub fn plan_files(
         existing.push(found.map_or(0, |f| f.size));
         devices.push(found.is_some_and(|f| f.is_device));
     }
-    let n = paths.len() as u64;
-    let first_existing = existing.iter().copied().max().unwrap_or(0);
-    let resolve_pct = |spec: SizeSpec, option: &'static str| -> Result<u64, FileError> {
-        match spec {
-            SizeSpec::Percent(_) if first_existing == 0 => Err(opt_err(
-                option,
-                format!(
-                    "a percentage needs an existing file or device, and {} does not exist",
-                    paths[0].display()
-                ),
-            )),
-            s => Ok(s.resolve(first_existing)),
-        }
-    };
-    let offset = resolve_pct(job.offset, "offset")?;
-    let per_file = match (job.filesize, job.size) {
-        (Some(fs), _) => resolve_pct(fs, "filesize")?,
-        (None, Some(size)) => resolve_pct(size, "size")? / n,
-        (None, None) if first_existing > offset => first_existing - offset,
-        (None, None) => {
-            return Err(opt_err(
-                "size",
-                format!("no size given and {} does not exist", paths[0].display()),
-            ));
-        }
-    };
-    let min_bs = job.min_bs();
-    let len = per_file / min_bs * min_bs;
-    if len == 0 || len < job.max_bs() {
-        return Err(opt_err(
-            "size",
-            format!(
-                "{} per file is smaller than the block size ({})",
-                format_bytes_binary(per_file as f64),
-                format_bytes_binary(job.max_bs() as f64)
-            ),
-        ));
-    }
-    match offset.checked_add(len) {
-        Some(end) if end <= MAX_FILE_END => {}
-        _ => {
-            return Err(opt_err(
-                "offset",
-                format!(
-                    "offset + size is beyond the largest file size ({offset} + {len} > {MAX_FILE_END} bytes)"
-                ),
-            ))
-        }
-    }
+    let largest = existing.iter().copied().max().unwrap_or(0);
+    let region = plan_region(job, paths.len() as u64, largest, first)?;
     Ok(paths
-        .into_iter()
+        .iter()
+        .cloned()
         .zip(existing)
         .zip(devices)
         .map(|((path, existing), is_device)| FilePlan {
             path,
             space: space.clone(),
-            region: Region { start: offset, len },
+            region,
             is_device,
             existing,
         })

@@ -3,7 +3,7 @@
 //! distributions, verification), job files and their layout, and the runner
 //! that drives jobs on threads.
 //!
-//! Layer 5 of 14: it may use `plumb-base`, `plumb-sandbox`, `plumb-model`, `plumb-metrics`; the crates above it are not among its dependencies, so an upward import does not compile.
+//! Layer 5 of 15: it may use `plumb-base`, `plumb-sandbox`, `plumb-model`, `plumb-metrics`; the crates above it are not among its dependencies, so an upward import does not compile.
 #![deny(missing_docs)]
 
 pub mod buffer;

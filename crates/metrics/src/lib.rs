@@ -2,7 +2,7 @@
 //! (--metrics-listen): the board the runner publishes on and the HTTP
 //! endpoint.
 //!
-//! Layer 4 of 14: it may use `plumb-base`; the crates above it are not among its dependencies, so an upward import does not compile.
+//! Layer 4 of 15: it may use `plumb-base`; the crates above it are not among its dependencies, so an upward import does not compile.
 #![deny(missing_docs)]
 
 pub mod metrics;

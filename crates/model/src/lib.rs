@@ -2,7 +2,7 @@
 //! result documents (plumb.result.v1), machines, comparisons and templates'
 //! tables. Serializable; no I/O.
 //!
-//! Layer 3 of 14: it may use `plumb-base`; the crates above it are not among its dependencies, so an upward import does not compile.
+//! Layer 3 of 15: it may use `plumb-base`; the crates above it are not among its dependencies, so an upward import does not compile.
 #![deny(missing_docs)]
 
 pub mod model;

@@ -1,7 +1,7 @@
 //! The primitives other than disk I/O: CPU kernels, memory bandwidth and
 //! latency, and TCP streams, RTT and connect times against plumb serve.
 //!
-//! Layer 7 of 14: it may use `plumb-base`; the crates above it are not among its dependencies, so an upward import does not compile.
+//! Layer 7 of 15: it may use `plumb-base`; the crates above it are not among its dependencies, so an upward import does not compile.
 #![deny(missing_docs)]
 
 pub mod cpu;

@@ -1,7 +1,7 @@
 //! What a person reads: run tables, Markdown, CSV, JSON, SVG charts and the
 //! HTML report, and comparisons of result files that refuse unlike with like.
 //!
-//! Layer 8 of 14: it may use `plumb-base`, `plumb-model`, `plumb-io`, `plumb-trace`; the crates above it are not among its dependencies, so an upward import does not compile.
+//! Layer 8 of 15: it may use `plumb-base`, `plumb-model`, `plumb-io`, `plumb-trace`; the crates above it are not among its dependencies, so an upward import does not compile.
 #![deny(missing_docs)]
 
 pub mod compare;

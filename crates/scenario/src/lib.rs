@@ -2,7 +2,7 @@
 //! minisign's formats, assertions and comparison templates, and running a
 //! scenario under its limits.
 //!
-//! Layer 12 of 14: it may use `plumb-base`, `plumb-sandbox`, `plumb-model`, `plumb-api`, `plumb-script`, `plumb-wasm`; the crates above it are not among its dependencies, so an upward import does not compile.
+//! Layer 12 of 15: it may use `plumb-base`, `plumb-sandbox`, `plumb-model`, `plumb-api`, `plumb-script`, `plumb-wasm`; the crates above it are not among its dependencies, so an upward import does not compile.
 #![deny(missing_docs)]
 
 pub mod scenario;

@@ -1,7 +1,7 @@
 //! The Rhai adapter: a thin layer converting Rhai values to the host API's
 //! options and its results back.
 //!
-//! Layer 10 of 14: it may use `plumb-base`, `plumb-model`, `plumb-io`, `plumb-prims`, `plumb-api`; the crates above it are not among its dependencies, so an upward import does not compile.
+//! Layer 10 of 15: it may use `plumb-base`, `plumb-model`, `plumb-io`, `plumb-prims`, `plumb-api`; the crates above it are not among its dependencies, so an upward import does not compile.
 #![deny(missing_docs)]
 
 pub mod script;

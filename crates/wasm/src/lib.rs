@@ -2,7 +2,7 @@
 //! WIT interface (wit/) bound to the host API, and the compiled-component
 //! cache.
 //!
-//! Layer 11 of 14: it may use `plumb-base`, `plumb-model`, `plumb-io`, `plumb-trace`, `plumb-prims`, `plumb-api` (and `plumb-script` in its tests only, which hold the Rhai and WIT adapters side by side); the crates above it are not among its dependencies, so an upward import does not compile.
+//! Layer 11 of 15: it may use `plumb-base`, `plumb-model`, `plumb-io`, `plumb-trace`, `plumb-prims`, `plumb-api` (and `plumb-script` in its tests only, which hold the Rhai and WIT adapters side by side); the crates above it are not among its dependencies, so an upward import does not compile.
 #![deny(missing_docs)]
 
 pub mod wasm;

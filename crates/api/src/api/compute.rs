@@ -250,7 +250,7 @@ impl Host {
             }
             crate::mem::BandwidthError::Failed(m) => ApiError::Failed {
                 op: "mem::bandwidth",
-                message: m,
+                message: m.to_string(),
             },
         })?;
         self.check()?;
@@ -294,7 +294,10 @@ fn run_cpu(
 fn cpu_error(op: &'static str, e: CpuError) -> ApiError {
     match e {
         CpuError::Invalid(m) => ApiError::Invalid(format!("{op}: {m}")),
-        CpuError::Failed(m) => ApiError::Failed { op, message: m },
+        CpuError::Failed(m) => ApiError::Failed {
+            op,
+            message: m.to_string(),
+        },
     }
 }
 

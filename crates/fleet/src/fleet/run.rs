@@ -231,7 +231,7 @@ pub enum ResultError {
     NotUtf8,
     /// It is not a result document `plumb compare` reads.
     #[error("{0}")]
-    Refused(String),
+    Refused(crate::compare::load::LoadError),
     /// The results folder cannot be made.
     #[error("{}: {source}", .dir.display())]
     Folder {

@@ -4,7 +4,7 @@
 //! `--name` starts a job. In a job file, `[global]` sections set defaults for
 //! the sections after them and every other section is a job named after it.
 
-use super::options::{self, OptionError};
+use super::options::{self, OptionError, Problem};
 use super::spec::JobSpec;
 
 /// One `name[=value]` with the place it came from (`job.fio:12` or `--bs`).
@@ -53,7 +53,7 @@ pub fn parse_job_file(text: &str, path: &str) -> Result<Vec<Section>, JobError> 
                 place: place.clone(),
                 error: OptionError {
                     option: line.to_string(),
-                    message: "a section header must end with ']'".into(),
+                    problem: Problem::OpenSection,
                 },
             })?;
             sections.push(Section {
@@ -68,7 +68,7 @@ pub fn parse_job_file(text: &str, path: &str) -> Result<Vec<Section>, JobError> 
                 place,
                 error: OptionError {
                     option: line.to_string(),
-                    message: "an option before any [section]".into(),
+                    problem: Problem::NoSection,
                 },
             });
         };
@@ -131,10 +131,7 @@ pub fn check_total_threads(jobs: &[JobSpec]) -> Result<(), JobError> {
             place: "the jobs".into(),
             error: OptionError {
                 option: "numjobs".into(),
-                message: format!(
-                    "the jobs add up to {total} threads, above the limit of {} per run",
-                    options::MAX_NUMJOBS
-                ),
+                problem: Problem::TooManyThreads(total),
             },
         });
     }

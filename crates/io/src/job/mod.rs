@@ -8,3 +8,4 @@ pub mod spec;
 mod values;
 
 pub use spec::JobSpec;
+pub use values::ValueError;

@@ -2,23 +2,120 @@
 //! distributions, and fio's per-direction `read,write[,trim]` syntax.
 
 use super::spec::{BlockSize, Distribution};
-use crate::units::parse_size;
+use crate::units::{parse_size, UnitError};
 
-pub(super) fn parse_bool(v: &str) -> Result<bool, String> {
+/// Why an option's value is refused (the option is named by
+/// [`super::options::OptionError`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    /// A size or a duration that does not read.
+    #[error(transparent)]
+    Unit(#[from] UnitError),
+    /// Not `0`/`1`, `true`/`false`, `yes`/`no`, `on`/`off`.
+    #[error("'{0}' is not a boolean (use 0 or 1)")]
+    NotBoolean(String),
+    /// Not a count.
+    #[error("'{0}' is not a number")]
+    NotNumber(String),
+    /// A count below its least.
+    #[error("must be at least {0}")]
+    Below(u64),
+    /// A count outside its bounds.
+    #[error("{value} is out of range ({min}..={max})")]
+    OutOfRange {
+        /// The count.
+        value: u64,
+        /// The least allowed.
+        min: u64,
+        /// The most allowed.
+        max: u64,
+    },
+    /// A percentage above 100.
+    #[error("'{0}' is not a percentage (0-100)")]
+    NotPercentage(String),
+    /// A block size of 0.
+    #[error("a block size must be above 0")]
+    ZeroBlock,
+    /// A block size above 1 GiB.
+    #[error("block size '{0}' is larger than 1GiB")]
+    BlockTooLarge(String),
+    /// A `bsrange` without its two ends.
+    #[error("'{0}' is not a range (lo-hi)")]
+    NotRange(String),
+    /// A `bsrange` whose low end is above its high end.
+    #[error("'{0}': the low end is above the high end")]
+    Reversed(String),
+    /// A `bssplit` without an entry.
+    #[error("bssplit needs at least one size/percent")]
+    EmptySplit,
+    /// `bssplit` percentages above 100.
+    #[error("percentages add up to {0}, above 100")]
+    SplitAbove(u32),
+    /// `bssplit` percentages below 100 with no blank to take the rest.
+    #[error("percentages add up to {0}, not 100")]
+    SplitBelow(u32),
+    /// A distribution whose parameter is not a number.
+    #[error("'{value}': {kind} needs a number, e.g. {kind}:{example}")]
+    DistributionNumber {
+        /// The value as given.
+        value: String,
+        /// The distribution.
+        kind: String,
+        /// A parameter that would do.
+        example: &'static str,
+    },
+    /// zipf's θ out of bounds.
+    #[error("'{0}': zipf θ must be above 0, at most {MAX_ZIPF_THETA}, and not 1")]
+    Zipf(String),
+    /// pareto's h out of bounds.
+    #[error("'{0}': pareto h must be between 0 and 1")]
+    Pareto(String),
+    /// normal's σ out of bounds.
+    #[error("'{0}': normal σ is a percentage in (0, 100]")]
+    Normal(String),
+    /// A distribution plumb does not have.
+    #[error("distribution '{0}' is not supported (random, zipf:θ, pareto:h, normal:σ)")]
+    Distribution(String),
+    /// More than `read,write,trim` values.
+    #[error("'{0}': at most read,write,trim values")]
+    TooManyDirections(String),
+    /// An I/O pattern fio does not have.
+    #[error("'{0}' is not a pattern (read, write, randread, randwrite, rw, readwrite, randrw)")]
+    Pattern(String),
+    /// An engine plumb does not have.
+    #[error("engine '{name}' is not supported (plumb has: {known})")]
+    Engine {
+        /// The engine asked for.
+        name: String,
+        /// The engines there are, comma-separated.
+        known: String,
+    },
+    /// A rate of 0.
+    #[error("a rate must be above 0")]
+    ZeroRate,
+    /// A verify method plumb does not have.
+    #[error("verify method '{0}' is not supported (plumb has: crc32c)")]
+    Verify(String),
+}
+
+/// A boolean as fio writes them (`1`, `true`, `yes`, `on` and their
+/// opposites).
+pub(super) fn parse_bool(v: &str) -> Result<bool, ValueError> {
     match v.to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!("'{v}' is not a boolean (use 0 or 1)")),
+        _ => Err(ValueError::NotBoolean(v.into())),
     }
 }
 
-pub(super) fn parse_count(v: &str, min: u64) -> Result<u64, String> {
+/// A count (a plain number or a size: `4k`), at least `min`.
+pub(super) fn parse_count(v: &str, min: u64) -> Result<u64, ValueError> {
     let n = match v.parse::<u64>() {
         Ok(n) => n,
-        Err(_) => parse_size(v).map_err(|_| format!("'{v}' is not a number"))?,
+        Err(_) => parse_size(v).map_err(|_| ValueError::NotNumber(v.into()))?,
     };
     if n < min {
-        return Err(format!("must be at least {min}"));
+        return Err(ValueError::Below(min));
     }
     Ok(n)
 }
@@ -26,44 +123,48 @@ pub(super) fn parse_count(v: &str, min: u64) -> Result<u64, String> {
 /// Parses a count that must lie in `min..=max` (the option's documented
 /// bounds), so an out-of-range value is an error instead of wrapping when it is
 /// narrowed to the field's type.
-pub(super) fn parse_count_in(v: &str, min: u64, max: u64) -> Result<u32, String> {
+pub(super) fn parse_count_in(v: &str, min: u64, max: u64) -> Result<u32, ValueError> {
     let n = match v.parse::<u64>() {
         Ok(n) => n,
-        Err(_) => parse_size(v).map_err(|_| format!("'{v}' is not a number"))?,
+        Err(_) => parse_size(v).map_err(|_| ValueError::NotNumber(v.into()))?,
     };
+    let out_of_range = ValueError::OutOfRange { value: n, min, max };
     if n < min || n > max {
-        return Err(format!("{n} is out of range ({min}..={max})"));
+        return Err(out_of_range);
     }
-    u32::try_from(n).map_err(|_| format!("{n} is out of range ({min}..={max})"))
+    u32::try_from(n).map_err(|_| out_of_range)
 }
 
-pub(super) fn parse_percent(v: &str) -> Result<u32, String> {
+/// A percentage, 0 to 100.
+pub(super) fn parse_percent(v: &str) -> Result<u32, ValueError> {
     let n = parse_count(v, 0)?;
     if n > 100 {
-        return Err(format!("'{v}' is not a percentage (0-100)"));
+        return Err(ValueError::NotPercentage(v.into()));
     }
     Ok(n as u32)
 }
 
-pub(super) fn parse_block(s: &str) -> Result<u64, String> {
+/// A block size: above 0, at most 1 GiB.
+pub(super) fn parse_block(s: &str) -> Result<u64, ValueError> {
     let b = parse_size(s)?;
     if b == 0 {
-        return Err("a block size must be above 0".into());
+        return Err(ValueError::ZeroBlock);
     }
     if b > (1 << 30) {
-        return Err(format!("block size '{s}' is larger than 1GiB"));
+        return Err(ValueError::BlockTooLarge(s.into()));
     }
     Ok(b)
 }
 
-pub(super) fn parse_bsrange(s: &str) -> Result<BlockSize, String> {
+/// A `bsrange`: `lo-hi` (or `lo:hi`), a fixed size when both ends agree.
+pub(super) fn parse_bsrange(s: &str) -> Result<BlockSize, ValueError> {
     let (lo, hi) = s
         .split_once('-')
         .or_else(|| s.split_once(':'))
-        .ok_or_else(|| format!("'{s}' is not a range (lo-hi)"))?;
+        .ok_or_else(|| ValueError::NotRange(s.into()))?;
     let (lo, hi) = (parse_block(lo)?, parse_block(hi)?);
     if lo > hi {
-        return Err(format!("'{s}': the low end is above the high end"));
+        return Err(ValueError::Reversed(s.into()));
     }
     Ok(if lo == hi {
         BlockSize::Fixed(lo)
@@ -72,7 +173,9 @@ pub(super) fn parse_bsrange(s: &str) -> Result<BlockSize, String> {
     })
 }
 
-pub(super) fn parse_bssplit(s: &str) -> Result<BlockSize, String> {
+/// A `bssplit`: `size/percent` entries separated by `:`; blank shares
+/// take the rest.
+pub(super) fn parse_bssplit(s: &str) -> Result<BlockSize, ValueError> {
     let mut parts = Vec::new();
     let mut blanks = 0;
     let mut total = 0u32;
@@ -90,14 +193,14 @@ pub(super) fn parse_bssplit(s: &str) -> Result<BlockSize, String> {
         parts.push((bs, pct));
     }
     if parts.is_empty() {
-        return Err("bssplit needs at least one size/percent".into());
+        return Err(ValueError::EmptySplit);
     }
     if total > 100 {
-        return Err(format!("percentages add up to {total}, above 100"));
+        return Err(ValueError::SplitAbove(total));
     }
     let rest = 100 - total;
     if blanks == 0 && rest != 0 {
-        return Err(format!("percentages add up to {total}, not 100"));
+        return Err(ValueError::SplitBelow(total));
     }
     let mut out = Vec::new();
     let mut handed = 0;
@@ -132,41 +235,42 @@ pub(super) fn parse_bssplit(s: &str) -> Result<BlockSize, String> {
 /// anyway, and non-finite values (nan, inf) are not distributions at all.
 const MAX_ZIPF_THETA: f64 = 100.0;
 
-pub(super) fn parse_distribution(v: &str) -> Result<Distribution, String> {
+/// A `random_distribution`: `random`, `zipf:θ`, `pareto:h`, `normal:σ`.
+pub(super) fn parse_distribution(v: &str) -> Result<Distribution, ValueError> {
     let (kind, param) = v.split_once(':').unwrap_or((v, ""));
-    let num = |what: &str| -> Result<f64, String> {
+    let num = |example: &'static str| -> Result<f64, ValueError> {
         param
             .parse::<f64>()
-            .map_err(|_| format!("'{v}': {kind} needs a number, e.g. {kind}:{what}"))
+            .map_err(|_| ValueError::DistributionNumber {
+                value: v.into(),
+                kind: kind.into(),
+                example,
+            })
     };
     match kind {
         "random" => Ok(Distribution::Uniform),
         "zipf" => {
             let t = num("1.2")?;
             if !(t > 0.0 && t <= MAX_ZIPF_THETA) || t == 1.0 {
-                return Err(format!(
-                    "'{v}': zipf θ must be above 0, at most {MAX_ZIPF_THETA}, and not 1"
-                ));
+                return Err(ValueError::Zipf(v.into()));
             }
             Ok(Distribution::Zipf(t))
         }
         "pareto" => {
             let h = num("0.2")?;
             if !(h > 0.0 && h < 1.0) {
-                return Err(format!("'{v}': pareto h must be between 0 and 1"));
+                return Err(ValueError::Pareto(v.into()));
             }
             Ok(Distribution::Pareto(h))
         }
         "normal" | "gauss" => {
             let s = num("10")?;
             if !(s > 0.0 && s <= 100.0) {
-                return Err(format!("'{v}': normal σ is a percentage in (0, 100]"));
+                return Err(ValueError::Normal(v.into()));
             }
             Ok(Distribution::Normal(s))
         }
-        _ => Err(format!(
-            "distribution '{kind}' is not supported (random, zipf:θ, pareto:h, normal:σ)"
-        )),
+        _ => Err(ValueError::Distribution(kind.into())),
     }
 }
 
@@ -174,8 +278,8 @@ pub(super) fn parse_distribution(v: &str) -> Result<Distribution, String> {
 pub(super) fn set_per_dir<T: Clone>(
     slots: &mut [T; 2],
     v: &str,
-    parse: impl Fn(&str) -> Result<T, String>,
-) -> Result<(), String> {
+    parse: impl Fn(&str) -> Result<T, ValueError>,
+) -> Result<(), ValueError> {
     let parts: Vec<&str> = v.split(',').collect();
     if parts.len() == 1 {
         let x = parse(parts[0])?;
@@ -184,7 +288,7 @@ pub(super) fn set_per_dir<T: Clone>(
         return Ok(());
     }
     if parts.len() > 3 {
-        return Err(format!("'{v}': at most read,write,trim values"));
+        return Err(ValueError::TooManyDirections(v.into()));
     }
     for (i, p) in parts.iter().take(2).enumerate() {
         if !p.trim().is_empty() {
@@ -194,10 +298,11 @@ pub(super) fn set_per_dir<T: Clone>(
     Ok(())
 }
 
+/// [`set_per_dir`] for optional values.
 pub(super) fn set_opt_per_dir(
     slots: &mut [Option<u64>; 2],
     v: &str,
-    parse: impl Fn(&str) -> Result<u64, String>,
-) -> Result<(), String> {
+    parse: impl Fn(&str) -> Result<u64, ValueError>,
+) -> Result<(), ValueError> {
     set_per_dir(slots, v, |s| parse(s).map(Some))
 }

@@ -161,7 +161,7 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
     let started = SystemTime::now();
     if !to_create.is_empty() {
         let total = prepared.bytes_to_lay_out();
-        eprintln!(
+        tracing::info!(
             "{}: Laying out IO file{} ({} file{} / {})",
             planned[0].job.name,
             if to_create.len() > 1 { "s" } else { "" },

@@ -117,185 +117,203 @@ where
 
 impl Collector for Scrape {
     fn encode(&self, mut enc: DescriptorEncoder) -> Result<(), Error> {
-        let s = &self.0;
-        let run: Labels = vec![("label", &s.label)];
-        family(
-            &mut enc,
-            "plumb_run",
-            "The run: plumb's version, the host, each pack run and its SHA-256.",
-            None,
-            MetricType::Info,
-            |m| {
-                let version = env!("CARGO_PKG_VERSION");
-                for (pack, sha) in &s.packs {
-                    let info: Labels = vec![
-                        ("version", version),
-                        ("host", &s.host),
-                        ("pack", pack),
-                        ("pack_sha256", sha),
-                    ];
-                    m.encode_family(&run)?.encode_info(&info)?;
-                }
-                if s.packs.is_empty() {
-                    let info: Labels = vec![("version", version), ("host", &s.host)];
-                    m.encode_family(&run)?.encode_info(&info)?;
-                }
-                Ok(())
-            },
-        )?;
-        family(
-            &mut enc,
-            "plumb_run_progress",
-            "Steps of the run finished, of those planned (a step: a scenario run for plumb run, a job for plumb fio).",
-            Some(&Unit::Other("ratio".into())),
-            MetricType::Gauge,
-            |m| {
-                let ratio = if s.planned == 0 {
-                    if s.running {
-                        0.0
-                    } else {
-                        1.0
-                    }
-                } else {
-                    s.done as f64 / s.planned as f64
-                };
-                gauge(m, &run, ratio)
-            },
-        )?;
-        family(
-            &mut enc,
-            "plumb_run_elapsed",
-            "Time since the run started.",
-            Some(&Unit::Seconds),
-            MetricType::Gauge,
-            |m| gauge(m, &run, s.elapsed),
-        )?;
-        family(
-            &mut enc,
-            "plumb_run_running",
-            "1 while the run goes on, 0 once it ended (the endpoint lingers a little for a last scrape).",
-            None,
-            MetricType::Gauge,
-            |m| gauge(m, &run, if s.running { 1.0 } else { 0.0 }),
-        )?;
-        family(
-            &mut enc,
-            "plumb_cpu",
-            "CPU time this plumb process used, every thread.",
-            Some(&Unit::Seconds),
-            MetricType::Counter,
-            |m| {
-                for (mode, secs) in ["user", "system"].into_iter().zip(s.cpu_seconds) {
-                    let labels: Labels = vec![("label", &s.label), ("mode", mode)];
-                    counter(m, &labels, secs)?;
-                }
-                Ok(())
-            },
-        )?;
-        let job_labels = |j: &'_ super::board::JobView, d: usize| -> Vec<(&'static str, String)> {
-            vec![
-                ("label", s.label.clone()),
-                ("pack", j.pack.clone()),
-                ("scenario", j.scenario.clone()),
-                ("jobname", j.job.clone()),
-                ("direction", DIRECTIONS[d].to_string()),
-            ]
-        };
-        family(
-            &mut enc,
-            "plumb_io_operations",
-            "I/O operations a job completed in its measured phase (ramp excluded), its clones together.",
-            None,
-            MetricType::Counter,
-            |m| {
-                for j in &s.jobs {
-                    for d in 0..2 {
-                        ConstCounter::new(j.figures.ios[d])
-                            .encode(m.encode_family(&job_labels(j, d))?)?;
-                    }
-                }
-                Ok(())
-            },
-        )?;
-        family(
-            &mut enc,
-            "plumb_io",
-            "Bytes a job moved in its measured phase, its clones together.",
-            Some(&Unit::Bytes),
-            MetricType::Counter,
-            |m| {
-                for j in &s.jobs {
-                    for d in 0..2 {
-                        ConstCounter::new(j.figures.bytes[d])
-                            .encode(m.encode_family(&job_labels(j, d))?)?;
-                    }
-                }
-                Ok(())
-            },
-        )?;
-        family(
-            &mut enc,
-            "plumb_io_latency",
-            "Completion latency of a job's I/O (as fio's clat), buckets at powers of two nanoseconds.",
-            Some(&Unit::Seconds),
-            MetricType::Histogram,
-            |m| {
-                for j in &s.jobs {
-                    for d in 0..2 {
-                        let l = &j.figures.latency[d];
-                        // Per-bucket counts (the encoder adds them up).
-                        let mut buckets = Vec::with_capacity(EXPORT_EDGES_NS.len() + 1);
-                        let mut before = 0u64;
-                        for (edge, below) in EXPORT_EDGES_NS.iter().zip(l.below) {
-                            buckets.push((*edge as f64 / 1e9, below.saturating_sub(before)));
-                            before = below;
-                        }
-                        buckets.push((f64::INFINITY, l.count.saturating_sub(before)));
-                        m.encode_family(&job_labels(j, d))?
-                            .encode_histogram::<Labels>(
-                                l.sum_ns as f64 / 1e9,
-                                l.count,
-                                &buckets,
-                                None,
-                            )?;
-                    }
-                }
-                Ok(())
-            },
-        )?;
-        // A name's series of several scenarios go in one family.
-        let mut names: Vec<(&str, ScriptKind)> = Vec::new();
-        for x in &s.script {
-            if !names.iter().any(|(n, _)| *n == x.name) {
-                names.push((&x.name, x.kind));
-            }
-        }
-        for (name, kind) in names {
-            let (kind, help) = match kind {
-                ScriptKind::Counter => (
-                    MetricType::Counter,
-                    "A scenario's own counter (report::counter).",
-                ),
-                ScriptKind::Gauge => (MetricType::Gauge, "A scenario's own gauge (report::gauge)."),
-            };
-            let family_name = format!("plumb_script_{name}");
-            family(&mut enc, &family_name, help, None, kind, |m| {
-                for y in s.script.iter().filter(|y| y.name == name) {
-                    let labels: Labels = vec![
-                        ("label", &s.label),
-                        ("pack", &y.pack),
-                        ("scenario", &y.scenario),
-                    ];
-                    match y.kind {
-                        ScriptKind::Counter => counter(m, &labels, y.value)?,
-                        ScriptKind::Gauge => gauge(m, &labels, y.value)?,
-                    }
-                }
-                Ok(())
-            })?;
-        }
-        Ok(())
+        run_families(&mut enc, &self.0)?;
+        io_families(&mut enc, &self.0)?;
+        script_families(&mut enc, &self.0)
     }
+}
+
+/// The run's families: its info, progress, elapsed time, whether it runs,
+/// and this process's CPU time.
+fn run_families(enc: &mut DescriptorEncoder, s: &Snapshot) -> Result<(), Error> {
+    let run: Labels = vec![("label", &s.label)];
+    family(
+        enc,
+        "plumb_run",
+        "The run: plumb's version, the host, each pack run and its SHA-256.",
+        None,
+        MetricType::Info,
+        |m| {
+            let version = env!("CARGO_PKG_VERSION");
+            for (pack, sha) in &s.packs {
+                let info: Labels = vec![
+                    ("version", version),
+                    ("host", &s.host),
+                    ("pack", pack),
+                    ("pack_sha256", sha),
+                ];
+                m.encode_family(&run)?.encode_info(&info)?;
+            }
+            if s.packs.is_empty() {
+                let info: Labels = vec![("version", version), ("host", &s.host)];
+                m.encode_family(&run)?.encode_info(&info)?;
+            }
+            Ok(())
+        },
+    )?;
+    family(
+        enc,
+        "plumb_run_progress",
+        "Steps of the run finished, of those planned (a step: a scenario run for plumb run, a job for plumb fio).",
+        Some(&Unit::Other("ratio".into())),
+        MetricType::Gauge,
+        |m| {
+            let ratio = if s.planned == 0 {
+                if s.running {
+                    0.0
+                } else {
+                    1.0
+                }
+            } else {
+                s.done as f64 / s.planned as f64
+            };
+            gauge(m, &run, ratio)
+        },
+    )?;
+    family(
+        enc,
+        "plumb_run_elapsed",
+        "Time since the run started.",
+        Some(&Unit::Seconds),
+        MetricType::Gauge,
+        |m| gauge(m, &run, s.elapsed),
+    )?;
+    family(
+        enc,
+        "plumb_run_running",
+        "1 while the run goes on, 0 once it ended (the endpoint lingers a little for a last scrape).",
+        None,
+        MetricType::Gauge,
+        |m| gauge(m, &run, if s.running { 1.0 } else { 0.0 }),
+    )?;
+    family(
+        enc,
+        "plumb_cpu",
+        "CPU time this plumb process used, every thread.",
+        Some(&Unit::Seconds),
+        MetricType::Counter,
+        |m| {
+            for (mode, secs) in ["user", "system"].into_iter().zip(s.cpu_seconds) {
+                let labels: Labels = vec![("label", &s.label), ("mode", mode)];
+                counter(m, &labels, secs)?;
+            }
+            Ok(())
+        },
+    )?;
+    Ok(())
+}
+
+/// The I/O families, per job and direction: operations, bytes and the
+/// latency histogram.
+fn io_families(enc: &mut DescriptorEncoder, s: &Snapshot) -> Result<(), Error> {
+    let job_labels = |j: &'_ super::board::JobView, d: usize| -> Vec<(&'static str, String)> {
+        vec![
+            ("label", s.label.clone()),
+            ("pack", j.pack.clone()),
+            ("scenario", j.scenario.clone()),
+            ("jobname", j.job.clone()),
+            ("direction", DIRECTIONS[d].to_string()),
+        ]
+    };
+    family(
+        enc,
+        "plumb_io_operations",
+        "I/O operations a job completed in its measured phase (ramp excluded), its clones together.",
+        None,
+        MetricType::Counter,
+        |m| {
+            for j in &s.jobs {
+                for d in 0..2 {
+                    ConstCounter::new(j.figures.ios[d])
+                        .encode(m.encode_family(&job_labels(j, d))?)?;
+                }
+            }
+            Ok(())
+        },
+    )?;
+    family(
+        enc,
+        "plumb_io",
+        "Bytes a job moved in its measured phase, its clones together.",
+        Some(&Unit::Bytes),
+        MetricType::Counter,
+        |m| {
+            for j in &s.jobs {
+                for d in 0..2 {
+                    ConstCounter::new(j.figures.bytes[d])
+                        .encode(m.encode_family(&job_labels(j, d))?)?;
+                }
+            }
+            Ok(())
+        },
+    )?;
+    family(
+        enc,
+        "plumb_io_latency",
+        "Completion latency of a job's I/O (as fio's clat), buckets at powers of two nanoseconds.",
+        Some(&Unit::Seconds),
+        MetricType::Histogram,
+        |m| {
+            for j in &s.jobs {
+                for d in 0..2 {
+                    let l = &j.figures.latency[d];
+                    // Per-bucket counts (the encoder adds them up).
+                    let mut buckets = Vec::with_capacity(EXPORT_EDGES_NS.len() + 1);
+                    let mut before = 0u64;
+                    for (edge, below) in EXPORT_EDGES_NS.iter().zip(l.below) {
+                        buckets.push((*edge as f64 / 1e9, below.saturating_sub(before)));
+                        before = below;
+                    }
+                    buckets.push((f64::INFINITY, l.count.saturating_sub(before)));
+                    m.encode_family(&job_labels(j, d))?
+                        .encode_histogram::<Labels>(
+                            l.sum_ns as f64 / 1e9,
+                            l.count,
+                            &buckets,
+                            None,
+                        )?;
+                }
+            }
+            Ok(())
+        },
+    )?;
+    Ok(())
+}
+
+/// A scenario's own series, one family per name (counter or gauge).
+fn script_families(enc: &mut DescriptorEncoder, s: &Snapshot) -> Result<(), Error> {
+    // A name's series of several scenarios go in one family.
+    let mut names: Vec<(&str, ScriptKind)> = Vec::new();
+    for x in &s.script {
+        if !names.iter().any(|(n, _)| *n == x.name) {
+            names.push((&x.name, x.kind));
+        }
+    }
+    for (name, kind) in names {
+        let (kind, help) = match kind {
+            ScriptKind::Counter => (
+                MetricType::Counter,
+                "A scenario's own counter (report::counter).",
+            ),
+            ScriptKind::Gauge => (MetricType::Gauge, "A scenario's own gauge (report::gauge)."),
+        };
+        let family_name = format!("plumb_script_{name}");
+        family(enc, &family_name, help, None, kind, |m| {
+            for y in s.script.iter().filter(|y| y.name == name) {
+                let labels: Labels = vec![
+                    ("label", &s.label),
+                    ("pack", &y.pack),
+                    ("scenario", &y.scenario),
+                ];
+                match y.kind {
+                    ScriptKind::Counter => counter(m, &labels, y.value)?,
+                    ScriptKind::Gauge => gauge(m, &labels, y.value)?,
+                }
+            }
+            Ok(())
+        })?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -220,76 +220,128 @@ pub mod limits {
     pub const TOTAL_BYTES: usize = 4 << 20;
 }
 
+/// Why what a template returned is refused; tables and rows are counted
+/// from 1.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TableError {
+    /// No table at all.
+    #[error("it returned no table")]
+    NoTable,
+    /// More tables than [`limits::TABLES`].
+    #[error("it returned {count} tables, more than {}", limits::TABLES)]
+    TooManyTables {
+        /// How many.
+        count: usize,
+    },
+    /// A text longer than [`limits::TEXT_CHARS`] characters.
+    #[error("{what} is longer than {} characters", limits::TEXT_CHARS)]
+    TextTooLong {
+        /// Which text (`table 2's title`, `a note of table 1`).
+        what: String,
+    },
+    /// More than [`limits::TOTAL_BYTES`] of text in all.
+    #[error("its tables hold more than {} MiB of text", limits::TOTAL_BYTES >> 20)]
+    TooMuchText,
+    /// No column, or more than [`limits::COLUMNS`].
+    #[error(
+        "table {table} has {count} columns; a table has 1 to {}",
+        limits::COLUMNS
+    )]
+    Columns {
+        /// The table.
+        table: usize,
+        /// Its columns.
+        count: usize,
+    },
+    /// More rows than [`limits::ROWS`].
+    #[error("table {table} has {count} rows, more than {}", limits::ROWS)]
+    Rows {
+        /// The table.
+        table: usize,
+        /// Its rows.
+        count: usize,
+    },
+    /// A row with more cells than the header has columns.
+    #[error("table {table}, row {row}: {cells} cells for {columns} columns")]
+    Cells {
+        /// The table.
+        table: usize,
+        /// The row.
+        row: usize,
+        /// Its cells.
+        cells: usize,
+        /// The header's columns.
+        columns: usize,
+    },
+    /// More notes than [`limits::NOTES`].
+    #[error("table {table} has {count} notes, more than {}", limits::NOTES)]
+    Notes {
+        /// The table.
+        table: usize,
+        /// Its notes.
+        count: usize,
+    },
+}
+
 /// Checks what a template returned against [`limits`]: the error names the
 /// table (1-based) and the row.
-pub fn check_tables(tables: &[MadeTable]) -> Result<(), String> {
+pub fn check_tables(tables: &[MadeTable]) -> Result<(), TableError> {
     if tables.is_empty() {
-        return Err("it returned no table".into());
+        return Err(TableError::NoTable);
     }
     if tables.len() > limits::TABLES {
-        return Err(format!(
-            "it returned {} tables, more than {}",
-            tables.len(),
-            limits::TABLES
-        ));
+        return Err(TableError::TooManyTables {
+            count: tables.len(),
+        });
     }
     let mut total = 0usize;
-    let mut text = |what: &dyn Fn() -> String, s: &str| -> Result<(), String> {
+    let mut text = |what: &dyn Fn() -> String, s: &str| -> Result<(), TableError> {
         if s.chars().count() > limits::TEXT_CHARS {
-            return Err(format!(
-                "{} is longer than {} characters",
-                what(),
-                limits::TEXT_CHARS
-            ));
+            return Err(TableError::TextTooLong { what: what() });
         }
         total = total.saturating_add(s.len());
         if total > limits::TOTAL_BYTES {
-            return Err(format!(
-                "its tables hold more than {} MiB of text",
-                limits::TOTAL_BYTES >> 20
-            ));
+            return Err(TableError::TooMuchText);
         }
         Ok(())
     };
     for (t, table) in tables.iter().enumerate() {
-        let at = format!("table {}", t + 1);
+        let number = t + 1;
+        let at = format!("table {number}");
         text(&|| format!("{at}'s title"), &table.title)?;
         if table.header.is_empty() || table.header.len() > limits::COLUMNS {
-            return Err(format!(
-                "{at} has {} columns; a table has 1 to {}",
-                table.header.len(),
-                limits::COLUMNS
-            ));
+            return Err(TableError::Columns {
+                table: number,
+                count: table.header.len(),
+            });
         }
         for h in &table.header {
             text(&|| format!("a column name of {at}"), h)?;
         }
         if table.rows.len() > limits::ROWS {
-            return Err(format!(
-                "{at} has {} rows, more than {}",
-                table.rows.len(),
-                limits::ROWS
-            ));
+            return Err(TableError::Rows {
+                table: number,
+                count: table.rows.len(),
+            });
         }
         for (r, row) in table.rows.iter().enumerate() {
             if row.len() > table.header.len() {
-                return Err(format!(
-                    "{at}, row {}: {} cells for {} columns",
-                    r + 1,
-                    row.len(),
-                    table.header.len()
-                ));
+                return Err(TableError::Cells {
+                    table: number,
+                    row: r + 1,
+                    cells: row.len(),
+                    columns: table.header.len(),
+                });
             }
             for cell in row {
                 text(&|| format!("{at}, row {}: a cell", r + 1), cell)?;
             }
         }
         if table.notes.len() > limits::NOTES {
-            return Err(format!(
-                "{at} has {} notes, more than {}",
-                table.notes.len(),
-                limits::NOTES
-            ));
+            return Err(TableError::Notes {
+                table: number,
+                count: table.notes.len(),
+            });
         }
         for n in &table.notes {
             text(&|| format!("a note of {at}"), n)?;

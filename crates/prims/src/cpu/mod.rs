@@ -90,18 +90,21 @@ pub fn catalogue() -> Vec<KernelInfo> {
 
 /// Finds a kernel by name, or says which exist (quoting at most 40
 /// characters of a name that came from a script or a guest).
-pub fn kernel(name: &str) -> Result<&'static Kernel, String> {
-    KERNELS.iter().find(|k| k.name == name).ok_or_else(|| {
-        let shown: String = name.chars().take(40).collect();
-        format!(
-            "kernel '{shown}' is not one of: {}",
-            KERNELS
-                .iter()
-                .map(|k| k.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
+pub fn kernel(name: &str) -> Result<&'static Kernel, UnknownKernel> {
+    KERNELS
+        .iter()
+        .find(|k| k.name == name)
+        .ok_or_else(|| UnknownKernel {
+            name: name.chars().take(40).collect(),
+        })
+}
+
+/// A kernel name that is not one of [`kernels`] (its first 40 characters).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("kernel '{name}' is not one of: {}", KERNELS.iter().map(|k| k.name).collect::<Vec<_>>().join(", "))]
+pub struct UnknownKernel {
+    /// The name given, at most 40 characters of it.
+    pub name: String,
 }
 
 /// What a CPU run measured.
@@ -144,11 +147,42 @@ pub use crate::gate::MAX_THREADS;
 pub enum CpuError {
     /// The request is out of bounds: unknown kernel, thread count,
     /// parameter range, baseline, or more memory than the machine has.
-    #[error("{0}")]
-    Invalid(String),
+    #[error(transparent)]
+    Invalid(#[from] InvalidCpu),
     /// A thread could not be started or died while running.
-    #[error("{0}")]
-    Failed(String),
+    #[error(transparent)]
+    Failed(#[from] crate::gate::TogetherError),
+}
+
+/// A CPU run out of bounds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidCpu {
+    /// No such kernel.
+    #[error(transparent)]
+    Kernel(#[from] UnknownKernel),
+    /// No thread, or more than [`MAX_THREADS`].
+    #[error("threads must be between 1 and {MAX_THREADS}, not {0}")]
+    Threads(u32),
+    /// The parameter outside the kernel's range.
+    #[error("{name} {value} is outside {lo}..={hi} for kernel {kernel}")]
+    Param {
+        /// The parameter's name.
+        name: &'static str,
+        /// Its value.
+        value: u64,
+        /// The least allowed.
+        lo: u64,
+        /// The most allowed.
+        hi: u64,
+        /// The kernel.
+        kernel: &'static str,
+    },
+    /// A baseline that is not a positive rate.
+    #[error("baseline must be a positive single-thread rate")]
+    Baseline,
+    /// The threads' data above half the available memory.
+    #[error(transparent)]
+    Memory(#[from] crate::headroom::TooBig),
 }
 
 /// Checks a run before anything starts: a known kernel, 1 to
@@ -162,31 +196,31 @@ pub fn check(
     param: Option<u64>,
     baseline: Option<f64>,
 ) -> Result<(&'static Kernel, u64, u64), CpuError> {
-    let k = kernel(name).map_err(CpuError::Invalid)?;
+    let k = kernel(name).map_err(InvalidCpu::from)?;
     if threads == 0 || threads > MAX_THREADS {
-        return Err(CpuError::Invalid(format!(
-            "threads must be between 1 and {MAX_THREADS}, not {threads}"
-        )));
+        return Err(InvalidCpu::Threads(threads).into());
     }
     let param = param.unwrap_or(k.default_param);
     let (lo, hi) = k.param_range;
     if !(lo..=hi).contains(&param) {
-        return Err(CpuError::Invalid(format!(
-            "{} {param} is outside {lo}..={hi} for kernel {}",
-            k.param, k.name
-        )));
+        return Err(InvalidCpu::Param {
+            name: k.param,
+            value: param,
+            lo,
+            hi,
+            kernel: k.name,
+        }
+        .into());
     }
     if baseline.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
-        return Err(CpuError::Invalid(
-            "baseline must be a positive single-thread rate".into(),
-        ));
+        return Err(InvalidCpu::Baseline.into());
     }
     let memory = (k.memory)(param).saturating_mul(threads as u64);
     crate::headroom::check_size(
         &format!("{} threads × the {} kernel's data", threads, k.name),
         memory,
     )
-    .map_err(CpuError::Invalid)?;
+    .map_err(InvalidCpu::from)?;
     Ok((k, param, memory))
 }
 
@@ -252,7 +286,7 @@ fn timed(
     param: u64,
     halt: &Halt,
     meter: Option<&Meter>,
-) -> Result<(Vec<f64>, u64, f64), String> {
+) -> Result<(Vec<f64>, u64, f64), crate::gate::TogetherError> {
     let (counts, seconds) =
         crate::gate::run_together(&format!("cpu-{}", k.name), threads, |_, start| {
             let mut work = (k.prepare)(param);

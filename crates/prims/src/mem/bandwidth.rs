@@ -20,14 +20,25 @@ pub enum Oper {
     Copy,
 }
 
+/// A name that is not one of a bandwidth run's operations or scopes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// Not `read`, `write` or `copy`.
+    #[error("oper '{0}' is not read, write or copy")]
+    Oper(String),
+    /// Not `global` or `local`.
+    #[error("scope '{0}' is not global or local")]
+    Scope(String),
+}
+
 impl std::str::FromStr for Oper {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Oper, String> {
+    type Err = NameError;
+    fn from_str(s: &str) -> Result<Oper, NameError> {
         match s {
             "read" => Ok(Oper::Read),
             "write" => Ok(Oper::Write),
             "copy" => Ok(Oper::Copy),
-            _ => Err(format!("oper '{s}' is not read, write or copy")),
+            _ => Err(NameError::Oper(s.into())),
         }
     }
 }
@@ -43,12 +54,12 @@ pub enum Scope {
 }
 
 impl std::str::FromStr for Scope {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Scope, String> {
+    type Err = NameError;
+    fn from_str(s: &str) -> Result<Scope, NameError> {
         match s {
             "global" => Ok(Scope::Global),
             "local" => Ok(Scope::Local),
-            _ => Err(format!("scope '{s}' is not global or local")),
+            _ => Err(NameError::Scope(s.into())),
         }
     }
 }
@@ -87,11 +98,34 @@ impl Default for BandwidthOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum BandwidthError {
     /// The options are out of bounds (threads, sizes, memory).
-    #[error("{0}")]
-    Invalid(String),
+    #[error(transparent)]
+    Invalid(#[from] InvalidBandwidth),
     /// A thread could not be started or died while running.
-    #[error("{0}")]
-    Failed(String),
+    #[error(transparent)]
+    Failed(#[from] crate::gate::TogetherError),
+}
+
+/// Bandwidth options out of bounds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidBandwidth {
+    /// A block below 8 bytes or above [`MAX_BLOCK_SIZE`].
+    #[error("block_size {size} must be between 8 bytes and {}", crate::units::format_bytes_binary(MAX_BLOCK_SIZE as f64))]
+    BlockSize {
+        /// The block size given.
+        size: u64,
+    },
+    /// No thread, or more than [`crate::gate::MAX_THREADS`].
+    #[error(
+        "threads must be between 1 and {}, not {threads}",
+        crate::gate::MAX_THREADS
+    )]
+    Threads {
+        /// The threads asked for.
+        threads: u32,
+    },
+    /// The blocks would take more than half the available memory.
+    #[error(transparent)]
+    Memory(#[from] crate::headroom::TooBig),
 }
 
 /// What a bandwidth run measured.
@@ -200,25 +234,22 @@ impl BandwidthOptions {
     /// Checks the bounds: a block of 8 bytes to [`MAX_BLOCK_SIZE`], 1 to
     /// [`crate::gate::MAX_THREADS`] threads, and [`Self::memory`] within half
     /// the available memory.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidBandwidth> {
         if self.block_size < 8 || self.block_size > MAX_BLOCK_SIZE {
-            return Err(format!(
-                "block_size {} must be between 8 bytes and {}",
-                self.block_size,
-                crate::units::format_bytes_binary(MAX_BLOCK_SIZE as f64)
-            ));
+            return Err(InvalidBandwidth::BlockSize {
+                size: self.block_size,
+            });
         }
         if self.threads == 0 || self.threads > crate::gate::MAX_THREADS {
-            return Err(format!(
-                "threads must be between 1 and {}, not {}",
-                crate::gate::MAX_THREADS,
-                self.threads
-            ));
+            return Err(InvalidBandwidth::Threads {
+                threads: self.threads,
+            });
         }
         crate::headroom::check_size(
             "the blocks (block_size × threads, × 2 for copy)",
             self.memory(),
-        )
+        )?;
+        Ok(())
     }
 }
 

@@ -30,11 +30,33 @@ const NODES_PER_CHECK: usize = 1 << 12;
 #[derive(Debug, thiserror::Error)]
 pub enum LatencyError {
     /// The options are out of bounds.
-    #[error("{0}")]
-    Invalid(String),
+    #[error(transparent)]
+    Invalid(#[from] InvalidLatency),
     /// The deadline passed or a stop was requested mid-curve.
     #[error(transparent)]
     Halted(#[from] Halted),
+}
+
+/// Latency options out of bounds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidLatency {
+    /// The smallest size below 1 KiB or above the largest.
+    #[error("min_size {min} must be at least 1 KiB and at most max_size {max}")]
+    Sizes {
+        /// The smallest size.
+        min: u64,
+        /// The largest size.
+        max: u64,
+    },
+    /// Steps per doubling outside 1..=8.
+    #[error("steps_per_doubling must be between 1 and 8")]
+    Steps,
+    /// A time per size of 0 or above [`MAX_TIME_PER_SIZE`].
+    #[error("time per size {0:?} must be above 0 and at most {MAX_TIME_PER_SIZE:?}")]
+    TimePerSize(Duration),
+    /// The largest size above half the available memory.
+    #[error(transparent)]
+    Memory(#[from] crate::headroom::TooBig),
 }
 
 /// Sizes to walk and how long to time each.
@@ -115,23 +137,21 @@ impl LatencyOptions {
     /// Checks the bounds: sizes from 1 KiB up, the largest within half the
     /// available memory, 1 to 8 steps per doubling, a time per size up to
     /// [`MAX_TIME_PER_SIZE`].
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidLatency> {
         if self.min_size < 1024 || self.min_size > self.max_size {
-            return Err(format!(
-                "min_size {} must be at least 1 KiB and at most max_size {}",
-                self.min_size, self.max_size
-            ));
+            return Err(InvalidLatency::Sizes {
+                min: self.min_size,
+                max: self.max_size,
+            });
         }
         if self.steps_per_doubling == 0 || self.steps_per_doubling > 8 {
-            return Err("steps_per_doubling must be between 1 and 8".into());
+            return Err(InvalidLatency::Steps);
         }
         if self.time_per_size.is_zero() || self.time_per_size > MAX_TIME_PER_SIZE {
-            return Err(format!(
-                "time per size {:?} must be above 0 and at most {:?}",
-                self.time_per_size, MAX_TIME_PER_SIZE
-            ));
+            return Err(InvalidLatency::TimePerSize(self.time_per_size));
         }
-        crate::headroom::check_size("max_size", self.max_size)
+        crate::headroom::check_size("max_size", self.max_size)?;
+        Ok(())
     }
 }
 

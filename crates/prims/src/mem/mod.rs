@@ -5,7 +5,11 @@
 mod bandwidth;
 mod latency;
 
-pub use bandwidth::{bandwidth, BandwidthError, BandwidthOptions, BandwidthResult, Oper, Scope};
+pub use bandwidth::{
+    bandwidth, BandwidthError, BandwidthOptions, BandwidthResult, InvalidBandwidth, NameError,
+    Oper, Scope,
+};
 pub use latency::{
-    latency_curve, LatencyError, LatencyOptions, LatencyPoint, LatencyResult, Plateau,
+    latency_curve, InvalidLatency, LatencyError, LatencyOptions, LatencyPoint, LatencyResult,
+    Plateau,
 };

@@ -25,4 +25,6 @@ pub use session::NetError;
 /// The message of a [`NetError`] for a test stopped by its stop flag (its
 /// partial figures attached).
 pub const INTERRUPTED: &str = "interrupted";
-pub use throughput::{throughput, Direction, StreamResult, Throughput, ThroughputOptions};
+pub use throughput::{
+    throughput, Direction, StreamResult, Throughput, ThroughputOptions, UnknownDirection,
+};

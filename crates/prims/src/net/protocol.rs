@@ -29,6 +29,29 @@ pub enum Request {
     Echo(u64),
 }
 
+/// Why a request line is refused (what the server answers after `ERR`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    /// It does not start with the protocol's magic.
+    #[error("not a {MAGIC} request")]
+    NotPlumb,
+    /// No session id, or not a hexadecimal number.
+    #[error("missing or bad session id")]
+    Session,
+    /// An echo size outside 1..=[`MAX_ECHO`].
+    #[error("echo size must be 1..={MAX_ECHO}")]
+    EchoSize,
+    /// A request the server does not know (cleaned for printing).
+    #[error("unknown request '{0}'")]
+    Unknown(String),
+    /// No request after the session id.
+    #[error("missing request")]
+    Missing,
+    /// Words after the request.
+    #[error("trailing words")]
+    Trailing,
+}
+
 /// A request with the session it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Opening {
@@ -50,27 +73,31 @@ impl Opening {
     }
 
     /// Parses a request line (without its newline).
-    pub fn parse(line: &str) -> Result<Opening, String> {
+    pub fn parse(line: &str) -> Result<Opening, RequestError> {
         let mut words = line.split(' ');
         if words.next() != Some(MAGIC) {
-            return Err(format!("not a {MAGIC} request"));
+            return Err(RequestError::NotPlumb);
         }
         let session = words
             .next()
             .and_then(|w| u64::from_str_radix(w, 16).ok())
-            .ok_or("missing or bad session id")?;
+            .ok_or(RequestError::Session)?;
         let request = match (words.next(), words.next()) {
             (Some("sink"), None) => Request::Sink,
             (Some("source"), None) => Request::Source,
             (Some("echo"), Some(n)) => match n.parse::<u64>() {
                 Ok(n) if (1..=MAX_ECHO).contains(&n) => Request::Echo(n),
-                _ => return Err(format!("echo size must be 1..={MAX_ECHO}")),
+                _ => return Err(RequestError::EchoSize),
             },
-            (Some(v), _) => return Err(format!("unknown request '{}'", crate::terminal::clean(v))),
-            (None, _) => return Err("missing request".into()),
+            (Some(v), _) => {
+                return Err(RequestError::Unknown(
+                    crate::terminal::clean(v).into_owned(),
+                ))
+            }
+            (None, _) => return Err(RequestError::Missing),
         };
         if words.next().is_some() {
-            return Err("trailing words".into());
+            return Err(RequestError::Trailing);
         }
         Ok(Opening { session, request })
     }
@@ -145,7 +172,9 @@ mod tests {
         let line = read_line(&mut r).unwrap().unwrap();
         assert_eq!(Opening::parse(&line).unwrap().request, Request::Sink);
         assert_eq!(r, b"rest");
-        let e = Opening::parse("PLUMB/1 1 \x1b]0;x\x07").unwrap_err();
+        let e = Opening::parse("PLUMB/1 1 \x1b]0;x\x07")
+            .unwrap_err()
+            .to_string();
         assert!(!e.contains('\x1b'), "{e:?}");
         let long = vec![b'x'; 500];
         assert!(read_line(&mut long.as_slice()).is_err());

@@ -114,7 +114,7 @@ impl Server {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     // Out of descriptors and the like: wait, do not die.
-                    eprintln!("plumb serve: accept: {e}");
+                    tracing::warn!("plumb serve: accept: {e}");
                     std::thread::sleep(Duration::from_millis(100));
                     continue;
                 }
@@ -131,9 +131,9 @@ impl Server {
                 if log {
                     // Peer-chosen text reaches the log only made safe to print.
                     match &outcome {
-                        Ok(Some(text)) => eprintln!("plumb serve: {peer}: {}", clean(text)),
+                        Ok(Some(text)) => tracing::warn!("plumb serve: {peer}: {}", clean(text)),
                         Ok(None) => {}
-                        Err(e) => eprintln!("plumb serve: {peer}: {}", clean(&e.to_string())),
+                        Err(e) => tracing::warn!("plumb serve: {peer}: {}", clean(&e.to_string())),
                     }
                 }
                 worker.active.fetch_sub(1, Ordering::Relaxed);
@@ -141,7 +141,7 @@ impl Server {
             if let Err(e) = spawned {
                 // Out of threads: this connection is dropped, the server goes on.
                 shared.active.fetch_sub(1, Ordering::Relaxed);
-                eprintln!("plumb serve: {peer}: no thread to serve it: {e}");
+                tracing::warn!("plumb serve: {peer}: no thread to serve it: {e}");
             }
         }
         // Let the connections of the last session finish.

@@ -26,14 +26,19 @@ pub enum Direction {
     Both,
 }
 
+/// A direction that is not `send`, `recv` or `both`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("direction '{0}' is not send, recv or both")]
+pub struct UnknownDirection(pub String);
+
 impl std::str::FromStr for Direction {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Direction, String> {
+    type Err = UnknownDirection;
+    fn from_str(s: &str) -> Result<Direction, UnknownDirection> {
         match s {
             "send" => Ok(Direction::Send),
             "recv" => Ok(Direction::Recv),
             "both" => Ok(Direction::Both),
-            _ => Err(format!("direction '{s}' is not send, recv or both")),
+            _ => Err(UnknownDirection(s.into())),
         }
     }
 }
@@ -212,7 +217,7 @@ pub fn throughput(
                 }
             }
         })
-        .map_err(fail)?;
+        .map_err(|e| fail(e.to_string()))?;
     let seconds = start
         .into_inner()
         .unwrap_or_else(|p| p.into_inner())

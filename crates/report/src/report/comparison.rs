@@ -1,15 +1,16 @@
-//! The comparison as a terminal table, Markdown, CSV or JSON, with units
-//! scaled per row (every run's figure in the unit the baseline's takes)
-//! and a machine table above the metrics.
+//! The comparison's tables, built once for every format's exporter: a
+//! machine table above the metrics, units scaled per row (every run's
+//! figure in the unit the baseline's takes).
 
 use crate::model::comparison::{Comparison, Row, Verdict};
 use crate::model::document::{marks_suffix, Better, RunDocument};
+use crate::report::export::{exporter, Content, Machine, Part};
 use crate::report::run_table::Format;
 use crate::terminal::cleaned;
 use crate::units::{format_bytes_binary, Scale};
-use comfy_table::{presets, Table};
 
-fn verdict_text(v: Verdict) -> &'static str {
+/// How a verdict reads in a cell and in CSV.
+pub(crate) fn verdict_text(v: Verdict) -> &'static str {
     match v {
         Verdict::Baseline => "baseline",
         Verdict::Better => "better",
@@ -117,80 +118,13 @@ fn machine_rows(docs: &[RunDocument]) -> Vec<Vec<String>> {
     rows
 }
 
-/// Renders the machine table and the metric table.
+/// The comparison in `format`: the machine table and the metric table
+/// (JSON: the comparison).
 pub fn render(c: &Comparison, docs: &[RunDocument], format: Format) -> String {
-    match format {
-        Format::Json => serde_json::to_string_pretty(c).expect("serialisable") + "\n",
-        Format::Csv => {
-            let mut w = csv::Writer::from_writer(Vec::new());
-            let _ = w.write_record([
-                "scenario",
-                "metric",
-                "unit",
-                "better",
-                "run",
-                "value",
-                "samples",
-                "ratio",
-                "ci_low",
-                "ci_high",
-                "verdict",
-                "not_comparable",
-                "repeat_for_verdict",
-            ]);
-            for r in &c.rows {
-                for (i, cell) in r.cells.iter().enumerate() {
-                    let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
-                    let _ = w.write_record([
-                        cleaned(&r.scenario),
-                        cleaned(&r.metric),
-                        cleaned(&r.unit),
-                        format!("{:?}", r.better).to_lowercase(),
-                        cleaned(&c.runs[i]),
-                        opt(cell.value),
-                        cell.samples.to_string(),
-                        opt(cell.ratio),
-                        opt(cell.ratio_ci.map(|x| x.0)),
-                        opt(cell.ratio_ci.map(|x| x.1)),
-                        verdict_text(cell.verdict).to_string(),
-                        cell.not_comparable
-                            .as_deref()
-                            .map(cleaned)
-                            .unwrap_or_default(),
-                        cell.repeat_for_verdict
-                            .map(|r| r.to_string())
-                            .unwrap_or_default(),
-                    ]);
-                }
-            }
-            String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-        }
-        Format::Table | Format::Markdown => {
-            let preset = if format == Format::Markdown {
-                presets::ASCII_MARKDOWN
-            } else {
-                presets::UTF8_FULL_CONDENSED
-            };
-            let mut machines = Table::new();
-            machines.load_preset(preset);
-            let (header, rows) = machine_grid(c, docs);
-            machines.set_header(header);
-            for r in rows {
-                machines.add_row(r);
-            }
-            let mut metrics = Table::new();
-            metrics.load_preset(preset);
-            let (header, rows) = metric_grid(c);
-            metrics.set_header(header);
-            for r in rows {
-                metrics.add_row(r);
-            }
-            let apart = not_comparable_line(c)
-                .map(|l| format!("\n{l}"))
-                .unwrap_or_default();
-            format!("{machines}\n\n{metrics}\n\n{READING}{apart}\n")
-        }
-    }
+    exporter(format).write(&Content {
+        parts: vec![Part::Comparison(c, docs)],
+        machine: Some(Machine::Comparison(c)),
+    })
 }
 
 /// How to read the comparison's cells.
@@ -233,37 +167,6 @@ pub fn metric_grid(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
         })
         .collect();
     (header, rows)
-}
-
-/// The metric table in HTML, each cell of a run classed by its verdict
-/// (`better`, `worse`, …) for colour, how to read it under it. The
-/// machines are [`machine_grid`]'s, shown where the page puts them.
-pub fn html(c: &Comparison) -> String {
-    use crate::report::tables::html_grid;
-    let mut out = String::new();
-    let (header, rows) = metric_grid(c);
-    let class = |r: usize, i: usize| -> Option<&'static str> {
-        let cell = c.rows.get(r)?.cells.get(i.checked_sub(3)?)?;
-        Some(match cell.verdict {
-            Verdict::Better => "better",
-            Verdict::Worse => "worse",
-            Verdict::Baseline => "baseline",
-            Verdict::NotComparable | Verdict::Missing => "apart",
-            Verdict::WithinNoise | Verdict::Unknown => "noise",
-        })
-    };
-    out.push_str(&html_grid(&header, &rows, &class));
-    out.push_str(&format!(
-        "<p class=\"note\">{}</p>\n",
-        crate::report::charts::svg::esc(READING)
-    ));
-    if let Some(l) = not_comparable_line(c) {
-        out.push_str(&format!(
-            "<p class=\"note\">{}</p>\n",
-            crate::report::charts::svg::esc(&l)
-        ));
-    }
-    out
 }
 
 /// The summary line counting cells that are not comparable, when there are any.

@@ -2,10 +2,13 @@
 //! results as `run`, `show` and `compare` print them ([`results`], the one
 //! renderer, built of the run table, the comparison, titled tables) and
 //! their SVG charts; plus saving result files safely. Renderers read [`crate::model`]
-//! only.
+//! only. A renderer builds what it shows once ([`export::Content`]); the
+//! exporter of the output format ([`export`]: text, Markdown, CSV, JSON,
+//! HTML) writes it.
 
 pub mod charts;
 pub mod comparison;
+pub mod export;
 pub mod fio_json;
 pub mod fio_normal;
 pub mod fio_num;

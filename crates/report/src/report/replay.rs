@@ -3,8 +3,9 @@
 //! what `plumb trace replay` prints and `plumb show` prints of its saved
 //! `--json`, in every `--format`.
 
+use crate::report::export::{exporter, Content, Machine, Part};
 use crate::report::run_table::Format;
-use crate::report::tables::{self, Titled};
+use crate::report::tables::Titled;
 use crate::trace::replay::{ReplayResult, REPLAY_SCHEMA};
 use serde::{Deserialize, Serialize};
 
@@ -34,7 +35,6 @@ struct Owned {
     title: &'static str,
     header: Vec<String>,
     rows: Vec<Vec<String>>,
-    notes: Vec<String>,
 }
 
 fn strings(cells: &[&str]) -> Vec<String> {
@@ -88,8 +88,7 @@ fn summary(r: &ReplayResult) -> Vec<String> {
     lines
 }
 
-/// The operations table, then the steps table (when there are steps); the
-/// summary goes under the last one.
+/// The operations table, then the steps table (when there are steps).
 fn owned(r: &ReplayResult) -> Vec<Owned> {
     let ops = Owned {
         title: "replayed operations",
@@ -121,7 +120,6 @@ fn owned(r: &ReplayResult) -> Vec<Owned> {
                 ]
             })
             .collect(),
-        notes: Vec::new(),
     };
     let mut out = vec![ops];
     if !r.steps.is_empty() {
@@ -141,49 +139,32 @@ fn owned(r: &ReplayResult) -> Vec<Owned> {
                     ]
                 })
                 .collect(),
-            notes: Vec::new(),
         });
-    }
-    if let Some(last) = out.last_mut() {
-        last.notes = summary(r);
     }
     out
 }
 
-/// `r` in `format` (JSON: the saved form, with its schema). Text from the
-/// trace (operation and step names, divergences) is cleaned by the table
-/// renderer. In CSV the summary lines are a table of their own.
+/// `r` in `format` (JSON: the saved form, with its schema): the tables,
+/// the summary under the last (in CSV, a table of its own). Text from the
+/// trace (operation and step names, divergences) is cleaned by the
+/// exporter.
 pub fn render(r: &ReplayResult, format: Format) -> String {
-    let mut owned = owned(r);
-    if format == Format::Csv {
-        let lines = owned.last_mut().map(|t| std::mem::take(&mut t.notes));
-        owned.push(Owned {
-            title: "summary",
-            header: strings(&["line"]),
-            rows: lines
-                .unwrap_or_default()
-                .into_iter()
-                .map(|l| vec![l])
-                .collect(),
-            notes: Vec::new(),
-        });
-    }
-    let titled: Vec<Titled> = owned
+    let owned = owned(r);
+    let summary = summary(r);
+    let tables: Vec<Titled> = owned
         .iter()
         .map(|t| Titled {
             title: t.title,
             header: &t.header,
             rows: &t.rows,
-            notes: &t.notes,
+            notes: &[],
         })
         .collect();
-    match format {
-        Format::Json => {
-            let saved = SavedReplay::new(r.clone());
-            let text = serde_json::to_string_pretty(&saved).expect("serialisable");
-            crate::terminal::clean_json(&text).into_owned() + "\n"
-        }
-        Format::Csv => tables::csv(&titled),
-        Format::Table | Format::Markdown => tables::text(&titled, format == Format::Markdown),
-    }
+    exporter(format).write(&Content {
+        parts: vec![Part::Tables {
+            tables,
+            summary: &summary,
+        }],
+        machine: Some(Machine::Replay(r)),
+    })
 }

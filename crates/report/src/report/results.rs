@@ -11,10 +11,11 @@
 use crate::model::comparison::Comparison;
 use crate::model::document::RunDocument;
 use crate::model::template::MadeTable;
-use crate::report::run_table::{self, scenario_name, Format};
-use crate::report::tables::{self, Titled};
-use crate::report::{comparison, made_tables};
-use crate::terminal::{clean_json, cleaned};
+use crate::report::export::{exporter, Content, Machine, Part};
+use crate::report::made_tables;
+use crate::report::run_table::{scenario_name, Format};
+use crate::report::tables::Titled;
+use crate::terminal::cleaned;
 
 /// The tables a pack's comparison template made, and the template's file.
 #[derive(Debug, Clone)]
@@ -57,8 +58,7 @@ fn scenario_tables<'a>(docs: &'a [RunDocument], titles: &[String]) -> Vec<(Strin
 fn layout_tables(layouts: &[Layout]) -> Vec<Titled<'_>> {
     layouts
         .iter()
-        .flat_map(|l| l.tables.iter())
-        .map(Titled::from)
+        .flat_map(|l| made_tables::titled(&l.tables))
         .collect()
 }
 
@@ -70,45 +70,23 @@ fn titled<'a>(named: &'a [(String, Titled<'a>)]) -> Vec<Titled<'a>> {
         .collect()
 }
 
-/// Joins sections, a blank line between two that are not empty.
-fn sections(parts: &[String]) -> String {
-    let parts: Vec<&str> = parts
-        .iter()
-        .map(|p| p.trim_end_matches('\n'))
-        .filter(|p| !p.is_empty())
-        .collect();
-    if parts.is_empty() {
-        String::new()
-    } else {
-        parts.join("\n\n") + "\n"
-    }
-}
-
-/// One run, as `plumb run` and `plumb show` print it: the metric table with
-/// errors and notes under it, the scenarios' tables, then `layouts` (the
-/// suite's own tables for this one run).
+/// One run, as `plumb run` and `plumb show` print it: the metric table
+/// with errors and notes under it, the scenarios' tables, then `layouts`
+/// (the suite's own tables for this one run).
 pub fn run(doc: &RunDocument, layouts: &[Layout], format: Format) -> String {
-    let docs = std::slice::from_ref(doc);
-    let named = scenario_tables(docs, &[]);
+    let named = scenario_tables(std::slice::from_ref(doc), &[]);
     let mut all = titled(&named);
     all.extend(layout_tables(layouts));
-    match format {
-        Format::Json => {
-            let text = serde_json::to_string_pretty(doc).expect("serialisable");
-            clean_json(&text).into_owned() + "\n"
-        }
-        Format::Csv => sections(&[run_table::csv(doc), tables::csv(&all)]),
-        Format::Table | Format::Markdown => {
-            let markdown = format == Format::Markdown;
-            sections(&[run_table::text(doc, markdown), tables::text(&all, markdown)])
-        }
-    }
+    exporter(format).write(&Content {
+        parts: vec![Part::Metrics(doc), Part::tables(all)],
+        machine: Some(Machine::Document(doc)),
+    })
 }
 
 /// Several runs (or one) side by side, as `plumb compare` prints them: the
-/// template's layout when there is one, else the generic comparison; then
-/// every run's scenario tables (in CSV, after the template's in one
-/// long-form section, or in a section after the comparison's records).
+/// template's layout when there is one (the line counting cells not
+/// comparable under it), else the generic comparison; then every run's
+/// scenario tables (in CSV, in the one long-form section of tables).
 pub fn compare(
     c: &Comparison,
     docs: &[RunDocument],
@@ -116,24 +94,17 @@ pub fn compare(
     format: Format,
 ) -> String {
     let named = scenario_tables(docs, &c.runs);
-    let scenario = titled(&named);
-    match (format, layout) {
-        (Format::Json, Some(l)) => made_tables::render(&l.tables, &l.file, c, format),
-        (Format::Json, None) => comparison::render(c, docs, format),
-        (Format::Csv, Some(l)) => {
-            let mut all = layout_tables(std::slice::from_ref(l));
-            all.extend(scenario);
-            tables::csv(&all)
+    let scenario = Part::tables(titled(&named));
+    let content = match layout {
+        Some(l) => {
+            let mut content = made_tables::content(&l.tables, &l.file, c);
+            content.parts.push(scenario);
+            content
         }
-        (Format::Csv, None) => {
-            sections(&[comparison::render(c, docs, format), tables::csv(&scenario)])
-        }
-        (Format::Table | Format::Markdown, _) => {
-            let head = match layout {
-                Some(l) => made_tables::render(&l.tables, &l.file, c, format),
-                None => comparison::render(c, docs, format),
-            };
-            sections(&[head, tables::text(&scenario, format == Format::Markdown)])
-        }
-    }
+        None => Content {
+            parts: vec![Part::Comparison(c, docs), scenario],
+            machine: Some(Machine::Comparison(c)),
+        },
+    };
+    exporter(format).write(&content)
 }

@@ -6,10 +6,9 @@
 //! (a spreadsheet computes with them), one section per kind of record.
 
 use crate::model::document::{marks_suffix, Metric, RunDocument, ScenarioResult};
-use crate::report::tables::{cell_text, grid};
+use crate::report::tables::cell_text;
 use crate::terminal::cleaned;
 use crate::units::Scale;
-use comfy_table::{Cell, CellAlignment};
 
 /// Output formats of `plumb run`, `show` and `compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -38,7 +37,8 @@ pub fn scenario_name(s: &ScenarioResult) -> String {
     cleaned(&shown_name(s))
 }
 
-fn better(m: &Metric) -> String {
+/// Which way is better, as its name (`higher`, `lower`).
+pub(crate) fn better(m: &Metric) -> String {
     format!("{:?}", m.better).to_lowercase()
 }
 
@@ -51,7 +51,7 @@ fn repeated(doc: &RunDocument) -> bool {
 }
 
 /// The smallest and largest sample, when there are two or more.
-fn spread(m: &Metric) -> Option<(f64, f64)> {
+pub(crate) fn spread(m: &Metric) -> Option<(f64, f64)> {
     (m.samples.len() > 1).then(|| {
         m.samples
             .iter()
@@ -137,95 +137,4 @@ pub fn lines(doc: &RunDocument, markdown: bool) -> Vec<String> {
         }
     }
     lines
-}
-
-/// The metric table (terminal or Markdown), then one line per failed
-/// scenario and per note.
-pub fn text(doc: &RunDocument, markdown: bool) -> String {
-    let (header, rows, right) = metric_grid(doc, markdown);
-    let mut table = grid(markdown);
-    table.set_header(header);
-    for row in &rows {
-        table.add_row(row.iter().enumerate().map(|(i, c)| {
-            if right.contains(&i) {
-                Cell::new(c).set_alignment(CellAlignment::Right)
-            } else {
-                Cell::new(c)
-            }
-        }));
-    }
-    let mut out = if rows.is_empty() {
-        String::new()
-    } else {
-        format!("{table}\n")
-    };
-    let bullet = if markdown { "- " } else { "" };
-    let lines = lines(doc, markdown);
-    if !lines.is_empty() {
-        out.push('\n');
-        for l in lines {
-            out.push_str(&format!("{bullet}{l}\n"));
-        }
-    }
-    out
-}
-
-/// The metric table in HTML, the errors and notes under it.
-pub fn html(doc: &RunDocument) -> String {
-    use crate::report::charts::svg::esc;
-    let (header, rows, _) = metric_grid(doc, false);
-    let mut out = if rows.is_empty() {
-        String::new()
-    } else {
-        crate::report::tables::html_grid(&header, &rows, &|_, _| None)
-    };
-    for l in lines(doc, false) {
-        out.push_str(&format!("<p class=\"note\">{}</p>\n", esc(&l)));
-    }
-    out
-}
-
-/// The metrics as CSV, raw figures in each metric's unit:
-/// `scenario,metric,median,unit,min,max,runs,better,marks` (marks
-/// separated by `;`); then, after a blank
-/// line, `scenario,error` records when a scenario failed.
-pub fn csv(doc: &RunDocument) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record([
-        "scenario", "metric", "median", "unit", "min", "max", "runs", "better", "marks",
-    ]);
-    for s in &doc.scenarios {
-        let scenario = scenario_name(s);
-        for m in &s.metrics {
-            let (lo, hi) = spread(m).unwrap_or((m.value, m.value));
-            let _ = w.write_record([
-                scenario.clone(),
-                cleaned(&m.name),
-                m.value.to_string(),
-                cleaned(&m.unit),
-                lo.to_string(),
-                hi.to_string(),
-                s.repeat.to_string(),
-                better(m),
-                m.marks
-                    .iter()
-                    .map(|k| k.name())
-                    .collect::<Vec<_>>()
-                    .join(";"),
-            ]);
-        }
-    }
-    let mut out = String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default();
-    if doc.scenarios.iter().any(|s| s.error.is_some()) {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        let _ = w.write_record(["scenario", "error"]);
-        for s in &doc.scenarios {
-            if let Some(e) = &s.error {
-                let _ = w.write_record([scenario_name(s), cleaned(e)]);
-            }
-        }
-        out.push('\n');
-        out.push_str(&String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default());
-    }
-    out
 }

@@ -164,13 +164,13 @@ pub fn sweep_stale(target: &Path) {
         let dir = target.join(dir_name);
         match std::fs::symlink_metadata(&dir) {
             Ok(m) if m.is_dir() => match std::fs::remove_dir_all(&dir) {
-                Ok(()) => eprintln!(
+                Ok(()) => tracing::info!(
                     "plumb: removed stale run directory {} (its plumb process {} is gone)",
                     dir.display(),
                     owner.pid
                 ),
                 Err(e) => {
-                    eprintln!(
+                    tracing::warn!(
                         "plumb: cannot remove stale run directory {}: {e}",
                         dir.display()
                     );

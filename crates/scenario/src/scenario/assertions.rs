@@ -32,7 +32,7 @@ enum ThresholdError {
     NotFinite(String),
     /// Not a duration or a size.
     #[error("threshold {0}")]
-    Unit(String),
+    Unit(crate::units::UnitError),
 }
 
 /// A comparison operator.

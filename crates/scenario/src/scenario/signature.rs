@@ -17,7 +17,7 @@ pub enum SignatureError {
         /// The file.
         path: PathBuf,
         /// Why.
-        reason: String,
+        reason: crate::input::InputError,
     },
     /// A key or signature file that is not text.
     #[error("{}: not text", .0.display())]

@@ -20,7 +20,7 @@ pub enum TemplateError {
         /// The file as given.
         file: String,
         /// Why.
-        reason: String,
+        reason: crate::input::InputError,
     },
     /// The pack named cannot be loaded.
     #[error(transparent)]

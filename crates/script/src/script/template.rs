@@ -28,8 +28,8 @@ pub enum TemplateFailure {
     Thread {
         /// The template.
         file: String,
-        /// The OS's reason.
-        source: std::io::Error,
+        /// The run's thread cap or the OS's reason.
+        source: crate::gate::SpawnError,
     },
     /// Its thread panicked.
     #[error("{file}: the template's thread failed")]
@@ -266,7 +266,9 @@ fn table(n: usize, map: Map) -> Result<MadeTable, ShapeError> {
                 t.rows = rows
                     .into_iter()
                     .enumerate()
-                    .map(|(r, row)| texts(row).ok_or_else(|| not_an_array(format!("row {}", r + 1))))
+                    .map(|(r, row)| {
+                        texts(row).ok_or_else(|| not_an_array(format!("row {}", r + 1)))
+                    })
                     .collect::<Result<_, _>>()?;
             }
             other => {

@@ -19,7 +19,7 @@ pub enum SessionError {
     Pack(#[from] PackError),
     /// `--scenario-memory` is not a size.
     #[error("--scenario-memory: {0}")]
-    ScenarioMemory(String),
+    ScenarioMemory(crate::units::UnitError),
     /// A scenario does not compile.
     #[error(transparent)]
     Compile(#[from] crate::scenario::CompileError),
@@ -31,7 +31,7 @@ pub enum SessionError {
     Assertion(#[from] crate::scenario::assertions::AssertionError),
     /// `--timeout` is not a duration.
     #[error("--timeout: {0}")]
-    Timeout(String),
+    Timeout(crate::units::UnitError),
     /// `--timeout` is zero.
     #[error("--timeout '{0}': must be > 0")]
     ZeroTimeout(String),
@@ -48,7 +48,7 @@ pub enum SessionError {
     },
     /// `--max-bytes` is not a size.
     #[error("--max-bytes: {0}")]
-    MaxBytes(String),
+    MaxBytes(crate::units::UnitError),
     /// A pack asks for more than the run grants.
     #[error(transparent)]
     Grant(#[from] GrantError),

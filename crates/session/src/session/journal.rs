@@ -195,7 +195,7 @@ pub enum LineProblem {
     TooMany,
     /// An entry over the document's limits.
     #[error("{0}")]
-    Limits(String),
+    Limits(crate::model::document::LimitError),
 }
 
 /// Opens `path` without following a symlink in its place and without

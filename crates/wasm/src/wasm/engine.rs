@@ -97,20 +97,20 @@ pub struct Compiled {
 /// `plumb:bench/scenario` world; errors name what is missing.
 pub fn compile(file: &str, bytes: &[u8]) -> Result<Compiled, WasmError> {
     check_size(file, bytes)?;
-    let (component, cached) = cache::load_or_compile(engine(file)?, bytes).map_err(|e| {
-        WasmError::NotAComponent {
-            file: file.to_string(),
-            why: format!("{e:#}"),
-        }
-    })?;
-    // `instantiate_pre` only fails when an import is missing or has
-    // another type than the world's.
-    let pre = linker(file)?
-        .instantiate_pre(&component)
-        .map_err(|e| WasmError::ScenarioImports {
+    let (component, cached) =
+        cache::load_or_compile(engine(file)?, bytes).map_err(|e| WasmError::NotAComponent {
             file: file.to_string(),
             why: format!("{e:#}"),
         })?;
+    // `instantiate_pre` only fails when an import is missing or has
+    // another type than the world's.
+    let pre =
+        linker(file)?
+            .instantiate_pre(&component)
+            .map_err(|e| WasmError::ScenarioImports {
+                file: file.to_string(),
+                why: format!("{e:#}"),
+            })?;
     let pre = ScenarioPre::new(pre).map_err(|e| WasmError::NoRun {
         file: file.to_string(),
         why: format!("{e:#}"),

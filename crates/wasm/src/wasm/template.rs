@@ -173,12 +173,11 @@ fn prepare(file: &str, bytes: &[u8]) -> Result<CompareTemplatePre<State>, WasmEr
     super::engine::check_size(file, bytes)?;
     let engine = engine(file)?;
     let why = |e: wasmtime::Error| format!("{e:#}");
-    let (component, _) = super::cache::load_or_compile(engine, bytes).map_err(|e| {
-        WasmError::NotAComponent {
+    let (component, _) =
+        super::cache::load_or_compile(engine, bytes).map_err(|e| WasmError::NotAComponent {
             file: file.to_string(),
             why: why(e),
-        }
-    })?;
+        })?;
     let mut linker: Linker<State> = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| WasmError::Linker {
         file: file.to_string(),

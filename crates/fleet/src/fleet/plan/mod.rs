@@ -35,7 +35,7 @@ pub enum PlanError {
         /// The option.
         flag: &'static str,
         /// Why.
-        reason: String,
+        reason: crate::units::UnitError,
     },
     /// `--baseline` names no host of the fleet.
     #[error("--baseline {}: no such host", clean(.0))]
@@ -54,7 +54,7 @@ pub enum PlanError {
     Param(#[from] ParamError),
     /// `--max-bytes` is not a size.
     #[error("--max-bytes: {0}")]
-    MaxBytes(String),
+    MaxBytes(crate::units::UnitError),
     /// The pack's byte budget cannot be reckoned with the parameters.
     #[error("{pack}: {reason}")]
     Budget {

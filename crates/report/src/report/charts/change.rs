@@ -89,12 +89,10 @@ const STEPS: [f64; 11] = [
     1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 300.0, 1000.0,
 ];
 
-fn changes(c: &Comparison, names: &mut Names) -> Chart {
-    let base = &c.runs[0];
-    let others = c.runs.len() - 1;
-    // The widest factor drawn (capped at 1000×: beyond, the bar is clipped).
-    let widest = c
-        .rows
+/// The widest factor drawn, as log2 (at least 1.25×, capped at 1000×:
+/// beyond, the bar is clipped).
+fn widest(c: &Comparison) -> f64 {
+    c.rows
         .iter()
         .flat_map(|r| r.cells.iter().skip(1).filter_map(move |cell| bar(r, cell)))
         .flat_map(|b| {
@@ -103,9 +101,13 @@ fn changes(c: &Comparison, names: &mut Names) -> Chart {
         })
         .map(|f| f.log2().abs())
         .fold(1.25f64.log2(), f64::max)
-        .min(1000f64.log2());
-    // Up to three factors a side, the largest that fits first, each at
-    // most about half the log distance of the one before (no crowding).
+        .min(1000f64.log2())
+}
+
+/// The factor axis for `widest`: `same` in the middle, up to three factors
+/// a side, the largest that fits first, each at most about half the log
+/// distance of the one before (no crowding).
+fn factor_axis(widest: f64) -> Axis {
     let mut marks: Vec<f64> = Vec::new();
     for step in STEPS.iter().rev().filter(|s| s.log2() <= widest * 1.02) {
         let apart = marks.last().is_none_or(|m| step.log2() <= m.log2() * 0.6);
@@ -121,9 +123,18 @@ fn changes(c: &Comparison, names: &mut Names) -> Chart {
         ticks.push((-m.log2(), format!("{t}×")));
     }
     let span = widest * 1.08;
-    let axis = Axis::fixed(-span, span, ticks);
-    // Rows: a heading per scenario, then per metric one bar per run.
-    let mut lines: Vec<(Option<&Row>, usize, String)> = Vec::new();
+    Axis::fixed(-span, span, ticks)
+}
+
+/// A line of the chart: a scenario's heading (no row), or a metric's bar
+/// for run `run`; with its label.
+type Line<'a> = (Option<&'a Row>, usize, String);
+
+/// The chart's lines: a heading per scenario, then per metric one bar per
+/// run (labelled with the run when there are several).
+fn lines(c: &Comparison) -> Vec<Line<'_>> {
+    let others = c.runs.len() - 1;
+    let mut lines: Vec<Line> = Vec::new();
     let mut last = None;
     for r in &c.rows {
         if last != Some(&r.scenario) {
@@ -139,6 +150,111 @@ fn changes(c: &Comparison, names: &mut Names) -> Chart {
             lines.push((Some(r), i, label));
         }
     }
+    lines
+}
+
+/// The height a line takes.
+fn height_of(l: &Line) -> f64 {
+    if l.0.is_some() {
+        ROW
+    } else {
+        HEAD
+    }
+}
+
+/// Draws `cell`'s bar of `row` centred at `mid` (with its whiskers, the
+/// axis clipped at `span`), and says in words what it shows.
+fn draw_bar(
+    s: &mut Svg,
+    frame: &svg::Frame,
+    span: f64,
+    row: &Row,
+    cell: &Cell,
+    mid: f64,
+) -> String {
+    match (bar(row, cell), cell.verdict) {
+        (_, Verdict::NotComparable) => match &cell.not_comparable {
+            Some(why) => format!("not comparable: {why}"),
+            None => "not comparable".into(),
+        },
+        (_, Verdict::Missing) | (None, _) => "missing".into(),
+        (Some(b), v) => {
+            let color = match v {
+                Verdict::Better => BETTER,
+                Verdict::Worse => WORSE,
+                _ => UNDECIDED,
+            };
+            let zero = frame.px(0.0);
+            let clip = |f: f64| f.log2().clamp(-span, span);
+            let end = frame.px(clip(b.f));
+            s.rect(zero, mid - 6.0, end - zero, 12.0, color, "");
+            if let Some((lo, hi)) = b.ci {
+                let (a, z) = (frame.px(clip(lo)), frame.px(clip(hi)));
+                s.line(a, mid, z, mid, INK, 1.2);
+                s.line(a, mid - 4.0, a, mid + 4.0, INK, 1.2);
+                s.line(z, mid - 4.0, z, mid + 4.0, INK, 1.2);
+            }
+            match v {
+                Verdict::Better | Verdict::Worse => factor_text(b.f),
+                Verdict::Unknown => format!(
+                    "{}, {} vs {} sample(s)",
+                    factor_text(b.f),
+                    row.cells[0].samples,
+                    cell.samples
+                ),
+                _ => format!("{}, {}", factor_text(b.f), verdict_words(cell)),
+            }
+        }
+    }
+}
+
+/// Draws one line at `y`: a scenario's heading, or a metric's label, bar
+/// and words.
+fn draw_line(s: &mut Svg, frame: &svg::Frame, span: f64, line: &Line, y: f64) {
+    let h = height_of(line);
+    let Some(row) = line.0 else {
+        s.bold(
+            16.0,
+            y + h - 8.0,
+            12.5,
+            Anchor::Start,
+            &svg::fit(&line.2, WIDTH - 32.0, 12.5),
+        );
+        s.line(16.0, y + h - 3.0, WIDTH - 16.0, y + h - 3.0, GRID, 1.0);
+        return;
+    };
+    let cell = &row.cells[line.1];
+    let mid = y + h / 2.0;
+    s.text(
+        LABELS,
+        mid + 4.0,
+        11.5,
+        Anchor::End,
+        INK,
+        &svg::fit(
+            &format!("{}{}", line.2, marks_suffix(&cell.marks)),
+            LABELS - 24.0,
+            11.5,
+        ),
+    );
+    let words = draw_bar(s, frame, span, row, cell, mid);
+    s.text(
+        PLOT1 + 10.0,
+        mid + 4.0,
+        11.0,
+        Anchor::Start,
+        MUTED,
+        &svg::fit(&words, WIDTH - PLOT1 - 20.0, 11.0),
+    );
+}
+
+/// The change chart of several runs against the first.
+fn changes(c: &Comparison, names: &mut Names) -> Chart {
+    let base = &c.runs[0];
+    let others = c.runs.len() - 1;
+    let widest = widest(c);
+    let span = widest * 1.08;
+    let lines = lines(c);
     let title = if others == 1 {
         format!("Change of {} against {base}", c.runs[1])
     } else {
@@ -152,95 +268,25 @@ fn changes(c: &Comparison, names: &mut Names) -> Chart {
     ];
     let mut s = Svg::new(WIDTH, 0.0);
     let top = svg::heading(&mut s, WIDTH, &title, &sub) + 8.0;
-    let height_of = |l: &(Option<&Row>, usize, String)| if l.0.is_some() { ROW } else { HEAD };
     let plot_h: f64 = lines.iter().map(height_of).sum();
     let frame = svg::Frame {
         x0: PLOT0,
         y0: top,
         x1: PLOT1,
         y1: top + plot_h,
-        x: axis,
+        x: factor_axis(widest),
         y: Axis::fixed(0.0, 1.0, Vec::new()),
     };
     for (v, _) in &frame.x.ticks {
         let x = frame.px(*v);
         s.line(x, frame.y0, x, frame.y1, GRID, 1.0);
     }
-    let zero = frame.px(0.0);
     let mut y = top;
     for line in &lines {
-        let h = height_of(line);
-        match line.0 {
-            None => {
-                s.bold(
-                    16.0,
-                    y + h - 8.0,
-                    12.5,
-                    Anchor::Start,
-                    &svg::fit(&line.2, WIDTH - 32.0, 12.5),
-                );
-                s.line(16.0, y + h - 3.0, WIDTH - 16.0, y + h - 3.0, GRID, 1.0);
-            }
-            Some(row) => {
-                let cell = &row.cells[line.1];
-                let mid = y + h / 2.0;
-                s.text(
-                    LABELS,
-                    mid + 4.0,
-                    11.5,
-                    Anchor::End,
-                    INK,
-                    &svg::fit(
-                        &format!("{}{}", line.2, marks_suffix(&cell.marks)),
-                        LABELS - 24.0,
-                        11.5,
-                    ),
-                );
-                let words = match (bar(row, cell), cell.verdict) {
-                    (_, Verdict::NotComparable) => match &cell.not_comparable {
-                        Some(why) => format!("not comparable: {why}"),
-                        None => "not comparable".into(),
-                    },
-                    (_, Verdict::Missing) | (None, _) => "missing".into(),
-                    (Some(b), v) => {
-                        let color = match v {
-                            Verdict::Better => BETTER,
-                            Verdict::Worse => WORSE,
-                            _ => UNDECIDED,
-                        };
-                        let clip = |f: f64| f.log2().clamp(-span, span);
-                        let end = frame.px(clip(b.f));
-                        s.rect(zero, mid - 6.0, end - zero, 12.0, color, "");
-                        if let Some((lo, hi)) = b.ci {
-                            let (a, z) = (frame.px(clip(lo)), frame.px(clip(hi)));
-                            s.line(a, mid, z, mid, INK, 1.2);
-                            s.line(a, mid - 4.0, a, mid + 4.0, INK, 1.2);
-                            s.line(z, mid - 4.0, z, mid + 4.0, INK, 1.2);
-                        }
-                        match v {
-                            Verdict::Better | Verdict::Worse => factor_text(b.f),
-                            Verdict::Unknown => format!(
-                                "{}, {} vs {} sample(s)",
-                                factor_text(b.f),
-                                row.cells[0].samples,
-                                cell.samples
-                            ),
-                            _ => format!("{}, {}", factor_text(b.f), verdict_words(cell)),
-                        }
-                    }
-                };
-                s.text(
-                    PLOT1 + 10.0,
-                    mid + 4.0,
-                    11.0,
-                    Anchor::Start,
-                    MUTED,
-                    &svg::fit(&words, WIDTH - PLOT1 - 20.0, 11.0),
-                );
-            }
-        }
-        y += h;
+        draw_line(&mut s, &frame, span, line, y);
+        y += height_of(line);
     }
+    let zero = frame.px(0.0);
     s.line(zero, frame.y0, zero, frame.y1, INK, 1.2);
     for (v, l) in &frame.x.ticks {
         s.text(frame.px(*v), frame.y1 + 16.0, 11.0, Anchor::Middle, INK, l);

@@ -287,11 +287,25 @@ pub fn rate_points(j: &JobResult, dir: usize, bandwidth: bool) -> (Vec<(f64, f64
     (pts, dropped)
 }
 
-/// IOPS above, bandwidth below, over the job's own clock (0 when its
-/// measured part began), one line per run and direction.
-fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> String {
-    let mut iops: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    let mut bw: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+/// A named line: its points (seconds, value).
+type Points = Vec<(f64, f64)>;
+
+/// What a job instance's timeline draws.
+struct RateLines {
+    /// IOPS, one named line per run and direction.
+    iops: Vec<(String, Points)>,
+    /// Bandwidth, the same lines.
+    bw: Vec<(String, Points)>,
+    /// The lengths of the intervals, in ms, each once.
+    intervals: Vec<u64>,
+    /// Whether a short last interval was left out.
+    dropped: bool,
+}
+
+/// The IOPS and bandwidth lines of `inst`, one per run and direction.
+fn rate_lines(inst: &Instance, runs: &[String]) -> RateLines {
+    let mut iops: Vec<(String, Points)> = Vec::new();
+    let mut bw: Vec<(String, Points)> = Vec::new();
     let mut dropped = false;
     let mut intervals: Vec<u64> = Vec::new();
     for (run, j) in &inst.jobs {
@@ -311,6 +325,22 @@ fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> 
             bw.push((n, b));
         }
     }
+    RateLines {
+        iops,
+        bw,
+        intervals,
+        dropped,
+    }
+}
+
+/// The lines under the timeline's title: `about`, how often it was
+/// sampled, and the final sync when the job has one.
+fn timeline_notes(
+    about: &[String],
+    inst: &Instance,
+    intervals: &[u64],
+    dropped: bool,
+) -> Vec<String> {
     let every = intervals
         .iter()
         .map(|i| {
@@ -341,20 +371,20 @@ fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> 
             "The job ends with end_fsync: intervals at 0 after its last read or write are its final sync, timed as fio times it.".into(),
         );
     }
-    let end = inst
-        .jobs
-        .iter()
-        .flat_map(|(_, j)| {
-            j.timeline
-                .iter()
-                .map(|p| (p.t_ms + p.duration_ms) as f64 / 1000.0)
-        })
-        .fold(0.0, f64::max)
-        .max(0.1);
-    let mut s = Svg::new(WIDTH, 0.0);
-    let mut y = svg::heading(&mut s, WIDTH, title, &sub) + 6.0;
+    sub
+}
+
+/// The IOPS panel above the bandwidth one, `end` seconds wide, from `y`
+/// down; the legend goes under them.
+fn rate_panels(
+    s: &mut Svg,
+    iops: &[(String, Points)],
+    bw: &[(String, Points)],
+    end: f64,
+    mut y: f64,
+) -> f64 {
     let mut legend: Vec<Entry> = Vec::new();
-    for (panel, (lines, unit, ytitle)) in [(&iops, "IOPS", "IOPS"), (&bw, "bytes/s", "bandwidth")]
+    for (panel, (lines, unit, ytitle)) in [(iops, "IOPS", "IOPS"), (bw, "bytes/s", "bandwidth")]
         .into_iter()
         .enumerate()
     {
@@ -371,7 +401,7 @@ fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> 
             y: Axis::linear(0.0, hi * 1.08, unit, 4, panel == 1),
         };
         frame.draw_axes(
-            &mut s,
+            s,
             if panel == 1 {
                 "time since the job began"
             } else {
@@ -381,7 +411,7 @@ fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> 
         );
         for (i, (name, pts)) in lines.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
-            let px = frame.plot(&mut s, pts, color);
+            let px = frame.plot(s, pts, color);
             if px.len() <= 40 {
                 for (x, y) in &px {
                     s.dot(*x, *y, 2.5, color);
@@ -392,11 +422,31 @@ fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> 
             }
         }
         if lines.iter().all(|l| l.1.is_empty()) {
-            frame.say_empty(&mut s, "no interval to draw");
+            frame.say_empty(s, "no interval to draw");
         }
         y = frame.y1 + if panel == 0 { 30.0 } else { 40.0 };
     }
-    let bottom = svg::legend(&mut s, &legend, X0, X1, y);
+    svg::legend(s, &legend, X0, X1, y)
+}
+
+/// IOPS above, bandwidth below, over the job's own clock (0 when its
+/// measured part began), one line per run and direction.
+fn timeline(title: &str, about: &[String], inst: &Instance, runs: &[String]) -> String {
+    let lines = rate_lines(inst, runs);
+    let sub = timeline_notes(about, inst, &lines.intervals, lines.dropped);
+    let end = inst
+        .jobs
+        .iter()
+        .flat_map(|(_, j)| {
+            j.timeline
+                .iter()
+                .map(|p| (p.t_ms + p.duration_ms) as f64 / 1000.0)
+        })
+        .fold(0.0, f64::max)
+        .max(0.1);
+    let mut s = Svg::new(WIDTH, 0.0);
+    let y = svg::heading(&mut s, WIDTH, title, &sub) + 6.0;
+    let bottom = rate_panels(&mut s, &lines.iops, &lines.bw, end, y);
     s.set_height(bottom + 8.0);
     s.finish(title)
 }

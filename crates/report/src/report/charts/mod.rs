@@ -86,11 +86,38 @@ impl Names {
     }
 }
 
+/// Why the charts were not made or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    /// A scenario's series whose values are too far apart to scale.
+    #[error("{title}: values too far apart to draw")]
+    FarApart {
+        /// The chart's title.
+        title: String,
+    },
+    /// The `--svg` directory could not be made.
+    #[error("--svg {}: {source}", dir.display())]
+    Dir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A chart's file could not be written.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: crate::save::SaveError,
+    },
+}
+
 /// Every chart of `docs` (titles of runs in `c.runs`, `c` their comparison
 /// made once by the caller), in reading order: the metrics, then per
 /// scenario its series and jobs, then per job instance its latency and
 /// timeline.
-pub fn all(docs: &[RunDocument], c: &Comparison) -> Result<Vec<Chart>, String> {
+pub fn all(docs: &[RunDocument], c: &Comparison) -> Result<Vec<Chart>, ChartError> {
     let mut names = Names::default();
     let mut out = Vec::new();
     out.extend(change::chart(docs, c, &mut names));
@@ -100,13 +127,24 @@ pub fn all(docs: &[RunDocument], c: &Comparison) -> Result<Vec<Chart>, String> {
 }
 
 /// Writes every chart of [`all`] into `dir`. Returns the files written.
-pub fn write_all(dir: &Path, docs: &[RunDocument], c: &Comparison) -> Result<Vec<PathBuf>, String> {
-    std::fs::create_dir_all(dir).map_err(|err| format!("--svg {}: {err}", dir.display()))?;
+pub fn write_all(
+    dir: &Path,
+    docs: &[RunDocument],
+    c: &Comparison,
+) -> Result<Vec<PathBuf>, ChartError> {
+    std::fs::create_dir_all(dir).map_err(|source| ChartError::Dir {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
     let mut out = Vec::new();
     for chart in all(docs, c)? {
         let path = dir.join(&chart.file);
-        crate::save::write_atomic(&path, chart.svg.as_bytes())
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        crate::save::write_atomic(&path, chart.svg.as_bytes()).map_err(|source| {
+            ChartError::Write {
+                path: path.clone(),
+                source,
+            }
+        })?;
         out.push(path);
     }
     Ok(out)

@@ -6,7 +6,7 @@
 
 use super::jobs::{keys, rate_points};
 use super::svg::{self, Anchor, Axis, Entry, Frame, Svg, INK, PALETTE};
-use super::{file_part, Chart, Kind, Names};
+use super::{file_part, Chart, ChartError, Kind, Names};
 use crate::model::document::{Phase, RunDocument, ScenarioResult, Series};
 use crate::report::run_table::shown_name;
 
@@ -19,7 +19,7 @@ pub fn charts(
     docs: &[RunDocument],
     runs: &[String],
     names: &mut Names,
-) -> Result<Vec<Chart>, String> {
+) -> Result<Vec<Chart>, ChartError> {
     let mut out = Vec::new();
     for (ri, d) in docs.iter().enumerate() {
         let run = runs.get(ri).map_or("", String::as_str);
@@ -113,7 +113,7 @@ fn x_range(xs: impl Iterator<Item = f64>, phases: &[&Phase]) -> (f64, f64) {
 /// A scenario's series: those of the first unit against the left axis,
 /// those of a second against the right one; a third unit's are left out
 /// and the subtitle says so.
-fn series_chart(title: &str, lines: &[&Series], phases: &[&Phase]) -> Result<String, String> {
+fn series_chart(title: &str, lines: &[&Series], phases: &[&Phase]) -> Result<String, ChartError> {
     let mut units: Vec<&str> = Vec::new();
     for x in lines {
         if !units.contains(&x.unit.as_str()) {
@@ -133,7 +133,9 @@ fn series_chart(title: &str, lines: &[&Series], phases: &[&Phase]) -> Result<Str
     let (r_lo, r_hi) = y_of(1);
     for v in [x_hi - x_lo, l_hi - l_lo, r_hi - r_lo] {
         if !v.is_finite() {
-            return Err(format!("{title}: values too far apart to draw"));
+            return Err(ChartError::FarApart {
+                title: title.into(),
+            });
         }
     }
     let mut sub = vec![

@@ -79,7 +79,7 @@ pub enum CloneProblem {
     Unreadable(std::io::Error),
     /// It is not private to this user.
     #[error("{0}")]
-    NotPrivate(String),
+    NotPrivate(crate::cache::PrivateError),
     /// It points at another repository's configuration.
     #[error("it has a commondir file (another repository's configuration)")]
     CommonDir,

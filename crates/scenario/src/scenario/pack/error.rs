@@ -21,7 +21,7 @@ pub struct PackError {
 pub enum PackProblem {
     /// The file cannot be read (the reader's reason).
     #[error("{0}")]
-    Read(String),
+    Read(crate::input::InputError),
     /// A file of a pack folder that cannot be read beneath it.
     #[error("{file}: {source}")]
     Beneath {

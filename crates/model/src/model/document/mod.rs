@@ -1,5 +1,9 @@
 //! plumb's own result file (`--json FILE`): one versioned document per run.
 
+mod checks;
+
+pub use checks::LimitError;
+
 use crate::model::machine::{HostInfo, TargetInfo};
 use crate::model::result::JobResult;
 use serde::{Deserialize, Serialize};
@@ -148,18 +152,30 @@ pub enum Better {
     Lower,
 }
 
+/// A name that is not one of an enumeration's: the first 40 characters
+/// of what was given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// Not `higher` or `lower`.
+    #[error("better must be \"higher\" or \"lower\", not \"{0}\"")]
+    Better(String),
+    /// Not a mark's name.
+    #[error("a mark is \"loopback\", \"cached\" or \"partial\", not \"{0}\"")]
+    Mark(String),
+}
+
+/// The first 40 characters of `s`, as an error shows what was given.
+fn shown(s: &str) -> String {
+    s.chars().take(40).collect()
+}
+
 impl std::str::FromStr for Better {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Better, String> {
+    type Err = NameError;
+    fn from_str(s: &str) -> Result<Better, NameError> {
         match s {
             "higher" => Ok(Better::Higher),
             "lower" => Ok(Better::Lower),
-            other => {
-                let shown: String = other.chars().take(40).collect();
-                Err(format!(
-                    "better must be \"higher\" or \"lower\", not \"{shown}\""
-                ))
-            }
+            other => Err(NameError::Better(shown(other))),
         }
     }
 }
@@ -211,18 +227,13 @@ impl Mark {
 }
 
 impl std::str::FromStr for Mark {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Mark, String> {
+    type Err = NameError;
+    fn from_str(s: &str) -> Result<Mark, NameError> {
         match s {
             "loopback" => Ok(Mark::Loopback),
             "cached" => Ok(Mark::Cached),
             "partial" => Ok(Mark::Partial),
-            other => {
-                let shown: String = other.chars().take(40).collect();
-                Err(format!(
-                    "a mark is \"loopback\", \"cached\" or \"partial\", not \"{shown}\""
-                ))
-            }
+            other => Err(NameError::Mark(shown(other))),
         }
     }
 }
@@ -398,178 +409,6 @@ pub fn json_bytes<T: Serialize + ?Sized>(value: &T, depth: usize) -> u64 {
                 .saturating_mul(2 * depth as u64),
         )
         .saturating_add(2)
-}
-
-/// Why a document is refused: where in it, and what is too big.
-fn too_big(place: &str, what: &str, limit: usize) -> String {
-    format!("{place}: {what} exceeds the limit of {limit}")
-}
-
-fn check_len(place: &str, what: &str, s: &str, limit: usize) -> Result<(), String> {
-    if s.len() > limit {
-        return Err(too_big(
-            place,
-            &format!("{what} ({} bytes)", s.len()),
-            limit,
-        ));
-    }
-    Ok(())
-}
-
-fn check_count(place: &str, what: &str, n: usize, limit: usize) -> Result<(), String> {
-    if n > limit {
-        return Err(too_big(place, &format!("{what} ({n})"), limit));
-    }
-    Ok(())
-}
-
-impl RunDocument {
-    /// Checks the document against [`limits`]; the error names the place.
-    pub fn check_limits(&self) -> Result<(), String> {
-        use limits::*;
-        for (what, s) in [
-            ("schema", &self.schema),
-            ("plumb_version", &self.plumb_version),
-            ("started", &self.started),
-            ("finished", &self.finished),
-            ("host.hostname", &self.host.hostname),
-            ("host.os", &self.host.os),
-            ("host.kernel", &self.host.kernel),
-            ("host.arch", &self.host.arch),
-            ("host.cpu_model", &self.host.cpu_model),
-        ] {
-            check_len("document", what, s, NAME)?;
-        }
-        check_len(
-            "document",
-            "label",
-            self.label.as_deref().unwrap_or(""),
-            NAME,
-        )?;
-        if let Some(t) = &self.target {
-            for (what, s) in [
-                ("target.path", &t.path),
-                ("target.fs_type", &t.fs_type),
-                ("target.mount_point", &t.mount_point),
-                ("target.source", &t.source),
-            ] {
-                check_len("document", what, s, NAME)?;
-            }
-            for (what, s) in [
-                ("target.device", &t.device),
-                ("target.model", &t.model),
-                ("target.scheduler", &t.scheduler),
-            ] {
-                check_len("document", what, s.as_deref().unwrap_or(""), NAME)?;
-            }
-        }
-        check_count("document", "scenarios", self.scenarios.len(), SCENARIOS)?;
-        let mut metrics = 0usize;
-        let mut jobs = 0usize;
-        for (i, s) in self.scenarios.iter().enumerate() {
-            s.check_limits(&format!("scenarios[{i}]"))?;
-            metrics = metrics.saturating_add(s.metrics.len());
-            jobs = jobs.saturating_add(s.jobs.len());
-        }
-        check_count("document", "metrics", metrics, METRICS)?;
-        check_count("document", "jobs", jobs, JOBS)
-    }
-}
-
-impl ScenarioResult {
-    /// Checks one scenario against [`limits`]; `place` names it in errors.
-    pub fn check_limits(&self, place: &str) -> Result<(), String> {
-        use limits::*;
-        check_len(place, "name", &self.name, NAME)?;
-        for (what, s) in [
-            ("pack", &self.pack),
-            ("pack_sha256", &self.pack_sha256),
-            ("pack_version", &self.pack_version),
-            ("pack_origin", &self.pack_origin),
-            ("pack_signer", &self.pack_signer),
-            ("source_sha256", &self.source_sha256),
-        ] {
-            check_len(place, what, s.as_deref().unwrap_or(""), NAME)?;
-        }
-        check_len(place, "error", self.error.as_deref().unwrap_or(""), TEXT)?;
-        check_len(
-            place,
-            "error_kind",
-            self.error_kind.as_deref().unwrap_or(""),
-            NAME,
-        )?;
-        check_count(place, "params", self.params.len(), ITEMS)?;
-        for (k, v) in &self.params {
-            check_len(place, "a parameter name", k, NAME)?;
-            check_len(place, "a parameter value", v, NAME)?;
-        }
-        let read = self.params_read.iter().flatten();
-        check_count(place, "params_read", read.clone().count(), ITEMS)?;
-        for k in read {
-            check_len(place, "a parameter name", k, NAME)?;
-        }
-        check_count(place, "metrics", self.metrics.len(), METRICS)?;
-        for (i, m) in self.metrics.iter().enumerate() {
-            let at = format!("{place}.metrics[{i}]");
-            check_len(&at, "name", &m.name, NAME)?;
-            check_len(&at, "unit", &m.unit, NAME)?;
-            check_count(&at, "samples", m.samples.len(), SAMPLES)?;
-        }
-        check_count(place, "notes", self.notes.len(), ITEMS)?;
-        for n in &self.notes {
-            check_len(place, "a note", n, TEXT)?;
-        }
-        check_count(place, "tables", self.tables.len(), ITEMS)?;
-        for (i, t) in self.tables.iter().enumerate() {
-            let at = format!("{place}.tables[{i}]");
-            check_len(&at, "title", &t.title, TEXT)?;
-            check_count(&at, "columns", t.header.len(), ITEMS)?;
-            check_count(&at, "rows", t.rows.len(), ITEMS)?;
-            for cell in t.header.iter().chain(t.rows.iter().flatten()) {
-                check_len(&at, "a cell", cell, TEXT)?;
-            }
-        }
-        check_count(place, "series", self.series.len(), ITEMS)?;
-        for (i, x) in self.series.iter().enumerate() {
-            let at = format!("{place}.series[{i}]");
-            check_len(&at, "name", &x.name, NAME)?;
-            check_len(&at, "unit", &x.unit, NAME)?;
-            check_count(&at, "points", x.points.len(), SAMPLES)?;
-            if x.points
-                .iter()
-                .flatten()
-                .any(|v| !v.is_finite() || v.abs() > MAX_SERIES_VALUE)
-            {
-                return Err(format!(
-                    "{at}: a point is not a number within ±{MAX_SERIES_VALUE:e}"
-                ));
-            }
-        }
-        check_count(place, "phases", self.phases.len(), ITEMS)?;
-        for (i, p) in self.phases.iter().enumerate() {
-            let at = format!("{place}.phases[{i}]");
-            check_len(&at, "name", &p.name, NAME)?;
-            if [Some(p.started_s), p.ended_s]
-                .into_iter()
-                .flatten()
-                .any(|v| !v.is_finite() || v.abs() > MAX_SERIES_VALUE)
-            {
-                return Err(format!(
-                    "{at}: a time is not a number within ±{MAX_SERIES_VALUE:e}"
-                ));
-            }
-        }
-        check_count(place, "jobs", self.jobs.len(), JOBS)?;
-        for (i, j) in self.jobs.iter().enumerate() {
-            let at = format!("{place}.jobs[{i}]");
-            check_len(&at, "name", &j.name, NAME)?;
-            check_len(&at, "case", j.case.as_deref().unwrap_or(""), NAME)?;
-            check_len(&at, "error", j.error.as_deref().unwrap_or(""), TEXT)?;
-            check_count(&at, "timeline", j.timeline.len(), SAMPLES)?;
-            check_count(&at, "options", j.options.len(), ITEMS)?;
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -1,77 +1,14 @@
-//! The option table: fio's option names as data, each with help and a setter.
-//!
-//! An option not in this table is an error with a "did you mean"; options that
-//! only tune fio's own bookkeeping are accepted with no effect (they still
-//! appear among the options given).
+//! The table itself: every option plumb understands, in fio's names, each
+//! with its aliases, help line and setter.
 
-use super::spec::{BlockSize, Dir, JobSpec, Pattern, Verify};
-use super::values::{
-    parse_block, parse_bool, parse_bsrange, parse_bssplit, parse_count, parse_count_in,
-    parse_distribution, parse_percent, set_opt_per_dir, set_per_dir,
-};
+use super::{OptionDef, MAX_IODEPTH, MAX_JOB_DURATION, MAX_NRFILES, MAX_NUMJOBS};
 use crate::engine;
-use crate::units::{format_bytes_binary, parse_duration_at_most, parse_size, parse_size_spec};
-use std::time::Duration;
-
-/// A bad option or value, naming the option.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("option '{option}': {message}")]
-pub struct OptionError {
-    /// The option as the user wrote it.
-    pub option: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-/// Most clones of one job (`numjobs`): each is a thread with its own buffers
-/// and files, and thousands already exceed what a benchmark can schedule.
-pub const MAX_NUMJOBS: u64 = 4096;
-/// Deepest queue per clone (`iodepth`): libaio's default system-wide
-/// `aio-max-nr`; io_uring's own ring limit is lower and is the engine's to report.
-pub const MAX_IODEPTH: u64 = 65536;
-/// Most files per clone (`nrfiles`): each is an open descriptor.
-pub const MAX_NRFILES: u64 = 65536;
-/// Most I/O buffer memory one clone may ask for (`iodepth` × largest block).
-pub const MAX_BUFFER_BYTES_PER_CLONE: u64 = 4 << 30;
-/// Longest `runtime` or `ramp_time`: a year is past any benchmark, and a
-/// bound keeps deadline arithmetic (`start + runtime`) far from overflow.
-pub const MAX_JOB_DURATION: Duration = Duration::from_secs(365 * 86400);
-
-type Setter = fn(&mut JobSpec, &str) -> Result<(), String>;
-
-/// One supported option.
-pub struct OptionDef {
-    /// fio's name.
-    pub name: &'static str,
-    /// Other names fio accepts.
-    pub aliases: &'static [&'static str],
-    /// True when the option is a flag that may be given without a value.
-    pub flag: bool,
-    /// One line of help.
-    pub help: &'static str,
-    setter: Setter,
-}
-
-/// Options accepted for compatibility that only tune fio's own bookkeeping.
-pub const BOOKKEEPING_ONLY: &[&str] = &[
-    "gtod_reduce",
-    "clat_percentiles",
-    "lat_percentiles",
-    "slat_percentiles",
-    "disable_lat",
-    "disable_clat",
-    "disable_slat",
-    "disable_bw_measurement",
-    "description",
-    "random_generator",
-    "allrandrepeat",
-    "kb_base",
-    "iodepth_batch_complete_min",
-    "iodepth_batch_complete_max",
-    "iodepth_low",
-    "overwrite",
-    "clocksource",
-];
+use crate::job::spec::{BlockSize, Pattern, Verify};
+use crate::job::values::{
+    parse_block, parse_bool, parse_bsrange, parse_bssplit, parse_count, parse_count_in,
+    parse_distribution, parse_percent, set_opt_per_dir, set_per_dir, ValueError,
+};
+use crate::units::{parse_duration_at_most, parse_size, parse_size_spec};
 
 macro_rules! opt {
     ($name:expr, [$($alias:expr),*], $flag:expr, $help:expr, $setter:expr) => {
@@ -156,9 +93,7 @@ pub static OPTIONS: &[OptionDef] = &[
         "read, write, randread, randwrite, rw, randrw",
         |j, v| {
             // fio allows a suffix like "randread:8" (sequence of N); plumb does not.
-            j.rw = Pattern::parse(v).ok_or_else(|| {
-            format!("'{v}' is not a pattern (read, write, randread, randwrite, rw, readwrite, randrw)")
-        })?;
+            j.rw = Pattern::parse(v).ok_or_else(|| ValueError::Pattern(v.into()))?;
             Ok(())
         }
     ),
@@ -215,10 +150,10 @@ pub static OPTIONS: &[OptionDef] = &[
         "io_uring, libaio, psync, sync, null",
         |j, v| {
             if engine::find(v).is_none() {
-                return Err(format!(
-                    "engine '{v}' is not supported (plumb has: {})",
-                    engine::names().join(", ")
-                ));
+                return Err(ValueError::Engine {
+                    name: v.into(),
+                    known: engine::names().join(", "),
+                });
             }
             j.ioengine = v.to_string();
             Ok(())
@@ -399,7 +334,7 @@ pub static OPTIONS: &[OptionDef] = &[
             set_opt_per_dir(&mut j.rate, v, |s| {
                 let b = parse_size(s)?;
                 if b == 0 {
-                    return Err("a rate must be above 0".into());
+                    return Err(ValueError::ZeroRate);
                 }
                 Ok(b)
             })
@@ -429,11 +364,7 @@ pub static OPTIONS: &[OptionDef] = &[
         j.verify = match v {
             "crc32c" | "crc32c-intel" => Verify::Crc32c,
             "0" | "none" => Verify::None,
-            other => {
-                return Err(format!(
-                    "verify method '{other}' is not supported (plumb has: crc32c)"
-                ))
-            }
+            other => return Err(ValueError::Verify(other.into())),
         };
         Ok(())
     }),
@@ -498,188 +429,3 @@ pub static OPTIONS: &[OptionDef] = &[
         }
     ),
 ];
-
-/// Finds an option by name or alias.
-pub fn find_option(name: &str) -> Option<&'static OptionDef> {
-    OPTIONS
-        .iter()
-        .find(|o| o.name == name || o.aliases.contains(&name))
-}
-
-/// True when `name` is a known option (supported or bookkeeping-only).
-pub fn is_known(name: &str) -> bool {
-    find_option(name).is_some() || BOOKKEEPING_ONLY.contains(&name)
-}
-
-/// The known option closest to `name`, for "did you mean".
-pub fn suggest(name: &str) -> Option<&'static str> {
-    OPTIONS
-        .iter()
-        .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
-        .chain(BOOKKEEPING_ONLY.iter().copied())
-        .map(|cand| (strsim::jaro_winkler(name, cand), cand))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
-}
-
-/// Applies one `name[=value]` option to a job.
-pub fn apply(job: &mut JobSpec, name: &str, value: Option<&str>) -> Result<(), OptionError> {
-    let err = |message: String| OptionError {
-        option: name.to_string(),
-        message,
-    };
-    if BOOKKEEPING_ONLY.contains(&name) {
-        job.given
-            .push((name.to_string(), value.unwrap_or("").to_string()));
-        return Ok(());
-    }
-    let Some(def) = find_option(name) else {
-        let hint = suggest(name)
-            .map(|s| format!("; did you mean '{s}'?"))
-            .unwrap_or_default();
-        return Err(err(format!("plumb does not support this option{hint}")));
-    };
-    let value = match value {
-        Some(v) => v.trim(),
-        None if def.flag => "1",
-        None => return Err(err("needs a value".into())),
-    };
-    if value.is_empty() && !def.flag {
-        return Err(err("needs a value".into()));
-    }
-    (def.setter)(job, if value.is_empty() { "1" } else { value }).map_err(err)?;
-    job.given.push((def.name.to_string(), value.to_string()));
-    Ok(())
-}
-
-/// Builds a validated job from `name=value` pairs (the API scenario runtimes use).
-pub fn job_from_pairs<K: AsRef<str>, V: AsRef<str>>(
-    pairs: impl IntoIterator<Item = (K, V)>,
-) -> Result<JobSpec, OptionError> {
-    let mut job = JobSpec::default();
-    for (k, v) in pairs {
-        apply(&mut job, k.as_ref(), Some(v.as_ref()))?;
-    }
-    if job.name.is_empty() {
-        job.name = "job".into();
-    }
-    validate(&job)?;
-    Ok(job)
-}
-
-/// Checks the combination of options once all are applied.
-pub fn validate(job: &JobSpec) -> Result<(), OptionError> {
-    let err = |option: &str, message: String| OptionError {
-        option: option.to_string(),
-        message,
-    };
-    if job.name.is_empty() {
-        return Err(err("name", "every job needs a name".into()));
-    }
-    if job.verify != Verify::None {
-        for d in Dir::BOTH {
-            if job.rw.does(d) && !matches!(job.bs[d.index()], BlockSize::Fixed(_)) {
-                return Err(err(
-                    "verify",
-                    "plumb verifies fixed block sizes only (drop bsrange/bssplit)".into(),
-                ));
-            }
-        }
-        if job.rw.is_mixed() {
-            return Err(err(
-                "verify",
-                "plumb verifies read-only or write-only jobs (not rw/randrw)".into(),
-            ));
-        }
-    }
-    if job.time_based && job.runtime.is_none() {
-        return Err(err("time_based", "needs a runtime".into()));
-    }
-    if job.fsync > 0 && job.fdatasync > 0 {
-        return Err(err("fdatasync", "give fsync or fdatasync, not both".into()));
-    }
-    let buffers = job.buffer_bytes_per_clone();
-    if buffers > MAX_BUFFER_BYTES_PER_CLONE {
-        return Err(err(
-            "iodepth",
-            format!(
-                "iodepth {} × block size {} needs {} of I/O buffers per job, above the {} limit",
-                job.iodepth,
-                format_bytes_binary(job.max_bs() as f64),
-                format_bytes_binary(buffers as f64),
-                format_bytes_binary(MAX_BUFFER_BYTES_PER_CLONE as f64)
-            ),
-        ));
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::job::spec::Distribution;
-
-    fn job(opts: &[(&str, &str)]) -> Result<JobSpec, OptionError> {
-        let mut j = JobSpec::default();
-        for (k, v) in opts {
-            apply(&mut j, k, Some(v))?;
-        }
-        Ok(j)
-    }
-
-    #[test]
-    fn bs_per_direction() {
-        let j = job(&[("bs", "4k,64k")]).unwrap();
-        assert_eq!(j.bs[0], BlockSize::Fixed(4096));
-        assert_eq!(j.bs[1], BlockSize::Fixed(65536));
-        let j = job(&[("bs", ",8k")]).unwrap();
-        assert_eq!(j.bs[0], BlockSize::Fixed(4096));
-        assert_eq!(j.bs[1], BlockSize::Fixed(8192));
-    }
-
-    #[test]
-    fn bssplit_blanks_take_the_rest() {
-        let j = job(&[("bssplit", "4k/50:8k/:16k/")]).unwrap();
-        assert_eq!(
-            j.bs[0],
-            BlockSize::Split(vec![(4096, 50), (8192, 25), (16384, 25)])
-        );
-        assert!(job(&[("bssplit", "4k/50:8k/40")]).is_err());
-    }
-
-    #[test]
-    fn unknown_option_suggests() {
-        let e = job(&[("iodepht", "4")]).unwrap_err();
-        assert_eq!(e.option, "iodepht");
-        assert!(
-            e.message.contains("did you mean 'iodepth'"),
-            "{}",
-            e.message
-        );
-    }
-
-    #[test]
-    fn rate_single_value_caps_both() {
-        let j = job(&[("rate_iops", "500")]).unwrap();
-        assert_eq!(j.rate_iops, [Some(500), Some(500)]);
-        let j = job(&[("rate", ",1m")]).unwrap();
-        assert_eq!(j.rate, [None, Some(1 << 20)]);
-    }
-
-    #[test]
-    fn pairs_build_a_validated_job() {
-        let j = job_from_pairs([("rw", "randrw"), ("bs", "4k"), ("rwmixread", "75")]).unwrap();
-        assert_eq!(j.name, "job");
-        assert_eq!(j.read_percent(), 75);
-        let e = job_from_pairs([("time_based", "1")]).unwrap_err();
-        assert_eq!(e.option, "time_based");
-    }
-
-    #[test]
-    fn distributions() {
-        let j = job(&[("random_distribution", "zipf:1.2")]).unwrap();
-        assert_eq!(j.random_distribution, Distribution::Zipf(1.2));
-        assert!(job(&[("random_distribution", "zoned:50/5")]).is_err());
-    }
-}
