@@ -296,7 +296,7 @@ proptest! {
             Err(e) => named("pack::load_dir", &top, &e.to_string())?,
             Ok(p) => {
                 let m = no_panic("Capabilities::max_bytes", &top, || p.capabilities.max_bytes(&p.params_for(&Default::default())))?;
-                if let Err(e) = m { named("Capabilities::max_bytes", &top, &e)?; }
+                if let Err(e) = m { named("Capabilities::max_bytes", &top, &e.to_string())?; }
             }
         }
     }
@@ -313,11 +313,11 @@ proptest! {
         use plumb::api::capabilities::ByteBudget;
         let parsed = no_panic("ByteBudget::parse", &text, || ByteBudget::parse(&text, &["size", "n"]))?;
         match parsed {
-            Err(e) => named("ByteBudget::parse", &text, &e)?,
+            Err(e) => named("ByteBudget::parse", &text, &e.to_string())?,
             Ok(b) => {
                 let values = [("size".to_string(), value.clone()), ("n".to_string(), "3".to_string())].into_iter().collect();
                 match no_panic("ByteBudget::eval", &text, || b.eval(&values))? {
-                    Err(e) => named("ByteBudget::eval", &text, &e)?,
+                    Err(e) => named("ByteBudget::eval", &text, &e.to_string())?,
                     Ok(need) => prop_assert!(need.bytes < u64::MAX || text.contains('E'), "{text}: {}", need.bytes),
                 }
             }

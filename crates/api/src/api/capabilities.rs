@@ -40,61 +40,143 @@ pub const MAX_NET_ENDPOINTS: usize = 256;
 /// Longest endpoint (`host:port`): a DNS name is at most 253 bytes.
 const MAX_ENDPOINT_LEN: usize = 261;
 
+/// Why a pack's `[capabilities]` are refused, naming the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CapabilityError {
+    /// `max_bytes` does not parse.
+    #[error("capabilities.max_bytes: {0}")]
+    MaxBytes(BudgetError),
+    /// `max_bytes` cannot be reckoned with the run's parameters.
+    #[error("capabilities.max_bytes = {text}: {error}")]
+    MaxBytesValue {
+        /// The declared text.
+        text: String,
+        /// Why.
+        error: BudgetError,
+    },
+    /// `max_inodes` out of range.
+    #[error("capabilities.max_inodes: {0} is out of range (1..={MAX_INODES})")]
+    MaxInodes(u64),
+    /// `threads` out of range.
+    #[error("capabilities.threads: {0} is out of range (1..={MAX_THREADS})")]
+    Threads(u32),
+    /// Too many `net` endpoints.
+    #[error("capabilities.net: {0} endpoints, at most {MAX_NET_ENDPOINTS}")]
+    TooManyEndpoints(usize),
+    /// A `net` entry that is empty or too long (its first 40 characters).
+    #[error(
+        "capabilities.net: '{0}' is not an endpoint (host:port, at most {MAX_ENDPOINT_LEN} bytes)"
+    )]
+    Endpoint(String),
+}
+
+/// Why a byte budget's text (`2 * size + 64M`) does not parse, or cannot
+/// be reckoned; texts are quoted cut to 40 characters.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BudgetError {
+    /// Longer than [`MAX_BUDGET_TEXT`].
+    #[error("{0} bytes long, at most {MAX_BUDGET_TEXT}")]
+    TooLong(usize),
+    /// Nothing at all.
+    #[error("empty: a size (\"8G\") or a sum like \"3 * size + 1G\"")]
+    Empty,
+    /// `a + + b`.
+    #[error("'{0}': a '+' with no term beside it")]
+    EmptyTerm(String),
+    /// More than [`MAX_BUDGET_TERMS`] terms.
+    #[error("more than {MAX_BUDGET_TERMS} terms")]
+    TooManyTerms,
+    /// `a * b * c`.
+    #[error("'{0}': one '*' per term (N * parameter)")]
+    TwoFactors(String),
+    /// The factor of `N * name` is not a number.
+    #[error("'{term}': the factor before '*' must be a number or a size ({error})")]
+    Factor {
+        /// The term.
+        term: String,
+        /// Why.
+        error: crate::units::UnitError,
+    },
+    /// A name the pack has no parameter of.
+    #[error("unknown parameter '{name}' (the pack's parameters: {known})")]
+    UnknownParameter {
+        /// The name.
+        name: String,
+        /// The pack's parameters, or `none`.
+        known: String,
+    },
+    /// A term that is neither.
+    #[error("'{term}' is not a size or a parameter ({error})")]
+    NotASize {
+        /// The term.
+        term: String,
+        /// Why.
+        error: crate::units::UnitError,
+    },
+    /// A parameter without a value in this run.
+    #[error("parameter '{0}' has no value")]
+    NoValue(String),
+    /// A parameter whose value is not a size.
+    #[error("{name}={value} is not a size ({error})")]
+    ValueNotASize {
+        /// The parameter.
+        name: String,
+        /// Its value.
+        value: String,
+        /// Why.
+        error: crate::units::UnitError,
+    },
+    /// The sum passes `u64`.
+    #[error("more than 16 EiB (the sum overflows)")]
+    Overflow,
+}
+
 impl Capabilities {
     /// Checks every declared field against its bounds, naming the field:
     /// a byte budget that parses over the pack's parameter names `params`,
     /// 1..=[`MAX_THREADS`] threads, and at most [`MAX_NET_ENDPOINTS`]
     /// non-empty `host:port` endpoints of sane length.
-    pub fn validate(&self, params: &[&str]) -> Result<(), String> {
+    pub fn validate(&self, params: &[&str]) -> Result<(), CapabilityError> {
         self.byte_budget(params)?;
         if let Some(n) = self.max_inodes {
             if !(1..=MAX_INODES).contains(&n) {
-                return Err(format!(
-                    "capabilities.max_inodes: {n} is out of range (1..={MAX_INODES})"
-                ));
+                return Err(CapabilityError::MaxInodes(n));
             }
         }
         if let Some(t) = self.threads {
             if !(1..=MAX_THREADS).contains(&t) {
-                return Err(format!(
-                    "capabilities.threads: {t} is out of range (1..={MAX_THREADS})"
-                ));
+                return Err(CapabilityError::Threads(t));
             }
         }
         if self.net.len() > MAX_NET_ENDPOINTS {
-            return Err(format!(
-                "capabilities.net: {} endpoints, at most {MAX_NET_ENDPOINTS}",
-                self.net.len()
-            ));
+            return Err(CapabilityError::TooManyEndpoints(self.net.len()));
         }
         if let Some(bad) = self
             .net
             .iter()
             .find(|n| n.trim().is_empty() || n.len() > MAX_ENDPOINT_LEN)
         {
-            let shown: String = bad.chars().take(40).collect();
-            return Err(format!(
-                "capabilities.net: '{shown}' is not an endpoint (host:port, at most {MAX_ENDPOINT_LEN} bytes)"
-            ));
+            return Err(CapabilityError::Endpoint(bad.chars().take(40).collect()));
         }
         Ok(())
     }
 
     /// The declared byte budget, parsed over the pack's parameter names
     /// `params`; errors name `capabilities.max_bytes`.
-    pub fn byte_budget(&self, params: &[&str]) -> Result<Option<ByteBudget>, String> {
+    pub fn byte_budget(&self, params: &[&str]) -> Result<Option<ByteBudget>, CapabilityError> {
         self.max_bytes
             .as_deref()
-            .map(|t| {
-                ByteBudget::parse(t, params).map_err(|e| format!("capabilities.max_bytes: {e}"))
-            })
+            .map(|t| ByteBudget::parse(t, params).map_err(CapabilityError::MaxBytes))
             .transpose()
     }
 
     /// The declared byte budget in bytes for a run with the parameter
     /// values `values` (the pack's defaults overridden by `-p`), and what
     /// it was reckoned from; None when the pack declares none.
-    pub fn max_bytes(&self, values: &BTreeMap<String, String>) -> Result<Option<ByteNeed>, String> {
+    pub fn max_bytes(
+        &self,
+        values: &BTreeMap<String, String>,
+    ) -> Result<Option<ByteNeed>, CapabilityError> {
         let names: Vec<&str> = values.keys().map(String::as_str).collect();
         let Some(budget) = self.byte_budget(&names)? else {
             return Ok(None);
@@ -102,7 +184,10 @@ impl Capabilities {
         budget
             .eval(values)
             .map(Some)
-            .map_err(|e| format!("capabilities.max_bytes = {}: {e}", budget.text))
+            .map_err(|error| CapabilityError::MaxBytesValue {
+                text: budget.text.clone(),
+                error,
+            })
     }
 
     /// One line per capability, for display before running.
@@ -258,24 +343,21 @@ impl ByteBudget {
     /// Parses `text` over the parameter names `params`; an unknown name, an
     /// empty term, a malformed number or too long a text is an error that
     /// quotes it.
-    pub fn parse(text: &str, params: &[&str]) -> Result<ByteBudget, String> {
+    pub fn parse(text: &str, params: &[&str]) -> Result<ByteBudget, BudgetError> {
         if text.len() > MAX_BUDGET_TEXT {
-            return Err(format!(
-                "{} bytes long, at most {MAX_BUDGET_TEXT}",
-                text.len()
-            ));
+            return Err(BudgetError::TooLong(text.len()));
         }
         if text.trim().is_empty() {
-            return Err("empty: a size (\"8G\") or a sum like \"3 * size + 1G\"".into());
+            return Err(BudgetError::Empty);
         }
         let mut terms = Vec::new();
         for raw in text.split('+') {
             let t = raw.trim();
             if t.is_empty() {
-                return Err(format!("'{text}': a '+' with no term beside it"));
+                return Err(BudgetError::EmptyTerm(text.to_string()));
             }
             if terms.len() == MAX_BUDGET_TERMS {
-                return Err(format!("more than {MAX_BUDGET_TERMS} terms"));
+                return Err(BudgetError::TooManyTerms);
             }
             terms.push(term(t, params)?);
         }
@@ -287,8 +369,8 @@ impl ByteBudget {
 
     /// The bytes with the parameter values `values`: each parameter's value
     /// read as a size; an overflow past `u64` is an error.
-    pub fn eval(&self, values: &BTreeMap<String, String>) -> Result<ByteNeed, String> {
-        let overflow = || "more than 16 EiB (the sum overflows)".to_string();
+    pub fn eval(&self, values: &BTreeMap<String, String>) -> Result<ByteNeed, BudgetError> {
+        let overflow = || BudgetError::Overflow;
         let mut bytes = 0u64;
         let mut used: Vec<(String, String)> = Vec::new();
         for t in &self.terms {
@@ -297,12 +379,15 @@ impl ByteBudget {
                 Term::Param { times, name } => {
                     let v = values
                         .get(name)
-                        .ok_or_else(|| format!("parameter '{name}' has no value"))?;
+                        .ok_or_else(|| BudgetError::NoValue(name.clone()))?;
                     if !used.iter().any(|(k, _)| k == name) {
                         used.push((name.clone(), v.clone()));
                     }
-                    let size =
-                        parse_size(v).map_err(|e| format!("{name}={v} is not a size ({e})"))?;
+                    let size = parse_size(v).map_err(|error| BudgetError::ValueNotASize {
+                        name: name.clone(),
+                        value: v.clone(),
+                        error,
+                    })?;
                     times.checked_mul(size).ok_or_else(overflow)?
                 }
             };
@@ -317,18 +402,15 @@ impl ByteBudget {
 }
 
 /// One term: `N * name`, `name`, or a size literal.
-fn term(t: &str, params: &[&str]) -> Result<Term, String> {
+fn term(t: &str, params: &[&str]) -> Result<Term, BudgetError> {
     let shown: String = t.chars().take(40).collect();
-    let unknown = |name: &str| {
-        let shown: String = name.chars().take(40).collect();
-        format!(
-            "unknown parameter '{shown}' (the pack's parameters: {})",
-            if params.is_empty() {
-                "none".to_string()
-            } else {
-                params.join(", ")
-            }
-        )
+    let unknown = |name: &str| BudgetError::UnknownParameter {
+        name: name.chars().take(40).collect(),
+        known: if params.is_empty() {
+            "none".to_string()
+        } else {
+            params.join(", ")
+        },
     };
     let param = |name: &str| {
         if params.contains(&name) {
@@ -340,10 +422,11 @@ fn term(t: &str, params: &[&str]) -> Result<Term, String> {
     if let Some((n, name)) = t.split_once('*') {
         let (n, name) = (n.trim(), name.trim());
         if name.contains('*') {
-            return Err(format!("'{shown}': one '*' per term (N * parameter)"));
+            return Err(BudgetError::TwoFactors(shown));
         }
-        let times = parse_size(n).map_err(|e| {
-            format!("'{shown}': the factor before '*' must be a number or a size ({e})")
+        let times = parse_size(n).map_err(|error| BudgetError::Factor {
+            term: shown.clone(),
+            error,
         })?;
         return Ok(Term::Param {
             times,
@@ -361,7 +444,7 @@ fn term(t: &str, params: &[&str]) -> Result<Term, String> {
     }
     parse_size(t)
         .map(Term::Bytes)
-        .map_err(|e| format!("'{shown}' is not a size or a parameter ({e})"))
+        .map_err(|error| BudgetError::NotASize { term: shown, error })
 }
 
 #[cfg(test)]
@@ -401,18 +484,26 @@ mod tests {
         assert!(big
             .eval(&values(&[("size", "4G")]))
             .unwrap_err()
+            .to_string()
             .contains("overflows"));
         let sum = ByteBudget::parse("8E + 8E", &[]).unwrap();
-        assert!(sum.eval(&values(&[])).unwrap_err().contains("overflows"));
+        assert!(sum
+            .eval(&values(&[]))
+            .unwrap_err()
+            .to_string()
+            .contains("overflows"));
         let e = ByteBudget::parse("size", &["size"])
             .unwrap()
             .eval(&values(&[("size", "lots")]));
-        assert!(e.unwrap_err().starts_with("size=lots is not a size"));
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .starts_with("size=lots is not a size"));
     }
 
     #[test]
     fn malformed_budgets_are_refused_naming_what_is_wrong() {
-        let err = |t: &str| ByteBudget::parse(t, &["size"]).unwrap_err();
+        let err = |t: &str| ByteBudget::parse(t, &["size"]).unwrap_err().to_string();
         assert!(err("").starts_with("empty"));
         assert!(
             err("3 * sise").starts_with("unknown parameter 'sise' (the pack's parameters: size)")

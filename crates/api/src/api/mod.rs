@@ -21,7 +21,7 @@ pub mod scenario_error;
 pub mod trace;
 
 use crate::sandbox::{Account, OverBudget, RunDir, SandboxError};
-pub use capabilities::{Capabilities, Capability};
+pub use capabilities::{BudgetError, Capabilities, Capability, CapabilityError};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};

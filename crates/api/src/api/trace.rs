@@ -20,17 +20,20 @@ pub enum ReplayThreads {
     One,
 }
 
+/// A `threads` value that is neither `keep` nor `1` (its first 40
+/// characters).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("threads '{0}' is not \"keep\" or 1")]
+pub struct UnknownThreads(pub String);
+
 impl std::str::FromStr for ReplayThreads {
-    type Err = String;
+    type Err = UnknownThreads;
     /// `keep` or `1`, as scripts and `plumb trace replay --threads` write it.
-    fn from_str(s: &str) -> Result<ReplayThreads, String> {
+    fn from_str(s: &str) -> Result<ReplayThreads, UnknownThreads> {
         match s {
             "keep" => Ok(ReplayThreads::Keep),
             "1" => Ok(ReplayThreads::One),
-            other => {
-                let shown: String = other.chars().take(40).collect();
-                Err(format!("threads '{shown}' is not \"keep\" or 1"))
-            }
+            other => Err(UnknownThreads(other.chars().take(40).collect())),
         }
     }
 }

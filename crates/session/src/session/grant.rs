@@ -16,7 +16,7 @@ pub enum GrantError {
         /// The pack's name.
         pack: String,
         /// Why (naming `capabilities.max_bytes`).
-        reason: String,
+        reason: crate::api::CapabilityError,
     },
     /// The pack may write more than is granted; the refusal names its
     /// declaration, the parameters driving it and the remedies.

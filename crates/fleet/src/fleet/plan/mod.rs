@@ -61,7 +61,7 @@ pub enum PlanError {
         /// The pack's name.
         pack: String,
         /// Why.
-        reason: String,
+        reason: crate::api::CapabilityError,
     },
     /// The pack may write more than `--max-bytes` grants.
     #[error("{0} (nothing was run)")]

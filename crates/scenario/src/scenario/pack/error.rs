@@ -71,7 +71,7 @@ pub enum PackProblem {
     BadVersion(String),
     /// Capabilities out of bounds (naming the field).
     #[error("{0}")]
-    Capabilities(String),
+    Capabilities(crate::api::CapabilityError),
     /// A data file that is not text.
     #[error("data file {0} is not UTF-8 text")]
     DataNotUtf8(String),
