@@ -45,14 +45,14 @@ const MAX_ENDPOINT_LEN: usize = 261;
 pub enum CapabilityError {
     /// `max_bytes` does not parse.
     #[error("capabilities.max_bytes: {0}")]
-    MaxBytes(BudgetError),
+    MaxBytes(Box<BudgetError>),
     /// `max_bytes` cannot be reckoned with the run's parameters.
     #[error("capabilities.max_bytes = {text}: {error}")]
     MaxBytesValue {
         /// The declared text.
         text: String,
         /// Why.
-        error: BudgetError,
+        error: Box<BudgetError>,
     },
     /// `max_inodes` out of range.
     #[error("capabilities.max_inodes: {0} is out of range (1..={MAX_INODES})")]
@@ -166,7 +166,9 @@ impl Capabilities {
     pub fn byte_budget(&self, params: &[&str]) -> Result<Option<ByteBudget>, CapabilityError> {
         self.max_bytes
             .as_deref()
-            .map(|t| ByteBudget::parse(t, params).map_err(CapabilityError::MaxBytes))
+            .map(|t| {
+                ByteBudget::parse(t, params).map_err(|e| CapabilityError::MaxBytes(Box::new(e)))
+            })
             .transpose()
     }
 
@@ -186,7 +188,7 @@ impl Capabilities {
             .map(Some)
             .map_err(|error| CapabilityError::MaxBytesValue {
                 text: budget.text.clone(),
-                error,
+                error: Box::new(error),
             })
     }
 
