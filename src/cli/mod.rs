@@ -80,3 +80,13 @@ impl Signals {
         }
     }
 }
+
+/// A command's error line on stderr, `plumb COMMAND: error: MESSAGE`, the
+/// message passed through [`crate::terminal::clean_text`]: the one place a command's errors
+/// are printed, so no message quoting input can reach the terminal raw.
+pub fn print_error(command: &str, message: &str) {
+    eprintln!(
+        "plumb {command}: error: {}",
+        crate::terminal::clean_text(message)
+    );
+}

@@ -120,7 +120,7 @@ pub fn main(cmd: PackCommand) -> ExitCode {
     match r {
         Ok(code) => code,
         Err((code, message)) => {
-            crate::terminal::print_error("pack", &message);
+            crate::cli::print_error("pack", &message);
             code
         }
     }

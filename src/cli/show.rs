@@ -4,12 +4,13 @@
 //! The file is input: read by the result reader with its limits, every text
 //! cleaned before it is printed.
 
+use super::print_error;
 use super::{layout, ExitCode};
 use crate::compare::load;
 use crate::model::document::ScenarioResult;
 use crate::report::results;
 use crate::report::run_table::{scenario_name, Format};
-use crate::terminal::{clean, print_error};
+use crate::terminal::clean;
 use std::path::PathBuf;
 
 /// Options of `plumb show`.

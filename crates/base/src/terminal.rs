@@ -56,13 +56,6 @@ pub fn clean_text(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// A command's error line on stderr, `plumb COMMAND: error: MESSAGE`, the
-/// message passed through [`clean_text`]: the one place a command's errors
-/// are printed, so no message quoting input can reach the terminal raw.
-pub fn print_error(command: &str, message: &str) {
-    eprintln!("plumb {command}: error: {}", clean_text(message));
-}
-
 /// JSON text (as serde_json writes it) safe to print: every unsafe
 /// character but the newlines between lines becomes a `\uXXXX` escape,
 /// which means the same inside a JSON string (serde_json leaves DEL, C1

@@ -133,7 +133,7 @@ pub fn main(cmd: TraceCommand) -> ExitCode {
     match r {
         Ok(code) => code,
         Err((code, msg)) => {
-            crate::terminal::print_error("trace", &msg);
+            crate::cli::print_error("trace", &msg);
             code
         }
     }

@@ -129,7 +129,7 @@ fn print_until(stop: &AtomicBool, title: &str, activity: &Activity, expected: Op
                 b.tick();
             }
             None if elapsed >= next_plain => {
-                eprintln!("{msg}");
+                tracing::info!(target: "plumb::progress", "{msg}");
                 next_plain = elapsed + PLAIN_EVERY;
             }
             None => {}

@@ -128,7 +128,7 @@ pub fn watch(
                 b.tick();
             }
             (None, None) if last_plain.elapsed() >= Duration::from_secs(2) => {
-                eprintln!("{msg}");
+                tracing::info!(target: "plumb::progress", "{msg}");
                 last_plain = now;
             }
             (None, None) => {}

@@ -99,34 +99,8 @@ impl Host {
         o.validate()?;
         let threads = u64::from(o.threads).min(count.max(1));
         self.allow(Capability::Threads(threads as u32))?;
-        let charge = count.checked_mul(size).ok_or_else(|| {
-            ApiError::Invalid(format!(
-                "create_files '{dir}': {count} files of {size} bytes is more bytes than can be counted"
-            ))
-        })?;
-        self.charge("create_files", charge)?;
-        // The files and directories are charged as they are made (by the
-        // run directory); all of them must fit before the first is.
-        let inodes = count.saturating_add(u64::from(o.dirs));
-        let each = crate::sandbox::INODE_BYTES + crate::sandbox::entry_bytes(b"f00000000");
-        let meta = inodes.saturating_mul(each);
-        if let Err(e) = self
-            .workspace()
-            .account()
-            .fits("create_files", meta, inodes)
-        {
-            self.refund(charge);
-            return Err(e.into());
-        }
-        if !self.run_dir().exists(dir)? {
-            self.mkdir(dir)?;
-        }
-        for d in 0..o.dirs {
-            let sub = format!("{dir}/{d:02}");
-            if !self.run_dir().exists(&sub)? {
-                self.mkdir(&sub)?;
-            }
-        }
+        self.reserve_storm(dir, count, size, o)?;
+        self.make_storm_dirs(dir, o.dirs)?;
         let chunk_len = size.clamp(1, o.write_size.0);
         let buf = data_buffer("create_files", chunk_len, false)?;
         let chunk = &buf.as_slice()[..chunk_len as usize];
@@ -152,42 +126,7 @@ impl Host {
             Ok(())
         };
         let t = Instant::now();
-        let outcomes: Vec<Result<(), Stopped>> = std::thread::scope(|s| {
-            // Each worker under the run's thread cap; one that cannot start
-            // stops the others and says why.
-            let handles: Vec<_> = (0..threads)
-                .map(|k| {
-                    let (worker, abort) = (&worker, &abort);
-                    let started =
-                        crate::gate::thread(format!("create-{k}")).spawn_scoped(s, move || {
-                            let r = worker(k);
-                            if r.is_err() {
-                                abort.store(true, Ordering::Relaxed);
-                            }
-                            r
-                        });
-                    if started.is_err() {
-                        abort.store(true, Ordering::Relaxed);
-                    }
-                    started
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| match h {
-                    Ok(h) => h.join().unwrap_or_else(|_| {
-                        Err(Stopped::Failed(ApiError::Failed {
-                            op: "fs::create_files",
-                            message: "a worker thread panicked".into(),
-                        }))
-                    }),
-                    Err(e) => Err(Stopped::Failed(ApiError::Failed {
-                        op: "fs::create_files",
-                        message: format!("a worker thread could not start: {e}"),
-                    })),
-                })
-                .collect()
-        });
+        let outcomes = run_workers(threads, &worker, &abort);
         let storm = Storm::measured(count, t, self.clock());
         // The first real reason wins over the others' "aborted".
         let mut aborted = false;
@@ -207,6 +146,93 @@ impl Host {
         }
         Ok(storm)
     }
+
+    /// Charges a storm's bytes, then checks that its files and directories
+    /// fit the byte and inode budgets before the first is made (they are
+    /// charged as they are made, by the run directory); refunds the bytes
+    /// when they do not.
+    fn reserve_storm(
+        &mut self,
+        dir: &str,
+        count: u64,
+        size: u64,
+        o: &CreateOptions,
+    ) -> Result<(), ApiError> {
+        let charge = count.checked_mul(size).ok_or_else(|| {
+            ApiError::Invalid(format!(
+                "create_files '{dir}': {count} files of {size} bytes is more bytes than can be counted"
+            ))
+        })?;
+        self.charge("create_files", charge)?;
+        let inodes = count.saturating_add(u64::from(o.dirs));
+        let each = crate::sandbox::INODE_BYTES + crate::sandbox::entry_bytes(b"f00000000");
+        let meta = inodes.saturating_mul(each);
+        if let Err(e) = self
+            .workspace()
+            .account()
+            .fits("create_files", meta, inodes)
+        {
+            self.refund(charge);
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// Makes `dir` and its `dirs` subdirectories `00`, `01`, … where missing.
+    fn make_storm_dirs(&mut self, dir: &str, dirs: u32) -> Result<(), ApiError> {
+        if !self.run_dir().exists(dir)? {
+            self.mkdir(dir)?;
+        }
+        for d in 0..dirs {
+            let sub = format!("{dir}/{d:02}");
+            if !self.run_dir().exists(&sub)? {
+                self.mkdir(&sub)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs `worker(k)` on `threads` threads, each under the run's thread cap;
+/// one that cannot start or fails sets `abort` so the others stop. Each
+/// thread's outcome, in order.
+fn run_workers<F>(threads: u64, worker: &F, abort: &AtomicBool) -> Vec<Result<(), Stopped>>
+where
+    F: Fn(u64) -> Result<(), Stopped> + Sync,
+{
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|k| {
+                let started =
+                    crate::gate::thread(format!("create-{k}")).spawn_scoped(s, move || {
+                        let r = worker(k);
+                        if r.is_err() {
+                            abort.store(true, Ordering::Relaxed);
+                        }
+                        r
+                    });
+                if started.is_err() {
+                    abort.store(true, Ordering::Relaxed);
+                }
+                started
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h.join().unwrap_or_else(|_| {
+                    Err(Stopped::Failed(ApiError::Failed {
+                        op: "fs::create_files",
+                        message: "a worker thread panicked".into(),
+                    }))
+                }),
+                Err(e) => Err(Stopped::Failed(ApiError::Failed {
+                    op: "fs::create_files",
+                    message: format!("a worker thread could not start: {e}"),
+                })),
+            })
+            .collect()
+    })
 }
 
 /// Makes one file: open, write `size` bytes in `chunk`-sized calls,
