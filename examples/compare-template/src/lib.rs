@@ -7,17 +7,18 @@
 
 wit_bindgen::generate!({ world: "compare-template", path: "../../wit" });
 
-use plumb::bench::comparison::{Cell, Row};
+use plumb::bench::comparison::{Cell, Row, Verdict};
+use plumb::bench::types::Better;
 
 struct Winners;
 
 /// The index of the best comparable median of a row.
 fn best(row: &Row) -> Option<usize> {
-    let higher = row.better == "higher";
+    let higher = row.better == Better::HigherIsBetter;
     row.cells
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.verdict != "not_comparable")
+        .filter(|(_, c)| c.verdict != Verdict::NotComparable)
         .filter_map(|(i, c)| c.value.map(|v| (i, v)))
         .reduce(|a, b| if (b.1 > a.1) == higher && b.1 != a.1 { b } else { a })
         .map(|(i, _)| i)
@@ -37,7 +38,7 @@ fn number(v: f64) -> String {
 fn cell_text(c: &Cell, unit: &str) -> String {
     match c.value {
         None => "-".into(),
-        Some(v) if c.verdict == "not_comparable" => {
+        Some(v) if c.verdict == Verdict::NotComparable => {
             format!("{} {unit} (not comparable)", number(v))
         }
         Some(v) => format!("{} {unit}", number(v)),
@@ -49,22 +50,22 @@ fn winner(row: &Row, titles: &[String]) -> String {
     let Some(b) = best(row) else {
         return String::new();
     };
-    let others: Vec<&str> = row.cells[1..]
+    let others: Vec<Verdict> = row.cells[1..]
         .iter()
-        .map(|c| c.verdict.as_str())
-        .filter(|v| *v != "missing" && *v != "not_comparable")
+        .map(|c| c.verdict)
+        .filter(|v| !matches!(v, Verdict::Missing | Verdict::NotComparable))
         .collect();
     if others.is_empty() {
         return String::new();
     }
     let claim = if b == 0 {
-        others.iter().all(|v| *v == "worse")
+        others.iter().all(|v| *v == Verdict::Worse)
     } else {
-        row.cells[b].verdict == "better"
+        row.cells[b].verdict == Verdict::Better
     };
     if claim {
         titles[b].clone()
-    } else if others.contains(&"within_noise") {
+    } else if others.contains(&Verdict::WithinNoise) {
         "tie (within noise)".into()
     } else {
         format!("{} (no significance)", titles[b])

@@ -66,8 +66,8 @@ pub struct RowView {
     pub metric: String,
     /// Its unit as reported.
     pub unit: String,
-    /// `higher` or `lower`: which way is better.
-    pub better: String,
+    /// Which way is better (`higher` or `lower` to a Rhai template).
+    pub better: Better,
     /// One per run, the baseline first.
     pub cells: Vec<CellView>,
 }
@@ -85,9 +85,10 @@ pub struct CellView {
     pub ci_low: Option<f64>,
     /// High end of that interval.
     pub ci_high: Option<f64>,
-    /// `baseline`, `better`, `worse`, `within_noise`, `unknown`, `missing`
-    /// or `not_comparable`.
-    pub verdict: String,
+    /// What the samples say against the baseline (`baseline`, `better`,
+    /// `worse`, `within_noise`, `unknown`, `missing` or `not_comparable` to
+    /// a Rhai template).
+    pub verdict: Verdict,
     /// Why the run did not measure what the baseline did.
     pub not_comparable: Option<String>,
     /// What the figure measured besides its name: `loopback`, `cached`.
@@ -108,19 +109,6 @@ pub struct MadeTable {
     pub rows: Vec<Vec<String>>,
     /// Lines printed under the table.
     pub notes: Vec<String>,
-}
-
-/// The name a verdict has in templates and JSON.
-pub fn verdict_name(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Baseline => "baseline",
-        Verdict::Better => "better",
-        Verdict::Worse => "worse",
-        Verdict::WithinNoise => "within_noise",
-        Verdict::Unknown => "unknown",
-        Verdict::Missing => "missing",
-        Verdict::NotComparable => "not_comparable",
-    }
 }
 
 impl TemplateInput {
@@ -145,11 +133,7 @@ impl TemplateInput {
                     pack,
                     metric: r.metric.clone(),
                     unit: r.unit.clone(),
-                    better: match r.better {
-                        Better::Higher => "higher",
-                        Better::Lower => "lower",
-                    }
-                    .into(),
+                    better: r.better,
                     cells: r
                         .cells
                         .iter()
@@ -159,7 +143,7 @@ impl TemplateInput {
                             ratio: cell.ratio,
                             ci_low: cell.ratio_ci.map(|x| x.0),
                             ci_high: cell.ratio_ci.map(|x| x.1),
-                            verdict: verdict_name(cell.verdict).into(),
+                            verdict: cell.verdict,
                             not_comparable: cell.not_comparable.clone(),
                             marks: cell.marks.iter().map(|m| m.name().into()).collect(),
                             repeat_for_verdict: cell.repeat_for_verdict,

@@ -6,6 +6,8 @@
 use super::engine::{engine, show_log};
 use super::error::WasmError;
 use super::limiter::MemoryLimiter;
+use crate::model::comparison::Verdict;
+use crate::model::document::Better;
 use crate::model::template::{check_tables, limits, MadeTable, TemplateInput};
 use std::time::Instant;
 use wasmtime::component::{Linker, ResourceTable};
@@ -108,6 +110,19 @@ pub fn render(
     Ok(tables)
 }
 
+/// A verdict as the WIT enum.
+fn verdict(v: Verdict) -> wit::Verdict {
+    match v {
+        Verdict::Baseline => wit::Verdict::Baseline,
+        Verdict::Better => wit::Verdict::Better,
+        Verdict::Worse => wit::Verdict::Worse,
+        Verdict::WithinNoise => wit::Verdict::WithinNoise,
+        Verdict::Unknown => wit::Verdict::Unknown,
+        Verdict::Missing => wit::Verdict::Missing,
+        Verdict::NotComparable => wit::Verdict::NotComparable,
+    }
+}
+
 fn to_wit(input: &TemplateInput) -> wit::Comparison {
     wit::Comparison {
         runs: input
@@ -144,7 +159,10 @@ fn to_wit(input: &TemplateInput) -> wit::Comparison {
                 pack: r.pack.clone(),
                 metric: r.metric.clone(),
                 unit: r.unit.clone(),
-                better: r.better.clone(),
+                better: match r.better {
+                    Better::Higher => wit::Better::HigherIsBetter,
+                    Better::Lower => wit::Better::LowerIsBetter,
+                },
                 cells: r
                     .cells
                     .iter()
@@ -154,7 +172,7 @@ fn to_wit(input: &TemplateInput) -> wit::Comparison {
                         ratio: c.ratio,
                         ci_low: c.ci_low,
                         ci_high: c.ci_high,
-                        verdict: c.verdict.clone(),
+                        verdict: verdict(c.verdict),
                         not_comparable: c.not_comparable.clone(),
                     })
                     .collect(),
