@@ -178,6 +178,8 @@ const SERIAL: &[&str] = &[
     "trace::a_replay_that_fills",
     "trace::record_stops",
     "trace::think_time",
+    // Compares the component's and the script's rates (within 10%).
+    "wasm::es_indexing_gives_the_same_figures",
 ];
 
 /// Threads for the tests that may share the machine: they wait on
