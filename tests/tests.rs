@@ -37,4 +37,5 @@ mod suites;
 mod templates;
 mod trace;
 mod trace_apps;
+mod trace_links;
 mod wasm;

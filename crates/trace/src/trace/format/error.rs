@@ -4,8 +4,8 @@
 use super::steps::MAX_STEPS;
 use super::{MAGIC, MAGIC_V1, MAGIC_V3};
 use crate::trace::limits::{
-    MAX_FILES, MAX_FILE_BYTES, MAX_HANDLE, MAX_OPS, MAX_THREADS, MAX_TIME_US, MAX_TRACE_BYTES,
-    MAX_TRACE_LINE,
+    MAX_FILES, MAX_FILE_BYTES, MAX_HANDLE, MAX_OPS, MAX_TARGET, MAX_THREADS, MAX_TIME_US,
+    MAX_TRACE_BYTES, MAX_TRACE_LINE,
 };
 
 /// A malformed trace, naming the record.
@@ -183,6 +183,9 @@ pub enum ParseError {
     /// A symlink without its target.
     #[error("symlink without a target")]
     NoTarget,
+    /// A symlink's target longer than a link may hold ([`MAX_TARGET`]).
+    #[error("a symlink's target is {0} bytes; a link holds at most {MAX_TARGET}")]
+    LongTarget(usize),
     /// A lock's kind is not r or w.
     #[error("lock kind '{0}' is not r or w")]
     LockKind(String),

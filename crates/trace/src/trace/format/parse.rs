@@ -7,7 +7,9 @@ use super::args::{file_size, number, time, Args, Handles};
 use super::error::{shown, ParseError, TraceError};
 use super::escape::decode;
 use super::{errno, EntryKind, FileEntry, Op, OpKind, Trace, Tracer, MAGIC, MAGIC_V1, MAGIC_V3};
-use crate::trace::limits::{MAX_FILES, MAX_OPS, MAX_THREADS, MAX_TRACE_BYTES, MAX_TRACE_LINE};
+use crate::trace::limits::{
+    MAX_FILES, MAX_OPS, MAX_TARGET, MAX_THREADS, MAX_TRACE_BYTES, MAX_TRACE_LINE,
+};
 
 impl Trace {
     /// Parses a trace; `name` is used in errors. Every reference is checked
@@ -190,7 +192,13 @@ fn file_record(words: &[&str], version: u32) -> Result<FileEntry, ParseError> {
     };
     let path = decode(rest.get(1).ok_or(ParseError::NoPath)?)?;
     let target = match (kind, rest.get(2)) {
-        (EntryKind::Symlink, Some(t)) => Some(decode(t)?),
+        (EntryKind::Symlink, Some(t)) => {
+            let target = decode(t)?;
+            if target.len() > MAX_TARGET {
+                return Err(ParseError::LongTarget(target.len()));
+            }
+            Some(target)
+        }
         (_, None) => None,
         (_, Some(_)) => return Err(ParseError::ExtraWords),
     };
