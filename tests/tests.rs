@@ -38,4 +38,5 @@ mod templates;
 mod trace;
 mod trace_apps;
 mod trace_links;
+mod trace_results;
 mod wasm;

@@ -133,8 +133,7 @@ fn record_and_check(dir: &Path, root: &str, command: &[&str]) {
             ],
         );
         assert_eq!(r.code, 0, "speed {speed}: {}{}", r.stdout, r.stderr);
-        let doc: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join(&json)).unwrap()).unwrap();
+        let doc = crate::trace_results::replayed(&dir.join(&json));
         assert_eq!(doc["divergences"], 0, "speed {speed}: {doc}");
         assert_eq!(
             doc["halted"],

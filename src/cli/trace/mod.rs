@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 mod record;
+mod result;
 
 /// The `plumb trace` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -72,9 +73,12 @@ pub enum TraceCommand {
         /// Play this many copies at once, each in clients/clientK (1 to 128; 1 plays in the run directory).
         #[arg(long, default_value = "1")]
         clients: String,
-        /// Save the result as JSON here.
+        /// Save the result here as a plumb result document (`plumb compare` and `plumb show` read it).
         #[arg(long)]
         json: Option<PathBuf>,
+        /// A label for this replay in the result document (the machine, the disk).
+        #[arg(long)]
+        label: Option<String>,
         /// Keep the run directory.
         #[arg(long)]
         keep: bool,
@@ -115,6 +119,7 @@ pub fn main(cmd: TraceCommand) -> ExitCode {
             threads,
             clients,
             json,
+            label,
             keep,
             timeout,
         } => replay_cmd(
@@ -125,6 +130,7 @@ pub fn main(cmd: TraceCommand) -> ExitCode {
                 threads,
                 clients,
                 json,
+                label,
                 keep,
                 timeout,
             },
@@ -226,9 +232,15 @@ fn import(
 
 /// Reads and checks a trace file.
 pub fn load(path: &Path) -> Result<Trace, (ExitCode, String)> {
+    load_text(path).map(|(_, t)| t)
+}
+
+/// Reads and checks a trace file; gives its text with it.
+fn load_text(path: &Path) -> Result<(String, Trace), (ExitCode, String)> {
     let text =
         read_bounded(path, MAX_TRACE_BYTES).map_err(|e| bad(format!("{}: {e}", path.display())))?;
-    Trace::parse(&path.display().to_string(), &text).map_err(|e| bad(e.to_string()))
+    let trace = Trace::parse(&path.display().to_string(), &text).map_err(|e| bad(e.to_string()))?;
+    Ok((text, trace))
 }
 
 fn show_cmd(path: &Path, json: bool) -> Outcome {
@@ -249,6 +261,7 @@ struct ReplayArgs {
     threads: String,
     clients: String,
     json: Option<PathBuf>,
+    label: Option<String>,
     keep: bool,
     timeout: Option<String>,
 }
@@ -279,7 +292,11 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
             )
         }
     };
-    let trace = load(path)?;
+    let longest = crate::model::document::limits::NAME;
+    if a.label.as_ref().is_some_and(|l| l.len() > longest) {
+        return Err(bad(format!("--label: at most {longest} bytes")));
+    }
+    let (text, trace) = load_text(path)?;
     let (free, inodes) = room(&trace, o, target)?;
     let signals = Signals::install();
     let stop = signals.stop.clone();
@@ -306,7 +323,9 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
         deadline,
         max_bytes: free,
     };
+    let started = chrono::Local::now().to_rfc3339();
     let result = replay::lay_out_and_replay(&trace, &dir, o, bounds);
+    let finished = chrono::Local::now().to_rfc3339();
     if a.keep {
         eprintln!("kept {}", dir.path().display());
     } else {
@@ -322,9 +341,26 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
         Err(ReplayError::Layout(h)) => return Err((halt_code(&h), halt_message(&h))),
     };
     if let Some(j) = &a.json {
-        let saved = crate::report::replay::SavedReplay::new(r.clone());
+        let id = result::Identity {
+            trace: path,
+            text: &text,
+            label: a.label.clone(),
+            target,
+            params: [
+                ("speed", &a.speed),
+                ("threads", &a.threads),
+                ("clients", &a.clients),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
+            started,
+            finished,
+        };
+        let summary = crate::report::replay::summary(&r);
+        let doc = result::document(&r, id, summary, r.halted.as_ref().map(halt_message));
         let text =
-            serde_json::to_string_pretty(&saved).map_err(|e| (ExitCode::Failed, e.to_string()))?;
+            serde_json::to_string_pretty(&doc).map_err(|e| (ExitCode::Failed, e.to_string()))?;
         crate::save::write_atomic(j, (text + "\n").as_bytes())
             .map_err(|e| (ExitCode::Failed, format!("--json {e}")))?;
     }

@@ -1,9 +1,10 @@
-//! plumb's trace format, version 3: a text file, one line per record.
+//! plumb's trace format, version 4: a text file, one line per record.
 //!
 //! ```text
-//! plumb-trace 3
+//! plumb-trace 4
 //! duration_us 1523400
 //! tracer strace 1700000 9120            how the recording was made (below)
+//! untraced 610000                       the program's time without it
 //! file 0 f 1048576 data/app.db         id, kind, size at first touch ("-"
 //! file 1 f - data/app.db-journal       when it did not exist yet), path
 //! file 2 d 0 data                      (a directory that existed)
@@ -18,6 +19,10 @@
 //! Kinds: `f` file, `d` directory, `l` symlink. `tracer NAME WALL_US CALLS`
 //! says the program ran WALL_US µs under the tracer, which saw CALLS system
 //! calls: think time in the trace includes the tracer's slowdown.
+//! `untraced WALL_US` (version 4) says the same command ran WALL_US µs
+//! without the tracer (`plumb trace record` runs it once more to know): a
+//! replay scales the think time by untraced / traced wall time, so that at
+//! `--speed 1` it takes about the application's own time.
 //!
 //! Operations and their arguments (`h` = handle opened by an `open`, a
 //! `dup` or an `inherit`, `f` = file id):
@@ -50,9 +55,10 @@
 //!
 //! Paths and symlink targets are percent-encoded where they hold spaces,
 //! `%` or control bytes. The path `.` names the root itself. A trace is
-//! written as version 2 unless it needs version 3 (locks or steps), so
-//! older plumbs read what they can; version-1 traces (`file ID SIZE PATH`,
-//! no failed calls) and version-2 traces still load.
+//! written as version 2 unless it needs version 3 (locks or steps) or 4
+//! (the untraced time), so older plumbs read what they can; version-1
+//! traces (`file ID SIZE PATH`, no failed calls), version-2 and version-3
+//! traces still load.
 //!
 //! # In the code
 //!
@@ -90,6 +96,8 @@ pub use steps::{Steps, MAX_STEPS};
 pub const MAGIC: &str = "plumb-trace 2";
 /// The first line of a trace with locks or steps.
 pub const MAGIC_V3: &str = "plumb-trace 3";
+/// The first line of a trace with the untraced time.
+pub const MAGIC_V4: &str = "plumb-trace 4";
 /// The first line of a version-1 trace, which still loads.
 pub const MAGIC_V1: &str = "plumb-trace 1";
 
@@ -133,6 +141,9 @@ pub struct Trace {
     pub duration_us: u64,
     /// How it was recorded, when known.
     pub tracer: Option<Tracer>,
+    /// Wall time of the same command run without the tracer, µs (version
+    /// 4), when it was measured.
+    pub untraced_us: Option<u64>,
     /// Named steps (version 3; empty when the trace has none).
     pub steps: Steps,
 }
@@ -141,6 +152,28 @@ impl Trace {
     /// True when only version 3 can hold the trace (locks or steps).
     pub fn needs_v3(&self) -> bool {
         !self.steps.starts.is_empty() || self.ops.iter().any(|o| o.kind.needs_v3())
+    }
+
+    /// The oldest version that holds the trace: 4 with the untraced time,
+    /// 3 with locks or steps, else 2.
+    pub fn version(&self) -> u32 {
+        if self.untraced_us.is_some() {
+            4
+        } else if self.needs_v3() {
+            3
+        } else {
+            2
+        }
+    }
+
+    /// How much of the recorded think time a replay at speed 1 keeps: the
+    /// untraced wall time over the traced one, at most 1 (the tracer only
+    /// slows a program down); 1 when either is unknown.
+    pub fn think_scale(&self) -> f64 {
+        match (self.untraced_us, &self.tracer) {
+            (Some(u), Some(t)) if t.wall_us > 0 => (u as f64 / t.wall_us as f64).min(1.0),
+            _ => 1.0,
+        }
     }
 }
 
@@ -246,6 +279,7 @@ mod tests {
                 wall_us: 900,
                 calls: 40,
             }),
+            untraced_us: None,
             steps: Steps::default(),
         }
     }
@@ -393,6 +427,41 @@ mod tests {
             assert_eq!(e.line, 5, "{bad}: {e}");
             assert!(e.cause.to_string().contains(what), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn version_4_holds_the_untraced_time_which_scales_think_time() {
+        let mut t = sample();
+        assert_eq!(t.think_scale(), 1.0, "no untraced time");
+        t.untraced_us = Some(300);
+        let text = t.to_text();
+        assert!(text.starts_with("plumb-trace 4\n"), "{text}");
+        assert!(
+            text.contains("\ntracer strace 900 40\nuntraced 300\n"),
+            "{text}"
+        );
+        let back = Trace::parse("v4", &text).unwrap();
+        assert_eq!(back, t);
+        assert!((back.think_scale() - 1.0 / 3.0).abs() < 1e-12);
+        // Never more think time than recorded; none without a tracer record.
+        t.untraced_us = Some(5000);
+        assert_eq!(t.think_scale(), 1.0);
+        t.tracer = None;
+        assert_eq!(t.think_scale(), 1.0);
+        // Older versions may not hold it; a cut record is refused.
+        let v3 = text.replacen("plumb-trace 4", "plumb-trace 3", 1);
+        let e = Trace::parse("v3", &v3).unwrap_err();
+        assert!(e.cause.to_string().contains("version 4"), "{e}");
+        let cut = text.replace("untraced 300", "untraced");
+        let e = Trace::parse("cut", &cut).unwrap_err();
+        assert_eq!(e.line, 4, "{e}");
+        assert!(e.cause.to_string().contains("'untraced WALL_US'"), "{e}");
+        let far = text.replace("untraced 300", "untraced 18446744073709551615");
+        let e = Trace::parse("far", &far).unwrap_err();
+        assert!(
+            e.cause.to_string().contains("latest a trace may name"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! Reading a trace: every record checked (handles opened before use and
 //! never reused, file and thread ids in range, numbers within the bounds of
-//! [`crate::trace::limits`]), errors naming the line. Versions 1, 2 and 3.
+//! [`crate::trace::limits`]), errors naming the line. Versions 1 to 4.
 //! The operations' arguments are read as the table (`ops.rs`) says.
 
 use super::args::{file_size, number, time, Args, Handles};
 use super::error::{shown, ParseError, TraceError};
 use super::escape::decode;
-use super::{errno, EntryKind, FileEntry, Op, OpKind, Trace, Tracer, MAGIC, MAGIC_V1, MAGIC_V3};
+use super::{
+    errno, EntryKind, FileEntry, Op, OpKind, Trace, Tracer, MAGIC, MAGIC_V1, MAGIC_V3, MAGIC_V4,
+};
 use crate::trace::limits::{
     MAX_FILES, MAX_OPS, MAX_TARGET, MAX_THREADS, MAX_TRACE_BYTES, MAX_TRACE_LINE,
 };
@@ -47,6 +49,7 @@ impl Trace {
 /// The version the first line names.
 fn version(first: Option<&str>) -> Result<u32, ParseError> {
     match first {
+        Some(MAGIC_V4) => Ok(4),
         Some(MAGIC_V3) => Ok(3),
         Some(MAGIC) => Ok(2),
         Some(MAGIC_V1) => Ok(1),
@@ -90,6 +93,8 @@ impl Reader {
         match words.first().copied().unwrap_or_default() {
             "duration_us" => self.t.duration_us = time(field(&words, 1)?)?,
             "tracer" if self.version >= 2 => self.t.tracer = Some(tracer(&words)?),
+            "untraced" if self.version >= 4 => self.t.untraced_us = Some(untraced(&words)?),
+            "untraced" => return Err(ParseError::UntracedBeforeV4),
             "file" => self.file(&words)?,
             "thread" => self.thread(&words)?,
             "op" => self.op(&words)?,
@@ -157,6 +162,14 @@ impl Reader {
         self.ended = Some(count);
         Ok(())
     }
+}
+
+/// An `untraced WALL_US` record.
+fn untraced(words: &[&str]) -> Result<u64, ParseError> {
+    if words.len() != 2 {
+        return Err(ParseError::UntracedShape);
+    }
+    time(field(words, 1)?)
 }
 
 /// A `tracer NAME WALL_US CALLS` record.

@@ -5,7 +5,7 @@
 
 use super::execute::{Executor, Handles, Lane, OpError};
 use super::order::{Order, Plan};
-use super::{OpSummary, ReplayOptions, ReplayResult, Speed, StepSummary};
+use super::{OpSummary, Reference, ReplayOptions, ReplayResult, Speed, StepSummary};
 use crate::sandbox::RunDir;
 use crate::trace::budget::Allowance;
 use crate::trace::format::{errno, Op, OpKind, Trace};
@@ -179,8 +179,9 @@ impl Player<'_> {
         }
     }
 
-    /// Sleeps the think time before operation `op`, scaled by the speed;
-    /// false when the replay halts meanwhile.
+    /// Sleeps the think time before operation `op`, scaled by the speed
+    /// and by the trace's untraced over traced time (the tracer's slowdown
+    /// taken out); false when the replay halts meanwhile.
     fn think(&self, tally: &mut Tally, op: &Op, speed: Speed, t0: Instant) -> bool {
         let Speed::Factor(f) = speed else {
             return true;
@@ -189,7 +190,7 @@ impl Player<'_> {
             Some(end) => op.start_us.saturating_sub(end),
             None => op.start_us,
         };
-        tally.due += gap_us as f64 / 1e6 / f;
+        tally.due += gap_us as f64 / 1e6 * self.exec.trace.think_scale() / f;
         if let Some(order) = &self.order {
             order.thinking(true);
         }
@@ -431,6 +432,7 @@ fn summarise(
         })
         .collect();
     let original_seconds = t.duration_us as f64 / 1e6;
+    let (reference, reference_seconds) = Reference::of(t);
     ReplayResult {
         total_ops: ops.iter().map(|o| o.count).sum(),
         divergences: ops.iter().map(|o| o.divergences).sum(),
@@ -441,7 +443,9 @@ fn summarise(
         halted: guard.reason(),
         seconds,
         original_seconds,
-        time_ratio: seconds / original_seconds.max(1e-9),
+        reference,
+        reference_seconds,
+        time_ratio: seconds / reference_seconds.max(1e-9),
         files_created: 0,
         bytes_laid_out: 0,
         clients: clients as u32,
