@@ -556,7 +556,11 @@ fn require(tool: &str) {
 
 /// Starts `plumb ARGS` in `dir`, waits for `marker` on its stderr, and
 /// returns the child and a channel that yields its whole stderr at the end.
-fn start_until(dir: &Path, args: &[&str], marker: &str) -> (Child, mpsc::Receiver<String>) {
+pub(crate) fn start_until(
+    dir: &Path,
+    args: &[&str],
+    marker: &str,
+) -> (Child, mpsc::Receiver<String>) {
     let mut child = Command::new(plumb_bin())
         .args(args)
         .current_dir(dir)
@@ -588,7 +592,7 @@ fn start_until(dir: &Path, args: &[&str], marker: &str) -> (Child, mpsc::Receive
 }
 
 /// Sends `signal` (`-INT`, `-TERM`) and returns (exit code, seconds to exit, stderr).
-fn signal_and_wait(
+pub(crate) fn signal_and_wait(
     mut child: Child,
     stderr: mpsc::Receiver<String>,
     signal: &str,
@@ -947,7 +951,14 @@ fn record_stops_the_command_on_signals_and_keeps_the_trace() {
         let (child, err) = start_until(
             dir.path(),
             &[
-                "trace", "record", "-o", "w.trace", "--", "python3", "prog.py",
+                "trace",
+                "record",
+                "-o",
+                "w.trace",
+                "--no-calibrate",
+                "--",
+                "python3",
+                "prog.py",
             ],
             "ready",
         );

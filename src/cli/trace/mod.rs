@@ -11,6 +11,7 @@ use crate::trace::{dbench, iolog, replay, show, strace, Bounds, Halt, ReplayErro
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod calibrate;
 mod record;
 mod result;
 
@@ -25,6 +26,9 @@ pub enum TraceCommand {
         /// Keep only paths under this directory (default: the current directory).
         #[arg(long)]
         root: Option<PathBuf>,
+        /// Do not run the command once more without strace first (it then runs once; the replay is measured against the traced run).
+        #[arg(long)]
+        no_calibrate: bool,
         /// The command and its arguments (after --).
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
@@ -94,8 +98,9 @@ pub fn main(cmd: TraceCommand) -> ExitCode {
         TraceCommand::Record {
             output,
             root,
+            no_calibrate,
             command,
-        } => record::record(&output, root, &command),
+        } => record::record(&output, root, &command, !no_calibrate),
         TraceCommand::Import {
             log,
             output,
@@ -178,13 +183,22 @@ fn save(trace: &Trace, output: &Path) -> Result<(), (ExitCode, String)> {
         s.threads,
         s.duration_s
     );
-    if let Some(t) = &trace.tracer {
-        eprintln!(
+    match (&trace.tracer, trace.untraced_us) {
+        (Some(t), Some(u)) => eprintln!(
+            "the program ran {:.3} s under {} ({} traced calls) and {:.3} s without it: a replay at --speed 1 keeps {:.3} of the recorded think time",
+            t.wall_us as f64 / 1e6,
+            clean(&t.name),
+            t.calls,
+            u as f64 / 1e6,
+            trace.think_scale()
+        ),
+        (Some(t), None) => eprintln!(
             "the program ran {:.3} s under {} ({} traced calls); think time in the trace includes the tracer's slowdown",
             t.wall_us as f64 / 1e6,
             clean(&t.name),
             t.calls
-        );
+        ),
+        _ => {}
     }
     Ok(())
 }
@@ -264,6 +278,33 @@ struct ReplayArgs {
     label: Option<String>,
     keep: bool,
     timeout: Option<String>,
+}
+
+impl ReplayArgs {
+    /// The options a result document names as its parameters.
+    fn params(&self) -> std::collections::BTreeMap<String, String> {
+        [
+            ("speed", &self.speed),
+            ("threads", &self.threads),
+            ("clients", &self.clients),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+    }
+}
+
+/// Writes replay `r` to `file` as a result document (`--json`).
+fn save_result(
+    file: &Path,
+    r: &replay::ReplayResult,
+    id: result::Identity,
+) -> Result<(), (ExitCode, String)> {
+    let summary = crate::report::replay::summary(r);
+    let doc = result::document(r, id, summary, r.halted.as_ref().map(halt_message));
+    let text = serde_json::to_string_pretty(&doc).map_err(|e| (ExitCode::Failed, e.to_string()))?;
+    crate::save::write_atomic(file, (text + "\n").as_bytes())
+        .map_err(|e| (ExitCode::Failed, format!("--json {e}")))
 }
 
 fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
@@ -346,23 +387,11 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
             text: &text,
             label: a.label.clone(),
             target,
-            params: [
-                ("speed", &a.speed),
-                ("threads", &a.threads),
-                ("clients", &a.clients),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect(),
+            params: a.params(),
             started,
             finished,
         };
-        let summary = crate::report::replay::summary(&r);
-        let doc = result::document(&r, id, summary, r.halted.as_ref().map(halt_message));
-        let text =
-            serde_json::to_string_pretty(&doc).map_err(|e| (ExitCode::Failed, e.to_string()))?;
-        crate::save::write_atomic(j, (text + "\n").as_bytes())
-            .map_err(|e| (ExitCode::Failed, format!("--json {e}")))?;
+        save_result(j, &r, id)?;
     }
     // Step names, errno names and divergences quote the trace.
     print!("{}", crate::report::replay::render(&r, Format::Table));

@@ -47,7 +47,8 @@ fn metric(name: String, unit: &str, better: Better, value: f64) -> Metric {
 }
 
 /// The replay's figures as metrics: its time, its rate, its outcome
-/// counts, and each operation's and step's latency.
+/// counts (`noted`: operations noted but not replayed, the mmaps), and
+/// each operation's and step's latency.
 fn metrics(r: &ReplayResult) -> Vec<Metric> {
     let mut out = vec![
         metric("seconds".into(), "s", Better::Lower, r.seconds),
@@ -70,6 +71,7 @@ fn metrics(r: &ReplayResult) -> Vec<Metric> {
             Better::Lower,
             r.expected_errors as f64,
         ),
+        metric("noted".into(), "ops", Better::Lower, r.skipped as f64),
     ];
     if r.reference_seconds > 0.0 {
         out.push(metric(
