@@ -169,14 +169,13 @@ impl Trace {
     /// How much of the recorded think time a replay at speed 1 keeps, so
     /// that it takes the untraced wall time: 1 when that is unknown.
     ///
-    /// On the thread that ends last, the replay takes its think time
-    /// (the trace's length less its operations' recorded time) scaled, plus
-    /// its operations' own time. Under the tracer every call's recorded
-    /// time holds the tracer's cost too, about what the quickest calls
-    /// took (the 10th percentile of all): less that, the operations' time
-    /// is what the untraced run spent in them, and the rest of the
-    /// untraced time is think time. Between 0 and 1 (the tracer only slows
-    /// a program down).
+    /// The replay takes the think time (the trace's length less the time
+    /// some call was in progress, on any thread) scaled, plus its calls'
+    /// own time. Under the tracer every call's recorded time holds the
+    /// tracer's cost too, about what the quickest calls took (the 10th
+    /// percentile of all): less that, the calls' time is what the untraced
+    /// run spent in them, and the rest of the untraced time is think time.
+    /// Between 0 and 1 (the tracer only slows a program down).
     pub fn think_scale(&self) -> f64 {
         let (Some(untraced), Some(_)) = (self.untraced_us, &self.tracer) else {
             return 1.0;
@@ -187,20 +186,17 @@ impl Trace {
             at if at < durations.len() => *durations.select_nth_unstable(at).1,
             _ => 0,
         };
-        // The thread that ends last, and its operations' recorded time.
-        let Some(last) = self
-            .ops
-            .iter()
-            .max_by_key(|o| o.start_us.saturating_add(o.dur_us))
-        else {
-            return 1.0;
-        };
-        let on_last = || counted().filter(|o| o.thread == last.thread);
-        let recorded: u64 = on_last().map(|o| o.dur_us).fold(0, u64::saturating_add);
-        let own: u64 = on_last()
-            .map(|o| o.dur_us.saturating_sub(tracer_cost))
-            .fold(0, u64::saturating_add);
-        let think = self.duration_us.saturating_sub(recorded);
+        // The time some call was in progress (operations are in start
+        // order), and its share that was the calls' own.
+        let (mut busy, mut own, mut reach) = (0u64, 0u64, 0u64);
+        for o in counted() {
+            let end = o.start_us.saturating_add(o.dur_us);
+            let added = end.saturating_sub(o.start_us.max(reach));
+            busy = busy.saturating_add(added);
+            own = own.saturating_add(added.saturating_sub(tracer_cost));
+            reach = reach.max(end);
+        }
+        let think = self.duration_us.saturating_sub(busy);
         if think == 0 {
             return 1.0;
         }
@@ -464,19 +460,24 @@ mod tests {
     fn version_4_holds_the_untraced_time_which_scales_think_time() {
         let mut t = sample();
         assert_eq!(t.think_scale(), 1.0, "no untraced time");
-        t.untraced_us = Some(300);
+        t.untraced_us = Some(400);
         let text = t.to_text();
         assert!(text.starts_with("plumb-trace 4\n"), "{text}");
         assert!(
-            text.contains("\ntracer strace 900 40\nuntraced 300\n"),
+            text.contains("\ntracer strace 900 40\nuntraced 400\n"),
             "{text}"
         );
         let back = Trace::parse("v4", &text).unwrap();
         assert_eq!(back, t);
-        // The thread ending last (1: write, stat, rename) spent 16 µs in
-        // calls, 10 of them its own (the quickest call took 2): of the 300
-        // µs untraced, 290 are think time, against 500 - 16 recorded.
-        assert!((back.think_scale() - 290.0 / 484.0).abs() < 1e-12);
+        // Some call was in progress for 321 µs (the write overlaps the
+        // pread, the stat the fsync), 309 of them the calls' own (less 2 µs
+        // each, what the quickest took): of the 400 µs untraced, 91 are
+        // think time, against 500 - 321 recorded.
+        assert!((back.think_scale() - 91.0 / 179.0).abs() < 1e-12);
+        // Less untraced time than the calls' own: no think time at all.
+        let mut quick = back.clone();
+        quick.untraced_us = Some(300);
+        assert_eq!(quick.think_scale(), 0.0);
         // Never more think time than recorded; none without a tracer record.
         t.untraced_us = Some(5000);
         assert_eq!(t.think_scale(), 1.0);
@@ -486,11 +487,11 @@ mod tests {
         let v3 = text.replacen("plumb-trace 4", "plumb-trace 3", 1);
         let e = Trace::parse("v3", &v3).unwrap_err();
         assert!(e.cause.to_string().contains("version 4"), "{e}");
-        let cut = text.replace("untraced 300", "untraced");
+        let cut = text.replace("untraced 400", "untraced");
         let e = Trace::parse("cut", &cut).unwrap_err();
         assert_eq!(e.line, 4, "{e}");
         assert!(e.cause.to_string().contains("'untraced WALL_US'"), "{e}");
-        let far = text.replace("untraced 300", "untraced 18446744073709551615");
+        let far = text.replace("untraced 400", "untraced 18446744073709551615");
         let e = Trace::parse("far", &far).unwrap_err();
         assert!(
             e.cause.to_string().contains("latest a trace may name"),
