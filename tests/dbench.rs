@@ -340,8 +340,7 @@ fn a_prefix_replays_with_one_and_two_clients() {
             t.ops.len(),
             started.elapsed().as_secs_f64()
         );
-        let r: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let r = crate::trace_results::replayed(&json);
         assert_eq!(r["divergences"], 0, "{}", r["first_divergence"]);
         assert_eq!(r["expected_errors"].as_u64(), Some(failed * clients));
         assert_eq!(r["clients"].as_u64(), Some(clients));
@@ -404,8 +403,7 @@ fn all_of_client_txt_replays_without_divergence() {
         t.ops.len(),
         started.elapsed().as_secs_f64()
     );
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r = crate::trace_results::replayed(&json);
     assert_eq!(r["divergences"], 0, "{}", r["first_divergence"]);
     assert_eq!(r["total_ops"].as_u64(), Some(t.ops.len() as u64));
     let failed = t.ops.iter().filter(|o| o.failed.is_some()).count() as u64;

@@ -37,4 +37,7 @@ mod suites;
 mod templates;
 mod trace;
 mod trace_apps;
+mod trace_calibrate;
+mod trace_links;
+mod trace_results;
 mod wasm;

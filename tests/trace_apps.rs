@@ -133,8 +133,7 @@ fn record_and_check(dir: &Path, root: &str, command: &[&str]) {
             ],
         );
         assert_eq!(r.code, 0, "speed {speed}: {}{}", r.stdout, r.stderr);
-        let doc: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join(&json)).unwrap()).unwrap();
+        let doc = crate::trace_results::replayed(&dir.join(&json));
         assert_eq!(doc["divergences"], 0, "speed {speed}: {doc}");
         assert_eq!(
             doc["halted"],
@@ -272,4 +271,45 @@ fn tar_extracting_a_tree_replays_faithfully() {
     std::fs::remove_dir_all(&src).unwrap();
     std::fs::create_dir(dir.path().join("out")).unwrap();
     record_and_check(dir.path(), "out", &["tar", "xf", "t.tar", "-C", "out"]);
+}
+
+#[test]
+fn a_python_venv_with_its_absolute_symlinks_replays_faithfully() {
+    require_tool("python3", "--version", "python3");
+    let dir = workdir();
+    std::fs::create_dir(dir.path().join("w")).unwrap();
+    record_and_check(
+        dir.path(),
+        "w",
+        &["python3", "-m", "venv", "--without-pip", "w/env"],
+    );
+    // The interpreter's link leads out of the tree, and was recorded so.
+    let t = load(dir.path(), "app.trace");
+    assert!(
+        t.ops.iter().any(|o| matches!(
+            &o.kind,
+            OpKind::Symlink { target, .. } if target.starts_with('/')
+        )),
+        "no absolute symlink recorded"
+    );
+}
+
+#[test]
+fn python_compileall_of_a_small_tree_replays_faithfully() {
+    require_tool("python3", "--version", "python3");
+    let dir = workdir();
+    for d in 0..4 {
+        let pkg = dir.path().join(format!("src/p{d}"));
+        std::fs::create_dir_all(&pkg).unwrap();
+        std::fs::write(pkg.join("__init__.py"), "").unwrap();
+        for f in 0..10 {
+            let body = format!("def f{f}(x):\n    return x * {f} + {d}\n").repeat(1 + f * 3);
+            std::fs::write(pkg.join(format!("m{f}.py")), body).unwrap();
+        }
+    }
+    record_and_check(
+        dir.path(),
+        "src",
+        &["python3", "-m", "compileall", "-q", "src"],
+    );
 }

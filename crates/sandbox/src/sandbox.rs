@@ -19,7 +19,6 @@ pub use account::{
 pub use holds::{raise_descriptor_limit, Held, Inode};
 pub use owner::sweep_stale;
 pub use read::{read_beneath, ReadError};
-pub use sys::target_stays_inside;
 
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};

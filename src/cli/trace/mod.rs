@@ -11,7 +11,9 @@ use crate::trace::{dbench, iolog, replay, show, strace, Bounds, Halt, ReplayErro
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod calibrate;
 mod record;
+mod result;
 
 /// The `plumb trace` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -24,6 +26,9 @@ pub enum TraceCommand {
         /// Keep only paths under this directory (default: the current directory).
         #[arg(long)]
         root: Option<PathBuf>,
+        /// Do not run the command once more without strace first (it then runs once; the replay is measured against the traced run).
+        #[arg(long)]
+        no_calibrate: bool,
         /// The command and its arguments (after --).
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
@@ -72,9 +77,12 @@ pub enum TraceCommand {
         /// Play this many copies at once, each in clients/clientK (1 to 128; 1 plays in the run directory).
         #[arg(long, default_value = "1")]
         clients: String,
-        /// Save the result as JSON here.
+        /// Save the result here as a plumb result document (`plumb compare` and `plumb show` read it).
         #[arg(long)]
         json: Option<PathBuf>,
+        /// A label for this replay in the result document (the machine, the disk).
+        #[arg(long)]
+        label: Option<String>,
         /// Keep the run directory.
         #[arg(long)]
         keep: bool,
@@ -90,8 +98,9 @@ pub fn main(cmd: TraceCommand) -> ExitCode {
         TraceCommand::Record {
             output,
             root,
+            no_calibrate,
             command,
-        } => record::record(&output, root, &command),
+        } => record::record(&output, root, &command, !no_calibrate),
         TraceCommand::Import {
             log,
             output,
@@ -115,6 +124,7 @@ pub fn main(cmd: TraceCommand) -> ExitCode {
             threads,
             clients,
             json,
+            label,
             keep,
             timeout,
         } => replay_cmd(
@@ -125,6 +135,7 @@ pub fn main(cmd: TraceCommand) -> ExitCode {
                 threads,
                 clients,
                 json,
+                label,
                 keep,
                 timeout,
             },
@@ -172,13 +183,22 @@ fn save(trace: &Trace, output: &Path) -> Result<(), (ExitCode, String)> {
         s.threads,
         s.duration_s
     );
-    if let Some(t) = &trace.tracer {
-        eprintln!(
+    match (&trace.tracer, trace.untraced_us) {
+        (Some(t), Some(u)) => eprintln!(
+            "the program ran {:.3} s under {} ({} traced calls) and {:.3} s without it: a replay at --speed 1 keeps {:.3} of the recorded think time",
+            t.wall_us as f64 / 1e6,
+            clean(&t.name),
+            t.calls,
+            u as f64 / 1e6,
+            trace.think_scale()
+        ),
+        (Some(t), None) => eprintln!(
             "the program ran {:.3} s under {} ({} traced calls); think time in the trace includes the tracer's slowdown",
             t.wall_us as f64 / 1e6,
             clean(&t.name),
             t.calls
-        );
+        ),
+        _ => {}
     }
     Ok(())
 }
@@ -226,9 +246,15 @@ fn import(
 
 /// Reads and checks a trace file.
 pub fn load(path: &Path) -> Result<Trace, (ExitCode, String)> {
+    load_text(path).map(|(_, t)| t)
+}
+
+/// Reads and checks a trace file; gives its text with it.
+fn load_text(path: &Path) -> Result<(String, Trace), (ExitCode, String)> {
     let text =
         read_bounded(path, MAX_TRACE_BYTES).map_err(|e| bad(format!("{}: {e}", path.display())))?;
-    Trace::parse(&path.display().to_string(), &text).map_err(|e| bad(e.to_string()))
+    let trace = Trace::parse(&path.display().to_string(), &text).map_err(|e| bad(e.to_string()))?;
+    Ok((text, trace))
 }
 
 fn show_cmd(path: &Path, json: bool) -> Outcome {
@@ -249,8 +275,36 @@ struct ReplayArgs {
     threads: String,
     clients: String,
     json: Option<PathBuf>,
+    label: Option<String>,
     keep: bool,
     timeout: Option<String>,
+}
+
+impl ReplayArgs {
+    /// The options a result document names as its parameters.
+    fn params(&self) -> std::collections::BTreeMap<String, String> {
+        [
+            ("speed", &self.speed),
+            ("threads", &self.threads),
+            ("clients", &self.clients),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+    }
+}
+
+/// Writes replay `r` to `file` as a result document (`--json`).
+fn save_result(
+    file: &Path,
+    r: &replay::ReplayResult,
+    id: result::Identity,
+) -> Result<(), (ExitCode, String)> {
+    let summary = crate::report::replay::summary(r);
+    let doc = result::document(r, id, summary, r.halted.as_ref().map(halt_message));
+    let text = serde_json::to_string_pretty(&doc).map_err(|e| (ExitCode::Failed, e.to_string()))?;
+    crate::save::write_atomic(file, (text + "\n").as_bytes())
+        .map_err(|e| (ExitCode::Failed, format!("--json {e}")))
 }
 
 fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
@@ -279,7 +333,11 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
             )
         }
     };
-    let trace = load(path)?;
+    let longest = crate::model::document::limits::NAME;
+    if a.label.as_ref().is_some_and(|l| l.len() > longest) {
+        return Err(bad(format!("--label: at most {longest} bytes")));
+    }
+    let (text, trace) = load_text(path)?;
     let (free, inodes) = room(&trace, o, target)?;
     let signals = Signals::install();
     let stop = signals.stop.clone();
@@ -306,7 +364,9 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
         deadline,
         max_bytes: free,
     };
+    let started = chrono::Local::now().to_rfc3339();
     let result = replay::lay_out_and_replay(&trace, &dir, o, bounds);
+    let finished = chrono::Local::now().to_rfc3339();
     if a.keep {
         eprintln!("kept {}", dir.path().display());
     } else {
@@ -322,11 +382,16 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
         Err(ReplayError::Layout(h)) => return Err((halt_code(&h), halt_message(&h))),
     };
     if let Some(j) = &a.json {
-        let saved = crate::report::replay::SavedReplay::new(r.clone());
-        let text =
-            serde_json::to_string_pretty(&saved).map_err(|e| (ExitCode::Failed, e.to_string()))?;
-        crate::save::write_atomic(j, (text + "\n").as_bytes())
-            .map_err(|e| (ExitCode::Failed, format!("--json {e}")))?;
+        let id = result::Identity {
+            trace: path,
+            text: &text,
+            label: a.label.clone(),
+            target,
+            params: a.params(),
+            started,
+            finished,
+        };
+        save_result(j, &r, id)?;
     }
     // Step names, errno names and divergences quote the trace.
     print!("{}", crate::report::replay::render(&r, Format::Table));

@@ -2,12 +2,15 @@
 //! A command that cannot be found is refused before anything runs; on
 //! SIGINT/SIGTERM the traced processes are stopped (the signal forwarded,
 //! then SIGKILL after a grace period), what was recorded is still saved, and
-//! the temporary strace log is removed on every path.
+//! the temporary strace log is removed on every path. Unless told not to,
+//! the command then runs once more without strace from the same tree
+//! (`calibrate.rs`), and the trace keeps that run's wall time.
 
+use super::calibrate::Snapshot;
 use super::{absolute, bad, save, Outcome};
 use crate::cli::{ExitCode, Signals};
 use crate::trace::limits::{read_bounded, MAX_LOG_BYTES};
-use crate::trace::strace;
+use crate::trace::{strace, Trace};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus};
@@ -17,9 +20,14 @@ use std::time::{Duration, Instant};
 /// before it is killed.
 const GRACE: Duration = Duration::from_secs(3);
 
-/// The temporary strace log, removed when dropped.
-/// Records `command` into `output`.
-pub(super) fn record(output: &Path, root: Option<PathBuf>, command: &[String]) -> Outcome {
+/// Records `command` into `output`; with `calibrate`, then runs it once
+/// more without the tracer, from the same tree.
+pub(super) fn record(
+    output: &Path,
+    root: Option<PathBuf>,
+    command: &[String],
+    calibrate: bool,
+) -> Outcome {
     if Command::new("strace").arg("-V").output().is_err() {
         return Err(bad(
             "strace is not installed: install it (Debian/Ubuntu: apt-get install strace)".into(),
@@ -39,29 +47,38 @@ pub(super) fn record(output: &Path, root: Option<PathBuf>, command: &[String]) -
         None => cwd.clone(),
     };
     let scratch = scratch_dir(output)?;
-    let log = scratch.path().join("strace.log");
     let signals = Signals::install();
-    let mut child = Command::new("strace")
-        .args(strace::STRACE_OPTIONS)
-        .args(["-e", &format!("trace={}", strace::SYSCALLS), "-o"])
-        .arg(&log)
-        .arg("--")
-        .args(command)
-        .spawn()
-        .map_err(|e| (ExitCode::Failed, format!("running strace: {e}")))?;
-    eprintln!("recording {program} (Ctrl-C stops it and keeps what was recorded)");
-    let started = Instant::now();
-    let status = wait(&mut child, &signals)?;
-    let wall_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    // The copy of the tree goes to the temporary directory, out of the
+    // program's sight (the scratch beside the output may be in the root).
+    let copies = if calibrate {
+        crate::scratch::ScratchDir::new(&std::env::temp_dir(), "plumb-calibrate-")
+            .map_err(|e| eprintln!("not calibrated: {}: {e}", std::env::temp_dir().display()))
+            .ok()
+    } else {
+        None
+    };
+    let snapshot = copies
+        .as_ref()
+        .and_then(|c| snapshot(Path::new(&root), c.path()));
+    let (status, mut trace) = traced(command, &root, &cwd, scratch.path(), &signals)?;
     let interrupted = signals.stopped();
-    let text = read_bounded(&log, MAX_LOG_BYTES)
-        .map_err(|e| (ExitCode::Failed, format!("reading the strace log: {e}")))?;
-    drop(scratch);
-    let trace = strace::convert("the strace log", &text, &root, &cwd, Some(wall_us))
-        .map_err(|e| (ExitCode::Failed, e.to_string()))?;
-    if interrupted {
+    if let (Some(snap), true, false) = (&snapshot, status.success(), interrupted) {
+        match untraced(command, snap, &signals) {
+            Ok(us) => trace.untraced_us = us,
+            Err(Kept(e)) => {
+                // The tree as it was is in the copies' directory: keep it.
+                std::mem::forget(copies);
+                return Err(e);
+            }
+        }
+    }
+    drop((scratch, snapshot, copies));
+    if signals.stopped() {
         save(&trace, output)?;
-        eprintln!("interrupted: the trace holds what {program} did until then");
+        match interrupted {
+            true => eprintln!("interrupted: the trace holds what {program} did until then"),
+            false => eprintln!("interrupted while calibrating: the trace is saved without the untraced time; the tree under the root is as it was before the recording"),
+        }
         return Ok(signals.exit_code());
     }
     if status.success() {
@@ -85,17 +102,120 @@ pub(super) fn record(output: &Path, root: Option<PathBuf>, command: &[String]) -
     ))
 }
 
-/// Waits for strace; on a signal, forwards it to the traced processes, and
-/// kills them (then strace) when they outlive the grace period.
-fn wait(child: &mut Child, signals: &Signals) -> Result<ExitStatus, (ExitCode, String)> {
+/// Runs `command` under strace (its log in `scratch`) and converts the log.
+fn traced(
+    command: &[String],
+    root: &str,
+    cwd: &str,
+    scratch: &Path,
+    signals: &Signals,
+) -> Result<(ExitStatus, Trace), (ExitCode, String)> {
+    let log = scratch.join("strace.log");
+    let mut child = Command::new("strace")
+        .args(strace::STRACE_OPTIONS)
+        .args(["-e", &format!("trace={}", strace::SYSCALLS), "-o"])
+        .arg(&log)
+        .arg("--")
+        .args(command)
+        .spawn()
+        .map_err(|e| (ExitCode::Failed, format!("running strace: {e}")))?;
+    eprintln!(
+        "recording {} (Ctrl-C stops it and keeps what was recorded)",
+        command[0]
+    );
+    let started = Instant::now();
+    let status = wait(&mut child, signals, false)?;
+    let wall_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    let text = read_bounded(&log, MAX_LOG_BYTES)
+        .map_err(|e| (ExitCode::Failed, format!("reading the strace log: {e}")))?;
+    let _ = std::fs::remove_file(&log);
+    let trace = strace::convert("the strace log", &text, root, cwd, Some(wall_us))
+        .map_err(|e| (ExitCode::Failed, e.to_string()))?;
+    Ok((status, trace))
+}
+
+/// A failure of the calibration after which the scratch directory holds
+/// the user's tree as it was, and must be kept.
+struct Kept((ExitCode, String));
+
+/// A copy of the tree under `root` in `copies`, so the untraced run can
+/// start from it; None (said why) when it cannot be copied.
+fn snapshot(root: &Path, copies: &Path) -> Option<Snapshot> {
+    match Snapshot::take(root, copies) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("not calibrated ({e}): the replay will be measured against the traced run (--no-calibrate skips this step)");
+            None
+        }
+    }
+}
+
+/// Runs `command` once more without the tracer, from the tree the traced
+/// run started from (`snap`, put back first); its wall time in µs, or None
+/// when it cannot be measured (said why). Interrupted, it puts the tree
+/// back as it was before the recording.
+fn untraced(command: &[String], snap: &Snapshot, signals: &Signals) -> Result<Option<u64>, Kept> {
+    let program = &command[0];
+    let restore = || {
+        snap.restore().map_err(|e| {
+            Kept((
+                ExitCode::Failed,
+                format!(
+                    "putting the root back for the untraced run: {e}; the tree as it was is in {}",
+                    snap.path().display()
+                ),
+            ))
+        })
+    };
+    restore()?;
+    eprintln!(
+        "calibrating: running {program} once more, without strace (--no-calibrate skips this)"
+    );
+    let started = Instant::now();
+    let status = match Command::new(program).args(&command[1..]).spawn() {
+        Ok(mut child) => wait(&mut child, signals, true).map_err(Kept)?,
+        Err(e) => {
+            eprintln!("running {program} without strace: {e}: not calibrated");
+            return Ok(None);
+        }
+    };
+    let wall_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    if signals.stopped() {
+        restore()?;
+        return Ok(None);
+    }
+    if !status.success() {
+        eprintln!("the untraced run ended with {status}: not calibrated");
+        return Ok(None);
+    }
+    eprintln!("{program} ran {:.3} s without strace", wall_us as f64 / 1e6);
+    Ok(Some(wall_us))
+}
+
+/// Waits for `child` (strace, or with `itself` the untraced command); on a
+/// signal, forwards it to the processes below it (and to it, with
+/// `itself`), and kills them (then the child) when they outlive the grace
+/// period.
+fn wait(
+    child: &mut Child,
+    signals: &Signals,
+    itself: bool,
+) -> Result<ExitStatus, (ExitCode, String)> {
     let strace_pid = child.id() as i32;
+    let targets = || {
+        let mut pids = descendants(strace_pid);
+        if itself {
+            pids.push(strace_pid);
+        }
+        pids
+    };
     let mut forwarded: Option<Instant> = None;
     let mut killed = false;
     loop {
         match child.try_wait() {
             Ok(Some(status)) => return Ok(status),
             Ok(None) => {}
-            Err(e) => return Err((ExitCode::Failed, format!("waiting for strace: {e}"))),
+            Err(e) => return Err((ExitCode::Failed, format!("waiting for the command: {e}"))),
         }
         if signals.stopped() {
             match forwarded {
@@ -105,11 +225,11 @@ fn wait(child: &mut Child, signals: &Signals) -> Result<ExitStatus, (ExitCode, S
                     } else {
                         libc::SIGINT
                     };
-                    signal_all(&descendants(strace_pid), sig);
+                    signal_all(&targets(), sig);
                     forwarded = Some(Instant::now());
                 }
                 Some(at) if at.elapsed() > GRACE && !killed => {
-                    signal_all(&descendants(strace_pid), libc::SIGKILL);
+                    signal_all(&targets(), libc::SIGKILL);
                     killed = true;
                 }
                 Some(at) if at.elapsed() > GRACE * 2 => {

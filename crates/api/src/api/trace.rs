@@ -146,7 +146,13 @@ impl Host {
                 // Without blocking: a FIFO is refused, not waited on.
                 let fd = self
                     .run_dir()
-                    .open(name, libc::O_RDONLY | libc::O_NONBLOCK, 0)?;
+                    .open(name, libc::O_RDONLY | libc::O_NONBLOCK, 0)
+                    .map_err(|e| match e.errno() {
+                        Some(libc::ENOENT) => ApiError::Invalid(format!(
+                            "trace::replay: no trace '{name}': it is neither a data file of the pack (list it in pack.toml: data = [\"{name}\"]) nor a file in the run directory"
+                        )),
+                        _ => e.into(),
+                    })?;
                 read_bounded_file(std::fs::File::from(fd), MAX_TRACE_BYTES).map_err(|e| {
                     ApiError::Os {
                         op: format!("reading trace {name}"),

@@ -48,7 +48,7 @@ fn us(v: f64) -> String {
 
 /// The summary lines: clients, time against the recording, files laid out,
 /// how it stopped, divergences.
-fn summary(r: &ReplayResult) -> Vec<String> {
+pub fn summary(r: &ReplayResult) -> Vec<String> {
     let mut lines = Vec::new();
     if r.clients > 1 {
         let each: Vec<String> = r.client_seconds.iter().map(|s| format!("{s:.3}")).collect();
@@ -58,19 +58,11 @@ fn summary(r: &ReplayResult) -> Vec<String> {
             each.join(" ")
         ));
     }
-    // An untimed trace (a dbench load file without times) has no ratio.
-    let recorded = if r.original_seconds > 0.0 {
-        format!(
-            "recorded {:.3} s, ratio {:.3}",
-            r.original_seconds, r.time_ratio
-        )
-    } else {
-        "untimed".to_string()
-    };
     lines.push(format!(
-        "replayed {} operations in {:.3} s ({recorded}); {} file(s), {} laid out first; {} noted but not replayed (mmap)",
+        "replayed {} operations in {:.3} s ({}); {} file(s), {} laid out first; {} noted but not replayed (mmap)",
         r.total_ops,
         r.seconds,
+        r.against(),
         r.files_created,
         crate::units::format_bytes_binary(r.bytes_laid_out as f64),
         r.skipped

@@ -44,33 +44,6 @@ pub(super) fn cstr(bytes: &[u8]) -> std::io::Result<CString> {
     CString::new(bytes).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
 }
 
-/// True when `target`, read from the directory of the link at `link`, names
-/// a place inside the run directory (never absolute, never above the root).
-pub fn target_stays_inside(link: &str, target: &str) -> bool {
-    if target.is_empty() || target.starts_with('/') {
-        return false;
-    }
-    let mut depth: i64 = link
-        .trim_end_matches('/')
-        .split('/')
-        .filter(|c| !c.is_empty() && *c != ".")
-        .count() as i64
-        - 1;
-    for c in target.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                depth -= 1;
-                if depth < 0 {
-                    return false;
-                }
-            }
-            _ => depth += 1,
-        }
-    }
-    true
-}
-
 /// Rejects what is never a valid scenario path; escapes are left to openat2.
 pub(super) fn check(rel: &str) -> Result<CString, SandboxError> {
     if rel.is_empty() {

@@ -47,18 +47,60 @@ fn sandbox(e: SandboxError) -> Halt {
     failed(e.to_string(), errno)
 }
 
+/// What the lay-out makes of a trace's paths before the replay.
+struct Shape {
+    /// Directories to make (unless under a made one).
+    dirs: HashSet<String>,
+    /// Directories the trace makes itself.
+    made: HashSet<String>,
+    /// Symlinks that existed or that the trace makes.
+    links: HashSet<String>,
+}
+
+/// True when `p` or a directory above it is in `set`.
+fn at_or_under(set: &HashSet<String>, p: &str) -> bool {
+    let mut at = p;
+    loop {
+        if set.contains(at) {
+            return true;
+        }
+        match at.rfind('/') {
+            Some(i) => at = &at[..i],
+            None => return false,
+        }
+    }
+}
+
+/// True when a directory above `p` is a symlink of `links`: `p` is
+/// reached through the link, or not at all.
+fn through_link(links: &HashSet<String>, p: &str) -> bool {
+    p.rfind('/').is_some_and(|i| at_or_under(links, &p[..i]))
+}
+
 /// Directories: those that existed, the parents of every path that
 /// existed or that the trace creates (a path only probed — a stat that
 /// failed — says nothing of its parents), and whatever the trace mkdirs or
-/// rmdirs.
-fn directories(t: &Trace) -> (HashSet<String>, HashSet<String>) {
+/// rmdirs. A symlink (one that existed or one the trace makes) is never
+/// taken for a directory, nor is anything beneath it.
+fn shape(t: &Trace) -> Shape {
     let mut dirs = HashSet::new();
     let mut made = HashSet::new();
     let mut created = HashSet::new();
+    let path = |f: u32| t.files.get(f as usize).map(|e| contained(&e.path));
+    let mut links: HashSet<String> = t
+        .files
+        .iter()
+        .filter(|f| f.kind == EntryKind::Symlink && f.size.is_some())
+        .map(|f| contained(&f.path))
+        .collect();
     for op in t.ops.iter().filter(|o| o.failed.is_none()) {
         match &op.kind {
             OpKind::Open { file, flags, .. } if flags.create => created.insert(*file),
-            OpKind::Mkdir { file: f } | OpKind::Symlink { file: f, .. } => created.insert(*f),
+            OpKind::Mkdir { file: f } => created.insert(*f),
+            OpKind::Symlink { file: f, .. } => {
+                links.extend(path(*f));
+                created.insert(*f)
+            }
             OpKind::Rename { to, .. } | OpKind::Link { to, .. } => created.insert(*to),
             _ => false,
         };
@@ -68,37 +110,30 @@ fn directories(t: &Trace) -> (HashSet<String>, HashSet<String>) {
             continue;
         }
         let p = contained(&f.path);
+        if through_link(&links, &p) {
+            continue;
+        }
         if f.kind == EntryKind::Dir && f.size.is_some() && !p.is_empty() {
             dirs.insert(p.clone());
         }
-        let mut acc = String::new();
-        let parts: Vec<&str> = p.split('/').collect();
-        for part in &parts[..parts.len().saturating_sub(1)] {
-            if !acc.is_empty() {
-                acc.push('/');
-            }
-            acc.push_str(part);
-            dirs.insert(acc.clone());
+        let mut at = p.as_str();
+        while let Some(i) = at.rfind('/') {
+            at = &at[..i];
+            dirs.insert(at.to_string());
         }
     }
-    let path = |f: u32| t.files.get(f as usize).map(|e| contained(&e.path));
     for op in &t.ops {
-        match op.kind {
-            OpKind::Mkdir { file: f } => {
-                if let Some(p) = path(f) {
-                    dirs.insert(p.clone());
-                    made.insert(p);
-                }
+        if let OpKind::Mkdir { file: f } | OpKind::Rmdir { file: f } = op.kind {
+            let Some(p) = path(f).filter(|p| !through_link(&links, p)) else {
+                continue;
+            };
+            if matches!(op.kind, OpKind::Mkdir { .. }) {
+                made.insert(p.clone());
             }
-            OpKind::Rmdir { file: f } => {
-                if let Some(p) = path(f) {
-                    dirs.insert(p);
-                }
-            }
-            _ => {}
+            dirs.insert(p);
         }
     }
-    (dirs, made)
+    Shape { dirs, made, links }
 }
 
 /// `p` beneath `prefix` (a client's directory, or empty for the run
@@ -131,20 +166,8 @@ pub fn make_prefix(dir: &RunDir, prefix: &str) -> Result<(), Halt> {
 /// the guard halts or a step fails.
 pub fn lay_out(t: &Trace, dir: &RunDir, guard: &Guard, prefix: &str) -> Result<(u64, u64), Halt> {
     make_prefix(dir, prefix)?;
-    let (dirs, made) = directories(t);
-    // A directory is under a made one when one of its ancestors (or itself) was made.
-    let under_made = |p: &str| {
-        let mut at = p;
-        loop {
-            if made.contains(at) {
-                return true;
-            }
-            match at.rfind('/') {
-                Some(i) => at = &at[..i],
-                None => return false,
-            }
-        }
-    };
+    let Shape { dirs, made, links } = shape(t);
+    let under_made = |p: &str| at_or_under(&made, p);
     let mut sorted: Vec<&String> = dirs.iter().filter(|d| !under_made(d)).collect();
     sorted.sort();
     for d in sorted {
@@ -162,17 +185,17 @@ pub fn lay_out(t: &Trace, dir: &RunDir, guard: &Guard, prefix: &str) -> Result<(
     for f in &t.files {
         let p = contained(&f.path);
         let Some(size) = f.size else { continue };
-        if p.is_empty() || dirs.contains(&p) || under_made(&p) {
+        // What is beneath a link is what the link leads to: laid out under
+        // its own name when the trace names it.
+        if p.is_empty() || dirs.contains(&p) || under_made(&p) || through_link(&links, &p) {
             continue;
         }
         if f.kind == EntryKind::Symlink {
-            // A link whose target would lead out (of the client's directory,
-            // not only of the run directory) is not made (the replay's uses
-            // of it then diverge, and say so).
+            // Made with its recorded target, whatever it is: the sandbox
+            // never follows a link out of the run directory (a use of one
+            // leading out then diverges, and says so).
             if let Some(target) = &f.target {
-                if crate::sandbox::target_stays_inside(&p, target) {
-                    dir.symlink(target, &beneath(prefix, &p)).map_err(sandbox)?;
-                }
+                dir.symlink(target, &beneath(prefix, &p)).map_err(sandbox)?;
             }
             continue;
         }

@@ -21,6 +21,9 @@ pub const MAX_FILES: usize = 100_000;
 pub const MAX_OPS: usize = 2_000_000;
 /// Handle ids are below this.
 pub const MAX_HANDLE: u64 = MAX_OPS as u64;
+/// Longest symlink target a `file` record may hold (PATH_MAX less its
+/// NUL: what `readlink` can have given the recording).
+pub const MAX_TARGET: usize = libc::PATH_MAX as usize - 1;
 /// Longest line of a trace (a 4096-byte path, percent-encoded, fits).
 pub const MAX_TRACE_LINE: usize = 16 << 10;
 /// Longest line of an strace log or fio iolog.

@@ -23,5 +23,5 @@ pub mod strace;
 pub use format::{Op, OpKind, Trace, TraceError};
 pub use halt::{Bounds, Halt};
 pub use replay::{
-    OptionError, Refusal, ReplayError, ReplayOptions, ReplayResult, Speed, StepSummary,
+    OptionError, Reference, Refusal, ReplayError, ReplayOptions, ReplayResult, Speed, StepSummary,
 };

@@ -39,6 +39,10 @@ pub struct Summary {
     pub traced_s: Option<f64>,
     /// The tracer, when recorded.
     pub tracer: Option<String>,
+    /// Seconds the program ran without the tracer, when measured.
+    pub untraced_s: Option<f64>,
+    /// The share of the recorded think time a replay at speed 1 keeps.
+    pub think_scale: f64,
 }
 
 fn bucket(len: u64) -> u64 {
@@ -62,6 +66,8 @@ pub fn summarize(t: &Trace) -> Summary {
         failed: BTreeMap::new(),
         traced_s: t.tracer.as_ref().map(|r| r.wall_us as f64 / 1e6),
         tracer: t.tracer.as_ref().map(|r| r.name.clone()),
+        untraced_s: t.untraced_us.map(|u| u as f64 / 1e6),
+        think_scale: t.think_scale(),
     };
     let mut syncs = 0;
     for op in t.ops.iter().filter(|o| o.kind.counted()) {
@@ -99,10 +105,19 @@ pub fn render(s: &Summary) -> String {
         s.syncs_per_sec,
         s.direct_opens
     );
-    if let (Some(tracer), Some(secs)) = (&s.tracer, s.traced_s) {
-        out = format!(
-            "recorded under {tracer}: the program ran {secs:.3} s while traced; {tracer} slows every traced call, so think time here may be longer than the application's own\n{out}"
-        );
+    match (&s.tracer, s.traced_s, s.untraced_s) {
+        (Some(tracer), Some(secs), Some(own)) => {
+            out = format!(
+                "recorded under {tracer}: the program ran {secs:.3} s while traced and {own:.3} s without it; a replay at speed 1 keeps {:.3} of the think time here\n{out}",
+                s.think_scale
+            );
+        }
+        (Some(tracer), Some(secs), None) => {
+            out = format!(
+                "recorded under {tracer}: the program ran {secs:.3} s while traced; {tracer} slows every traced call, so think time here may be longer than the application's own\n{out}"
+            );
+        }
+        _ => {}
     }
     let mut table = comfy_table::Table::new();
     table.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);

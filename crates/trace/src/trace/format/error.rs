@@ -2,10 +2,10 @@
 //! the error the user reads; [`TraceError`] adds the file and the line.
 
 use super::steps::MAX_STEPS;
-use super::{MAGIC, MAGIC_V1, MAGIC_V3};
+use super::{MAGIC, MAGIC_V1, MAGIC_V3, MAGIC_V4};
 use crate::trace::limits::{
-    MAX_FILES, MAX_FILE_BYTES, MAX_HANDLE, MAX_OPS, MAX_THREADS, MAX_TIME_US, MAX_TRACE_BYTES,
-    MAX_TRACE_LINE,
+    MAX_FILES, MAX_FILE_BYTES, MAX_HANDLE, MAX_OPS, MAX_TARGET, MAX_THREADS, MAX_TIME_US,
+    MAX_TRACE_BYTES, MAX_TRACE_LINE,
 };
 
 /// A malformed trace, naming the record.
@@ -32,7 +32,7 @@ pub enum ParseError {
     #[error("the trace is {0} bytes; a trace may have at most {MAX_TRACE_BYTES}")]
     TooLarge(usize),
     /// A `plumb-trace N` line of a version this plumb does not read.
-    #[error("unsupported trace version '{0}' (this plumb reads '{MAGIC_V3}', '{MAGIC}' and '{MAGIC_V1}')")]
+    #[error("unsupported trace version '{0}' (this plumb reads '{MAGIC_V4}', '{MAGIC_V3}', '{MAGIC}' and '{MAGIC_V1}')")]
     Version(String),
     /// The first line is not a trace's.
     #[error("not a plumb trace (the first line must be '{MAGIC}')")]
@@ -55,6 +55,12 @@ pub enum ParseError {
     /// A tracer record whose tracer name is not letters and digits.
     #[error("a tracer record names its tracer in letters and digits")]
     TracerName,
+    /// An untraced record of the wrong length.
+    #[error("an untraced record is 'untraced WALL_US'")]
+    UntracedShape,
+    /// An untraced record in a trace older than version 4.
+    #[error("'untraced' is a record of trace version 4")]
+    UntracedBeforeV4,
     /// A tracer record of the wrong length.
     #[error("a tracer record is 'tracer NAME WALL_US CALLS'")]
     TracerShape,
@@ -183,6 +189,9 @@ pub enum ParseError {
     /// A symlink without its target.
     #[error("symlink without a target")]
     NoTarget,
+    /// A symlink's target longer than a link may hold ([`MAX_TARGET`]).
+    #[error("a symlink's target is {0} bytes; a link holds at most {MAX_TARGET}")]
+    LongTarget(usize),
     /// A lock's kind is not r or w.
     #[error("lock kind '{0}' is not r or w")]
     LockKind(String),

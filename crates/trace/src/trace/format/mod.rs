@@ -1,9 +1,10 @@
-//! plumb's trace format, version 3: a text file, one line per record.
+//! plumb's trace format, version 4: a text file, one line per record.
 //!
 //! ```text
-//! plumb-trace 3
+//! plumb-trace 4
 //! duration_us 1523400
 //! tracer strace 1700000 9120            how the recording was made (below)
+//! untraced 610000                       the program's time without it
 //! file 0 f 1048576 data/app.db         id, kind, size at first touch ("-"
 //! file 1 f - data/app.db-journal       when it did not exist yet), path
 //! file 2 d 0 data                      (a directory that existed)
@@ -18,6 +19,10 @@
 //! Kinds: `f` file, `d` directory, `l` symlink. `tracer NAME WALL_US CALLS`
 //! says the program ran WALL_US µs under the tracer, which saw CALLS system
 //! calls: think time in the trace includes the tracer's slowdown.
+//! `untraced WALL_US` (version 4) says the same command ran WALL_US µs
+//! without the tracer (`plumb trace record` runs it once more to know): a
+//! replay scales the think time by untraced / traced wall time, so that at
+//! `--speed 1` it takes about the application's own time.
 //!
 //! Operations and their arguments (`h` = handle opened by an `open`, a
 //! `dup` or an `inherit`, `f` = file id):
@@ -50,9 +55,10 @@
 //!
 //! Paths and symlink targets are percent-encoded where they hold spaces,
 //! `%` or control bytes. The path `.` names the root itself. A trace is
-//! written as version 2 unless it needs version 3 (locks or steps), so
-//! older plumbs read what they can; version-1 traces (`file ID SIZE PATH`,
-//! no failed calls) and version-2 traces still load.
+//! written as version 2 unless it needs version 3 (locks or steps) or 4
+//! (the untraced time), so older plumbs read what they can; version-1
+//! traces (`file ID SIZE PATH`, no failed calls), version-2 and version-3
+//! traces still load.
 //!
 //! # In the code
 //!
@@ -90,6 +96,8 @@ pub use steps::{Steps, MAX_STEPS};
 pub const MAGIC: &str = "plumb-trace 2";
 /// The first line of a trace with locks or steps.
 pub const MAGIC_V3: &str = "plumb-trace 3";
+/// The first line of a trace with the untraced time.
+pub const MAGIC_V4: &str = "plumb-trace 4";
 /// The first line of a version-1 trace, which still loads.
 pub const MAGIC_V1: &str = "plumb-trace 1";
 
@@ -133,6 +141,9 @@ pub struct Trace {
     pub duration_us: u64,
     /// How it was recorded, when known.
     pub tracer: Option<Tracer>,
+    /// Wall time of the same command run without the tracer, µs (version
+    /// 4), when it was measured.
+    pub untraced_us: Option<u64>,
     /// Named steps (version 3; empty when the trace has none).
     pub steps: Steps,
 }
@@ -141,6 +152,55 @@ impl Trace {
     /// True when only version 3 can hold the trace (locks or steps).
     pub fn needs_v3(&self) -> bool {
         !self.steps.starts.is_empty() || self.ops.iter().any(|o| o.kind.needs_v3())
+    }
+
+    /// The oldest version that holds the trace: 4 with the untraced time,
+    /// 3 with locks or steps, else 2.
+    pub fn version(&self) -> u32 {
+        if self.untraced_us.is_some() {
+            4
+        } else if self.needs_v3() {
+            3
+        } else {
+            2
+        }
+    }
+
+    /// How much of the recorded think time a replay at speed 1 keeps, so
+    /// that it takes the untraced wall time: 1 when that is unknown.
+    ///
+    /// The replay takes the think time (the trace's length less the time
+    /// some call was in progress, on any thread) scaled, plus its calls'
+    /// own time. Under the tracer every call's recorded time holds the
+    /// tracer's cost too, about what the quickest calls took (the 10th
+    /// percentile of all): less that, the calls' time is what the untraced
+    /// run spent in them, and the rest of the untraced time is think time.
+    /// Between 0 and 1 (the tracer only slows a program down).
+    pub fn think_scale(&self) -> f64 {
+        let (Some(untraced), Some(_)) = (self.untraced_us, &self.tracer) else {
+            return 1.0;
+        };
+        let counted = || self.ops.iter().filter(|o| o.kind.counted());
+        let mut durations: Vec<u64> = counted().map(|o| o.dur_us).collect();
+        let tracer_cost = match durations.len() / 10 {
+            at if at < durations.len() => *durations.select_nth_unstable(at).1,
+            _ => 0,
+        };
+        // The time some call was in progress (operations are in start
+        // order), and its share that was the calls' own.
+        let (mut busy, mut own, mut reach) = (0u64, 0u64, 0u64);
+        for o in counted() {
+            let end = o.start_us.saturating_add(o.dur_us);
+            let added = end.saturating_sub(o.start_us.max(reach));
+            busy = busy.saturating_add(added);
+            own = own.saturating_add(added.saturating_sub(tracer_cost));
+            reach = reach.max(end);
+        }
+        let think = self.duration_us.saturating_sub(busy);
+        if think == 0 {
+            return 1.0;
+        }
+        (untraced.saturating_sub(own) as f64 / think as f64).clamp(0.0, 1.0)
     }
 }
 
@@ -246,6 +306,7 @@ mod tests {
                 wall_us: 900,
                 calls: 40,
             }),
+            untraced_us: None,
             steps: Steps::default(),
         }
     }
@@ -393,6 +454,49 @@ mod tests {
             assert_eq!(e.line, 5, "{bad}: {e}");
             assert!(e.cause.to_string().contains(what), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn version_4_holds_the_untraced_time_which_scales_think_time() {
+        let mut t = sample();
+        assert_eq!(t.think_scale(), 1.0, "no untraced time");
+        t.untraced_us = Some(400);
+        let text = t.to_text();
+        assert!(text.starts_with("plumb-trace 4\n"), "{text}");
+        assert!(
+            text.contains("\ntracer strace 900 40\nuntraced 400\n"),
+            "{text}"
+        );
+        let back = Trace::parse("v4", &text).unwrap();
+        assert_eq!(back, t);
+        // Some call was in progress for 321 µs (the write overlaps the
+        // pread, the stat the fsync), 309 of them the calls' own (less 2 µs
+        // each, what the quickest took): of the 400 µs untraced, 91 are
+        // think time, against 500 - 321 recorded.
+        assert!((back.think_scale() - 91.0 / 179.0).abs() < 1e-12);
+        // Less untraced time than the calls' own: no think time at all.
+        let mut quick = back.clone();
+        quick.untraced_us = Some(300);
+        assert_eq!(quick.think_scale(), 0.0);
+        // Never more think time than recorded; none without a tracer record.
+        t.untraced_us = Some(5000);
+        assert_eq!(t.think_scale(), 1.0);
+        t.tracer = None;
+        assert_eq!(t.think_scale(), 1.0);
+        // Older versions may not hold it; a cut record is refused.
+        let v3 = text.replacen("plumb-trace 4", "plumb-trace 3", 1);
+        let e = Trace::parse("v3", &v3).unwrap_err();
+        assert!(e.cause.to_string().contains("version 4"), "{e}");
+        let cut = text.replace("untraced 400", "untraced");
+        let e = Trace::parse("cut", &cut).unwrap_err();
+        assert_eq!(e.line, 4, "{e}");
+        assert!(e.cause.to_string().contains("'untraced WALL_US'"), "{e}");
+        let far = text.replace("untraced 400", "untraced 18446744073709551615");
+        let e = Trace::parse("far", &far).unwrap_err();
+        assert!(
+            e.cause.to_string().contains("latest a trace may name"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,13 +1,17 @@
 //! Reading a trace: every record checked (handles opened before use and
 //! never reused, file and thread ids in range, numbers within the bounds of
-//! [`crate::trace::limits`]), errors naming the line. Versions 1, 2 and 3.
+//! [`crate::trace::limits`]), errors naming the line. Versions 1 to 4.
 //! The operations' arguments are read as the table (`ops.rs`) says.
 
 use super::args::{file_size, number, time, Args, Handles};
 use super::error::{shown, ParseError, TraceError};
 use super::escape::decode;
-use super::{errno, EntryKind, FileEntry, Op, OpKind, Trace, Tracer, MAGIC, MAGIC_V1, MAGIC_V3};
-use crate::trace::limits::{MAX_FILES, MAX_OPS, MAX_THREADS, MAX_TRACE_BYTES, MAX_TRACE_LINE};
+use super::{
+    errno, EntryKind, FileEntry, Op, OpKind, Trace, Tracer, MAGIC, MAGIC_V1, MAGIC_V3, MAGIC_V4,
+};
+use crate::trace::limits::{
+    MAX_FILES, MAX_OPS, MAX_TARGET, MAX_THREADS, MAX_TRACE_BYTES, MAX_TRACE_LINE,
+};
 
 impl Trace {
     /// Parses a trace; `name` is used in errors. Every reference is checked
@@ -45,6 +49,7 @@ impl Trace {
 /// The version the first line names.
 fn version(first: Option<&str>) -> Result<u32, ParseError> {
     match first {
+        Some(MAGIC_V4) => Ok(4),
         Some(MAGIC_V3) => Ok(3),
         Some(MAGIC) => Ok(2),
         Some(MAGIC_V1) => Ok(1),
@@ -88,6 +93,8 @@ impl Reader {
         match words.first().copied().unwrap_or_default() {
             "duration_us" => self.t.duration_us = time(field(&words, 1)?)?,
             "tracer" if self.version >= 2 => self.t.tracer = Some(tracer(&words)?),
+            "untraced" if self.version >= 4 => self.t.untraced_us = Some(untraced(&words)?),
+            "untraced" => return Err(ParseError::UntracedBeforeV4),
             "file" => self.file(&words)?,
             "thread" => self.thread(&words)?,
             "op" => self.op(&words)?,
@@ -157,6 +164,14 @@ impl Reader {
     }
 }
 
+/// An `untraced WALL_US` record.
+fn untraced(words: &[&str]) -> Result<u64, ParseError> {
+    if words.len() != 2 {
+        return Err(ParseError::UntracedShape);
+    }
+    time(field(words, 1)?)
+}
+
 /// A `tracer NAME WALL_US CALLS` record.
 fn tracer(words: &[&str]) -> Result<Tracer, ParseError> {
     let name = words
@@ -190,7 +205,13 @@ fn file_record(words: &[&str], version: u32) -> Result<FileEntry, ParseError> {
     };
     let path = decode(rest.get(1).ok_or(ParseError::NoPath)?)?;
     let target = match (kind, rest.get(2)) {
-        (EntryKind::Symlink, Some(t)) => Some(decode(t)?),
+        (EntryKind::Symlink, Some(t)) => {
+            let target = decode(t)?;
+            if target.len() > MAX_TARGET {
+                return Err(ParseError::LongTarget(target.len()));
+            }
+            Some(target)
+        }
         (_, None) => None,
         (_, Some(_)) => return Err(ParseError::ExtraWords),
     };

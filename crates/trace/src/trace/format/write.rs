@@ -1,17 +1,25 @@
-//! Writing a trace: version 2, or version 3 when it holds locks or steps;
+//! Writing a trace: version 2, or version 3 when it holds locks or steps,
+//! or version 4 when it holds the untraced time;
 //! each operation's arguments as the table of operations (`ops.rs`) says.
 
 use super::escape::encode;
-use super::{errno, Trace, MAGIC, MAGIC_V3};
+use super::{errno, Trace, MAGIC, MAGIC_V3, MAGIC_V4};
 use std::fmt::Write as _;
 
 impl Trace {
-    /// The trace as text: version 2, or version 3 when it needs it.
+    /// The trace as text, in the oldest version that holds it.
     pub fn to_text(&self) -> String {
-        let magic = if self.needs_v3() { MAGIC_V3 } else { MAGIC };
+        let magic = match self.version() {
+            4 => MAGIC_V4,
+            3 => MAGIC_V3,
+            _ => MAGIC,
+        };
         let mut out = format!("{magic}\nduration_us {}\n", self.duration_us);
         if let Some(t) = &self.tracer {
             let _ = writeln!(out, "tracer {} {} {}", t.name, t.wall_us, t.calls);
+        }
+        if let Some(u) = self.untraced_us {
+            let _ = writeln!(out, "untraced {u}");
         }
         for (i, f) in self.files.iter().enumerate() {
             let size = f.size.map_or("-".to_string(), |s| s.to_string());

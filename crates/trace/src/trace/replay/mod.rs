@@ -115,6 +115,69 @@ pub fn client_dir(k: u32, clients: u32) -> String {
 /// `plumb show` knows it.
 pub const REPLAY_SCHEMA: &str = "plumb.replay.v1";
 
+/// What a replay's time is measured against.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reference {
+    /// The application run without the tracer (`plumb trace record` ran it
+    /// once more to know): the think time was scaled to it.
+    Untraced,
+    /// The run under the tracer: its think time includes the tracer's
+    /// slowdown.
+    Traced,
+    /// The trace's own clock (an import without a tracer record).
+    #[default]
+    Recording,
+}
+
+impl Reference {
+    /// The reference for a replay of `t`, and its seconds.
+    pub fn of(t: &Trace) -> (Reference, f64) {
+        let recorded = t.duration_us as f64 / 1e6;
+        match (t.untraced_us, &t.tracer) {
+            (Some(u), Some(_)) => (Reference::Untraced, u as f64 / 1e6),
+            (_, Some(_)) => (Reference::Traced, recorded),
+            _ => (Reference::Recording, recorded),
+        }
+    }
+
+    /// Its name in results (`time_vs_untraced`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Reference::Untraced => "untraced",
+            Reference::Traced => "traced",
+            Reference::Recording => "recording",
+        }
+    }
+}
+
+impl ReplayResult {
+    /// The replay's time against its reference, as the summary says it:
+    /// which reference, its seconds, and the ratio.
+    pub fn against(&self) -> String {
+        let (reference, seconds) = if self.reference_seconds > 0.0 {
+            (self.reference, self.reference_seconds)
+        } else {
+            (Reference::Recording, self.original_seconds)
+        };
+        // An untimed trace (a dbench load file without times) has no ratio.
+        if seconds <= 0.0 {
+            return "untimed".into();
+        }
+        let ratio = self.seconds / seconds;
+        match reference {
+            Reference::Untraced => format!(
+                "the untraced run took {seconds:.3} s, ratio {ratio:.3}; traced {:.3} s",
+                self.original_seconds
+            ),
+            Reference::Traced => format!(
+                "the traced run took {seconds:.3} s, ratio {ratio:.3}; no untraced run: think time includes the tracer's slowdown"
+            ),
+            Reference::Recording => format!("recorded {seconds:.3} s, ratio {ratio:.3}"),
+        }
+    }
+}
+
 /// Figures for one kind of operation.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpSummary {
@@ -182,7 +245,14 @@ pub struct ReplayResult {
     pub seconds: f64,
     /// The recording's length in seconds.
     pub original_seconds: f64,
-    /// seconds / original_seconds.
+    /// What the replay's time is measured against.
+    #[serde(default)]
+    pub reference: Reference,
+    /// The reference's seconds: the untraced run's, else the recording's
+    /// (0 in results saved before the field: then `original_seconds`).
+    #[serde(default)]
+    pub reference_seconds: f64,
+    /// seconds / reference_seconds.
     pub time_ratio: f64,
     /// Files recreated before the replay.
     pub files_created: u64,

@@ -5,7 +5,7 @@
 
 use super::execute::{Executor, Handles, Lane, OpError};
 use super::order::{Order, Plan};
-use super::{OpSummary, ReplayOptions, ReplayResult, Speed, StepSummary};
+use super::{OpSummary, Reference, ReplayOptions, ReplayResult, Speed, StepSummary};
 use crate::sandbox::RunDir;
 use crate::trace::budget::Allowance;
 use crate::trace::format::{errno, Op, OpKind, Trace};
@@ -162,9 +162,16 @@ impl Tally {
 
 impl Player<'_> {
     /// Plays `ops` (indices into the trace) in order on this thread.
-    fn play(&self, ops: &[usize], speed: Speed, t0: Instant) -> LaneResult {
+    fn play(&self, ops: &[usize], think: Think, t0: Instant) -> LaneResult {
         let mut tally = Tally::default();
-        let finished = ops.iter().all(|&i| self.play_one(&mut tally, i, speed, t0));
+        let mut finished = ops.iter().all(|&i| self.play_one(&mut tally, i, think, t0));
+        // The program's time after this thread's last operation is think
+        // time too (to the end of the trace).
+        if let (true, Some(s)) = (finished, think) {
+            let end = tally.prev_end_us.unwrap_or(0);
+            tally.due += self.exec.trace.duration_us.saturating_sub(end) as f64 / 1e6 * s;
+            finished = self.exec.guard.sleep_until(t0, tally.due);
+        }
         // A step cut short by a halt is not counted.
         if finished {
             tally.next_step(None);
@@ -179,17 +186,17 @@ impl Player<'_> {
         }
     }
 
-    /// Sleeps the think time before operation `op`, scaled by the speed;
-    /// false when the replay halts meanwhile.
-    fn think(&self, tally: &mut Tally, op: &Op, speed: Speed, t0: Instant) -> bool {
-        let Speed::Factor(f) = speed else {
+    /// Sleeps the think time before operation `op`, scaled; false when
+    /// the replay halts meanwhile.
+    fn think(&self, tally: &mut Tally, op: &Op, think: Think, t0: Instant) -> bool {
+        let Some(scale) = think else {
             return true;
         };
         let gap_us = match tally.prev_end_us {
             Some(end) => op.start_us.saturating_sub(end),
             None => op.start_us,
         };
-        tally.due += gap_us as f64 / 1e6 / f;
+        tally.due += gap_us as f64 / 1e6 * scale;
         if let Some(order) = &self.order {
             order.thinking(true);
         }
@@ -202,13 +209,13 @@ impl Player<'_> {
 
     /// Plays operation `i`: its think time, its turn in the cross-thread
     /// order, the call, and its figures. False when the replay halts.
-    fn play_one(&self, tally: &mut Tally, i: usize, speed: Speed, t0: Instant) -> bool {
+    fn play_one(&self, tally: &mut Tally, i: usize, think: Think, t0: Instant) -> bool {
         let trace = self.exec.trace;
         if self.exec.guard.halted() {
             return false;
         }
         let op = &trace.ops[i];
-        if !self.think(tally, op, speed, t0) {
+        if !self.think(tally, op, think, t0) {
             return false;
         }
         tally.prev_end_us = Some(op.start_us.saturating_add(op.dur_us));
@@ -254,6 +261,10 @@ impl Player<'_> {
     }
 }
 
+/// Seconds of think time per recorded second (the speed and the trace's
+/// scale together), or None for none (`--speed max`).
+type Think = Option<f64>;
+
 /// Stack of each replay thread: it only loops over operations.
 const STACK_BYTES: usize = 256 << 10;
 
@@ -294,8 +305,14 @@ pub(super) fn replay(
             client: k as u32 + 1,
         })
         .collect();
+    // The recorded think time scaled by the speed and by the trace's own
+    // scale (the tracer's slowdown taken out, when the trace knows it).
+    let think = match o.speed {
+        Speed::Factor(f) => Some(t.think_scale() / f),
+        Speed::Max => None,
+    };
     let t0 = Instant::now();
-    let results = run_lanes(&players, lanes, o.speed, t0, guard);
+    let results = run_lanes(&players, lanes, think, t0, guard);
     let seconds = t0.elapsed().as_secs_f64();
     summarise(t, results, seconds, guard, players.len())
 }
@@ -306,7 +323,7 @@ pub(super) fn replay(
 fn run_lanes(
     players: &[Player],
     lanes: &[Vec<usize>],
-    speed: Speed,
+    think: Think,
     t0: Instant,
     guard: &Guard,
 ) -> Vec<LaneResult> {
@@ -322,7 +339,7 @@ fn run_lanes(
                 };
                 let spawned = crate::gate::thread(name)
                     .stack_size(STACK_BYTES)
-                    .spawn_scoped(s, move || player.play(lane, speed, t0));
+                    .spawn_scoped(s, move || player.play(lane, think, t0));
                 match spawned {
                     Ok(h) => running.push(h),
                     Err(e) => {
@@ -431,6 +448,7 @@ fn summarise(
         })
         .collect();
     let original_seconds = t.duration_us as f64 / 1e6;
+    let (reference, reference_seconds) = Reference::of(t);
     ReplayResult {
         total_ops: ops.iter().map(|o| o.count).sum(),
         divergences: ops.iter().map(|o| o.divergences).sum(),
@@ -441,7 +459,9 @@ fn summarise(
         halted: guard.reason(),
         seconds,
         original_seconds,
-        time_ratio: seconds / original_seconds.max(1e-9),
+        reference,
+        reference_seconds,
+        time_ratio: seconds / reference_seconds.max(1e-9),
         files_created: 0,
         bytes_laid_out: 0,
         clients: clients as u32,

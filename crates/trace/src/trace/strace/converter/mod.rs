@@ -148,21 +148,19 @@ impl Converter {
         }
     }
 
-    /// The trace: spanning the program's file activity, from its first kept
-    /// operation to the end of its last.
-    pub(super) fn finish(self, tracer: Option<Tracer>) -> Trace {
+    /// The trace: spanning the whole log (`span_us`, from its first line,
+    /// the program's start), so the time the program spent before its
+    /// first kept operation and after its last is think time too.
+    pub(super) fn finish(self, tracer: Option<Tracer>, span_us: u64) -> Trace {
         let mut ops = self.ops;
         ops.sort_by_key(|(o, seq)| (o.start_us, *seq));
-        let mut ops: Vec<Op> = ops.into_iter().map(|(o, _)| o).collect();
-        let base = ops.first().map_or(0, |o| o.start_us);
-        for o in &mut ops {
-            o.start_us -= base;
-        }
+        let ops: Vec<Op> = ops.into_iter().map(|(o, _)| o).collect();
         let duration_us = ops
             .iter()
             .map(|o| o.start_us.saturating_add(o.dur_us))
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .max(span_us);
         Trace {
             files: self.files,
             threads: self.threads,
