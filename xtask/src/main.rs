@@ -162,6 +162,8 @@ const SERIAL: &[&str] = &[
     "jobs_and_output::timeline",
     "net::links::",
     "net::loopback::loopback_measurements",
+    // Its memory-latency curve needs a quiet CPU to show plateaus.
+    "net::loopback::the_system_pack",
     "net::robustness::",
     "options::ramp_time",
     "results::compare_of_a_million",
@@ -178,6 +180,10 @@ const SERIAL: &[&str] = &[
     "trace::a_replay_that_fills",
     "trace::record_stops",
     "trace::think_time",
+    // Records the replay of python's venv under strace and compares the
+    // replay threads' calls with the program's: once, in the parallel
+    // phase, one open and close more (not reproduced alone or 6 at once).
+    "trace_apps::a_python_venv",
     // Compares the component's and the script's rates (within 10%).
     "wasm::es_indexing_gives_the_same_figures",
 ];
