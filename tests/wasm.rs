@@ -194,7 +194,7 @@ fn es_indexing_gives_the_same_figures_in_wasm_and_rhai() {
     let dir = workdir();
     let params = [
         "-p",
-        "docs=3000",
+        "docs=2000",
         "-p",
         "doc_size=512",
         "-p",
@@ -208,16 +208,16 @@ fn es_indexing_gives_the_same_figures_in_wasm_and_rhai() {
         "-p",
         "burst_off=0.2",
         "-p",
-        "refresh_every=500",
+        "refresh_every=400",
         "-p",
         "merge_factor=2",
     ];
     let wasm = guest("es_indexing");
-    // Two runs of each, alternating: the timed figures compare as means
+    // Three runs of each, alternating: the timed figures compare as means
     // over the pairs (this machine is shared); the counted ones must match
     // in every run.
     let mut runs = Vec::new();
-    for round in 0..2 {
+    for round in 0..3 {
         let (w_json, r_json) = (format!("w{round}.json"), format!("r{round}.json"));
         let mut a = vec![wasm.as_str(), "--json", w_json.as_str()];
         a.extend_from_slice(&params);
