@@ -10,6 +10,7 @@
 //! replay printed them, its notes the summary under them.
 
 use crate::model::document::{Better, Metric, RunDocument, ScenarioResult, Table, SCHEMA};
+use crate::report::replay::us;
 use crate::trace::replay::ReplayResult;
 use crate::trace::Halt;
 use sha2::{Digest, Sha256};
@@ -103,45 +104,15 @@ fn metrics(r: &ReplayResult) -> Vec<Metric> {
     out
 }
 
-/// Microseconds with one decimal, as the replay prints them.
-fn us(v: f64) -> String {
-    format!("{v:.1}")
-}
-
 /// The operations table (numbers in full, so a reader can sum them), the
 /// steps table and, for more than one client, each client's seconds.
 fn tables(r: &ReplayResult) -> Vec<Table> {
     let header = |cells: &[&str]| cells.iter().map(|c| c.to_string()).collect();
+    let (ops_header, ops_rows) = crate::report::replay::operations(r, |b| b.to_string());
     let mut out = vec![Table {
         title: "replayed operations".into(),
-        header: header(&[
-            "operation",
-            "count",
-            "bytes",
-            "expected errors",
-            "divergences",
-            "mean µs",
-            "p50 µs",
-            "p99 µs",
-            "max µs",
-        ]),
-        rows: r
-            .ops
-            .iter()
-            .map(|o| {
-                vec![
-                    o.op.clone(),
-                    o.count.to_string(),
-                    o.bytes.to_string(),
-                    o.expected_errors.to_string(),
-                    o.divergences.to_string(),
-                    us(o.mean_us),
-                    us(o.p50_us),
-                    us(o.p99_us),
-                    us(o.max_us),
-                ]
-            })
-            .collect(),
+        header: ops_header,
+        rows: ops_rows,
     }];
     if !r.steps.is_empty() {
         out.push(Table {

@@ -42,8 +42,46 @@ fn strings(cells: &[&str]) -> Vec<String> {
 }
 
 /// Microseconds with one decimal.
-fn us(v: f64) -> String {
+pub fn us(v: f64) -> String {
     format!("{v:.1}")
+}
+
+/// The operations table of replay `r`, its header and a row per
+/// operation, the bytes written by `bytes` (scaled on screen, in full in a
+/// result document): one definition for both.
+pub fn operations(
+    r: &ReplayResult,
+    bytes: impl Fn(u64) -> String,
+) -> (Vec<String>, Vec<Vec<String>>) {
+    let header = strings(&[
+        "operation",
+        "count",
+        "bytes",
+        "expected errors",
+        "divergences",
+        "mean µs",
+        "p50 µs",
+        "p99 µs",
+        "max µs",
+    ]);
+    let rows = r
+        .ops
+        .iter()
+        .map(|o| {
+            vec![
+                o.op.clone(),
+                o.count.to_string(),
+                bytes(o.bytes),
+                o.expected_errors.to_string(),
+                o.divergences.to_string(),
+                us(o.mean_us),
+                us(o.p50_us),
+                us(o.p99_us),
+                us(o.max_us),
+            ]
+        })
+        .collect();
+    (header, rows)
 }
 
 /// The summary lines: clients, time against the recording, files laid out,
@@ -82,36 +120,11 @@ pub fn summary(r: &ReplayResult) -> Vec<String> {
 
 /// The operations table, then the steps table (when there are steps).
 fn owned(r: &ReplayResult) -> Vec<Owned> {
+    let (header, rows) = operations(r, |b| crate::units::format_bytes_binary(b as f64));
     let ops = Owned {
         title: "replayed operations",
-        header: strings(&[
-            "operation",
-            "count",
-            "bytes",
-            "expected errors",
-            "divergences",
-            "mean µs",
-            "p50 µs",
-            "p99 µs",
-            "max µs",
-        ]),
-        rows: r
-            .ops
-            .iter()
-            .map(|o| {
-                vec![
-                    o.op.clone(),
-                    o.count.to_string(),
-                    crate::units::format_bytes_binary(o.bytes as f64),
-                    o.expected_errors.to_string(),
-                    o.divergences.to_string(),
-                    us(o.mean_us),
-                    us(o.p50_us),
-                    us(o.p99_us),
-                    us(o.max_us),
-                ]
-            })
-            .collect(),
+        header,
+        rows,
     };
     let mut out = vec![ops];
     if !r.steps.is_empty() {

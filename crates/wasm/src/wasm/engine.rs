@@ -11,7 +11,7 @@ use crate::api::Host;
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Config, Engine, Store, UpdateDeadline, WasmBacktraceDetails};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::WasiCtxBuilder;
@@ -86,6 +86,17 @@ pub(super) fn check_size(file: &str, bytes: &[u8]) -> Result<(), WasmError> {
     Ok(())
 }
 
+/// `bytes` bounded in size, then compiled (or loaded from the cache) by
+/// the process's engine: what a scenario and a template both start from;
+/// true when it came from the cache.
+pub(super) fn component(file: &str, bytes: &[u8]) -> Result<(Component, bool), WasmError> {
+    check_size(file, bytes)?;
+    cache::load_or_compile(engine(file)?, bytes).map_err(|e| WasmError::NotAComponent {
+        file: file.to_string(),
+        why: format!("{e:#}"),
+    })
+}
+
 /// A compiled component, ready to instantiate.
 pub struct Compiled {
     pre: ScenarioPre<State>,
@@ -96,12 +107,7 @@ pub struct Compiled {
 /// Compiles (or loads from the cache) and checks a component against the
 /// `plumb:bench/scenario` world; errors name what is missing.
 pub fn compile(file: &str, bytes: &[u8]) -> Result<Compiled, WasmError> {
-    check_size(file, bytes)?;
-    let (component, cached) =
-        cache::load_or_compile(engine(file)?, bytes).map_err(|e| WasmError::NotAComponent {
-            file: file.to_string(),
-            why: format!("{e:#}"),
-        })?;
+    let (component, cached) = component(file, bytes)?;
     // `instantiate_pre` only fails when an import is missing or has
     // another type than the world's.
     let pre =

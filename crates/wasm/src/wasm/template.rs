@@ -3,7 +3,7 @@
 //! tables. The guest gets no host API, WASI's stdout and stderr (shown as
 //! its log), at most [`limits::WASM_MEMORY`] of memory and [`limits::TIME`].
 
-use super::engine::{engine, show_log};
+use super::engine::{component, show_log};
 use super::error::WasmError;
 use super::limiter::MemoryLimiter;
 use crate::model::comparison::Verdict;
@@ -188,15 +188,9 @@ pub fn check(file: &str, bytes: &[u8]) -> Result<(), WasmError> {
 
 /// A linked template, ready to instantiate.
 fn prepare(file: &str, bytes: &[u8]) -> Result<CompareTemplatePre<State>, WasmError> {
-    super::engine::check_size(file, bytes)?;
-    let engine = engine(file)?;
+    let (component, _) = component(file, bytes)?;
     let why = |e: wasmtime::Error| format!("{e:#}");
-    let (component, _) =
-        super::cache::load_or_compile(engine, bytes).map_err(|e| WasmError::NotAComponent {
-            file: file.to_string(),
-            why: why(e),
-        })?;
-    let mut linker: Linker<State> = Linker::new(engine);
+    let mut linker: Linker<State> = Linker::new(component.engine());
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| WasmError::Linker {
         file: file.to_string(),
         why: e.to_string(),
