@@ -175,11 +175,35 @@ fn record_and_check(dir: &Path, root: &str, command: &[&str]) {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let again = load(dir, "again.trace");
-    let main = again.threads.iter().copied().min().unwrap();
-    let main_index = again.threads.iter().position(|t| *t == main).unwrap() as u32;
+    let pid_max = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap();
+    let main_index = main_thread(&again.threads, pid_max.trim().parse().unwrap());
     let original = profile(&t, 0, |_| true);
     let replayed = profile(&again, 1, |th| th != main_index);
     assert_eq!(replayed, original);
+}
+
+/// The index of a process's main thread among its thread ids: the one
+/// every other thread was numbered after. Not simply the smallest id: the
+/// kernel wraps ids past `pid_max` (32,768 here), and in a busy test run a
+/// replay's threads can get ids below its main thread's (which made the
+/// main thread's layout look like a replay thread's work).
+fn main_thread(tids: &[u64], pid_max: u64) -> u32 {
+    let after = |from: u64, to: u64| (to + pid_max - from % pid_max) % pid_max;
+    let spread = |c: u64| tids.iter().map(|&t| after(c, t)).max().unwrap_or(0);
+    let (index, _) = tids
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, &c)| spread(c))
+        .expect("the replay recorded at least one thread");
+    index as u32
+}
+
+#[test]
+fn main_thread_is_found_across_a_pid_wrap() {
+    assert_eq!(main_thread(&[300, 301, 302], 32768), 0);
+    assert_eq!(main_thread(&[32760, 32761, 5, 6], 32768), 0);
+    assert_eq!(main_thread(&[12, 32766, 3], 32768), 1);
+    assert_eq!(main_thread(&[32760, 5], 1 << 22), 1);
 }
 
 #[test]

@@ -180,11 +180,6 @@ const SERIAL: &[&str] = &[
     "trace::a_replay_that_fills",
     "trace::record_stops",
     "trace::think_time",
-    // Each records a replay under strace and compares the replay threads'
-    // calls with the program's: twice in the parallel phase one open more
-    // (venv, the multiprocessing pool), not reproduced alone or six at
-    // once; perhaps a helper thread of a replay slowed past its quiet time.
-    "trace_apps::",
     // Compares the component's and the script's rates (within 10%).
     "wasm::es_indexing_gives_the_same_figures",
 ];

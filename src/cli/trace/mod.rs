@@ -3,6 +3,8 @@
 //! sandboxed run directory.
 
 use super::{ExitCode, Signals};
+use crate::report::replay as replay_report;
+use crate::report::replay_result;
 use crate::report::run_table::Format;
 use crate::sandbox::{Account, RunDir};
 use crate::terminal::{clean, clean_text};
@@ -13,7 +15,6 @@ use std::time::Instant;
 
 mod calibrate;
 mod record;
-mod result;
 
 /// The `plumb trace` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -298,10 +299,9 @@ impl ReplayArgs {
 fn save_result(
     file: &Path,
     r: &replay::ReplayResult,
-    id: result::Identity,
+    id: replay_result::Identity,
 ) -> Result<(), (ExitCode, String)> {
-    let summary = crate::report::replay::summary(r);
-    let doc = result::document(r, id, summary, r.halted.as_ref().map(halt_message));
+    let doc = replay_result::document(r, id);
     let text = serde_json::to_string_pretty(&doc).map_err(|e| (ExitCode::Failed, e.to_string()))?;
     crate::save::write_atomic(file, (text + "\n").as_bytes())
         .map_err(|e| (ExitCode::Failed, format!("--json {e}")))
@@ -338,10 +338,13 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
         return Err(bad(format!("--label: at most {longest} bytes")));
     }
     let (text, trace) = load_text(path)?;
-    let (free, inodes) = room(&trace, o, target)?;
+    let room = replay::room(&trace, o, target).map_err(|e| match e {
+        replay::RoomError::Unreadable { .. } => bad(format!("--target {e}")),
+        e => bad(e.to_string()),
+    })?;
     let signals = Signals::install();
     let stop = signals.stop.clone();
-    let dir = RunDir::create(target, Account::new(free, inodes)).map_err(|e| {
+    let dir = RunDir::create(target, Account::new(room.bytes, room.inodes)).map_err(|e| {
         (
             ExitCode::Failed,
             format!("--target {}: {e}", target.display()),
@@ -362,7 +365,7 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
     let bounds = Bounds {
         stop: &stop,
         deadline,
-        max_bytes: free,
+        max_bytes: room.bytes,
     };
     let started = chrono::Local::now().to_rfc3339();
     let result = replay::lay_out_and_replay(&trace, &dir, o, bounds);
@@ -379,14 +382,17 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
     let r = match result {
         Ok(r) => r,
         Err(ReplayError::Refused(m)) => return Err(bad(m.to_string())),
-        Err(ReplayError::Layout(h)) => return Err((halt_code(&h), halt_message(&h))),
+        Err(ReplayError::Layout(h)) => {
+            return Err((halt_code(&h), replay_report::halt_message(&h)))
+        }
     };
     if let Some(j) = &a.json {
-        let id = result::Identity {
+        let id = replay_result::Identity {
             trace: path,
             text: &text,
             label: a.label.clone(),
-            target,
+            host: crate::sysinfo::host_info(),
+            target: crate::sysinfo::target_info(target).ok(),
             params: a.params(),
             started,
             finished,
@@ -397,56 +403,6 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
     print!("{}", crate::report::replay::render(&r, Format::Table));
     match &r.halted {
         None => Ok(ExitCode::Ok),
-        Some(h) => Err((halt_code(h), halt_message(h))),
-    }
-}
-
-/// The free bytes and the inodes a replay of `trace` may use under
-/// `target`; refused when its estimates do not fit.
-fn room(
-    trace: &Trace,
-    o: replay::ReplayOptions,
-    target: &Path,
-) -> Result<(u64, u64), (ExitCode, String)> {
-    let need = replay::bytes_needed(trace, o);
-    let meta = replay::metadata_needed(trace, o);
-    let free = crate::files::free_bytes(target)
-        .map_err(|e| bad(format!("--target {}: {e}", target.display())))?;
-    let all = need.saturating_add(meta.bytes);
-    if all > free {
-        return Err(bad(format!(
-            "the replay may write {} (of which {} for {} inode(s)) but only {} are free under {}",
-            crate::units::format_bytes_binary(all as f64),
-            crate::units::format_bytes_binary(meta.bytes as f64),
-            meta.inodes,
-            crate::units::format_bytes_binary(free as f64),
-            target.display()
-        )));
-    }
-    let inodes = crate::sandbox::default_inodes(target);
-    if meta.inodes > inodes {
-        return Err(bad(format!(
-            "the replay may create {} inodes but at most {inodes} may be made under {} (half the free inodes, at most {})",
-            meta.inodes,
-            target.display(),
-            crate::sandbox::DEFAULT_MAX_INODES
-        )));
-    }
-    Ok((free, inodes))
-}
-
-/// What to tell the user when a replay stopped early.
-fn halt_message(h: &Halt) -> String {
-    match h {
-        Halt::Interrupted => "interrupted; the figures above are what was measured".into(),
-        Halt::Deadline => {
-            "the replay ran past its deadline (--timeout); the figures above are what was measured"
-                .into()
-        }
-        Halt::DiskFull(m) => format!(
-            "the disk filled up during the replay ({m}); the figures above are what was measured"
-        ),
-        Halt::Budget(m) => format!("{m}; the replay stopped there"),
-        Halt::Failed(m) => format!("the replay failed: {m}"),
+        Some(h) => Err((halt_code(h), replay_report::halt_message(h))),
     }
 }

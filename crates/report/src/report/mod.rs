@@ -16,6 +16,7 @@ pub mod fio_terse;
 pub mod made_tables;
 pub mod page;
 pub mod replay;
+pub mod replay_result;
 pub mod results;
 pub mod run_table;
 pub mod tables;

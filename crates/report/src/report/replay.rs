@@ -7,6 +7,7 @@ use crate::report::export::{exporter, Content, Machine, Part};
 use crate::report::run_table::Format;
 use crate::report::tables::Titled;
 use crate::trace::replay::{ReplayResult, REPLAY_SCHEMA};
+use crate::trace::Halt;
 use serde::{Deserialize, Serialize};
 
 /// A replay's result as `--json` saves it: the schema first, so that
@@ -172,4 +173,20 @@ pub fn render(r: &ReplayResult, format: Format) -> String {
         }],
         machine: Some(Machine::Replay(r)),
     })
+}
+
+/// What to tell the user when a replay stopped early.
+pub fn halt_message(h: &Halt) -> String {
+    match h {
+        Halt::Interrupted => "interrupted; the figures above are what was measured".into(),
+        Halt::Deadline => {
+            "the replay ran past its deadline (--timeout); the figures above are what was measured"
+                .into()
+        }
+        Halt::DiskFull(m) => format!(
+            "the disk filled up during the replay ({m}); the figures above are what was measured"
+        ),
+        Halt::Budget(m) => format!("{m}; the replay stopped there"),
+        Halt::Failed(m) => format!("the replay failed: {m}"),
+    }
 }

@@ -20,6 +20,7 @@ mod execute;
 mod fd_calls;
 mod order;
 mod play;
+mod room;
 
 use super::budget::Allowance;
 use super::format::{OpKind, Trace};
@@ -27,6 +28,7 @@ use super::halt::{Bounds, Guard, Halt};
 use super::layout::lay_out;
 use super::limits::{MAX_REPLAY_BUFFERS, MAX_THREADS, SPEED_RANGE};
 use crate::sandbox::{Account, Metering, RunDir};
+pub use room::{room, Room, RoomError};
 use serde::{Deserialize, Serialize};
 
 /// How fast to replay: the recorded think time scaled, or none.

@@ -1,6 +1,6 @@
-//! `plumb trace replay --json`: the replay as a plumb result document
-//! (`plumb.result.v1`), as `plumb run --json` writes one, so that
-//! `plumb compare` and `plumb show` read two machines' replays.
+//! A trace replay as a plumb result document (`plumb.result.v1`), as
+//! `plumb run --json` writes one: what `plumb trace replay --json` saves, so
+//! that `plumb compare` and `plumb show` read two machines' replays.
 //!
 //! The document holds one scenario named after the trace's file: its
 //! parameters are the replay's options, its source the trace's SHA-256 (a
@@ -10,6 +10,7 @@
 //! replay printed them, its notes the summary under them.
 
 use crate::model::document::{Better, Metric, RunDocument, ScenarioResult, Table, SCHEMA};
+use crate::model::machine::{HostInfo, TargetInfo};
 use crate::report::replay::us;
 use crate::trace::replay::ReplayResult;
 use crate::trace::Halt;
@@ -18,15 +19,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// What a replay's document says besides the figures.
-pub(super) struct Identity<'a> {
+pub struct Identity<'a> {
     /// The trace file.
     pub trace: &'a Path,
     /// Its text (hashed as the scenario's source).
     pub text: &'a str,
     /// The run's label (`--label`).
     pub label: Option<String>,
-    /// The `--target` directory (its file system is described).
-    pub target: &'a Path,
+    /// The machine that replayed.
+    pub host: HostInfo,
+    /// The file system of the `--target` directory, when it could be read.
+    pub target: Option<TargetInfo>,
     /// The options as given: speed, threads, clients.
     pub params: BTreeMap<String, String>,
     /// When the replay began and ended, RFC 3339.
@@ -161,14 +164,12 @@ fn failure(h: &Halt, message: String) -> (String, &'static str) {
     (message, kind)
 }
 
-/// The result document of replay `r`; `summary` is what the replay printed
-/// under its tables, `halted` the message for a replay that stopped early.
-pub(super) fn document(
-    r: &ReplayResult,
-    id: Identity,
-    summary: Vec<String>,
-    halted: Option<String>,
-) -> RunDocument {
+/// The result document of replay `r`: its figures, its tables, and the
+/// summary `plumb trace replay` prints under them (with why it stopped,
+/// for a replay that stopped early).
+pub fn document(r: &ReplayResult, id: Identity) -> RunDocument {
+    let summary = crate::report::replay::summary(r);
+    let halted = r.halted.as_ref().map(crate::report::replay::halt_message);
     let name = id
         .trace
         .file_name()
@@ -187,8 +188,8 @@ pub(super) fn document(
         label: id.label,
         started: id.started,
         finished: id.finished,
-        host: crate::sysinfo::host_info(),
-        target: crate::sysinfo::target_info(id.target).ok(),
+        host: id.host,
+        target: id.target,
         scenarios: vec![ScenarioResult {
             name,
             pack: None,
@@ -255,12 +256,13 @@ mod tests {
             trace: Path::new("dir/app.trace"),
             text: "plumb-trace 2\n",
             label: Some("vm-a".into()),
-            target: Path::new("."),
+            host: HostInfo::default(),
+            target: None,
             params: BTreeMap::from([("speed".to_string(), "1".to_string())]),
             started: "2026-01-01T00:00:00+00:00".into(),
             finished: "2026-01-01T00:00:01+00:00".into(),
         };
-        let doc = document(&replayed(), id, vec!["a line".into()], None);
+        let doc = document(&replayed(), id);
         let text = serde_json::to_string_pretty(&doc).unwrap();
         let back = crate::compare::load::parse("r.json", &text).unwrap();
         let s = &back.scenarios[0];
@@ -273,6 +275,6 @@ mod tests {
         assert_eq!(value("pwrite.p99_us"), Some(30.0));
         assert_eq!(s.tables[0].rows[0][2], "12288");
         assert_eq!(s.tables[1].title, "clients");
-        assert_eq!(s.notes, ["a line"]);
+        assert_eq!(s.notes, crate::report::replay::summary(&replayed()));
     }
 }
