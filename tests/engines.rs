@@ -288,11 +288,13 @@ fn a_1m_direct_io_reaches_the_block_layer_as_one_request() {
         let direction = if rw == "read" { "Read" } else { "Write" };
         let requests = group.requests(&disk, direction);
         let want = ios * requests_per_io(&name, 1024);
-        // Not merged (fewer), not split (twice as many); a few reads of
-        // what plumb loads besides its binary (shared libraries, /proc)
-        // may come on top.
+        // Not merged (fewer), not split (twice as many). Small reads of
+        // what plumb loads besides its binary (shared libraries, file
+        // system metadata evicted from the cache) may come on top: CI saw
+        // 23 more for 192 I/Os on a fresh machine, so the bound is half
+        // way to a split, which still tells one request from two.
         assert!(
-            requests >= want && requests <= want + 16,
+            requests >= want && requests < want + want / 2,
             "{engine} {rw} QD{depth}: {requests} requests for {ios} I/Os of 1 MiB (expected {want})\n{ctx}"
         );
     }
