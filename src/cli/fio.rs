@@ -1,5 +1,6 @@
 //! `plumb fio`: fio's own options and job files, run by plumb's engines.
 
+use super::ticker::Ticker;
 use super::{ExitCode, Signals};
 use crate::job::cmdline::{CmdlineError, JobArgs};
 use crate::job::options;
@@ -7,11 +8,14 @@ use crate::job::spec::JobSpec;
 use crate::model::document::{job_metrics, RunDocument, ScenarioResult, SCHEMA};
 use crate::model::run::RunReport;
 use crate::report::{fio_json, fio_normal, fio_terse};
+use crate::runner::activity::Activity;
 use crate::runner::{prepare, RunError, RunOptions};
 use crate::sysinfo;
 use sha2::{Digest, Sha256};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 /// Output layouts of `plumb fio`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -229,10 +233,16 @@ fn run(inv: &FioInvocation) -> ExitCode {
     }
     let signals = Signals::install();
     let stop = signals.stop.clone();
+    // On a terminal the live line is drawn in place by a ticker; otherwise
+    // the runner logs it every two seconds.
+    let activity = std::io::stderr()
+        .is_terminal()
+        .then(|| Arc::new(Activity::default()));
     let opts = RunOptions {
         allow_device: inv.allow_device,
         progress: true,
         stop: stop.clone(),
+        activity: activity.clone(),
         // As in the result document: the scenario "fio", no pack.
         metrics: metrics.as_ref().map(|m| m.board().scope("", "fio")),
         ..RunOptions::default()
@@ -253,7 +263,10 @@ fn run(inv: &FioInvocation) -> ExitCode {
     if inv.format == OutputFormat::Normal && inv.output.is_none() {
         print!("{}", fio_normal::header(&inv.jobs));
     }
-    let report = match prepared.run(&opts) {
+    let ticker = activity.map(|a| Ticker::start("plumb fio".into(), a, None));
+    let report = prepared.run(&opts);
+    drop(ticker);
+    let report = match report {
         Ok(r) => r,
         Err(RunError::Files(e)) => return file_error(e),
     };

@@ -18,6 +18,7 @@ pub mod run;
 pub mod serve;
 pub mod show;
 pub mod sysinfo;
+pub mod ticker;
 pub mod trace;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -3,10 +3,11 @@
 //! scenario's progress, the metric table, every scenario's tables, the
 //! packs' own layouts, charts and assertions — and the exit code.
 
+use super::ticker::Ticker;
 use super::{ExitCode, Signals};
 use crate::report::results;
 use crate::report::run_table::Format;
-use crate::runner::activity::{Activity, Ticker};
+use crate::runner::activity::Activity;
 use crate::session::{self, Event, Finished, Live, Prepared, SessionError};
 use crate::terminal::{clean, clean_text};
 use std::path::PathBuf;

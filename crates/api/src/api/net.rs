@@ -285,10 +285,7 @@ impl Host {
                 // Stopped (its own stop, the scenario's end or a signal):
                 // the figures so far are its result. A stream that failed
                 // is still an error.
-                Err(net::NetError {
-                    partial: Some(p),
-                    message,
-                }) if message == net::INTERRUPTED => *p,
+                Err(net::NetError::Interrupted { partial }) => *partial,
                 Err(e) => return Err(e.into()),
             };
             (r.started_s, r.ended_s) = ctx.clock.ending_now(r.seconds).fields();

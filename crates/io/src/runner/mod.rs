@@ -169,7 +169,10 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
             if to_create.len() > 1 { "s" } else { "" },
             format_bytes_binary(total as f64)
         );
-        let bar = progress::layout_bar(total, opts.progress);
+        let mut shown = progress::LayoutProgress::new(
+            total,
+            opts.activity.as_deref().filter(|_| opts.progress),
+        );
         let should_stop = || {
             if opts.stopping() {
                 Some(StopReason::Interrupted)
@@ -179,8 +182,7 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
                 None
             }
         };
-        files::lay_out(to_create, should_stop, |n| bar.inc(n))?;
-        bar.finish_and_clear();
+        files::lay_out(to_create, should_stop, |n| shown.add(n))?;
     }
 
     let mut disks: Vec<String> = prepared

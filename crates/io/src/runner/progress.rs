@@ -1,38 +1,83 @@
-//! Progress on stderr while jobs run: a live line on a terminal (current IOPS,
-//! bandwidth, elapsed, ETA), plain lines every few seconds otherwise.
+//! Progress while jobs run: the live line (current IOPS, bandwidth, elapsed,
+//! ETA) and laying out's progress are published to the run's
+//! [`Activity`], whose printer (the CLI's) draws them; without one, the live
+//! line goes to the log every two seconds. Nothing here draws.
 
+use super::activity::Activity;
 use super::worker::LiveCounters;
 use super::RunOptions;
 use crate::job::spec::JobSpec;
 use crate::metrics::board::PUBLISH_EVERY;
 use crate::metrics::JobTap;
 use crate::units::{format_bytes_binary, format_count};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// A byte progress bar for laying out files (hidden when not wanted).
-pub fn layout_bar(total: u64, enabled: bool) -> ProgressBar {
-    if !enabled || !std::io::stderr().is_terminal() || total < (64 << 20) {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template(
-            "laying out {bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-        )
-        .expect("static template"),
-    );
-    bar
+/// Laying out files, published to the run's activity: bytes written of
+/// the total, the rate and the time left. Files under 64 MiB in all lay out
+/// too fast to be worth a line.
+pub(super) struct LayoutProgress<'a> {
+    activity: Option<&'a Activity>,
+    total: u64,
+    done: u64,
+    start: Instant,
+    shown: Option<Instant>,
 }
 
-/// A line on stderr redrawn in place: a spinner and a message (the job
-/// watcher's and the scenario printer's).
-pub(super) fn live_line() -> ProgressBar {
-    let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    b.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("static template"));
-    b
+impl<'a> LayoutProgress<'a> {
+    /// How often the line is updated.
+    const EVERY: Duration = Duration::from_millis(250);
+
+    /// Progress of laying out `total` bytes, shown through `activity`.
+    pub(super) fn new(total: u64, activity: Option<&'a Activity>) -> Self {
+        LayoutProgress {
+            activity: activity.filter(|_| total >= 64 << 20),
+            total,
+            done: 0,
+            start: Instant::now(),
+            shown: None,
+        }
+    }
+
+    /// `n` more bytes were written.
+    pub(super) fn add(&mut self, n: u64) {
+        self.done = self.done.saturating_add(n);
+        let Some(activity) = self.activity else {
+            return;
+        };
+        if self.shown.is_some_and(|t| t.elapsed() < Self::EVERY) {
+            return;
+        }
+        self.shown = Some(Instant::now());
+        let secs = self.start.elapsed().as_secs_f64();
+        let rate = if secs > 0.0 {
+            self.done as f64 / secs
+        } else {
+            0.0
+        };
+        let eta = if rate > 0.0 {
+            format!(
+                "{:.0} s",
+                self.total.saturating_sub(self.done) as f64 / rate
+            )
+        } else {
+            "?".into()
+        };
+        activity.set_status(Some(format!(
+            "laying out {} of {} at {}/s, eta {eta}",
+            format_bytes_binary(self.done as f64),
+            format_bytes_binary(self.total as f64),
+            format_bytes_binary(rate)
+        )));
+    }
+}
+
+impl Drop for LayoutProgress<'_> {
+    fn drop(&mut self) {
+        if let Some(activity) = self.activity {
+            activity.set_status(None);
+        }
+    }
 }
 
 /// What the watcher needs of each job: the spec and its total byte budget.
@@ -58,11 +103,9 @@ pub fn watch(
     set_stop: &AtomicBool,
     all_ended: impl Fn() -> bool,
 ) {
-    // Under a scenario the line goes to its activity, whose one printer
-    // shows it; alone (`plumb fio`), it is printed here.
+    // With an activity the line goes there, and its printer shows it;
+    // without one, to the log.
     let publish = opts.activity.as_deref().filter(|_| opts.progress);
-    let tty = std::io::stderr().is_terminal();
-    let bar = (opts.progress && tty && publish.is_none()).then(live_line);
     let start = Instant::now();
     let names: Vec<&str> = jobs.iter().map(|w| w.job.name.as_str()).collect();
     let mut last = (Instant::now(), totals(live));
@@ -121,22 +164,15 @@ pub fn watch(
             eta.map(|e| format!("{}s", e.as_secs()))
                 .unwrap_or_else(|| "?".into())
         );
-        match (&bar, publish) {
-            (_, Some(activity)) => activity.set_status(Some(msg)),
-            (Some(b), None) => {
-                b.set_message(msg);
-                b.tick();
-            }
-            (None, None) if last_plain.elapsed() >= Duration::from_secs(2) => {
+        match publish {
+            Some(activity) => activity.set_status(Some(msg)),
+            None if last_plain.elapsed() >= Duration::from_secs(2) => {
                 tracing::info!(target: "plumb::progress", "{msg}");
                 last_plain = now;
             }
-            (None, None) => {}
+            None => {}
         }
         last = (now, cur);
-    }
-    if let Some(b) = bar {
-        b.finish_and_clear();
     }
     if let Some(activity) = publish {
         activity.set_status(None);

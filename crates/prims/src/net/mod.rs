@@ -21,10 +21,6 @@ pub use local::is_this_machine;
 pub use probes::{connect_time, rtt, wait_for_port, ConnectTime, Latency, PortWait, RttResult};
 pub use server::{ServeOptions, Server};
 pub use session::NetError;
-
-/// The message of a [`NetError`] for a test stopped by its stop flag (its
-/// partial figures attached).
-pub const INTERRUPTED: &str = "interrupted";
 pub use throughput::{
     throughput, Direction, StreamResult, Throughput, ThroughputOptions, UnknownDirection,
 };

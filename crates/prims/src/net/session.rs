@@ -11,19 +11,29 @@ use std::time::Duration;
 /// How long to wait for a connection or a silent peer.
 pub(super) const TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A network measurement that failed, with what was measured before.
+/// A network measurement that did not run to its end.
 #[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct NetError {
-    /// What went wrong, naming the peer.
-    pub message: String,
-    /// Figures gathered before the failure, when the test had started.
-    pub partial: Option<Box<Throughput>>,
+pub enum NetError {
+    /// Its stop flag was set (its own stop, the scenario's end, a signal):
+    /// the figures so far are the test's result.
+    #[error("interrupted")]
+    Interrupted {
+        /// What was measured until the stop.
+        partial: Box<Throughput>,
+    },
+    /// The test failed.
+    #[error("{message}")]
+    Failed {
+        /// What went wrong, naming the peer.
+        message: String,
+        /// Figures gathered before the failure, when the test had started.
+        partial: Option<Box<Throughput>>,
+    },
 }
 
 /// A failure with no figures to show.
 pub(super) fn fail(message: String) -> NetError {
-    NetError {
+    NetError::Failed {
         message,
         partial: None,
     }

@@ -195,7 +195,7 @@ pub fn throughput(
             let conn = open(addr, session, request);
             if let Err(e) = &conn {
                 failed.store(true, Ordering::Relaxed);
-                push(&errors, e.message.clone());
+                push(&errors, e.to_string());
             }
             let started = go();
             let conn = conn
@@ -226,15 +226,14 @@ pub fn throughput(
     let streams: Vec<StreamResult> = results.into_iter().flatten().collect();
     let result = Throughput::from_streams(addr, streams, seconds);
     if stop.due() {
-        return Err(NetError {
-            message: super::INTERRUPTED.into(),
-            partial: Some(Box::new(result)),
+        return Err(NetError::Interrupted {
+            partial: Box::new(result),
         });
     }
     match errors.first() {
         None => Ok(result),
         Some(first) if result.streams.is_empty() => Err(fail(first.clone())),
-        Some(first) => Err(NetError {
+        Some(first) => Err(NetError::Failed {
             message: format!(
                 "peer {addr} failed {:.1} s into a {:.1} s test: {first}; partial figures: {:.3} Gbit/s sent, {:.3} Gbit/s received, {} bytes",
                 seconds,

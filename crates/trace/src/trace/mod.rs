@@ -23,5 +23,6 @@ pub mod strace;
 pub use format::{Op, OpKind, Trace, TraceError};
 pub use halt::{Bounds, Halt};
 pub use replay::{
-    OptionError, Reference, Refusal, ReplayError, ReplayOptions, ReplayResult, Speed, StepSummary,
+    OpSummary, OptionError, Reference, Refusal, ReplayError, ReplayOptions, ReplayResult, Speed,
+    StepSummary,
 };

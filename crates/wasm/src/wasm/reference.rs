@@ -665,7 +665,48 @@ fn result_records_have_the_keys_of_the_rhai_maps() {
         seconds: 0.0,
         attempts: 0,
     };
+    let op = crate::trace::OpSummary {
+        op: String::new(),
+        count: 0,
+        bytes: 0,
+        expected_errors: 0,
+        divergences: 0,
+        mean_us: 0.0,
+        p50_us: 0.0,
+        p99_us: 0.0,
+        max_us: 0.0,
+    };
+    let step = crate::trace::StepSummary {
+        step: String::new(),
+        count: 0,
+        mean_us: 0.0,
+        p50_us: 0.0,
+        p99_us: 0.0,
+        max_us: 0.0,
+    };
+    let replay = crate::trace::ReplayResult {
+        ops: vec![],
+        total_ops: 0,
+        divergences: 0,
+        expected_errors: 0,
+        skipped: 0,
+        first_divergence: None,
+        halted: None,
+        seconds: 0.0,
+        original_seconds: 0.0,
+        reference: crate::trace::Reference::Untraced,
+        reference_seconds: 0.0,
+        time_ratio: 0.0,
+        files_created: 0,
+        bytes_laid_out: 0,
+        clients: 1,
+        client_seconds: vec![],
+        steps: vec![],
+    };
     let pairs = [
+        ("trace", "replay-result", serialized_keys(&replay)),
+        ("trace", "op-summary", serialized_keys(&op)),
+        ("trace", "step-summary", serialized_keys(&step)),
         ("cpu", "cpu-result", serialized_keys(&cpu)),
         ("cpu", "kernel-info", serialized_keys(kernel)),
         ("mem", "bandwidth-result", serialized_keys(&bandwidth)),
