@@ -33,6 +33,7 @@ mod safety;
 mod seed_commands;
 mod select;
 mod serve;
+mod shipping;
 mod suites;
 mod templates;
 mod trace;

@@ -4,8 +4,10 @@
 //! below return typed results and say the rest through `tracing` events,
 //! which [`log`] writes.
 
+pub mod args;
 pub mod check;
 pub mod compare;
+pub mod docs;
 pub mod fio;
 pub mod fleet;
 pub mod layout;
@@ -20,6 +22,7 @@ pub mod show;
 pub mod sysinfo;
 pub mod ticker;
 pub mod trace;
+pub mod version;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

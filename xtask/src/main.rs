@@ -7,6 +7,7 @@
 //! and the tests: every test but the timing-sensitive ones ([`SERIAL`]) in
 //! parallel, then those one at a time (or `cargo test ARGS`, one at a time,
 //! when ARGS are given). Any step that fails ends it with that step's status.
+//! `cargo xtask man [DIR]` writes plumb's man pages (default `target/man`).
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -60,7 +61,12 @@ const TOOLS: &[Tool] = &[
     Tool {
         program: "git",
         package: "git",
-        used_by: "the real applications the trace tests record",
+        used_by: "the real applications the trace tests record, plumb --version's commit",
+    },
+    Tool {
+        program: "man",
+        package: "man-db",
+        used_by: "rendering the man pages plumb writes",
     },
     Tool {
         program: "sqlite3",
@@ -127,9 +133,19 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Some("man") => {
+            let dir = args.next().unwrap_or_else(|| "target/man".into());
+            match man(Path::new(&dir)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("cargo xtask man: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         _ => {
             eprintln!(
-                "usage: cargo xtask test [ARGS]\n  installs what the tests need, then runs cargo fmt --check, cargo clippy and cargo test ARGS"
+                "usage: cargo xtask test [ARGS]\n  installs what the tests need, then runs cargo fmt --check, cargo clippy and cargo test ARGS\n       cargo xtask man [DIR]\n  writes plumb's man pages into DIR (default target/man)"
             );
             ExitCode::from(2)
         }
@@ -315,6 +331,15 @@ fn on_path(program: &str) -> bool {
 }
 
 /// Runs `cmd`, echoing it first; an error names it and how it ended.
+/// Builds plumb and has it write its man pages (made from its own argument
+/// grammar) into `dir`.
+fn man(dir: &Path) -> Result<(), String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    run(Command::new(&cargo)
+        .args(["run", "--quiet", "--bin", "plumb", "--", "manpages"])
+        .arg(dir))
+}
+
 fn run(cmd: &mut Command) -> Result<(), String> {
     eprintln!("cargo xtask: {cmd:?}");
     let status = cmd
