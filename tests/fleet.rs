@@ -20,13 +20,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// `quick`'s parameters at sizes that run in seconds.
-const QUICK_SMALL: [&str; 6] = ["-p", "size=8M", "-p", "runtime=1s", "-p", "files=50"];
+pub(crate) const QUICK_SMALL: [&str; 6] = ["-p", "size=8M", "-p", "runtime=1s", "-p", "files=50"];
 
 /// Debian's sshd (openssh-server).
 const SSHD: &str = "/usr/sbin/sshd";
 
 /// The two lab hosts, in namespace order.
-const HOSTS: [&str; 2] = ["a", "b"];
+pub(crate) const HOSTS: [&str; 2] = ["a", "b"];
 
 /// One lab at a time in this process: each runs plumb on two "hosts" that
 /// share this machine's cores, and rates or deadlines are measured.
@@ -38,7 +38,7 @@ static LAB: Mutex<()> = Mutex::new(());
 /// 10.NN.3.1, B 10.NN.3.2). Keys, configs and every host's `target` and
 /// `cache` live in one temporary directory (the namespaces share the
 /// filesystem). Everything is killed, unmounted and deleted when dropped.
-struct Lab {
+pub(crate) struct Lab {
     /// The second octet of every address: one per test, so that two labs
     /// in one run never share a subnet in the root namespace.
     nn: u8,
@@ -55,7 +55,7 @@ impl Lab {
     /// Makes the namespaces `plumb-<pid>-<tag>-a|b`, the links, the keys and
     /// the ssh configs; sshd starts with [`Lab::start`] (after any
     /// [`Lab::tmpfs`]). The caller has checked [`privileged`].
-    fn new(tag: &str, nn: u8) -> Lab {
+    pub(crate) fn new(tag: &str, nn: u8) -> Lab {
         require_tool("ip", "-V", "iproute2");
         require_tool("tc", "-V", "iproute2");
         require_tool("ethtool", "--version", "ethtool");
@@ -178,7 +178,7 @@ impl Lab {
 
     /// Starts sshd in both namespaces and waits until root can log in to
     /// each with the user key.
-    fn start(&mut self) {
+    pub(crate) fn start(&mut self) {
         std::fs::create_dir_all("/run/sshd").unwrap();
         for (i, h) in HOSTS.iter().enumerate() {
             let child = Command::new("ip")
@@ -229,7 +229,7 @@ impl Lab {
         }
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
@@ -238,7 +238,7 @@ impl Lab {
     }
 
     /// Host `i`'s sshd address.
-    fn mgmt(&self, i: usize) -> String {
+    pub(crate) fn mgmt(&self, i: usize) -> String {
         format!("10.{}.{}.2", self.nn, i + 1)
     }
 
@@ -248,17 +248,17 @@ impl Lab {
     }
 
     /// Host `i`'s run directory (`target`), made by [`Lab::new`].
-    fn target(&self, i: usize) -> PathBuf {
+    pub(crate) fn target(&self, i: usize) -> PathBuf {
         self.path().join(format!("target-{}", HOSTS[i]))
     }
 
     /// Host `i`'s binary cache (`cache`), left for plumb to make.
-    fn cache(&self, i: usize) -> PathBuf {
+    pub(crate) fn cache(&self, i: usize) -> PathBuf {
         self.path().join(format!("cache-{}", HOSTS[i]))
     }
 
     /// The client config with the user key (`IdentityFile`).
-    fn config(&self) -> String {
+    pub(crate) fn config(&self) -> String {
         self.path().join("ssh_config").to_str().unwrap().to_string()
     }
 
@@ -381,7 +381,7 @@ fn comm(pid: i32) -> Option<String> {
 }
 
 /// A new ed25519 key pair without passphrase at `path` (and `path.pub`).
-fn keygen(path: &Path) {
+pub(crate) fn keygen(path: &Path) {
     succeed(
         Command::new("ssh-keygen")
             .args(["-q", "-t", "ed25519", "-N", "", "-C", "plumb-test", "-f"])
@@ -405,7 +405,7 @@ struct Host {
 }
 
 /// A TOML basic string (JSON's escapes are TOML's).
-fn toml_str(s: &str) -> String {
+pub(crate) fn toml_str(s: &str) -> String {
     Value::from(s).to_string()
 }
 
@@ -434,14 +434,14 @@ fn inventory(dir: &Path, file: &str, hosts: &[Host]) -> String {
 }
 
 /// Runs `plumb fleet ARGS` in `dir`.
-fn fleet(dir: &Path, args: &[&str]) -> Run {
+pub(crate) fn fleet(dir: &Path, args: &[&str]) -> Run {
     let mut all = vec!["fleet"];
     all.extend_from_slice(args);
     plumb(dir, &all)
 }
 
 /// A JSON file plumb should have written; `run` explains its absence.
-fn read_json(path: &Path, run: &str) -> Value {
+pub(crate) fn read_json(path: &Path, run: &str) -> Value {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("{} ({e}) after:\n{run}", path.display()));
     serde_json::from_str(&text)
@@ -449,7 +449,7 @@ fn read_json(path: &Path, run: &str) -> Value {
 }
 
 /// A run's output for failure messages.
-fn shown(r: &Run) -> String {
+pub(crate) fn shown(r: &Run) -> String {
     format!(
         "exit {}\nstdout:\n{}\nstderr:\n{}",
         r.code, r.stdout, r.stderr
@@ -458,7 +458,7 @@ fn shown(r: &Run) -> String {
 
 /// The last line of `stderr` for host `name` (`NAME: ok …` or
 /// `NAME: failed at STAGE: reason`).
-fn final_line<'a>(stderr: &'a str, name: &str) -> &'a str {
+pub(crate) fn final_line<'a>(stderr: &'a str, name: &str) -> &'a str {
     let prefix = format!("{name}: ");
     stderr
         .lines()
@@ -468,7 +468,7 @@ fn final_line<'a>(stderr: &'a str, name: &str) -> &'a str {
 }
 
 /// Host `name`'s entry in `fleet.json`.
-fn fleet_host<'a>(f: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn fleet_host<'a>(f: &'a Value, name: &str) -> &'a Value {
     f["hosts"]
         .as_array()
         .unwrap_or_else(|| panic!("fleet.json has no hosts list: {f}"))
@@ -493,7 +493,7 @@ fn named(dir: &Path, prefix: &str) -> Vec<String> {
 }
 
 /// Run directories left in a target.
-fn run_dirs(target: &Path) -> Vec<String> {
+pub(crate) fn run_dirs(target: &Path) -> Vec<String> {
     named(target, "plumb-run-")
 }
 
@@ -1112,121 +1112,6 @@ fn hosts_refused_at_check_say_why_and_nothing_runs_there() {
         "the full target"
     );
     assert_eq!(run_dirs(&lab.target(0)), Vec::<String>::new());
-}
-
-#[test]
-fn inventory_mistakes_are_refused_before_any_ssh() {
-    let dir = workdir();
-    let ran = dir.path().join("ssh-ran");
-    let proxy = format!("-oProxyCommand=touch {}", ran.display());
-    let write = |file: &str, text: &str| {
-        std::fs::write(dir.path().join(file), text).unwrap();
-        file.to_string()
-    };
-    let host = |name: &str, address: &str| {
-        format!(
-            "[[host]]\nname = {}\naddress = {}\n\n",
-            toml_str(name),
-            toml_str(address)
-        )
-    };
-    let bad_name = write("bad-name.toml", &host("../x", "127.0.0.1"));
-    let twice = write(
-        "twice.toml",
-        &(host("twin", "127.0.0.1") + host("twin", "127.0.0.2").as_str()),
-    );
-    let option = write("option.toml", &host("p", &proxy));
-    let attached = format!("-H{proxy}");
-    let with_user = format!("root@{proxy}");
-    let long = format!("--host={proxy}");
-    let cases: [(&[&str], &str); 7] = [
-        (&["--hosts", &bad_name], "../x"),
-        (&["--hosts", &twice], "twin"),
-        (&["--hosts", &option], ""),
-        (&["-H", &proxy], ""),
-        (&[&attached], ""),
-        (&["-H", &with_user], ""),
-        (&[&long], ""),
-    ];
-    for (hosts, named_in_error) in cases {
-        let mut args = vec!["run", "quick", "--connect-timeout", "1s", "--out", "out"];
-        args.extend_from_slice(hosts);
-        let r = fleet(dir.path(), &args);
-        assert_eq!(r.code, 2, "{hosts:?}: {}", shown(&r));
-        assert!(r.stderr.contains(named_in_error), "{hosts:?}: {}", r.stderr);
-        assert!(!ran.exists(), "{hosts:?} ran ssh's ProxyCommand");
-    }
-}
-
-#[test]
-fn a_perfkitbenchmarker_machine_list_is_read_as_an_inventory() {
-    require_tool("ssh", "-V", "openssh-client");
-    let dir = workdir();
-    let key = dir.path().join("key");
-    keygen(&key);
-    // 127.0.0.1: a port nobody listens on (refused); 127.0.0.2: one that
-    // accepts connections and never says a word.
-    let refused = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let silent = TcpListener::bind("127.0.0.2:0").unwrap();
-    let silent_port = silent.local_addr().unwrap().port();
-    let machines = json!([
-        {
-            "ip_address": "127.0.0.1",
-            "user_name": "perfkit",
-            "keyfile_path": key,
-            "ssh_port": refused,
-            "internal_ip": "127.0.0.1",
-            "os_type": "ubuntu2204",
-            "disk_specs": [{ "mount_point": "/scratch" }]
-        },
-        {
-            "ip_address": "127.0.0.2",
-            "user_name": "perfkit",
-            "keyfile_path": key,
-            "ssh_port": silent_port,
-            "zone": "rack1",
-            "disk_specs": [{ "mount_point": "/scratch" }]
-        }
-    ]);
-    std::fs::write(dir.path().join("vms.json"), machines.to_string()).unwrap();
-    // An empty client config: none of the user's own applies.
-    std::fs::write(dir.path().join("ssh_config"), "").unwrap();
-    let r = fleet(
-        dir.path(),
-        &[
-            "run",
-            "quick",
-            "--hosts",
-            "vms.json",
-            "--ssh-config",
-            "ssh_config",
-            "--connect-timeout",
-            "1s",
-            "--out",
-            "out",
-        ],
-    );
-    drop(silent);
-    assert_eq!(r.code, 1, "{}", shown(&r));
-    let f = read_json(&dir.path().join("out/fleet.json"), &shown(&r));
-    for name in ["127.0.0.1", "127.0.0.2"] {
-        let l = final_line(&r.stderr, name);
-        assert!(
-            l.starts_with(&format!("{name}: failed at check: ")) && l.contains("unreachable"),
-            "{l}\n{}",
-            r.stderr
-        );
-        let e = fleet_host(&f, name);
-        assert_eq!(
-            (&e["ok"], &e["stage"]),
-            (&json!(false), &json!("check")),
-            "{e}"
-        );
-    }
 }
 
 /// A local TCP port nobody listens on (just now).

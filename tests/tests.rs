@@ -14,6 +14,7 @@ mod engines;
 mod file_api;
 mod fio_readers;
 mod fleet;
+mod fleet_inventories;
 mod hangs;
 mod honest;
 mod hostile;

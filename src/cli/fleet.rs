@@ -36,15 +36,17 @@ pub enum FleetCommand {
 /// Which hosts, and how ssh reaches them.
 #[derive(Args, Debug, Clone)]
 pub struct Connection {
-    /// An inventory: plumb's TOML (`[[host]]` tables) or PerfKitBenchmarker's
-    /// static-machine JSON (a `.json` file).
+    /// An inventory: plumb's TOML (`[[host]]` tables), PerfKitBenchmarker's
+    /// static-machine JSON (a `.json` file), or an Ansible inventory (a
+    /// `.ini`, `.yml` or `.yaml` file, read with `ansible-inventory`; its
+    /// groups are labels for --only).
     #[arg(long, value_name = "FILE")]
     pub hosts: Option<PathBuf>,
     /// A host as `[user@]host[:port]` (repeatable); an alias of your ssh
     /// config works.
     #[arg(short = 'H', long = "host", value_name = "[USER@]HOST[:PORT]")]
     pub host: Vec<String>,
-    /// Only the inventory's hosts with this label.
+    /// Only the inventory's hosts with this label (an Ansible group).
     #[arg(long, value_name = "LABEL")]
     pub only: Option<String>,
     /// An ssh config file instead of ~/.ssh/config (ssh -F).

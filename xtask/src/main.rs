@@ -114,6 +114,11 @@ const TOOLS: &[Tool] = &[
         used_by: "promtool check metrics on a scrape of --metrics-listen",
     },
     Tool {
+        program: "ansible-inventory",
+        package: "ansible",
+        used_by: "reading Ansible inventories in the fleet tests",
+    },
+    Tool {
         program: "dbench",
         package: "dbench",
         used_by: "the dbench importer's test and bench/vs-suites",

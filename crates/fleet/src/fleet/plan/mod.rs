@@ -120,7 +120,8 @@ impl PlanError {
 /// Which hosts, and how ssh reaches them.
 #[derive(Debug, Clone, Default)]
 pub struct Connection {
-    /// An inventory file (plumb's TOML or PerfKitBenchmarker's JSON).
+    /// An inventory file (plumb's TOML, PerfKitBenchmarker's JSON, or
+    /// Ansible's `.ini`/`.yml` read through `ansible-inventory`).
     pub hosts: Option<PathBuf>,
     /// Hosts as `[user@]host[:port]`.
     pub host: Vec<String>,

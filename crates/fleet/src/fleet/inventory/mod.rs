@@ -1,12 +1,15 @@
 //! The machines of a fleet: a TOML inventory (`[[host]]` tables), a
-//! PerfKitBenchmarker static-machine JSON file read as is, or `-H` specs
-//! on the command line — all checked into [`Host`]s before any ssh runs.
+//! PerfKitBenchmarker static-machine JSON file read as is, an Ansible
+//! inventory ([`ansible`]), or `-H` specs on the command line — all
+//! checked into [`Host`]s before any ssh runs.
 //!
 //! Every field is hostile until checked: names become file names
 //! (`results/NAME.json`), addresses and users become ssh arguments (a
 //! leading `-` would be read as an option), remote paths are quoted into
 //! remote shell commands. So each has a character set, a length bound, and
 //! the file itself a size bound and a host count bound.
+
+pub mod ansible;
 
 use serde::Deserialize;
 use std::collections::BTreeSet;
@@ -118,9 +121,13 @@ struct PkbDisk {
 }
 
 /// Reads an inventory file: PerfKitBenchmarker's JSON when it ends in
-/// `.json`, plumb's TOML otherwise.
+/// `.json`, Ansible's when it ends in `.ini`, `.yml` or `.yaml`, plumb's
+/// TOML otherwise.
 pub fn load(path: &Path) -> Result<Vec<Host>, InventoryError> {
     let shown = path.display().to_string();
+    if ansible::is_ansible(path) {
+        return ansible::load(path, &shown);
+    }
     let bytes = crate::input::read_file(path, MAX_INVENTORY_BYTES).map_err(|e| err(&shown, e))?;
     let text = std::str::from_utf8(&bytes).map_err(|_| err(&shown, "not UTF-8 text"))?;
     if path.extension().is_some_and(|e| e == "json") {
