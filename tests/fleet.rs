@@ -593,6 +593,11 @@ fn two_hosts_run_quick_at_once_and_the_second_run_uses_the_cache() {
         assert_eq!(e["stage"], "done", "{e}");
         assert!(e["error"].is_null(), "{e}");
         assert_eq!(e["binary"], "copied", "{e}");
+        // Packed with zstd (the hosts have it), checked unpacked there.
+        assert_eq!(e["binary_packing"], "zstd", "{e}");
+        let sent = e["binary_bytes"].as_u64().expect("binary_bytes");
+        let size = std::fs::metadata(plumb_bin()).unwrap().len();
+        assert!(sent > 0 && sent < size / 2, "sent {sent} of {size}: {e}");
         assert!(e["seconds"].as_f64().is_some_and(|s| s > 0.0), "{e}");
         let cache = lab.cache(i);
         assert_eq!(
@@ -634,6 +639,7 @@ fn two_hosts_run_quick_at_once_and_the_second_run_uses_the_cache() {
         let e = fleet_host(&f, h);
         assert_eq!(e["ok"], true, "{e}");
         assert_eq!(e["binary"], "cached", "{e}");
+        assert!(e["binary_bytes"].is_null(), "{e}");
         let d = read_json(&out2.join(format!("results/{h}.json")), &shown(&r));
         assert_eq!(d["scenarios"].as_array().unwrap().len(), 1, "{d}");
         assert_eq!(d["scenarios"][0]["name"], "seqwrite", "{d}");

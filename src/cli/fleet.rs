@@ -78,6 +78,11 @@ pub struct RunArgs {
     /// One host after another (for hosts that share storage).
     #[arg(long)]
     pub serial: bool,
+    /// The most hosts copying plumb or running the pack at once (the
+    /// checks run on all at once); the others wait their turn.
+    #[arg(long, value_name = "N", default_value_t = crate::fleet::run::DEFAULT_PARALLEL,
+          value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub parallel: u32,
     /// The host the others are compared against (default: the first).
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
@@ -244,6 +249,7 @@ impl RunArgs {
             params: self.params.clone(),
             out: self.out.clone(),
             serial: self.serial,
+            parallel: self.parallel as usize,
             baseline: self.baseline.clone(),
             timeout: self.timeout.clone(),
             repeat: self.repeat,

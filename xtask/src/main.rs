@@ -114,6 +114,11 @@ const TOOLS: &[Tool] = &[
         used_by: "promtool check metrics on a scrape of --metrics-listen",
     },
     Tool {
+        program: "zstd",
+        package: "zstd",
+        used_by: "unpacking plumb's compressed copy on the fleet tests' hosts",
+    },
+    Tool {
         program: "ansible-inventory",
         package: "ansible",
         used_by: "reading Ansible inventories in the fleet tests",

@@ -113,7 +113,7 @@ fn pair(
         };
         if !probe.cached {
             observer.stage(i, Stage::Copy, &format!("copying plumb to {}", h.name));
-            if let Err(e) = remote::copy_binary(&plan.ssh, h, &plan.binary, stop) {
+            if let Err(e) = remote::copy_binary(&plan.ssh, h, &plan.binary, probe.packing, stop) {
                 return report.failed(Stage::Copy, format!("{}: {e}", h.name), start);
             }
             copied = true;

@@ -1,8 +1,10 @@
-//! `fleet run`: one pack on every host at once (or one after another with
-//! `serial`), each host through its stages — check, copy plumb (unless
-//! cached), run — in a thread of its own, so one host failing never stops
-//! the others. Results are checked as any result file is, relabelled with
-//! the host's name, and saved as `OUT/results/NAME.json`.
+//! `fleet run`: one pack on every host, at most `parallel` at once (or one
+//! after another with `serial`), each host through its stages — check,
+//! copy plumb (unless cached), run — in a thread of its own, so one host
+//! failing never stops the others. Every host is checked at once; a host
+//! then waits for a slot before its copy and run. Results are checked as
+//! any result file is, relabelled with the host's name, and saved as
+//! `OUT/results/NAME.json` as each arrives.
 
 use super::inventory::Host;
 use super::remote::{self, Binary, Payload, StopReason};
@@ -31,6 +33,8 @@ pub struct Plan {
     pub run_args: Vec<String>,
     /// Run one host after another (hosts that share storage).
     pub serial: bool,
+    /// The most hosts copying or running at once.
+    pub parallel: usize,
     /// The longest a host's run may take before plumb stops it.
     pub run_limit: std::time::Duration,
     /// Where `results/` goes.
@@ -39,6 +43,10 @@ pub struct Plan {
     /// remote temporary bundle's path.
     pub origin: Option<String>,
 }
+
+/// `--parallel`'s default: enough for a rack at once, few enough that the
+/// copies of a large fleet do not all share this machine's uplink.
+pub const DEFAULT_PARALLEL: u32 = 16;
 
 /// Hears what each host is doing (by its index in the plan).
 pub trait Observer: Sync {
@@ -53,15 +61,16 @@ pub trait Observer: Sync {
 /// Runs the plan; one report per host, in the plan's order.
 pub fn execute(plan: &Plan, observer: &dyn Observer, stop: &AtomicBool) -> Vec<HostReport> {
     let turns = Turns::new(plan.hosts.len());
+    let slots = Slots::new(plan.parallel.max(1));
     std::thread::scope(|scope| {
         let handles: Vec<_> = plan
             .hosts
             .iter()
             .enumerate()
             .map(|(i, host)| {
-                let turns = &turns;
+                let (turns, slots) = (&turns, &slots);
                 scope.spawn(move || {
-                    let report = one_host(plan, i, host, observer, stop, turns);
+                    let report = one_host(plan, i, host, observer, stop, turns, slots);
                     observer.done(i, &report);
                     report
                 })
@@ -115,6 +124,59 @@ impl Turns {
     }
 }
 
+/// At most so many hosts copying or running at once (`--parallel`).
+struct Slots {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+/// A host's slot, given back when dropped, however the host ends.
+struct Slot<'a>(&'a Slots);
+
+impl Slots {
+    fn new(n: usize) -> Slots {
+        Slots {
+            free: Mutex::new(n),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// A free slot, if there is one now.
+    fn try_take(&self) -> Option<Slot<'_>> {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        (*free > 0).then(|| {
+            *free -= 1;
+            Slot(self)
+        })
+    }
+
+    /// Waits for a free slot; None when `stop` is set first.
+    fn take(&self, stop: &AtomicBool) -> Option<Slot<'_>> {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return None;
+            }
+            if *free > 0 {
+                *free -= 1;
+                return Some(Slot(self));
+            }
+            free = self
+                .freed
+                .wait_timeout(free, std::time::Duration::from_millis(100))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        self.0.freed.notify_one();
+    }
+}
+
 /// Passes a host's turn on when its thread is done, however it ends.
 struct TurnGuard<'a>(&'a Turns, usize);
 
@@ -131,6 +193,7 @@ fn one_host(
     observer: &dyn Observer,
     stop: &AtomicBool,
     turns: &Turns,
+    slots: &Slots,
 ) -> HostReport {
     let _turn = TurnGuard(turns, i);
     let start = Instant::now();
@@ -147,9 +210,13 @@ fn one_host(
         observer.stage(i, Stage::Check, "waiting for its turn (--serial)");
         turns.wait_for(i, stop);
     }
-    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+    let slot = slots.try_take().or_else(|| {
+        observer.stage(i, Stage::Check, "waiting for a slot (--parallel)");
+        slots.take(stop)
+    });
+    let Some(_slot) = slot else {
         return report.failed(Stage::Check, "stopped before it began", start);
-    }
+    };
     if probe.cached {
         report.binary = Some(BinaryCopy::Cached);
     } else {
@@ -157,14 +224,17 @@ fn one_host(
             i,
             Stage::Copy,
             &format!(
-                "copying plumb ({})",
-                crate::units::format_bytes_binary(plan.binary.len as f64)
+                "copying plumb ({}, {})",
+                crate::units::format_bytes_binary(plan.binary.len as f64),
+                probe.packing.name()
             ),
         );
-        if let Err(e) = remote::copy_binary(&plan.ssh, host, &plan.binary, stop) {
-            return report.failed(Stage::Copy, e, start);
+        match remote::copy_binary(&plan.ssh, host, &plan.binary, probe.packing, stop) {
+            Ok(bytes) => report.binary_bytes = Some(bytes),
+            Err(e) => return report.failed(Stage::Copy, e, start),
         }
         report.binary = Some(BinaryCopy::Copied);
+        report.binary_packing = Some(probe.packing.name().into());
     }
     observer.stage(
         i,
@@ -297,6 +367,31 @@ pub(super) fn first_error(path: &Path) -> Option<String> {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn no_more_than_the_slots_hold_at_once() {
+        let slots = Slots::new(2);
+        let never = AtomicBool::new(false);
+        let busy = std::sync::atomic::AtomicUsize::new(0);
+        let most = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..6 {
+                s.spawn(|| {
+                    let _slot = slots.take(&never).expect("a slot");
+                    let now = busy.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                    most.fetch_max(now, std::sync::atomic::Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(50));
+                    busy.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                });
+            }
+        });
+        assert_eq!(most.load(std::sync::atomic::Ordering::SeqCst), 2);
+        let _a = slots.try_take().unwrap();
+        let _b = slots.try_take().unwrap();
+        assert!(slots.try_take().is_none());
+        let stop = AtomicBool::new(true);
+        assert!(slots.take(&stop).is_none(), "a stop ends the wait");
+    }
 
     #[test]
     fn a_serial_turn_waits_for_every_host_before_it_even_when_a_later_one_fails() {

@@ -58,6 +58,13 @@ pub struct HostReport {
     pub error: Option<String>,
     /// Whether plumb was copied (None when it failed before that).
     pub binary: Option<BinaryCopy>,
+    /// Bytes sent to copy plumb there (packed: see `binary_packing`);
+    /// None when it was cached or the copy did not start.
+    #[serde(default)]
+    pub binary_bytes: Option<u64>,
+    /// How the copy was packed: `zstd`, `gzip` or `plain`.
+    #[serde(default)]
+    pub binary_packing: Option<String>,
     /// Seconds from its check to its end.
     pub seconds: f64,
     /// What its check found: `uname -m`, `uname -r`, free bytes in the
@@ -81,6 +88,8 @@ impl HostReport {
             stage: Stage::Check,
             error: None,
             binary: None,
+            binary_bytes: None,
+            binary_packing: None,
             seconds: 0.0,
             arch: None,
             kernel: None,

@@ -23,6 +23,8 @@ pub struct RunRequest {
     pub out: PathBuf,
     /// One host after another.
     pub serial: bool,
+    /// The most hosts copying or running at once (0: the default).
+    pub parallel: usize,
     /// The host the others are compared against.
     pub baseline: Option<String>,
     /// The deadline per scenario on each host (a duration).
@@ -84,6 +86,10 @@ impl RunRequest {
             need_bytes,
             run_args,
             serial: self.serial,
+            parallel: match self.parallel {
+                0 => crate::fleet::run::DEFAULT_PARALLEL as usize,
+                n => n,
+            },
             run_limit,
             out: self.out.clone(),
             origin: Some(pack.origin.describe()),

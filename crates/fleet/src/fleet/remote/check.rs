@@ -1,7 +1,7 @@
 //! Before a run: [`check`] that a host can run this plumb, and
 //! [`copy_binary`] it into the host's cache when it is not there yet.
 
-use super::{Binary, RemoteError, MIN_KERNEL};
+use super::{Binary, Packing, RemoteError, MIN_KERNEL};
 use crate::fleet::inventory::Host;
 use crate::fleet::ssh::{self, remote_path, Input, Ssh};
 use std::sync::atomic::AtomicBool;
@@ -22,6 +22,8 @@ pub struct Probe {
     /// This plumb is already in the host's cache (an executable of the
     /// right size under its SHA-256; the content was checked when copied).
     pub cached: bool,
+    /// How a copy is sent: packed with what the host can unpack.
+    pub packing: Packing,
 }
 
 /// Checks that `host` answers, lets us in, runs Linux on this machine's
@@ -47,10 +49,11 @@ pub fn check(
          c={cache}; b={bin}; \
          if [ -x \"$b\" ] && [ -O \"$b\" ] && [ -O \"$c\" ] && [ \"$(wc -c < \"$b\")\" -eq {len} ] \
          && [ -z \"$(find \"$c\" \"$b\" -prune \\( -perm -020 -o -perm -002 \\) -print)\" ]; \
-         then echo binary=cached; fi",
+         then echo binary=cached; fi; {unpack}",
         cache = remote_path(&host.cache),
         bin = binary.on(host),
-        len = binary.len
+        len = binary.len,
+        unpack = Packing::PROBE
     );
     let done = ssh
         .run(
@@ -109,6 +112,7 @@ pub fn check(
         kernel,
         free_bytes,
         cached: field("binary").as_deref() == Some("cached"),
+        packing: Packing::from_probe(field("unpack").as_deref()),
     })
 }
 
@@ -124,7 +128,8 @@ fn kernel_version(release: &str) -> Option<(u32, u32)> {
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
-/// Copies this plumb into `host`'s cache: written under a temporary name
+/// Copies this plumb into `host`'s cache, packed as `packing` says (see
+/// [`super::pack`]); returns the bytes sent. It is written under a temporary name
 /// (removed if the copy is cut; leftovers older than an hour are removed
 /// by the next copy), checked against its SHA-256 there, then renamed, so
 /// a cut copy never looks cached; and started once (`--version`), so a
@@ -137,15 +142,17 @@ pub fn copy_binary(
     ssh: &Ssh,
     host: &Host,
     binary: &Binary,
+    packing: Packing,
     stop: &AtomicBool,
-) -> Result<(), RemoteError> {
+) -> Result<u64, RemoteError> {
+    let (sent, wire_bytes) = binary.packed(packing)?;
     let script = format!(
         "umask 077; c={cache}; t=\"$c/.plumb-{sha}.$$\"; mkdir -p \"$c\" || exit 1; \
          if [ ! -O \"$c\" ] || [ -n \"$(find \"$c\" -prune \\( -perm -020 -o -perm -002 \\) -print)\" ]; then \
          echo \"the cache directory $c is not private (another user's, or writable by others): give the host a cache of its own\" >&2; exit 1; fi; \
          find \"$c\" -maxdepth 1 -name '.plumb-*' -mmin +60 -exec rm -f {{}} + 2>/dev/null; \
          trap 'rm -f \"$t\"' EXIT HUP INT TERM; \
-         cat > \"$t\" && echo '{sha}  '\"$t\" | sha256sum -c --status \
+         {unpack} | head -c {most} > \"$t\" && echo '{sha}  '\"$t\" | sha256sum -c --status \
          || {{ echo 'the copy did not arrive whole (sha256sum failed)' >&2; exit 1; }}; \
          chmod 700 \"$t\" || exit 1; \
          if ! e=$(\"$t\" --version 2>&1 >/dev/null); then \
@@ -153,22 +160,19 @@ pub fn copy_binary(
          mv -f \"$t\" {bin}",
         cache = remote_path(&host.cache),
         sha = binary.sha256,
-        bin = binary.on(host)
+        bin = binary.on(host),
+        unpack = packing.unpack_command(),
+        // A copy that unpacks to more than the binary fails its check
+        // without filling the host's disk.
+        most = binary.len.saturating_add(1)
     );
     // A generous limit: at least 1 MiB/s.
-    let limit = Duration::from_secs(60 + binary.len / (1 << 20));
-    let done = ssh.run(
-        host,
-        &script,
-        Input::File(binary.path.clone()),
-        4096,
-        limit,
-        stop,
-    )?;
+    let limit = Duration::from_secs(60 + wire_bytes / (1 << 20));
+    let done = ssh.run(host, &script, Input::File(sent), 4096, limit, stop)?;
     if done.code != 0 {
         return Err(RemoteError::Failed(done.reason()));
     }
-    Ok(())
+    Ok(wire_bytes)
 }
 
 #[cfg(test)]

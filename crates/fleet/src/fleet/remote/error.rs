@@ -43,6 +43,9 @@ pub enum RemoteError {
         /// The bytes the pack may write.
         need: u64,
     },
+    /// plumb could not be compressed for the copy.
+    #[error(transparent)]
+    Pack(#[from] super::pack::PackError),
     /// ssh could not be started.
     #[error("cannot run ssh: {0}")]
     SpawnSsh(std::io::Error),

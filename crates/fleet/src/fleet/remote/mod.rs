@@ -8,12 +8,14 @@
 
 mod check;
 mod error;
+mod pack;
 mod run;
 mod server;
 mod session;
 
 pub use check::{check, copy_binary, Probe};
 pub use error::RemoteError;
+pub use pack::{PackError, Packing};
 pub use run::{run, sweep, Payload, RunOutcome, StopReason};
 pub use server::Server;
 
