@@ -8,6 +8,10 @@
 //! parallel, then those one at a time (or `cargo test ARGS`, one at a time,
 //! when ARGS are given). Any step that fails ends it with that step's status.
 //! `cargo xtask man [DIR]` writes plumb's man pages (default `target/man`).
+//! `cargo xtask dist [DIR]` makes the binary to ship (default `target/dist`):
+//! the release build stripped of symbols and debug information, which go
+//! to `plumb.debug` beside it (found by gdb, perf and addr2line through the
+//! binary's `.gnu_debuglink`).
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -153,9 +157,19 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Some("dist") => {
+            let dir = args.next().unwrap_or_else(|| "target/dist".into());
+            match dist(Path::new(&dir)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("cargo xtask dist: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         _ => {
             eprintln!(
-                "usage: cargo xtask test [ARGS]\n  installs what the tests need, then runs cargo fmt --check, cargo clippy and cargo test ARGS\n       cargo xtask man [DIR]\n  writes plumb's man pages into DIR (default target/man)"
+                "usage: cargo xtask test [ARGS]\n  installs what the tests need, then runs cargo fmt --check, cargo clippy and cargo test ARGS\n       cargo xtask man [DIR]\n  writes plumb's man pages into DIR (default target/man)\n       cargo xtask dist [DIR]\n  writes the stripped release binary and its plumb.debug into DIR (default target/dist)"
             );
             ExitCode::from(2)
         }
@@ -348,6 +362,52 @@ fn man(dir: &Path) -> Result<(), String> {
     run(Command::new(&cargo)
         .args(["run", "--quiet", "--bin", "plumb", "--", "manpages"])
         .arg(dir))
+}
+
+/// The largest binary `dist` ships.
+const MAX_DIST_BYTES: u64 = 40_000_000;
+
+/// Builds plumb in release, then writes `dir/plumb.debug` (its debug
+/// information and symbols, `objcopy --only-keep-debug`) and `dir/plumb`
+/// (stripped, with a `.gnu_debuglink` to the former); fails when the
+/// stripped binary is over [`MAX_DIST_BYTES`].
+fn dist(dir: &Path) -> Result<(), String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    run(Command::new(&cargo).args(["build", "--release", "--bin", "plumb"]))?;
+    let target = std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into());
+    let built = Path::new(&target).join("release").join("plumb");
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let debug = dir.join("plumb.debug");
+    let shipped = dir.join("plumb");
+    run(Command::new("objcopy")
+        .arg("--only-keep-debug")
+        .arg(&built)
+        .arg(&debug))?;
+    // The link names the file, not the path: it is looked up beside the
+    // binary and under /usr/lib/debug.
+    run(Command::new("objcopy")
+        .arg("--strip-all")
+        .arg("--add-gnu-debuglink")
+        .arg(&debug)
+        .arg(&built)
+        .arg(&shipped))?;
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    eprintln!(
+        "cargo xtask dist: {} {} bytes (built: {} bytes), {} {} bytes",
+        shipped.display(),
+        size(&shipped),
+        size(&built),
+        debug.display(),
+        size(&debug)
+    );
+    if size(&shipped) > MAX_DIST_BYTES {
+        return Err(format!(
+            "{} is {} bytes, over {MAX_DIST_BYTES}",
+            shipped.display(),
+            size(&shipped)
+        ));
+    }
+    Ok(())
 }
 
 fn run(cmd: &mut Command) -> Result<(), String> {
