@@ -41,6 +41,7 @@ fn main() {
             svg,
             template,
             no_template,
+            many,
         } => compare::compare_main(
             &files,
             compare::Options {
@@ -53,6 +54,7 @@ fn main() {
                     (false, Some(t)) => compare::TemplateChoice::Given(t),
                     (false, None) => compare::TemplateChoice::FromPack,
                 },
+                many: many.options(),
             },
         ),
         Command::Show(args) => show::show_main(&args),

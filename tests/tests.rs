@@ -9,6 +9,7 @@ mod cache_git;
 mod cache_journal;
 mod cache_scratch;
 mod compare;
+mod compare_many;
 mod dbench;
 mod engines;
 mod file_api;

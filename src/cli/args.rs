@@ -54,6 +54,9 @@ pub enum Command {
         /// Print the generic table even when the runs' pack has a template.
         #[arg(long)]
         no_template: bool,
+        /// The many-run layout.
+        #[command(flatten)]
+        many: super::compare::ManyArgs,
     },
     /// Print a saved result: its metrics, every scenario's tables, its suite's own layout.
     Show(show::ShowArgs),

@@ -8,6 +8,7 @@ use super::{layout, ExitCode};
 use crate::compare::{compare_files, load, regressions, undecided};
 use crate::model::comparison::Comparison;
 use crate::model::document::RunDocument;
+use crate::report::many::ManyOptions;
 use crate::report::results;
 use crate::report::run_table::Format;
 use crate::scenario::template::{self, Template};
@@ -24,8 +25,37 @@ pub enum TemplateChoice<'a> {
     Generic,
 }
 
+/// How a comparison of more than four runs (a fleet) is laid out: a row
+/// per run (see [`crate::report::many`]).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ManyArgs {
+    /// Past four runs: rank and sort the runs by this metric (`metric` or
+    /// `scenario/metric`; default the first column's).
+    #[arg(long, value_name = "METRIC")]
+    pub sort: Option<String>,
+    /// Past four runs: group the runs by a machine field (cpu, cores,
+    /// memory, kernel, os, filesystem, device, scheduler).
+    #[arg(long, value_name = "FIELD")]
+    pub group_by: Option<String>,
+    /// Past four runs: these metrics as columns (comma-separated; default
+    /// as many as fit in 160 columns).
+    #[arg(long, value_name = "METRIC,...", value_delimiter = ',')]
+    pub metrics: Vec<String>,
+}
+
+impl ManyArgs {
+    /// The layout these options ask for.
+    pub fn options(&self) -> ManyOptions {
+        ManyOptions {
+            metrics: self.metrics.clone(),
+            sort: self.sort.clone(),
+            group_by: self.group_by.clone(),
+        }
+    }
+}
+
 /// `plumb compare`'s options.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Options<'a> {
     /// Output format.
     pub format: Format,
@@ -37,6 +67,8 @@ pub struct Options<'a> {
     pub svg: Option<&'a std::path::Path>,
     /// `--template` / `--no-template`.
     pub template: TemplateChoice<'a>,
+    /// `--sort`, `--group-by`, `--metrics`.
+    pub many: ManyOptions,
 }
 
 /// `plumb compare`: prints the comparison; exit 1 when `--fail-if-slower` trips.
@@ -47,6 +79,7 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
         allow_mismatch,
         svg,
         template,
+        many,
     } = options;
     if files.is_empty() {
         eprintln!(
@@ -110,7 +143,13 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
         },
         TemplateChoice::Generic => None,
     };
-    print!("{}", laid_out(&c, &docs, format, template));
+    match laid_out(&c, &docs, format, template, &many) {
+        Ok(text) => print!("{text}"),
+        Err(e) => {
+            eprintln!("plumb compare: error: {}", clean(&e.to_string()));
+            return ExitCode::BadInput;
+        }
+    }
     if let Some(dir) = svg {
         match crate::report::charts::write_all(dir, &docs, &c) {
             Ok(files) => eprintln!("wrote {} chart(s) to {}", files.len(), dir.display()),
@@ -157,7 +196,8 @@ fn laid_out(
     docs: &[RunDocument],
     format: Format,
     template: Option<Result<Template, String>>,
-) -> String {
+    many: &ManyOptions,
+) -> Result<String, crate::report::many::ManyError> {
     let layout = match template {
         None => None,
         Some(Err(why)) => {
@@ -174,5 +214,5 @@ fn laid_out(
             made
         }
     };
-    results::compare(c, docs, layout.as_ref(), format)
+    results::compare(c, docs, layout.as_ref(), format, many)
 }

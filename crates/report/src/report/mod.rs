@@ -14,6 +14,7 @@ pub mod fio_normal;
 pub mod fio_num;
 pub mod fio_terse;
 pub mod made_tables;
+pub mod many;
 pub mod page;
 pub mod replay;
 pub mod replay_result;

@@ -13,6 +13,7 @@ use crate::model::document::RunDocument;
 use crate::model::template::MadeTable;
 use crate::report::export::{exporter, Content, Machine, Part};
 use crate::report::made_tables;
+use crate::report::many::{self, ManyError, ManyOptions};
 use crate::report::run_table::{scenario_name, Format};
 use crate::report::tables::Titled;
 use crate::terminal::cleaned;
@@ -87,12 +88,42 @@ pub fn run(doc: &RunDocument, layouts: &[Layout], format: Format) -> String {
 /// template's layout when there is one (the line counting cells not
 /// comparable under it), else the generic comparison; then every run's
 /// scenario tables (in CSV, in the one long-form section of tables).
+///
+/// Past [`many::WIDE_RUNS`] runs, the terminal table and Markdown show a
+/// row per run instead ([`many::table`], laid out by `many`): no template
+/// layout, machine table or per-run scenario tables, which would be a
+/// column or a table per run.
 pub fn compare(
     c: &Comparison,
     docs: &[RunDocument],
     layout: Option<&Layout>,
     format: Format,
-) -> String {
+    many: &ManyOptions,
+) -> Result<String, ManyError> {
+    if c.runs.len() > many::WIDE_RUNS && matches!(format, Format::Table | Format::Markdown) {
+        let t = many::table(c, docs, many)?;
+        let mut notes = t.notes.clone();
+        if layout.is_some() {
+            notes.push(format!(
+                "The pack's comparison template lays out at most {} runs; its tables are not shown.",
+                many::WIDE_RUNS
+            ));
+        }
+        notes.push(
+            "Each run's machine and scenario tables: plumb show FILE; --format json has the whole comparison."
+                .into(),
+        );
+        let titled = Titled {
+            title: "",
+            header: &t.header,
+            rows: &t.rows,
+            notes: &notes,
+        };
+        return Ok(exporter(format).write(&Content {
+            parts: vec![Part::tables(vec![titled])],
+            machine: Some(Machine::Comparison(c)),
+        }));
+    }
     let named = scenario_tables(docs, &c.runs);
     let scenario = Part::tables(titled(&named));
     let content = match layout {
@@ -106,5 +137,5 @@ pub fn compare(
             machine: Some(Machine::Comparison(c)),
         },
     };
-    exporter(format).write(&content)
+    Ok(exporter(format).write(&content))
 }

@@ -2,6 +2,7 @@
 //! linked as SVG files beside it.
 
 use super::{measured_grid, packs_grid, runs_grid, title, Page, MARKS};
+use crate::report::many::ManyOptions;
 use crate::report::run_table::Format;
 use crate::report::tables;
 use crate::report::{comparison, results};
@@ -42,7 +43,16 @@ pub fn markdown(p: &Page, dir: &str) -> String {
     }
     out.push_str("\n## Results\n\n");
     let results = if p.docs.len() > 1 {
-        results::compare(p.c, p.docs, p.layouts.first(), Format::Markdown)
+        // A report's page takes the default many-run layout (ManyOptions
+        // chooses nothing that can be refused).
+        results::compare(
+            p.c,
+            p.docs,
+            p.layouts.first(),
+            Format::Markdown,
+            &ManyOptions::default(),
+        )
+        .unwrap_or_default()
     } else {
         let mut r = results::run(&p.docs[0], p.layouts, Format::Markdown);
         let (h, rows) = comparison::machine_grid(p.c, p.docs);

@@ -3,20 +3,20 @@
 //! hosts answer on a port (`wait`) — and the hidden `agent` that runs on
 //! the hosts' side of each session.
 
+mod progress;
+
 use super::{ExitCode, Signals};
 use crate::fleet::plan::net::{NetRequest, NetRun};
 use crate::fleet::plan::run::{RunPlan, RunRequest};
 use crate::fleet::plan::{self, PlanError};
-use crate::fleet::run::Observer;
-use crate::fleet::summary::{FleetRecord, HostReport, Stage, FLEET_SCHEMA};
+use crate::fleet::summary::{FleetRecord, HostReport, FLEET_SCHEMA};
 use crate::fleet::wait;
+use crate::report::many::{ManyOptions, GROUP_FIELDS};
 use crate::report::run_table::Format;
 use crate::terminal::clean;
 use clap::{Args, Subcommand};
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
+use progress::Progress;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Duration;
 
 /// The `plumb fleet` subcommands.
@@ -86,6 +86,9 @@ pub struct RunArgs {
     /// The host the others are compared against (default: the first).
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
+    /// The many-host layout of the comparison.
+    #[command(flatten)]
+    pub many: super::compare::ManyArgs,
     /// Output format of the comparison.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -263,6 +266,14 @@ impl RunArgs {
 }
 
 fn run(a: RunArgs) -> Outcome {
+    // Checked before any host is reached (the metrics --sort names can
+    // only be checked once results are in).
+    if let Some(g) = a.many.group_by.as_deref() {
+        if !GROUP_FIELDS.contains(&g) {
+            let e = crate::report::many::ManyError::UnknownField(clean(g).into_owned());
+            return Err((ExitCode::BadInput, e.to_string()));
+        }
+    }
     let RunPlan { plan, pack } = a.request().plan().map_err(refused)?;
     let caps = pack.capabilities.describe();
     if !caps.is_empty() {
@@ -288,7 +299,7 @@ fn run(a: RunArgs) -> Outcome {
     };
     let saved = save_record(&a.out, &record);
     summarise(&reports);
-    compare(&reports, a.baseline.as_deref(), a.format);
+    compare(&reports, a.baseline.as_deref(), a.format, a.many.options());
     Ok(exit_code(&reports, &signals, saved))
 }
 
@@ -452,7 +463,7 @@ fn summarise(reports: &[HostReport]) {
 
 /// The comparison of the hosts that succeeded (the baseline first), or
 /// the one host's table.
-fn compare(reports: &[HostReport], baseline: Option<&str>, format: Format) {
+fn compare(reports: &[HostReport], baseline: Option<&str>, format: Format, many: ManyOptions) {
     let mut files: Vec<(&str, PathBuf)> = reports
         .iter()
         .filter(|r| r.ok)
@@ -485,6 +496,7 @@ fn compare(reports: &[HostReport], baseline: Option<&str>, format: Format) {
                     allow_mismatch: false,
                     svg: None,
                     template: super::compare::TemplateChoice::FromPack,
+                    many,
                 },
             );
         }
@@ -498,96 +510,5 @@ fn exit_code(reports: &[HostReport], signals: &Signals, saved: bool) -> ExitCode
         ExitCode::Ok
     } else {
         ExitCode::Failed
-    }
-}
-
-/// Live progress: one line per host on a terminal, plain prefixed lines
-/// otherwise — at most one every [`PLAIN_INTERVAL`] per host for the
-/// host's own lines (a host that floods its output is not copied through).
-struct Progress {
-    names: Vec<String>,
-    bars: Option<(MultiProgress, Vec<ProgressBar>)>,
-    /// When each host's last plain line was written; lines are written
-    /// whole, one at a time.
-    plain: Mutex<Vec<Option<std::time::Instant>>>,
-}
-
-/// The least time between two plain progress lines of one host.
-const PLAIN_INTERVAL: Duration = Duration::from_millis(200);
-
-impl Progress {
-    fn new(names: &[String]) -> Progress {
-        let bars = std::io::stderr().is_terminal().then(|| {
-            let m = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
-            let width = names.iter().map(String::len).max().unwrap_or(4);
-            let style = ProgressStyle::with_template(&format!(
-                "{{prefix:{width}}} {{spinner}} {{elapsed:>4}} {{wide_msg}}"
-            ))
-            .expect("static template");
-            let bars = names
-                .iter()
-                .map(|n| {
-                    let b = m.add(ProgressBar::new_spinner());
-                    b.set_style(style.clone());
-                    b.set_prefix(clean(n).into_owned());
-                    b.enable_steady_tick(Duration::from_millis(200));
-                    b
-                })
-                .collect();
-            (m, bars)
-        });
-        Progress {
-            names: names.to_vec(),
-            bars,
-            plain: Mutex::new(vec![None; names.len()]),
-        }
-    }
-
-    /// Shows `text` for `host`; a `droppable` line (the host's own) is
-    /// skipped in plain mode when the host's last line was too recent.
-    fn say(&self, host: usize, text: &str, droppable: bool) {
-        match &self.bars {
-            Some((_, bars)) => bars[host].set_message(text.to_string()),
-            None => {
-                let mut last = self.plain.lock().unwrap_or_else(|e| e.into_inner());
-                let now = std::time::Instant::now();
-                if droppable && last[host].is_some_and(|t| now - t < PLAIN_INTERVAL) {
-                    return;
-                }
-                last[host] = Some(now);
-                eprintln!("{}: {}", clean(&self.names[host]), text);
-            }
-        }
-    }
-
-    fn finish(&self) {
-        if let Some((_, bars)) = &self.bars {
-            for b in bars {
-                if !b.is_finished() {
-                    b.finish();
-                }
-            }
-        }
-    }
-}
-
-impl Observer for Progress {
-    fn stage(&self, host: usize, _stage: Stage, detail: &str) {
-        self.say(host, &clean(detail), false);
-    }
-
-    fn line(&self, host: usize, line: &str) {
-        self.say(host, &clean(line), true);
-    }
-
-    fn done(&self, host: usize, report: &HostReport) {
-        let text = match &report.error {
-            None => "done".to_string(),
-            Some(e) => format!("failed at {}: {}", report.stage.name(), clean(e)),
-        };
-        // Without a terminal, the final summary says it once.
-        if let Some((_, bars)) = &self.bars {
-            bars[host].finish_with_message(text);
-        }
     }
 }
