@@ -617,6 +617,11 @@ fn two_hosts_run_quick_at_once_and_the_second_run_uses_the_cache() {
     }
     assert_eq!(run_dirs(&lab.target(0)), Vec::<String>::new());
     assert_eq!(run_dirs(&lab.target(1)), Vec::<String>::new());
+    // The results arrived streamed into hidden files, none left behind.
+    assert_eq!(
+        named(&out1.join("results"), ".incoming-"),
+        Vec::<String>::new()
+    );
 
     // Again, one scenario of the pack (PACK/SCENARIO): the binaries are
     // where the first run left them.

@@ -170,6 +170,7 @@ fn pair(
         &plan.payload,
         &args,
         plan.run_limit,
+        &plan.out.join("results"),
         &mut |l| observer.line(i, l),
         stop,
     );
@@ -179,7 +180,7 @@ fn pair(
         Err(e) => return report.failed(Stage::Run, format!("{}: {e}", a.name), start),
     };
     if let Some(doc) = &outcome.document {
-        match super::run::save(&plan.out, &name, doc, Some("builtin")) {
+        match super::run::save(&plan.out, &name, doc.path(), Some("builtin")) {
             Ok(p) => report.result = Some(p),
             Err(e) => return report.failed(Stage::Run, format!("the result: {e}"), start),
         }

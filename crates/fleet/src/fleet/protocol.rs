@@ -70,6 +70,40 @@ pub fn read_counted(r: &mut impl Read, len: u64, max: u64) -> std::io::Result<Ve
     Ok(bytes)
 }
 
+/// Copies exactly `len` bytes (refusing more than `max`) to `to`, through a
+/// buffer of [`COPY_BUFFER`] bytes: what is copied is never held whole.
+pub fn copy_counted(
+    r: &mut impl Read,
+    len: u64,
+    max: u64,
+    to: &mut impl Write,
+) -> std::io::Result<()> {
+    if len > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{len} bytes announced, at most {max} accepted"),
+        ));
+    }
+    let mut buf = vec![0u8; COPY_BUFFER];
+    let mut left = len;
+    while left > 0 {
+        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = r.read(&mut buf[..want])?;
+        if n == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("{} of {len} bytes arrived", len - left),
+            ));
+        }
+        to.write_all(&buf[..n])?;
+        left -= n as u64;
+    }
+    to.flush()
+}
+
+/// The buffer [`copy_counted`] copies through.
+pub const COPY_BUFFER: usize = 64 << 10;
+
 /// Writes a header line and counted bytes, then flushes.
 pub fn write_counted(
     w: &mut impl Write,
@@ -99,5 +133,25 @@ mod tests {
         assert!(read_counted(&mut std::io::Cursor::new(b"ab"), 11, 10).is_err());
         let long = vec![b'x'; MAX_LINE + 10];
         assert!(read_line(&mut std::io::Cursor::new(long)).is_err());
+    }
+
+    #[test]
+    fn counted_copies_stream_whole_and_refuse_short_or_oversized_frames() {
+        // More than a buffer's worth, and bytes after the frame left unread.
+        let body: Vec<u8> = (0..3 * COPY_BUFFER + 17).map(|i| (i % 251) as u8).collect();
+        let mut input = body.clone();
+        input.extend_from_slice(b"next");
+        let mut r = std::io::Cursor::new(input);
+        let mut to = Vec::new();
+        copy_counted(&mut r, body.len() as u64, 1 << 30, &mut to).unwrap();
+        assert_eq!(to, body);
+        assert_eq!(r.position(), body.len() as u64);
+        let short = copy_counted(&mut std::io::Cursor::new(b"ab"), 5, 10, &mut Vec::new());
+        assert!(short
+            .unwrap_err()
+            .to_string()
+            .contains("2 of 5 bytes arrived"));
+        let big = copy_counted(&mut std::io::Cursor::new(b"ab"), 11, 10, &mut Vec::new());
+        assert!(big.unwrap_err().to_string().contains("at most 10"));
     }
 }

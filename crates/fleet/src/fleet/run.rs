@@ -255,6 +255,7 @@ fn one_host(
         &plan.payload,
         &args,
         plan.run_limit,
+        &plan.out.join("results"),
         &mut |l| observer.line(i, l),
         stop,
     );
@@ -263,7 +264,7 @@ fn one_host(
         Err(e) => return report.failed(Stage::Run, e, start),
     };
     if let Some(doc) = &outcome.document {
-        match save(&plan.out, &host.name, doc, plan.origin.as_deref()) {
+        match save(&plan.out, &host.name, doc.path(), plan.origin.as_deref()) {
             Ok(path) => report.result = Some(path),
             Err(e) => return report.failed(Stage::Run, format!("its result: {e}"), start),
         }
@@ -296,6 +297,9 @@ pub(super) fn verdict(outcome: &remote::RunOutcome, saved: Option<&Path>) -> Opt
 /// A host's result that cannot be kept.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultError {
+    /// It cannot be read back from where it was streamed.
+    #[error("{0}")]
+    Read(#[from] crate::input::InputError),
     /// It is not text.
     #[error("not UTF-8")]
     NotUtf8,
@@ -318,16 +322,24 @@ pub enum ResultError {
     Write(#[from] crate::save::SaveError),
 }
 
-/// Checks a host's result document as `plumb compare` would read it,
-/// labels it with the host's name, records the pack's origin here, and
-/// saves it atomically as `OUT/results/NAME.json`.
+/// One result document read and checked at a time: each arrives streamed
+/// to a file (a small buffer per host), so the driver holds at most one
+/// whole document, however many hosts finish together.
+static CHECKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Checks a host's result document (`streamed`, the file it arrived in) as
+/// `plumb compare` would read it, labels it with the host's name, records
+/// the pack's origin here, and saves it atomically as
+/// `OUT/results/NAME.json`.
 pub(super) fn save(
     out: &Path,
     name: &str,
-    bytes: &[u8],
+    streamed: &Path,
     origin: Option<&str>,
 ) -> Result<PathBuf, ResultError> {
-    let text = std::str::from_utf8(bytes).map_err(|_| ResultError::NotUtf8)?;
+    let _one = CHECKING.lock().unwrap_or_else(|e| e.into_inner());
+    let bytes = crate::input::read_file(streamed, crate::model::document::limits::FILE_BYTES)?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| ResultError::NotUtf8)?;
     let mut doc = crate::compare::load::parse(&format!("{name}'s result"), text)
         .map_err(ResultError::Refused)?;
     doc.label = Some(name.to_string());

@@ -33,12 +33,13 @@ pub enum StopReason {
 }
 
 /// How a run through the agent ended.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct RunOutcome {
     /// `plumb run`'s exit code there.
     pub code: i32,
-    /// The result document it saved (possibly partial), if any.
-    pub document: Option<Vec<u8>>,
+    /// The result document it saved (possibly partial), if any: streamed
+    /// into a hidden file of the spool directory, removed when dropped.
+    pub document: Option<tempfile::NamedTempFile>,
     /// Why plumb stopped the run, when it did.
     pub stopped: Option<StopReason>,
     /// The last line the run printed on stderr.
@@ -46,7 +47,8 @@ pub struct RunOutcome {
 }
 
 /// Runs `payload` on `host` through the agent with `run_args` for
-/// `plumb run`; progress lines go to `on_line`. On `stop`, or once `limit`
+/// `plumb run`; progress lines go to `on_line`; the result document is
+/// streamed into a hidden file in `spool`. On `stop`, or once `limit`
 /// has passed, the agent is told to stop (the run saves what it gathered).
 /// A session that ends without a result is followed by a [`sweep`].
 #[allow(clippy::too_many_arguments)]
@@ -57,6 +59,7 @@ pub fn run(
     payload: &Payload,
     run_args: &[String],
     limit: Duration,
+    spool: &std::path::Path,
     on_line: &mut dyn FnMut(&str),
     stop: &AtomicBool,
 ) -> Result<RunOutcome, RemoteError> {
@@ -78,7 +81,7 @@ pub fn run(
     let mut first = format!("{PAYLOAD} {} {}\n", payload.name, payload.bytes.len()).into_bytes();
     first.extend_from_slice(&payload.bytes);
     let started = Instant::now();
-    let mut s = Session::start(ssh, host, &remote, first)?;
+    let mut s = Session::start(ssh, host, &remote, first, Some(spool.to_path_buf()))?;
     let mut cut: Option<(Instant, StopReason)> = None;
     let code = loop {
         s.drain(on_line);
@@ -110,7 +113,7 @@ pub fn run(
     match s.result.take() {
         Some((code, document)) => Ok(RunOutcome {
             code,
-            document: (!document.is_empty()).then_some(document),
+            document,
             stopped,
             last_line: s.last_line.clone(),
         }),

@@ -31,7 +31,7 @@ impl Server {
             quote(&listen.to_string()),
             quote(max_duration)
         );
-        let mut s = Session::start(ssh, host, &remote, Vec::new())?;
+        let mut s = Session::start(ssh, host, &remote, Vec::new(), None)?;
         let start = Instant::now();
         let limit = ssh.connect_timeout + Duration::from_secs(20);
         loop {

@@ -6,20 +6,28 @@ use crate::fleet::inventory::Host;
 use crate::fleet::protocol::{self, AGENT, LINE, READY, RESULT};
 use crate::fleet::ssh::{self, Ssh};
 use std::io::{BufReader, Read, Write};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
+use tempfile::NamedTempFile;
 
 /// What the agent's stdout said.
 enum Said {
-    Started { pid: u32 },
+    Started {
+        pid: u32,
+    },
     Line(String),
-    Result { code: i32, document: Vec<u8> },
+    Result {
+        code: i32,
+        document: Option<NamedTempFile>,
+    },
     Ready(String),
     Garbled(String),
 }
 
-/// Reads the agent's stdout into messages.
-fn listen(stdout: impl Read + Send + 'static) -> mpsc::Receiver<Said> {
+/// Reads the agent's stdout into messages; a result document is streamed
+/// into a hidden file in `spool` (none: the session expects none).
+fn listen(stdout: impl Read + Send + 'static, spool: Option<PathBuf>) -> mpsc::Receiver<Said> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut r = BufReader::new(stdout);
@@ -46,11 +54,7 @@ fn listen(stdout: impl Read + Send + 'static) -> mpsc::Receiver<Said> {
                     let _ = tx.send(Said::Garbled(line));
                     break;
                 };
-                match protocol::read_counted(
-                    &mut r,
-                    len,
-                    crate::model::document::limits::FILE_BYTES,
-                ) {
+                match spooled(&mut r, len, spool.as_deref()) {
                     Ok(document) => Said::Result { code, document },
                     Err(e) => Said::Garbled(format!("the result document: {e}")),
                 }
@@ -64,6 +68,32 @@ fn listen(stdout: impl Read + Send + 'static) -> mpsc::Receiver<Said> {
         }
     });
     rx
+}
+
+/// The `len` bytes of a result document, streamed into a new hidden file
+/// in `spool` (removed when dropped); None for an empty one.
+fn spooled(
+    r: &mut impl Read,
+    len: u64,
+    spool: Option<&std::path::Path>,
+) -> std::io::Result<Option<NamedTempFile>> {
+    let Some(dir) = spool else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "a result from a session that expects none",
+        ));
+    };
+    let mut file = tempfile::Builder::new()
+        .prefix(".incoming-")
+        .suffix(".json")
+        .tempfile_in(dir)?;
+    protocol::copy_counted(
+        r,
+        len,
+        crate::model::document::limits::FILE_BYTES,
+        file.as_file_mut(),
+    )?;
+    Ok((len > 0).then_some(file))
 }
 
 /// ssh's own stderr (and the agent's errors), line by line: the run's
@@ -106,7 +136,7 @@ pub(super) struct Session {
     /// The agent's PID once it said it.
     pub(super) pid: Option<u32>,
     /// The result frame, once it came.
-    pub(super) result: Option<(i32, Vec<u8>)>,
+    pub(super) result: Option<(i32, Option<NamedTempFile>)>,
     /// The address a server said it listens on.
     pub(super) ready: Option<String>,
     /// Something the agent said that is not the protocol.
@@ -128,6 +158,7 @@ impl Session {
         host: &Host,
         remote: &str,
         first: Vec<u8>,
+        spool: Option<PathBuf>,
     ) -> Result<Session, RemoteError> {
         let mut child = ssh
             .command(host, remote)
@@ -142,7 +173,7 @@ impl Session {
             let ok = stdin.write_all(&first).and_then(|()| stdin.flush()).is_ok();
             let _ = tx.send(ok.then_some(stdin));
         });
-        let said = listen(child.stdout.take().expect("piped"));
+        let said = listen(child.stdout.take().expect("piped"), spool);
         let errors = stderr_lines(child.stderr.take().expect("piped"));
         Ok(Session {
             child,
