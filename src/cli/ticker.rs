@@ -56,6 +56,9 @@ impl Drop for Ticker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
+            // Woken at once: a run of a fraction of a second does not wait
+            // out the printer's tick (each scenario of a pack would).
+            t.thread().unpark();
             let _ = t.join();
         }
     }
@@ -85,7 +88,7 @@ fn print_until(stop: &AtomicBool, title: &str, activity: &Activity, expected: Op
     let bar = std::io::stderr().is_terminal().then(live_line);
     let mut next_plain = QUIET;
     while !stop.load(Ordering::Relaxed) {
-        std::thread::sleep(TICK);
+        std::thread::park_timeout(TICK);
         let elapsed = start.elapsed();
         if elapsed < QUIET || stop.load(Ordering::Relaxed) {
             continue;
