@@ -81,7 +81,7 @@ pub struct ManyTable {
 }
 
 /// One metric column: its row of the comparison, the fleet's median and
-/// median absolute deviation, and the scale its figures are shown in.
+/// median absolute deviation, and the scale of that median (its notes').
 struct Column<'a> {
     row: &'a Row,
     median: f64,
@@ -117,7 +117,9 @@ impl<'a> Column<'a> {
         let Some(v) = self.row.cells[i].value else {
             return "missing".into();
         };
-        let mut s = cleaned(&self.scale.show(v));
+        // Each figure in its own unit: an outlier a hundred times smaller
+        // reads 8.24 MiB/s, not 0.00824 GiB/s.
+        let mut s = cleaned(&Scale::of(v, &self.row.unit).show(v));
         if self.median != 0.0 && self.median.is_finite() {
             // Rounded first, so that a small deviation reads +0%, not -0%.
             let pct = ((v / self.median - 1.0) * 100.0).round() + 0.0;
