@@ -118,7 +118,7 @@ impl<'a> Column<'a> {
             return "missing".into();
         };
         // Each figure in its own unit: an outlier a hundred times smaller
-        // reads 8.24 MiB/s, not 0.00824 GiB/s.
+        // reads 8.44 MiB/s, not 0.00824 GiB/s.
         let mut s = cleaned(&Scale::of(v, &self.row.unit).show(v));
         if self.median != 0.0 && self.median.is_finite() {
             // Rounded first, so that a small deviation reads +0%, not -0%.
