@@ -179,7 +179,31 @@ fn record_and_check(dir: &Path, root: &str, command: &[&str]) {
     let main_index = main_thread(&again.threads, pid_max.trim().parse().unwrap());
     let original = profile(&t, 0, |_| true);
     let replayed = profile(&again, 1, |th| th != main_index);
-    assert_eq!(replayed, original);
+    assert_eq!(
+        replayed,
+        original,
+        "the replay's threads (main: #{main_index}) opened:\n{}",
+        opens_by_thread(&again)
+    );
+}
+
+/// Each thread of `t` (index and id) with the files it opened, for a
+/// failure's message.
+fn opens_by_thread(t: &Trace) -> String {
+    let mut lines = Vec::new();
+    for (i, tid) in t.threads.iter().enumerate() {
+        let opened: Vec<&str> = t
+            .ops
+            .iter()
+            .filter(|o| o.thread as usize == i)
+            .filter_map(|o| match &o.kind {
+                OpKind::Open { file, .. } => Some(t.files[*file as usize].path.as_str()),
+                _ => None,
+            })
+            .collect();
+        lines.push(format!("  #{i} tid {tid}: {opened:?}"));
+    }
+    lines.join("\n")
 }
 
 /// The index of a process's main thread among its thread ids: the one
