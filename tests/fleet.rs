@@ -467,6 +467,26 @@ pub(crate) fn final_line<'a>(stderr: &'a str, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no final line for {name} on stderr:\n{stderr}"))
 }
 
+/// Checks that host `h` of fleet run `r` (into `out`) ended `ok` with a
+/// result labelled with its name whose scenarios all ran without error;
+/// returns the result.
+pub(crate) fn ran_ok(r: &Run, out: &Path, h: &str) -> Value {
+    let d = read_json(&out.join(format!("results/{h}.json")), &shown(r));
+    assert_eq!(d["schema"], "plumb.result.v1", "{d}");
+    assert_eq!(d["label"], h, "{d}");
+    let scenarios = d["scenarios"].as_array().expect("scenarios");
+    assert!(!scenarios.is_empty(), "{d}");
+    for s in scenarios {
+        assert!(s["error"].is_null(), "{h}: {s}");
+    }
+    assert!(
+        final_line(&r.stderr, h).starts_with(&format!("{h}: ok")),
+        "{}",
+        r.stderr
+    );
+    d
+}
+
 /// Host `name`'s entry in `fleet.json`.
 pub(crate) fn fleet_host<'a>(f: &'a Value, name: &str) -> &'a Value {
     f["hosts"]
@@ -548,19 +568,7 @@ fn two_hosts_run_quick_at_once_and_the_second_run_uses_the_cache() {
     let r = fleet(lab.path(), &args);
     assert_eq!(r.code, 0, "{}", shown(&r));
     for h in HOSTS {
-        let d = read_json(&out1.join(format!("results/{h}.json")), &shown(&r));
-        assert_eq!(d["schema"], "plumb.result.v1", "{d}");
-        assert_eq!(d["label"], h, "{d}");
-        let scenarios = d["scenarios"].as_array().expect("scenarios");
-        assert!(!scenarios.is_empty(), "{d}");
-        for s in scenarios {
-            assert!(s["error"].is_null(), "{h}: {s}");
-        }
-        assert!(
-            final_line(&r.stderr, h).starts_with(&format!("{h}: ok")),
-            "{}",
-            r.stderr
-        );
+        ran_ok(&r, &out1, h);
     }
     // The comparison: a column per host, first host the baseline.
     let header = r

@@ -5,8 +5,8 @@
 //! that would run a program).
 
 use crate::fleet::{
-    final_line, fleet, fleet_host, keygen, read_json, run_dirs, shown, toml_str, Lab, HOSTS,
-    QUICK_SMALL,
+    final_line, fleet, fleet_host, keygen, ran_ok, read_json, run_dirs, shown, toml_str, Lab,
+    HOSTS, QUICK_SMALL,
 };
 use crate::util::{privileged, require_tool, workdir};
 use serde_json::json;
@@ -176,18 +176,7 @@ fn an_ansible_ini_inventory_runs_quick_on_two_sshd_hosts_and_groups_select() {
     assert_eq!(r.code, 0, "{}", shown(&r));
     let f = read_json(&out.join("fleet.json"), &shown(&r));
     for (i, h) in HOSTS.iter().enumerate() {
-        let d = read_json(&out.join(format!("results/{h}.json")), &shown(&r));
-        assert_eq!(d["label"], *h, "{d}");
-        let scenarios = d["scenarios"].as_array().expect("scenarios");
-        assert!(!scenarios.is_empty(), "{d}");
-        for s in scenarios {
-            assert!(s["error"].is_null(), "{h}: {s}");
-        }
-        assert!(
-            final_line(&r.stderr, h).starts_with(&format!("{h}: ok")),
-            "{}",
-            r.stderr
-        );
+        ran_ok(&r, &out, h);
         let e = fleet_host(&f, h);
         assert_eq!(e["address"], lab.mgmt(i), "{e}");
         assert_eq!(e["ok"], true, "{e}");

@@ -239,7 +239,7 @@ const PARALLEL_THREADS: &str = "4";
 fn test(test_args: Vec<OsString>) -> Result<(), String> {
     install_missing_packages()?;
     add_wasm_target()?;
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let cargo = cargo();
     run(Command::new(&cargo).args(["fmt", "--all", "--check"]))?;
     run(Command::new(&cargo).args([
         "clippy",
@@ -365,7 +365,7 @@ fn on_path(program: &str) -> bool {
 /// Builds plumb and has it write its man pages (made from its own argument
 /// grammar) into `dir`.
 fn man(dir: &Path) -> Result<(), String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let cargo = cargo();
     run(Command::new(&cargo)
         .args(["run", "--quiet", "--bin", "plumb", "--", "manpages"])
         .arg(dir))
@@ -379,7 +379,7 @@ const MAX_DIST_BYTES: u64 = 40_000_000;
 /// (stripped, with a `.gnu_debuglink` to the former); fails when the
 /// stripped binary is over [`MAX_DIST_BYTES`].
 fn dist(dir: &Path) -> Result<(), String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let cargo = cargo();
     run(Command::new(&cargo).args(["build", "--release", "--bin", "plumb"]))?;
     let target = std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into());
     let built = Path::new(&target).join("release").join("plumb");
@@ -415,6 +415,11 @@ fn dist(dir: &Path) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The cargo that runs this task (`CARGO`), else the one on the PATH.
+fn cargo() -> OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
 }
 
 fn run(cmd: &mut Command) -> Result<(), String> {

@@ -11,7 +11,7 @@ use crate::fleet::plan::run::{RunPlan, RunRequest};
 use crate::fleet::plan::{self, PlanError};
 use crate::fleet::summary::{FleetRecord, HostReport, FLEET_SCHEMA};
 use crate::fleet::wait;
-use crate::report::many::{ManyOptions, GROUP_FIELDS};
+use crate::report::many::{check_group_by, ManyOptions};
 use crate::report::run_table::Format;
 use crate::terminal::clean;
 use clap::{Args, Subcommand};
@@ -268,12 +268,7 @@ impl RunArgs {
 fn run(a: RunArgs) -> Outcome {
     // Checked before any host is reached (the metrics --sort names can
     // only be checked once results are in).
-    if let Some(g) = a.many.group_by.as_deref() {
-        if !GROUP_FIELDS.contains(&g) {
-            let e = crate::report::many::ManyError::UnknownField(clean(g).into_owned());
-            return Err((ExitCode::BadInput, e.to_string()));
-        }
-    }
+    check_group_by(a.many.group_by.as_deref()).map_err(|e| (ExitCode::BadInput, e.to_string()))?;
     let RunPlan { plan, pack } = a.request().plan().map_err(refused)?;
     let caps = pack.capabilities.describe();
     if !caps.is_empty() {

@@ -51,6 +51,15 @@ pub const GROUP_FIELDS: [&str; 8] = [
     "scheduler",
 ];
 
+/// Refuses a `--group-by` that is not a machine field (checked before a
+/// fleet run as well as when the table is made).
+pub fn check_group_by(field: Option<&str>) -> Result<(), ManyError> {
+    match field {
+        Some(g) if !GROUP_FIELDS.contains(&g) => Err(ManyError::UnknownField(cleaned(g))),
+        _ => Ok(()),
+    }
+}
+
 /// A choice that names nothing in the comparison.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ManyError {
@@ -81,12 +90,14 @@ pub struct ManyTable {
 }
 
 /// One metric column: its row of the comparison, the fleet's median and
-/// median absolute deviation, and the scale of that median (its notes').
+/// median absolute deviation, the scale of that median (its notes'), and
+/// each run's cell, made once.
 struct Column<'a> {
     row: &'a Row,
     median: f64,
     mad: f64,
     scale: Scale,
+    cells: Vec<String>,
 }
 
 impl<'a> Column<'a> {
@@ -94,12 +105,15 @@ impl<'a> Column<'a> {
         let values: Vec<f64> = row.cells.iter().filter_map(|c| c.value).collect();
         let m = median(&values);
         let deviations: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
-        Column {
+        let mut column = Column {
             row,
             median: m,
             mad: median(&deviations),
             scale: Scale::of(m, &row.unit),
-        }
+            cells: Vec::new(),
+        };
+        column.cells = (0..row.cells.len()).map(|i| column.cell(i)).collect();
+        column
     }
 
     /// Whether run `i`'s figure is an outlier. With half the runs or more
@@ -112,7 +126,8 @@ impl<'a> Column<'a> {
         (v - self.median).abs() > OUTLIER_MADS * spread
     }
 
-    /// Run `i`'s cell: figure, deviation from the median, `!` if an outlier.
+    /// Run `i`'s cell: figure, deviation from the median, `!` if an
+    /// outlier (made once, in [`Column::new`]).
     fn cell(&self, i: usize) -> String {
         let Some(v) = self.row.cells[i].value else {
             return "missing".into();
@@ -226,11 +241,7 @@ pub fn table(
         name: cleaned(name),
         example: cleaned(&example),
     };
-    if let Some(g) = &o.group_by {
-        if !GROUP_FIELDS.contains(&g.as_str()) {
-            return Err(ManyError::UnknownField(cleaned(g)));
-        }
-    }
+    check_group_by(o.group_by.as_deref())?;
     let sort_row = match &o.sort {
         Some(s) => Some(find(c, s).ok_or_else(|| unknown("--sort", s))?),
         None => None,
@@ -276,7 +287,7 @@ pub fn table(
             if let Some(g) = &groups {
                 r.push(g[i].clone());
             }
-            r.extend(columns.iter().map(|col| col.cell(i)));
+            r.extend(columns.iter().map(|col| col.cells[i].clone()));
             r
         })
         .collect();
@@ -319,9 +330,14 @@ fn choose<'a>(
             continue;
         }
         let column = Column::new(row);
-        let cells: Vec<String> = (0..row.cells.len()).map(|i| column.cell(i)).collect();
         let title = column.title();
-        let w = widest(cells.iter().map(String::as_str).chain([title.as_str()]));
+        let w = widest(
+            column
+                .cells
+                .iter()
+                .map(String::as_str)
+                .chain([title.as_str()]),
+        );
         let mut wider = widths.clone();
         wider.push(w);
         if o.metrics.is_empty() && !columns.is_empty() && table_width(&wider) > MAX_WIDTH {
@@ -382,7 +398,7 @@ fn notes(
                 notes.push(format!(
                     "outlier: {name}: {} {}",
                     cleaned(&col.row.metric),
-                    col.cell(i).trim_end_matches(" !")
+                    col.cells[i].trim_end_matches(" !")
                 ));
             }
         }
