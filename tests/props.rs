@@ -1193,6 +1193,16 @@ fn generators_reach_valid_inputs() {
         accepted >= 20,
         "only {accepted} of 1000 generated inventories parse: the inventory property would test errors only"
     );
+    let listed = (0..1000)
+        .filter(|_| {
+            let t = ansible_listing().new_tree(&mut runner).unwrap().current();
+            plumb::fleet::inventory::ansible::parse_list("inv.ini", t.as_bytes()).is_ok()
+        })
+        .count();
+    assert!(
+        listed >= 20,
+        "only {listed} of 1000 generated Ansible listings parse: the listing property would test errors only"
+    );
 }
 
 // ---------------------------------------------------------------- fleet inventories, host specs, the agent protocol
@@ -1271,6 +1281,77 @@ fn inventory_text() -> impl Strategy<Value = String> {
     })
 }
 
+/// An `ansible-inventory --list` listing: 0-4 hosts with hostile names and
+/// hostile values for the variables plumb maps, and 0-4 groups whose
+/// members and children may be missing, repeated or cyclic.
+fn ansible_listing() -> impl Strategy<Value = String> {
+    let value = prop_oneof![
+        inventory_word().prop_map(serde_json::Value::String),
+        any::<i64>().prop_map(serde_json::Value::from),
+        any::<f64>().prop_map(serde_json::Value::from),
+        Just(serde_json::Value::Null),
+        Just(serde_json::json!({"nested": ["x"]})),
+    ];
+    let var = prop::sample::select(vec![
+        "ansible_host",
+        "ansible_port",
+        "ansible_user",
+        "ansible_ssh_private_key_file",
+        "ansible_connection",
+        "plumb_target",
+        "plumb_cache",
+        "plumb_net_address",
+        "other",
+    ]);
+    let host = (
+        prop_oneof![2 => Just("h".to_string()), 1 => inventory_word()],
+        prop::collection::vec((var, value), 0..4),
+    );
+    let group = (
+        prop::sample::select(vec!["all", "ungrouped", "g1", "g2", "-g", "../g"]),
+        prop::collection::vec(0usize..5, 0..4),
+        prop::collection::vec(
+            prop::sample::select(vec!["all", "g1", "g2", "missing", "-g"]),
+            0..3,
+        ),
+    );
+    (
+        prop::collection::vec(host, 0..5),
+        prop::collection::vec(group, 0..5),
+    )
+        .prop_map(|(hosts, groups)| {
+            // Host names told apart by their position, as Ansible's are unique.
+            let named: Vec<(String, _)> = hosts
+                .into_iter()
+                .enumerate()
+                .map(|(i, (n, vars))| (format!("{n}{i}"), vars))
+                .collect();
+            let hostvars: serde_json::Map<String, serde_json::Value> = named
+                .iter()
+                .map(|(n, vars)| {
+                    let vars = vars
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.clone()))
+                        .collect();
+                    (n.clone(), serde_json::Value::Object(vars))
+                })
+                .collect();
+            let mut listing = serde_json::Map::new();
+            listing.insert("_meta".into(), serde_json::json!({ "hostvars": hostvars }));
+            for (name, members, children) in &groups {
+                let members: Vec<&str> = members
+                    .iter()
+                    .filter_map(|i| named.get(*i).map(|h| h.0.as_str()))
+                    .collect();
+                listing.insert(
+                    name.to_string(),
+                    serde_json::json!({ "hosts": members, "children": children }),
+                );
+            }
+            serde_json::Value::Object(listing).to_string()
+        })
+}
+
 /// Checks what an accepted host promises: a name that is a plain file
 /// name, an address and user ssh cannot read as options, remote paths
 /// without control characters.
@@ -1338,6 +1419,18 @@ proptest! {
         }
     }
 
+    /// `ansible-inventory --list` listings with hostile host names, values
+    /// for every variable plumb maps, and groups that nest, repeat, name
+    /// missing children or form cycles.
+    #[test]
+    fn ansible_listings_never_panic(text in ansible_listing()) {
+        let r = no_panic("ansible::parse_list", &text, || plumb::fleet::inventory::ansible::parse_list("inv.ini", text.as_bytes()))?;
+        match r {
+            Err(e) => named("ansible::parse_list", &text, &e.to_string())?,
+            Ok(hosts) => for h in &hosts { host_is_safe(h, &text)?; },
+        }
+    }
+
     /// `-H` specs.
     #[test]
     fn host_specs_never_panic(specs in prop::collection::vec(inventory_word(), 1..4)) {
@@ -1365,13 +1458,25 @@ proptest! {
         input.extend_from_slice(&bytes);
         let shown = String::from_utf8_lossy(&input).into_owned();
         no_panic("protocol", &shown, || {
+            use std::io::Seek;
             let mut r = std::io::BufReader::new(std::io::Cursor::new(&input));
             if let Ok(Some(line)) = protocol::read_line(&mut r) {
                 for kind in [protocol::RESULT, protocol::PAYLOAD, protocol::AGENT] {
                     if let Some(f) = protocol::fields(&line, kind) {
                         if let Some(n) = f.last().and_then(|n| n.parse::<u64>().ok()) {
-                            if let Ok(b) = protocol::read_counted(&mut r, n, 1 << 20) {
-                                assert_eq!(b.len() as u64, n);
+                            // Streamed or read whole, the same bytes or
+                            // the same refusal.
+                            let at = r.stream_position().expect("a cursor's position");
+                            let mut streamed = Vec::new();
+                            let copied = protocol::copy_counted(&mut r, n, 1 << 20, &mut streamed);
+                            r.seek(std::io::SeekFrom::Start(at)).expect("a cursor seeks");
+                            match protocol::read_counted(&mut r, n, 1 << 20) {
+                                Ok(b) => {
+                                    assert_eq!(b.len() as u64, n);
+                                    assert!(copied.is_ok());
+                                    assert_eq!(streamed, b);
+                                }
+                                Err(_) => assert!(copied.is_err()),
                             }
                         }
                     }
