@@ -220,13 +220,6 @@ const SERIAL: &[&str] = &[
     "trace::a_replay_that_fills",
     "trace::record_stops",
     "trace::think_time",
-    // The applications recorded, replayed and the replay recorded again:
-    // in the parallel phase under a neighbour's load (a direct-I/O writer
-    // on the disk) the replay's recording counted one open more than the
-    // program made, in the pool, venv and sqlite3 tests (stop 41 fixed a
-    // PID wrap behind it; on 2026-12-06 it came back, 3 runs in 3), never
-    // one at a time. The cause is still to find.
-    "trace_apps::",
     // Compares the component's and the script's rates (within 10%).
     "wasm::es_indexing_gives_the_same_figures",
 ];

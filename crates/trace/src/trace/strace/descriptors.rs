@@ -90,16 +90,30 @@ impl Tables {
         self.table(tid).remove(&fd);
     }
 
-    /// A thread made with CLONE_FILES: one table for both.
+    /// A thread made with CLONE_FILES: one table for both. Under load
+    /// strace can print the new thread's first calls before the clone's
+    /// result: what the thread opened meanwhile went into a table of its
+    /// own, which joins the parent's (the two were one table all along).
     pub(super) fn share(&mut self, parent: u64, child: u64) {
         self.table(parent);
         let i = self.table_of[&parent];
-        self.table_of.insert(child, i);
+        match self.table_of.get(&child).copied() {
+            Some(j) if j != i => {
+                let early = std::mem::take(&mut self.tables[j]);
+                self.tables[i].extend(early);
+                self.move_threads(j, i);
+            }
+            _ => {
+                self.table_of.insert(child, i);
+            }
+        }
     }
 
     /// A fork: the child gets a copy whose handles are inherited lazily.
+    /// What the child opened before strace printed the fork's result (see
+    /// [`Tables::share`]) is kept over the copy.
     pub(super) fn fork(&mut self, parent: u64, child: u64, at_us: u64, seq: u64) {
-        let copy: HashMap<i64, Slot> = self
+        let mut copy: HashMap<i64, Slot> = self
             .table(parent)
             .iter()
             .map(|(&fd, &slot)| {
@@ -115,8 +129,31 @@ impl Tables {
                 (fd, slot)
             })
             .collect();
+        let early = self.table_of.get(&child).copied();
+        if let Some(j) = early {
+            copy.extend(std::mem::take(&mut self.tables[j]));
+        }
         self.tables.push(copy);
-        self.table_of.insert(child, self.tables.len() - 1);
+        let new = self.tables.len() - 1;
+        match early {
+            Some(j) => self.move_threads(j, new),
+            None => {
+                self.table_of.insert(child, new);
+            }
+        }
+    }
+
+    /// Every thread using table `from` uses table `to` instead.
+    fn move_threads(&mut self, from: usize, to: usize) {
+        for t in self.table_of.values_mut().filter(|t| **t == from) {
+            *t = to;
+        }
+    }
+
+    /// Thread `tid` ended: its id no longer names its table (the kernel
+    /// may give the id to a new process later in the log).
+    pub(super) fn exited(&mut self, tid: u64) {
+        self.table_of.remove(&tid);
     }
 
     /// A successful exec closes the close-on-exec descriptors.

@@ -99,6 +99,10 @@ impl LogReader {
         if ts - t0 > MAX_TIME_US as f64 / 1e6 {
             return Err(LogError::LateTimestamp { ts });
         }
+        if rest.starts_with("+++ exited") || rest.starts_with("+++ killed") {
+            self.c.exited(tid);
+            return Ok(());
+        }
         if rest.starts_with("+++") || rest.starts_with("---") {
             return Ok(());
         }
@@ -306,5 +310,122 @@ mod tests {
         assert_eq!(t.ops[1].dur_us, 30, "the close keeps its duration");
         assert!(t.ops.iter().all(|o| o.failed.is_none()));
         assert_eq!(t.tracer.as_ref().unwrap().calls, 6);
+    }
+
+    /// The names of `t`'s operations with their threads, implicit opens
+    /// marked.
+    fn listed(t: &crate::trace::format::Trace) -> Vec<(u32, String)> {
+        t.ops
+            .iter()
+            .map(|o| {
+                let name = match &o.kind {
+                    OpKind::Open { flags, .. } if flags.implicit => "implicit open",
+                    OpKind::Open { .. } => "open",
+                    k => k.name(),
+                };
+                (o.thread, name.to_string())
+            })
+            .collect()
+    }
+
+    /// Under load strace can print a new thread's first calls before the
+    /// clone's result: what the thread opened meanwhile stays its own (it
+    /// was not re-opened implicitly at its next use), and the parent's
+    /// descriptors are the thread's too.
+    #[test]
+    fn a_threads_calls_printed_before_its_clone_returns_keep_their_descriptors() {
+        let log = r#"3746  1796043420.982403 openat(AT_FDCWD</tmp/stt>, "a.dat", O_RDWR|O_CREAT, 0644) = 3</tmp/stt/a.dat> <0.000010>
+3746  1796043420.983312 clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD, child_tid=0x7f80c4b14990, exit_signal=0} <unfinished ...>
+3789  1796043420.983400 openat(AT_FDCWD</tmp/stt>, "b.dat", O_WRONLY|O_CREAT, 0644) = 4</tmp/stt/b.dat> <0.000010>
+3746  1796043420.983450 <... clone3 resumed> => {parent_tid=[3789]}, 88) = 3789 <0.000061>
+3789  1796043420.983600 write(4</tmp/stt/b.dat>, ""..., 10) = 10 <0.000006>
+3789  1796043420.983650 write(3</tmp/stt/a.dat>, ""..., 10) = 10 <0.000006>
+3746  1796043420.983700 write(4</tmp/stt/b.dat>, ""..., 5) = 5 <0.000006>
+3789  1796043420.983800 close(4</tmp/stt/b.dat>) = 0 <0.000005>
+"#;
+        let t = convert("log", log, "/tmp/stt", "/tmp/stt", None).unwrap();
+        let want: Vec<(u32, String)> = [
+            (0, "open"),
+            (1, "open"),
+            (1, "write"),
+            (1, "write"),
+            (0, "write"),
+            (1, "close"),
+        ]
+        .iter()
+        .map(|(t, n)| (*t, n.to_string()))
+        .collect();
+        assert_eq!(listed(&t), want);
+        // Both threads wrote through the thread's one handle on b.dat.
+        let handle = |i: usize| match &t.ops[i].kind {
+            OpKind::Write { handle, .. } => *handle,
+            k => panic!("{k:?}"),
+        };
+        assert_eq!(handle(2), handle(4));
+    }
+
+    /// The same for a forked child: its early opens are kept, and the
+    /// parent's descriptors come to it as inherited copies.
+    #[test]
+    fn a_childs_calls_printed_before_its_fork_returns_keep_their_descriptors() {
+        let log = r#"3746  1796043420.982403 openat(AT_FDCWD</tmp/stt>, "a.dat", O_RDWR|O_CREAT, 0644) = 3</tmp/stt/a.dat> <0.000010>
+3746  1796043420.983312 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD <unfinished ...>
+3790  1796043420.983400 openat(AT_FDCWD</tmp/stt/sub>, "c.dat", O_WRONLY|O_CREAT, 0644) = 5</tmp/stt/sub/c.dat> <0.000010>
+3746  1796043420.983450 <... clone resumed>, child_tidptr=0x7f80c4b14a10) = 3790 <0.000061>
+3790  1796043420.983600 write(5</tmp/stt/sub/c.dat>, ""..., 10) = 10 <0.000006>
+3790  1796043420.983650 write(3</tmp/stt/a.dat>, ""..., 10) = 10 <0.000006>
+3790  1796043420.983700 openat(AT_FDCWD, "d.dat", O_WRONLY|O_CREAT, 0644) = 6</tmp/stt/sub/d.dat> <0.000010>
+3790  1796043420.983800 close(5</tmp/stt/sub/c.dat>) = 0 <0.000005>
+"#;
+        let t = convert("log", log, "/tmp/stt", "/tmp/stt", None).unwrap();
+        let want: Vec<(u32, String)> = [
+            (0, "open"),
+            (1, "open"),
+            (1, "inherit"),
+            (1, "write"),
+            (1, "write"),
+            (1, "open"),
+            (1, "close"),
+        ]
+        .iter()
+        .map(|(t, n)| (*t, n.to_string()))
+        .collect();
+        let mut got = listed(&t);
+        got.sort_by_key(|(th, _)| *th);
+        let mut sorted = want.clone();
+        sorted.sort_by_key(|(th, _)| *th);
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        assert!(!got.iter().any(|(_, n)| n == "implicit open"), "{got:?}");
+        // The child's working directory is its own, not the parent's.
+        let paths: Vec<&str> = t.files.iter().map(|f| f.path.as_str()).collect();
+        assert!(paths.contains(&"sub/d.dat"), "{paths:?}");
+    }
+
+    /// A thread id the kernel gives again after its thread ended names a
+    /// new process: nothing of the old one's descriptors carries over.
+    #[test]
+    fn a_thread_id_given_again_after_an_exit_starts_afresh() {
+        let log = r#"3746  1796043420.982403 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f80c4b14a10) = 3790 <0.000061>
+3790  1796043420.982500 openat(AT_FDCWD</tmp/stt>, "old.dat", O_WRONLY|O_CREAT, 0644) = 7</tmp/stt/old.dat> <0.000010>
+3790  1796043420.982600 +++ exited with 0 +++
+3746  1796043420.983312 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f80c4b14a10) = 3790 <0.000061>
+3790  1796043420.983650 write(7</tmp/stt/new.dat>, ""..., 10) = 10 <0.000006>
+"#;
+        let t = convert("log", log, "/tmp/stt", "/tmp/stt", None).unwrap();
+        let OpKind::Write { handle, .. } = t.ops.last().unwrap().kind else {
+            panic!("{:?}", t.ops);
+        };
+        let opened = t.ops.iter().find_map(|o| match &o.kind {
+            OpKind::Open {
+                handle: h, file, ..
+            } if *h == handle => Some(*file),
+            _ => None,
+        });
+        assert_eq!(
+            opened.map(|f| t.files[f as usize].path.as_str()),
+            Some("new.dat"),
+            "{:?}",
+            t.ops
+        );
     }
 }

@@ -118,6 +118,13 @@ impl Converter {
         }
     }
 
+    /// Thread `tid` ended (strace's `+++ exited` or `+++ killed`): a later
+    /// thread given the same id starts afresh.
+    pub(super) fn exited(&mut self, tid: u64) {
+        self.tables.exited(tid);
+        self.cwd.remove(&tid);
+    }
+
     /// The bound the last call broke, if any: the log cannot become a trace.
     pub(super) fn take_error(&mut self) -> Option<LogError> {
         self.error.take()

@@ -23,8 +23,9 @@ impl Converter {
                 } else {
                     self.tables.fork(tid, child, start, self.seq);
                 }
+                // A child whose calls came first already showed its own.
                 let cwd = self.cwd_of(tid);
-                self.cwd.insert(child, cwd);
+                self.cwd.entry(child).or_insert(cwd);
             }
             "execve" | "execveat" => self.tables.exec(tid),
             "chdir" => {
