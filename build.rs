@@ -36,6 +36,16 @@ fn main() {
         _ => "unknown".into(),
     };
     println!("cargo:rustc-env=PLUMB_COMMIT={commit}");
-    let profile = std::env::var("PROFILE").unwrap_or_else(|_| "unknown".into());
+    // PROFILE says only "release" or "debug"; the build's own directory
+    // (target/PROFILE/build/plumb-HASH/out) names a custom one (shipping).
+    let profile = std::env::var("OUT_DIR")
+        .ok()
+        .and_then(|out| {
+            let parts: Vec<&str> = out.split('/').collect();
+            let build = parts.iter().rposition(|p| *p == "build")?;
+            parts.get(build.checked_sub(1)?).map(|p| p.to_string())
+        })
+        .or_else(|| std::env::var("PROFILE").ok())
+        .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=PLUMB_PROFILE={profile}");
 }

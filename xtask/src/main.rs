@@ -367,15 +367,15 @@ fn man(dir: &Path) -> Result<(), String> {
 /// The largest binary `dist` ships.
 const MAX_DIST_BYTES: u64 = 40_000_000;
 
-/// Builds plumb in release, then writes `dir/plumb.debug` (its debug
+/// Builds plumb with the `shipping` profile (Cargo.toml), then writes `dir/plumb.debug` (its debug
 /// information and symbols, `objcopy --only-keep-debug`) and `dir/plumb`
 /// (stripped, with a `.gnu_debuglink` to the former); fails when the
 /// stripped binary is over [`MAX_DIST_BYTES`].
 fn dist(dir: &Path) -> Result<(), String> {
     let cargo = cargo();
-    run(Command::new(&cargo).args(["build", "--release", "--bin", "plumb"]))?;
+    run(Command::new(&cargo).args(["build", "--profile", "shipping", "--bin", "plumb"]))?;
     let target = std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into());
-    let built = Path::new(&target).join("release").join("plumb");
+    let built = Path::new(&target).join("shipping").join("plumb");
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let debug = dir.join("plumb.debug");
     let shipped = dir.join("plumb");
