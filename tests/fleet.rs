@@ -283,6 +283,21 @@ impl Lab {
         std::fs::read_to_string(self.sshd_log_path(i)).unwrap_or_default()
     }
 
+    /// Logins each host's sshd has let in so far.
+    fn logins(&self) -> Vec<usize> {
+        (0..HOSTS.len())
+            .map(|i| self.sshd_log(i).matches("Accepted publickey").count())
+            .collect()
+    }
+
+    /// Each host's sshd let in `n` logins since `before` ([`Lab::logins`]).
+    fn assert_logins(&self, before: &[usize], n: usize) {
+        for (i, was) in before.iter().enumerate() {
+            let now = self.logins()[i];
+            assert_eq!(now - was, n, "{}:\n{}", HOSTS[i], self.sshd_log(i));
+        }
+    }
+
     /// Lab host `i` as inventory host `name`, with its own target and cache.
     fn host(&self, i: usize, name: &str) -> Host {
         Host {
@@ -440,6 +455,36 @@ pub(crate) fn fleet(dir: &Path, args: &[&str]) -> Run {
     plumb(dir, &all)
 }
 
+/// `plumb fleet ARGS` in `dir` with `dir` as its temporary directory
+/// (where its shared connections' sockets go).
+fn fleet_in_tmp(dir: &Path, args: &[&str]) -> Run {
+    crate::util::to_run(
+        Command::new(plumb_bin())
+            .arg("fleet")
+            .args(args)
+            .env("PLUMB_CACHE_DIR", crate::util::test_cache())
+            .env("TMPDIR", dir)
+            .current_dir(dir)
+            .output()
+            .expect("run plumb"),
+    )
+}
+
+/// No ssh connection shared under `tmp` is still open (no process names
+/// a control socket there) and no socket directory is left.
+fn assert_no_shared_connection(tmp: &Path) {
+    let prefix = format!("ControlPath={}/plumb-ssh-", tmp.display());
+    let open: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&prefix))
+        .collect();
+    assert_eq!(open, Vec::<String>::new(), "connections left open");
+    assert_eq!(named(tmp, "plumb-ssh-"), Vec::<String>::new());
+}
+
 /// A JSON file plumb should have written; `run` explains its absence.
 pub(crate) fn read_json(path: &Path, run: &str) -> Value {
     let text = std::fs::read_to_string(path)
@@ -565,8 +610,13 @@ fn two_hosts_run_quick_at_once_and_the_second_run_uses_the_cache() {
     let mut args = vec!["run", "quick", "--hosts", &inv, "--ssh-config", &cfg];
     args.extend(["--out", out1.to_str().unwrap()]);
     args.extend(QUICK_SMALL);
-    let r = fleet(lab.path(), &args);
+    let before = lab.logins();
+    let r = fleet_in_tmp(lab.path(), &args);
     assert_eq!(r.code, 0, "{}", shown(&r));
+    // The check, the copy and the run shared one connection per host, and
+    // plumb closed it: no connection, socket or directory is left.
+    lab.assert_logins(&before, 1);
+    assert_no_shared_connection(lab.path());
     for h in HOSTS {
         ran_ok(&r, &out1, h);
     }
@@ -644,8 +694,11 @@ fn two_hosts_run_quick_at_once_and_the_second_run_uses_the_cache() {
     ];
     args.extend(["--out", out2.to_str().unwrap(), "--format", "json"]);
     args.extend(QUICK_SMALL);
-    let r = fleet(lab.path(), &args);
+    let before = lab.logins();
+    let r = fleet_in_tmp(lab.path(), &args);
     assert_eq!(r.code, 0, "{}", shown(&r));
+    lab.assert_logins(&before, 1);
+    assert_no_shared_connection(lab.path());
     assert_eq!(r.json()["runs"], json!(["a", "b"]), "{}", r.stdout);
     let f = read_json(&out2.join("fleet.json"), &shown(&r));
     for (i, h) in HOSTS.iter().enumerate() {

@@ -169,7 +169,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask test [ARGS]\n  installs what the tests need, then runs cargo fmt --check, cargo clippy and cargo test ARGS\n       cargo xtask man [DIR]\n  writes plumb's man pages into DIR (default target/man)\n       cargo xtask dist [DIR]\n  writes the stripped release binary and its plumb.debug into DIR (default target/dist)"
+                "usage: cargo xtask test [ARGS]\n  installs what the tests need, then runs cargo fmt --check, cargo clippy and cargo test ARGS\n       cargo xtask man [DIR]\n  writes plumb's man pages into DIR (default target/man)\n       cargo xtask dist [DIR]\n  writes the stripped shipping build (Cargo.toml profile.shipping) and its plumb.debug into DIR (default target/dist)"
             );
             ExitCode::from(2)
         }

@@ -159,8 +159,10 @@ impl Connection {
             return Err(PlanError::SshOption(o.clone()));
         }
         let connect_timeout = duration("--connect-timeout", &self.connect_timeout)?;
+        let program = PathBuf::from("ssh");
         let ssh = Ssh {
-            program: PathBuf::from("ssh"),
+            sharing: crate::fleet::ssh::Sharing::new(&program).map(std::sync::Arc::new),
+            program,
             config: self.ssh_config.clone(),
             options: self.ssh_option.clone(),
             connect_timeout,

@@ -145,6 +145,9 @@ pub(super) struct Session {
     tail: Vec<String>,
     /// The last progress line of the run.
     pub(super) last_line: Option<String>,
+    /// How the session was started, to tell a silent end of its shared
+    /// connection ([`Ssh::silent_exit`]).
+    via: (Ssh, Host),
 }
 
 /// How many of ssh's last stderr lines are kept.
@@ -186,6 +189,7 @@ impl Session {
             garbled: None,
             tail: Vec::new(),
             last_line: None,
+            via: (ssh.clone(), host.clone()),
         })
     }
 
@@ -233,7 +237,12 @@ impl Session {
         match code {
             -1 => RemoteError::SshKilled,
             c if c > 128 && c < 160 => RemoteError::Killed(c - 128),
-            c => RemoteError::Failed(ssh::reason(c, &self.tail.join("\n"))),
+            c => {
+                let tail = self.tail.join("\n");
+                let (ssh, host) = &self.via;
+                let said = ssh.silent_exit(host, c, &tail).unwrap_or(tail);
+                RemoteError::Failed(ssh::reason(c, &said))
+            }
         }
     }
 }
