@@ -130,26 +130,33 @@ impl Drop for Sharing {
         let Ok(entries) = std::fs::read_dir(self.dir.path()) else {
             return;
         };
-        for e in entries.flatten() {
-            let mut c = Command::new(&self.program);
-            c.arg("-o")
-                .arg(format!("ControlPath={}", e.path().display()))
-                .args([
-                    "-o",
-                    "LogLevel=QUIET",
-                    "-O",
-                    "exit",
-                    "plumb-shared-connection",
-                ])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-            if let Ok(mut child) = c.spawn() {
-                // A control socket answers at once; a stuck one is left
-                // to close itself after PERSIST.
-                let never = AtomicBool::new(false);
-                let _ = wait(&mut child, Duration::from_secs(5), &never);
-            }
+        // Every connection is told at once, then waited for: one after
+        // the other, a fleet of dozens would add a poll interval each.
+        let closing: Vec<Child> = entries
+            .flatten()
+            .filter_map(|e| {
+                Command::new(&self.program)
+                    .arg("-o")
+                    .arg(format!("ControlPath={}", e.path().display()))
+                    .args([
+                        "-o",
+                        "LogLevel=QUIET",
+                        "-O",
+                        "exit",
+                        "plumb-shared-connection",
+                    ])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .ok()
+            })
+            .collect();
+        // A control socket answers at once; a stuck one is left to close
+        // itself after PERSIST.
+        let never = AtomicBool::new(false);
+        for mut child in closing {
+            let _ = wait(&mut child, Duration::from_secs(5), &never);
         }
     }
 }
