@@ -68,14 +68,25 @@ impl Sharing {
     /// A new private directory (mode 0700) for `program`'s control sockets
     /// under the temporary directory; None (no sharing) when it cannot be
     /// made or its path would not fit a socket or an ssh option.
-    pub fn new(program: &Path) -> Option<Sharing> {
+    pub fn new(program: &Path, user_options: &[String]) -> Option<Sharing> {
+        // The user's own connection-sharing options win over plumb's: none
+        // of plumb's is then wanted.
+        let chose = user_options.iter().any(|o| {
+            let key = o.split(['=', ' ', '\t']).next().unwrap_or("");
+            ["controlpath", "controlmaster", "controlpersist"]
+                .contains(&key.to_ascii_lowercase().as_str())
+        });
+        if chose {
+            return None;
+        }
         let dir = tempfile::Builder::new()
             .prefix("plumb-ssh-")
             .tempdir()
             .ok()?;
         let text = dir.path().to_str()?;
         let fits = text.len() + 1 + SOCKET_NAME_LEN <= MAX_SOCKET_PATH
-            && !text.contains(['%', '~', ' ', '"', '\\', '\'']);
+            && !text.contains(['%', '~', '$', ' ', '"', '\\', '\''])
+            && !text.chars().any(char::is_control);
         fits.then(|| Sharing {
             program: program.to_path_buf(),
             dir,
@@ -99,7 +110,7 @@ impl Sharing {
     /// True while `host`'s shared connection is open (`ssh -O check`).
     fn open(&self, host: &Host) -> bool {
         let mut c = Command::new(&self.program);
-        c.arg("-o")
+        c.args(["-F", "/dev/null", "-o"])
             .arg(format!("ControlPath={}", self.socket(host).display()))
             .args([
                 "-o",
@@ -110,7 +121,8 @@ impl Sharing {
             ])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stderr(Stdio::null())
+            .process_group(0);
         let Ok(mut child) = c.spawn() else {
             return false;
         };
@@ -136,7 +148,7 @@ impl Drop for Sharing {
             .flatten()
             .filter_map(|e| {
                 Command::new(&self.program)
-                    .arg("-o")
+                    .args(["-F", "/dev/null", "-o"])
                     .arg(format!("ControlPath={}", e.path().display()))
                     .args([
                         "-o",
@@ -148,6 +160,9 @@ impl Drop for Sharing {
                     .stdin(Stdio::null())
                     .stdout(Stdio::null())
                     .stderr(Stdio::null())
+                    // Out of the terminal's group: a second Ctrl-C while
+                    // plumb ends must not cut the closing short.
+                    .process_group(0)
                     .spawn()
                     .ok()
             })
@@ -213,7 +228,7 @@ impl Ssh {
         let s = self.sharing.as_ref()?;
         (code == 255 && stderr.trim().is_empty() && !s.open(host)).then(|| {
             format!(
-                "Connection to {} closed: the host's shared connection ended\n",
+                "Connection closed: the shared connection to {} ended\n",
                 host.address
             )
         })
@@ -524,5 +539,41 @@ mod tests {
             reason(255, "Connection to b closed by remote host.\n").starts_with("connection lost")
         );
         assert_eq!(reason(3, "no\n"), "no (exit 3)");
+        // What a session says when its shared connection ended.
+        let host = Host {
+            name: "b".into(),
+            address: "10.0.0.3".into(),
+            user: None,
+            port: None,
+            identity: None,
+            target: ".".into(),
+            cache: ".cache".into(),
+            net_address: None,
+            labels: Vec::new(),
+        };
+        let ssh = Ssh {
+            program: PathBuf::from("ssh"),
+            config: None,
+            options: Vec::new(),
+            connect_timeout: Duration::from_secs(5),
+            sharing: Sharing::new(Path::new("ssh"), &[]).map(Arc::new),
+        };
+        let said = ssh
+            .silent_exit(&host, 255, "")
+            .expect("no connection is open");
+        assert!(reason(255, &said).starts_with("connection lost"), "{said}");
+        assert_eq!(ssh.silent_exit(&host, 255, "Connection refused\n"), None);
+        assert_eq!(ssh.silent_exit(&host, 3, ""), None);
+    }
+
+    #[test]
+    fn sharing_is_off_when_the_user_chose_control_options() {
+        assert!(Sharing::new(Path::new("ssh"), &["ServerAliveInterval=9".into()]).is_some());
+        for o in ["ControlMaster=no", "controlpath none", "CONTROLPERSIST=5"] {
+            assert!(
+                Sharing::new(Path::new("ssh"), &[o.to_string()]).is_none(),
+                "{o}"
+            );
+        }
     }
 }

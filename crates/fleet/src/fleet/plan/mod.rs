@@ -161,7 +161,8 @@ impl Connection {
         let connect_timeout = duration("--connect-timeout", &self.connect_timeout)?;
         let program = PathBuf::from("ssh");
         let ssh = Ssh {
-            sharing: crate::fleet::ssh::Sharing::new(&program).map(std::sync::Arc::new),
+            sharing: crate::fleet::ssh::Sharing::new(&program, &self.ssh_option)
+                .map(std::sync::Arc::new),
             program,
             config: self.ssh_config.clone(),
             options: self.ssh_option.clone(),

@@ -118,14 +118,17 @@ pub fn run(
             last_line: s.last_line.clone(),
         }),
         None => {
-            if s.pid.is_some() && !stop.load(Ordering::Relaxed) {
-                sweep(ssh, host, binary, s.pid);
-            }
-            Err(match stopped {
+            // The reason first: the sweep logs in again, which would make a
+            // shared connection that ended look open.
+            let why = match stopped {
                 Some(StopReason::TimeLimit) => RemoteError::NoResultInTime(limit.as_secs()),
                 Some(StopReason::Signal) => RemoteError::StoppedBeforeResult,
                 None => s.reason(code),
-            })
+            };
+            if s.pid.is_some() && !stop.load(Ordering::Relaxed) {
+                sweep(ssh, host, binary, s.pid);
+            }
+            Err(why)
         }
     }
 }
