@@ -1,5 +1,6 @@
-//! What the driver does on one host, step by step, each over one ssh
-//! command: [`check`] the host, [`copy_binary`] plumb into its cache,
+//! What the driver does on one host, step by step, each one ssh command
+//! (a session over the host's shared connection, [`crate::fleet::ssh::Sharing`]):
+//! [`check`] the host, [`copy_binary`] plumb into its cache,
 //! [`run`] a pack through the agent, [`Server::start`] a `plumb serve`,
 //! and [`sweep`] up after a session that could not finish.
 //!
