@@ -289,27 +289,29 @@ impl Ssh {
         };
         let out = collect(child.stdout.take().expect("piped"), max_stdout, Keep::Head);
         let err = collect(child.stderr.take().expect("piped"), MAX_STDERR, Keep::Tail);
-        let status = wait(&mut child, limit, stop);
+        let code = match wait(&mut child, limit, stop) {
+            Waited::Exited(code) => code,
+            // ssh is gone; its output is not wanted. The threads reading it
+            // are left to end on their own: a shared connection holds the
+            // pipes until it closes the session (on a dead network, when
+            // its keep-alive gives up), which a stop must not wait for.
+            Waited::Stopped => return Err(SshError::Stopped),
+            Waited::TimedOut => return Err(SshError::TimedOut(limit)),
+        };
         let stdout = out.join().unwrap_or_default();
         let stderr = err.join().unwrap_or_default();
         if let Some(f) = feeder {
             let _ = f.join();
         }
         let mut stderr = String::from_utf8_lossy(&stderr).into_owned();
-        if let Waited::Exited(code) = status {
-            if let Some(said) = self.silent_exit(host, code, &stderr) {
-                stderr = said;
-            }
+        if let Some(said) = self.silent_exit(host, code, &stderr) {
+            stderr = said;
         }
-        match status {
-            Waited::Exited(code) => Ok(Finished {
-                code,
-                stdout,
-                stderr,
-            }),
-            Waited::Stopped => Err(SshError::Stopped),
-            Waited::TimedOut => Err(SshError::TimedOut(limit)),
-        }
+        Ok(Finished {
+            code,
+            stdout,
+            stderr,
+        })
     }
 }
 
