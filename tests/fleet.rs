@@ -458,16 +458,9 @@ pub(crate) fn fleet(dir: &Path, args: &[&str]) -> Run {
 /// `plumb fleet ARGS` in `dir` with `dir` as its temporary directory
 /// (where its shared connections' sockets go).
 fn fleet_in_tmp(dir: &Path, args: &[&str]) -> Run {
-    crate::util::to_run(
-        Command::new(plumb_bin())
-            .arg("fleet")
-            .args(args)
-            .env("PLUMB_CACHE_DIR", crate::util::test_cache())
-            .env("TMPDIR", dir)
-            .current_dir(dir)
-            .output()
-            .expect("run plumb"),
-    )
+    let mut all = vec!["fleet"];
+    all.extend_from_slice(args);
+    crate::util::plumb_env(dir, &crate::util::test_cache(), &[("TMPDIR", dir)], &all)
 }
 
 /// No ssh connection shared under `tmp` is still open (no process names

@@ -136,10 +136,16 @@ pub fn plumb(dir: &Path, args: &[&str]) -> Run {
 
 /// Runs `plumb ARGS` in `dir` with its compiled-component cache in `cache`.
 pub fn plumb_cached(dir: &Path, cache: &Path, args: &[&str]) -> Run {
+    plumb_env(dir, cache, &[], args)
+}
+
+/// [`plumb_cached`] with more environment variables set.
+pub fn plumb_env(dir: &Path, cache: &Path, env: &[(&str, &Path)], args: &[&str]) -> Run {
     to_run(
         Command::new(plumb_bin())
             .args(args)
             .env("PLUMB_CACHE_DIR", cache)
+            .envs(env.iter().copied())
             .current_dir(dir)
             .output()
             .expect("run plumb"),

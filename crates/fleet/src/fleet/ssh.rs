@@ -94,7 +94,7 @@ impl Sharing {
     }
 
     /// The control socket of `host`.
-    pub fn socket(&self, host: &Host) -> PathBuf {
+    fn socket(&self, host: &Host) -> PathBuf {
         use sha2::{Digest, Sha256};
         let digest = Sha256::digest(host.name.as_bytes());
         let name: String = digest
@@ -104,35 +104,36 @@ impl Sharing {
             .collect();
         self.dir.path().join(name)
     }
-}
 
-impl Sharing {
     /// True while `host`'s shared connection is open (`ssh -O check`).
     fn open(&self, host: &Host) -> bool {
+        let Ok(mut child) = self.control(&self.socket(host), "check").spawn() else {
+            return false;
+        };
+        let never = AtomicBool::new(false);
+        matches!(wait(&mut child, CONTROL_LIMIT, &never), Waited::Exited(0))
+    }
+
+    /// `ssh -O OP` to the connection at `socket`: no ssh config read (the
+    /// socket is named), no output, and in a process group of its own, out
+    /// of the terminal's (a second Ctrl-C while plumb ends must not cut the
+    /// closing short).
+    fn control(&self, socket: &Path, op: &str) -> Command {
         let mut c = Command::new(&self.program);
         c.args(["-F", "/dev/null", "-o"])
-            .arg(format!("ControlPath={}", self.socket(host).display()))
-            .args([
-                "-o",
-                "LogLevel=QUIET",
-                "-O",
-                "check",
-                "plumb-shared-connection",
-            ])
+            .arg(format!("ControlPath={}", socket.display()))
+            .args(["-o", "LogLevel=QUIET", "-O", op, "plumb-shared-connection"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .process_group(0);
-        let Ok(mut child) = c.spawn() else {
-            return false;
-        };
-        let never = AtomicBool::new(false);
-        matches!(
-            wait(&mut child, Duration::from_secs(5), &never),
-            Waited::Exited(0)
-        )
+        c
     }
 }
+
+/// How long a control command may take: a control socket answers at once;
+/// a stuck connection is left to close itself after [`PERSIST`].
+const CONTROL_LIMIT: Duration = Duration::from_secs(5);
 
 /// Hex digits naming a control socket.
 const SOCKET_NAME_LEN: usize = 16;
@@ -146,32 +147,11 @@ impl Drop for Sharing {
         // the other, a fleet of dozens would add a poll interval each.
         let closing: Vec<Child> = entries
             .flatten()
-            .filter_map(|e| {
-                Command::new(&self.program)
-                    .args(["-F", "/dev/null", "-o"])
-                    .arg(format!("ControlPath={}", e.path().display()))
-                    .args([
-                        "-o",
-                        "LogLevel=QUIET",
-                        "-O",
-                        "exit",
-                        "plumb-shared-connection",
-                    ])
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    // Out of the terminal's group: a second Ctrl-C while
-                    // plumb ends must not cut the closing short.
-                    .process_group(0)
-                    .spawn()
-                    .ok()
-            })
+            .filter_map(|e| self.control(&e.path(), "exit").spawn().ok())
             .collect();
-        // A control socket answers at once; a stuck one is left to close
-        // itself after PERSIST.
         let never = AtomicBool::new(false);
         for mut child in closing {
-            let _ = wait(&mut child, Duration::from_secs(5), &never);
+            let _ = wait(&mut child, CONTROL_LIMIT, &never);
         }
     }
 }
