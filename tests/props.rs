@@ -561,7 +561,8 @@ fn strace_line() -> impl Strategy<Value = String> {
                 Just("O_RDWR|O_CREAT|O_DIRECT".to_string()),
                 Just("AT_FDCWD</r>".to_string()),
                 Just("\"\"...".to_string()),
-                Just("{flags=CLONE_VM}".to_string())
+                Just("{flags=CLONE_VM}".to_string()),
+                Just("{flags=CLONE_VM|CLONE_FILES|CLONE_THREAD}".to_string())
             ],
             0..6,
         ),
@@ -598,7 +599,7 @@ proptest! {
     /// strace logs: conversion never panics; a converted trace parses back
     /// and summarises.
     #[test]
-    fn strace_logs_never_panic(lines in prop::collection::vec(prop_oneof![8 => strace_line(), 1 => "[ -~]{0,40}", 1 => ".{0,8}"], 0..16),
+    fn strace_logs_never_panic(lines in prop::collection::vec(prop_oneof![8 => strace_line(), 1 => "(1234|1235|[0-9]{1,20}) 1700000000\\.000[0-9]{3} \\+\\+\\+ (exited with 0|killed by SIGKILL) \\+\\+\\+", 1 => "[ -~]{0,40}", 1 => ".{0,8}"], 0..16),
                                root in prop::sample::select(vec!["/r", "/", "", "../.."]), cwd in prop::sample::select(vec!["/r", "/", "", "rel"])) {
         let log = lines.join("\n");
         let r = no_panic("strace::convert", &log, || plumb::trace::strace::convert("a.strace", &log, root, cwd, None))?;
