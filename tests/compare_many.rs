@@ -58,7 +58,8 @@ fn result(label: &str, kernel: &str, speed: f64) -> serde_json::Value {
 
 /// Writes `n` hosts' results (`node-01` …): host `slow` at a tenth of the
 /// speed, the others within ±4% of each other; the first half on kernel
-/// 6.1, the rest on 6.18. Returns the file names.
+/// 6.1, the rest on 6.18; labelled `ssd` and `zone=…`, one of three zones
+/// in turn. Returns the file names.
 fn fleet_results(dir: &Path, n: usize, slow: usize) -> Vec<String> {
     (1..=n)
         .map(|i| {
@@ -70,7 +71,11 @@ fn fleet_results(dir: &Path, n: usize, slow: usize) -> Vec<String> {
             };
             let kernel = if i <= n / 2 { "6.1" } else { "6.18" };
             let file = format!("{label}.json");
-            let text = serde_json::to_string(&result(&label, kernel, speed)).unwrap();
+            let mut doc = result(&label, kernel, speed);
+            // As a fleet's inventory gives them: a tag and a zone.
+            let zone = ["eu-west-1a", "eu-west-1b", "us-east-1a"][i % 3];
+            doc["labels"] = json!(["ssd", format!("zone={zone}")]);
+            let text = serde_json::to_string(&doc).unwrap();
             std::fs::write(dir.join(&file), text).unwrap();
             file
         })
@@ -197,6 +202,29 @@ fn sort_metrics_and_group_by_choose_the_layout() {
     let kernels: Vec<&str> = table[2..].iter().map(|r| r[2].as_str()).collect();
     assert_eq!(kernels[..6], ["6.1"; 6], "{}", r.stdout);
     assert_eq!(kernels[6..], ["6.18"; 6], "{}", r.stdout);
+
+    // Grouped by a label key: the zone each inventory gave its host.
+    let r = compare(dir.path(), &files, &["--group-by", "zone"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let table = rows(&r.stdout);
+    assert_eq!(table[0][2], "zone", "{}", r.stdout);
+    let zones: Vec<&str> = table[1..].iter().map(|r| r[2].as_str()).collect();
+    assert_eq!(zones[..4], ["eu-west-1a"; 4], "{}", r.stdout);
+    assert_eq!(zones[4..8], ["eu-west-1b"; 4], "{}", r.stdout);
+    assert_eq!(zones[8..], ["us-east-1a"; 4], "{}", r.stdout);
+    // node-03, -06, -09 and -12 are in eu-west-1a, ranked within it.
+    let mut first: Vec<&str> = table[1..5].iter().map(|r| r[1].as_str()).collect();
+    first.sort_unstable();
+    assert_eq!(
+        first,
+        ["node-03", "node-06", "node-09", "node-12"],
+        "{}",
+        r.stdout
+    );
+    // A plain tag is not a key; the error lists the keys there are.
+    let r = compare(dir.path(), &files, &["--group-by", "ssd"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("(keys: zone)"), "{}", r.stderr);
 
     for (args, named) in [
         (&["--sort", "no_such_metric"][..], "--sort no_such_metric"),

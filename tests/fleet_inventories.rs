@@ -128,16 +128,22 @@ fn a_perfkitbenchmarker_machine_list_is_read_as_an_inventory() {
 }
 
 /// An INI inventory of the lab's two hosts: `a` in group rack1, `b` in
-/// rack2, both under `lab`; ports as text and as a number.
+/// rack2, both under `lab`; ports as text and as a number; zone labels as
+/// a mapping and as a list.
 fn ansible_ini(lab: &Lab) -> String {
     let mut t = String::new();
     for (i, (name, group)) in [("a", "rack1"), ("b", "rack2")].into_iter().enumerate() {
         t.push_str(&format!(
-            "[{group}]\n{name} ansible_host={} ansible_port={} ansible_user=root plumb_target={} plumb_cache={}\n\n",
+            "[{group}]\n{name} ansible_host={} ansible_port={} ansible_user=root plumb_target={} plumb_cache={} plumb_labels=\"{}\"\n\n",
             lab.mgmt(i),
             if i == 0 { "22" } else { "'22'" },
             lab.target(i).display(),
-            lab.cache(i).display()
+            lab.cache(i).display(),
+            if i == 0 {
+                "{'zone': 'eu-west-1a'}"
+            } else {
+                "['zone=us-east-1a']"
+            }
         ));
     }
     t.push_str("[lab:children]\nrack1\nrack2\n");
@@ -170,11 +176,32 @@ fn an_ansible_ini_inventory_runs_quick_on_two_sshd_hosts_and_groups_select() {
         "--only",
         "lab",
     ];
-    args.extend(["--out", out.to_str().unwrap()]);
+    // A --group-by that is neither a machine field nor a label key of
+    // these hosts is refused before any host is reached.
+    let bad = lab.path().join("out-bad");
+    let mut refused = args.clone();
+    refused.extend(["--group-by", "rack", "--out", bad.to_str().unwrap()]);
+    let r = fleet(lab.path(), &refused);
+    assert_eq!(r.code, 2, "{}", shown(&r));
+    assert!(
+        r.stderr.contains("--group-by rack") && r.stderr.contains("(keys: zone)"),
+        "{}",
+        shown(&r)
+    );
+    assert!(!bad.exists(), "{}", shown(&r));
+
+    args.extend(["--group-by", "zone", "--out", out.to_str().unwrap()]);
     args.extend(QUICK_SMALL);
     let r = fleet(lab.path(), &args);
     assert_eq!(r.code, 0, "{}", shown(&r));
     let f = read_json(&out.join("fleet.json"), &shown(&r));
+    // Each result carries its host's groups and labels from the inventory.
+    for (h, zone) in [("a", "zone=eu-west-1a"), ("b", "zone=us-east-1a")] {
+        let d = read_json(&out.join(format!("results/{h}.json")), &shown(&r));
+        let labels = d["labels"].as_array().cloned().unwrap_or_default();
+        assert!(labels.iter().any(|l| l == zone), "{h}: {labels:?}");
+        assert!(labels.iter().any(|l| l == "lab"), "{h}: {labels:?}");
+    }
     for (i, h) in HOSTS.iter().enumerate() {
         ran_ok(&r, &out, h);
         let e = fleet_host(&f, h);

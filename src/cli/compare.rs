@@ -34,8 +34,9 @@ pub struct ManyArgs {
     #[arg(long, value_name = "METRIC")]
     pub sort: Option<String>,
     /// Past four runs: group the runs by a machine field (cpu, cores,
-    /// memory, kernel, os, filesystem, device, scheduler).
-    #[arg(long, value_name = "FIELD")]
+    /// memory, kernel, os, filesystem, device, scheduler) or by the key of
+    /// a KEY=VALUE label a fleet inventory gave the hosts (zone=…).
+    #[arg(long, value_name = "FIELD|KEY")]
     pub group_by: Option<String>,
     /// Past four runs: these metrics as columns (comma-separated; default
     /// as many as fit in 160 columns).

@@ -365,6 +365,7 @@ fn write_document(
         schema: SCHEMA.into(),
         plumb_version: env!("CARGO_PKG_VERSION").into(),
         label: inv.label.clone(),
+        labels: Vec::new(),
         started: chrono::DateTime::<chrono::Local>::from(report.started).to_rfc3339(),
         finished: chrono::DateTime::<chrono::Local>::from(report.finished).to_rfc3339(),
         host: sysinfo::host_info(),

@@ -80,6 +80,7 @@ fn header(doc: &RunDocument) -> RunDocument {
         schema: doc.schema.clone(),
         plumb_version: doc.plumb_version.clone(),
         label: doc.label.clone(),
+        labels: doc.labels.clone(),
         started: doc.started.clone(),
         finished: doc.finished.clone(),
         host: doc.host.clone(),

@@ -10,6 +10,6 @@ use plumb_api::api;
 use plumb_base::{cache, halt, input, save, scratch, terminal, units};
 use plumb_model::model;
 use plumb_prims::net;
-use plumb_report::compare;
+use plumb_report::{compare, report};
 use plumb_sandbox::sandbox;
 use plumb_scenario::scenario;

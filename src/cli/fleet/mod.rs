@@ -11,7 +11,7 @@ use crate::fleet::plan::run::{RunPlan, RunRequest};
 use crate::fleet::plan::{self, PlanError};
 use crate::fleet::summary::{FleetRecord, HostReport, FLEET_SCHEMA};
 use crate::fleet::wait;
-use crate::report::many::{check_group_by, ManyOptions};
+use crate::report::many::ManyOptions;
 use crate::report::run_table::Format;
 use crate::terminal::clean;
 use clap::{Args, Subcommand};
@@ -254,6 +254,7 @@ impl RunArgs {
             serial: self.serial,
             parallel: self.parallel as usize,
             baseline: self.baseline.clone(),
+            group_by: self.many.group_by.clone(),
             timeout: self.timeout.clone(),
             repeat: self.repeat,
             max_bytes: self.max_bytes.clone(),
@@ -266,9 +267,6 @@ impl RunArgs {
 }
 
 fn run(a: RunArgs) -> Outcome {
-    // Checked before any host is reached (the metrics --sort names can
-    // only be checked once results are in).
-    check_group_by(a.many.group_by.as_deref()).map_err(|e| (ExitCode::BadInput, e.to_string()))?;
     let RunPlan { plan, pack } = a.request().plan().map_err(refused)?;
     let caps = pack.capabilities.describe();
     if !caps.is_empty() {

@@ -180,7 +180,7 @@ fn pair(
         Err(e) => return report.failed(Stage::Run, format!("{}: {e}", a.name), start),
     };
     if let Some(doc) = &outcome.document {
-        match super::run::save(&plan.out, &name, doc.path(), Some("builtin")) {
+        match super::run::save(&plan.out, &name, &a.labels, doc.path(), Some("builtin")) {
             Ok(p) => report.result = Some(p),
             Err(e) => return report.failed(Stage::Run, format!("the result: {e}"), start),
         }

@@ -264,7 +264,13 @@ fn one_host(
         Err(e) => return report.failed(Stage::Run, e, start),
     };
     if let Some(doc) = &outcome.document {
-        match save(&plan.out, &host.name, doc.path(), plan.origin.as_deref()) {
+        match save(
+            &plan.out,
+            &host.name,
+            &host.labels,
+            doc.path(),
+            plan.origin.as_deref(),
+        ) {
             Ok(path) => report.result = Some(path),
             Err(e) => return report.failed(Stage::Run, format!("its result: {e}"), start),
         }
@@ -328,12 +334,14 @@ pub enum ResultError {
 static CHECKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Checks a host's result document (`streamed`, the file it arrived in) as
-/// `plumb compare` would read it, labels it with the host's name, records
-/// the pack's origin here, and saves it atomically as
+/// `plumb compare` would read it, labels it with the host's name and gives
+/// it the inventory's `labels` (the host's own say nothing of them),
+/// records the pack's origin here, and saves it atomically as
 /// `OUT/results/NAME.json`.
 pub(super) fn save(
     out: &Path,
     name: &str,
+    labels: &[String],
     streamed: &Path,
     origin: Option<&str>,
 ) -> Result<PathBuf, ResultError> {
@@ -343,6 +351,7 @@ pub(super) fn save(
     let mut doc = crate::compare::load::parse(&format!("{name}'s result"), text)
         .map_err(ResultError::Refused)?;
     doc.label = Some(name.to_string());
+    doc.labels = labels.to_vec();
     if let Some(o) = origin {
         for s in &mut doc.scenarios {
             s.pack_origin = Some(o.to_string());

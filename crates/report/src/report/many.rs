@@ -4,7 +4,8 @@
 //! is the run's median with its deviation from the fleet's median, outliers
 //! (beyond [`OUTLIER_MADS`] median absolute deviations) are flagged, each
 //! run is ranked by one metric (`--sort`, the first column by default), and
-//! `--group-by` puts runs with the same machine field (CPU, kernel, …)
+//! `--group-by` puts runs with the same machine field (CPU, kernel, …) or
+//! the same value of a `KEY=VALUE` label (a fleet inventory's `zone=…`)
 //! together. The metrics shown are those chosen (`--metrics`), else the
 //! first ones that keep the table within [`MAX_WIDTH`] columns.
 
@@ -35,11 +36,13 @@ pub struct ManyOptions {
     pub metrics: Vec<String>,
     /// The metric to rank and sort by (default: the first column's).
     pub sort: Option<String>,
-    /// A machine field to group runs by (see [`GROUP_FIELDS`]).
+    /// A machine field (see [`GROUP_FIELDS`]) or a label key to group runs
+    /// by.
     pub group_by: Option<String>,
 }
 
-/// The machine fields `--group-by` takes.
+/// The machine fields `--group-by` takes (a label key of the same name is
+/// hidden by the field).
 pub const GROUP_FIELDS: [&str; 8] = [
     "cpu",
     "cores",
@@ -51,13 +54,33 @@ pub const GROUP_FIELDS: [&str; 8] = [
     "scheduler",
 ];
 
-/// Refuses a `--group-by` that is not a machine field (checked before a
-/// fleet run as well as when the table is made).
-pub fn check_group_by(field: Option<&str>) -> Result<(), ManyError> {
-    match field {
-        Some(g) if !GROUP_FIELDS.contains(&g) => Err(ManyError::UnknownField(cleaned(g))),
-        _ => Ok(()),
+/// Refuses a `--group-by` that is neither a machine field nor the key of
+/// a `KEY=VALUE` label among `labels` (each run's, or each host's before a
+/// fleet run).
+pub fn check_group_by<'a>(
+    field: Option<&str>,
+    labels: impl IntoIterator<Item = &'a [String]>,
+) -> Result<(), ManyError> {
+    let Some(g) = field.filter(|g| !GROUP_FIELDS.contains(g)) else {
+        return Ok(());
+    };
+    let keys: std::collections::BTreeSet<&str> = labels
+        .into_iter()
+        .flatten()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .collect();
+    if keys.contains(g) {
+        return Ok(());
     }
+    let keys = if keys.is_empty() {
+        "none".to_string()
+    } else {
+        keys.into_iter().map(cleaned).collect::<Vec<_>>().join(", ")
+    };
+    Err(ManyError::UnknownField {
+        name: cleaned(g),
+        keys,
+    })
 }
 
 /// A choice that names nothing in the comparison.
@@ -73,9 +96,17 @@ pub enum ManyError {
         /// A metric that exists, as `scenario/metric`.
         example: String,
     },
-    /// `--group-by` names no machine field.
-    #[error("--group-by {0}: not a machine field (one of {fields})", fields = GROUP_FIELDS.join(", "))]
-    UnknownField(String),
+    /// `--group-by` names no machine field and no label key.
+    #[error(
+        "--group-by {name}: neither a machine field ({fields}) nor the key of a KEY=VALUE label of these runs (keys: {keys})",
+        fields = GROUP_FIELDS.join(", ")
+    )]
+    UnknownField {
+        /// What it named.
+        name: String,
+        /// The label keys the runs have, comma-separated (`none`).
+        keys: String,
+    },
 }
 
 /// The table: its header, rows, and the lines under it.
@@ -184,7 +215,8 @@ fn find<'a>(c: &'a Comparison, name: &str) -> Option<&'a Row> {
         .or_else(|| c.rows.iter().find(|r| r.metric == name))
 }
 
-/// A run's value of a machine field.
+/// A run's machine field `name`, or else the value of its label keyed
+/// `name`; `-` when it has none.
 fn field(doc: &RunDocument, name: &str) -> String {
     let target = doc.target.as_ref();
     let text = match name {
@@ -195,7 +227,8 @@ fn field(doc: &RunDocument, name: &str) -> String {
         "os" => doc.host.os.clone(),
         "filesystem" => target.map(|t| t.fs_type.clone()).unwrap_or_default(),
         "device" => target.and_then(|t| t.device.clone()).unwrap_or_default(),
-        _ => target.and_then(|t| t.scheduler.clone()).unwrap_or_default(),
+        "scheduler" => target.and_then(|t| t.scheduler.clone()).unwrap_or_default(),
+        key => doc.label_value(key).unwrap_or_default().to_string(),
     };
     if text.is_empty() {
         "-".into()
@@ -241,7 +274,10 @@ pub fn table(
         name: cleaned(name),
         example: cleaned(&example),
     };
-    check_group_by(o.group_by.as_deref())?;
+    check_group_by(
+        o.group_by.as_deref(),
+        docs.iter().map(|d| d.labels.as_slice()),
+    )?;
     let sort_row = match &o.sort {
         Some(s) => Some(find(c, s).ok_or_else(|| unknown("--sort", s))?),
         None => None,

@@ -186,6 +186,7 @@ pub fn document(r: &ReplayResult, id: Identity) -> RunDocument {
         schema: SCHEMA.into(),
         plumb_version: env!("CARGO_PKG_VERSION").into(),
         label: id.label,
+        labels: Vec::new(),
         started: id.started,
         finished: id.finished,
         host: id.host,

@@ -108,6 +108,7 @@ pub fn document(
         schema: SCHEMA.into(),
         plumb_version: env!("CARGO_PKG_VERSION").into(),
         label,
+        labels: Vec::new(),
         started,
         finished,
         host: crate::sysinfo::host_info(),

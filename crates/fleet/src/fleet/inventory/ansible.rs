@@ -15,7 +15,10 @@
 //! `ansible_ssh_private_key_file` ssh's port, user and key, `plumb_target`
 //! and `plumb_cache` the remote run and cache directories,
 //! `plumb_net_address` the address other hosts reach it at; its groups
-//! (with their parent groups, less `all` and `ungrouped`) are its labels.
+//! (with their parent groups, less `all` and `ungrouped`) are its labels,
+//! and `plumb_labels` (a mapping, `{zone: eu-west-1a}`, or a list of
+//! `KEY=VALUE` texts; in `group_vars/` too) adds `KEY=VALUE` labels, which
+//! `--group-by KEY` groups results by.
 
 use super::{check, err, finish, port_of, Host, InventoryError, Raw, MAX_INVENTORY_BYTES};
 use serde::Deserialize;
@@ -297,9 +300,46 @@ fn host(
             target: text(place, vars, &["plumb_target"])?,
             cache: text(place, vars, &["plumb_cache"])?,
             net_address: text(place, vars, &["plumb_net_address"])?,
-            labels: groups.into_iter().map(str::to_string).collect(),
+            labels: groups
+                .into_iter()
+                .map(str::to_string)
+                .chain(extra_labels(place, vars)?)
+                .collect(),
         },
     )
+}
+
+/// The `KEY=VALUE` labels of `plumb_labels`: a mapping of keys to texts,
+/// numbers or booleans, or a list of `KEY=VALUE` texts (each checked
+/// afterwards like a TOML host's labels).
+fn extra_labels(place: &str, vars: &Map<String, Value>) -> Result<Vec<String>, InventoryError> {
+    let scalar = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    let bad = || {
+        err(
+            place,
+            "plumb_labels must be a mapping of keys to texts ({zone: eu-west-1a}) or a list of KEY=VALUE texts",
+        )
+    };
+    match vars.get("plumb_labels") {
+        None => Ok(Vec::new()),
+        Some(Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| scalar(v).map(|v| format!("{k}={v}")).ok_or_else(bad))
+            .collect(),
+        Some(Value::Array(list)) => list
+            .iter()
+            .map(|v| match v {
+                Value::String(s) if s.contains('=') => Ok(s.clone()),
+                _ => Err(bad()),
+            })
+            .collect(),
+        Some(_) => Err(bad()),
+    }
 }
 
 /// The first of `keys` set in `vars`, with its value.
@@ -334,7 +374,8 @@ mod tests {
             r#"{"_meta": {"hostvars": {
                 "db1": {"ansible_host": "10.0.0.5", "ansible_port": 2222, "ansible_user": "bench",
                         "plumb_target": "/srv/bench", "ansible_ssh_private_key_file": "/keys/id"},
-                "web1": {"ansible_port": "22"}}},
+                "web1": {"ansible_port": "22", "plumb_labels": {"zone": "eu-west-1b", "gen": 3}},
+                "lone": {"plumb_labels": ["zone=us-east-1a"]}}},
               "all": {"children": ["ungrouped", "eu"]},
               "eu": {"children": ["db", "web"]},
               "db": {"hosts": ["db1"]},
@@ -353,7 +394,8 @@ mod tests {
         assert_eq!(db.labels, ["db", "eu"]);
         assert_eq!(hosts[2].address, "web1");
         assert_eq!(hosts[2].port, Some(22));
-        assert!(hosts[0].labels.is_empty());
+        assert_eq!(hosts[2].labels, ["eu", "web", "gen=3", "zone=eu-west-1b"]);
+        assert_eq!(hosts[0].labels, ["zone=us-east-1a"]);
     }
 
     #[test]
@@ -382,6 +424,22 @@ mod tests {
             (
                 r#"{"_meta": {"hostvars": {"a": {"ansible_host": ["x"]}}}, "all": {"hosts": ["a"]}}"#,
                 "must be text",
+            ),
+            (
+                r#"{"_meta": {"hostvars": {"a": {"plumb_labels": {"zone": "-oProxyCommand=x"}}}}, "all": {"hosts": ["a"]}}"#,
+                "label value",
+            ),
+            (
+                r#"{"_meta": {"hostvars": {"a": {"plumb_labels": {"zone": ["x"]}}}}, "all": {"hosts": ["a"]}}"#,
+                "plumb_labels must be",
+            ),
+            (
+                r#"{"_meta": {"hostvars": {"a": {"plumb_labels": ["nokey"]}}}, "all": {"hosts": ["a"]}}"#,
+                "plumb_labels must be",
+            ),
+            (
+                r#"{"_meta": {"hostvars": {"a": {"plumb_labels": "zone=eu"}}}, "all": {"hosts": ["a"]}}"#,
+                "plumb_labels must be",
             ),
             (r#"{"all": {"hosts": []}}"#, "no hosts"),
             (r#"[1, 2]"#, "not an inventory listing"),

@@ -11,6 +11,7 @@
 
 pub mod ansible;
 
+use crate::model::document::label_value;
 use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -55,7 +56,9 @@ pub struct Host {
     /// The address other machines reach this one at (`fleet net`), when it
     /// differs from `address` or `address` is an alias.
     pub net_address: Option<String>,
-    /// Free-form tags (`--only LABEL` selects by them).
+    /// Tags (`nvme`) and `KEY=VALUE` labels (`zone=eu-west-1a`): `--only
+    /// LABEL` selects by them, `--group-by KEY` groups results by a key's
+    /// value, and each host's result document carries them.
     pub labels: Vec<String>,
 }
 
@@ -201,26 +204,14 @@ pub fn parse_pkb(file: &str, text: &str) -> Result<Vec<Host>, InventoryError> {
                     target,
                     cache: None,
                     net_address: m.internal_ip,
-                    // A zone is free text there: made a label here.
+                    // A zone is free text there: made a tag and a
+                    // `zone=` label here.
                     labels: m
                         .zone
-                        .map(|z| {
-                            z.chars()
-                                .map(|c| {
-                                    if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                                        c
-                                    } else {
-                                        '_'
-                                    }
-                                })
-                                .take(MAX_WORD)
-                                .collect::<String>()
-                                .trim_start_matches(['.', '-'])
-                                .to_string()
-                        })
+                        .map(|z| plain(&z))
                         .filter(|z| !z.is_empty())
-                        .into_iter()
-                        .collect(),
+                        .map(|z| vec![format!("zone={z}"), z])
+                        .unwrap_or_default(),
                 },
             )
         })
@@ -341,8 +332,18 @@ fn check(place: &str, raw: Raw) -> Result<Host, InventoryError> {
     let labels = raw
         .labels
         .iter()
-        .map(|l| checked_name(&place, "label", l))
+        .map(|l| checked_label(&place, l))
         .collect::<Result<Vec<_>, _>>()?;
+    for (i, l) in labels.iter().enumerate() {
+        if let Some((key, _)) = l.split_once('=') {
+            if label_value(&labels[..i], key).is_some() {
+                return Err(err(
+                    &place,
+                    format!("label key '{key}' is given twice: a host has one value per key"),
+                ));
+            }
+        }
+    }
     Ok(Host {
         name,
         address,
@@ -432,6 +433,36 @@ fn checked_name(place: &str, field: &str, s: &str) -> Result<String, InventoryEr
     Ok(s.to_string())
 }
 
+/// `text` made a plain name: other characters become `_`, leading `.`
+/// and `-` go, cut to [`MAX_WORD`] bytes.
+fn plain(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(MAX_WORD)
+        .collect::<String>()
+        .trim_start_matches(['.', '-'])
+        .to_string()
+}
+
+/// A label: a plain tag (`nvme`) or `KEY=VALUE` (`zone=eu-west-1a`), each
+/// part a plain name (so a label never reads as an option or a path).
+fn checked_label(place: &str, s: &str) -> Result<String, InventoryError> {
+    match s.split_once('=') {
+        None => checked_name(place, "label", s),
+        Some((key, value)) => {
+            checked_name(place, "label key", key)?;
+            checked_name(place, "label value", value)?;
+            Ok(s.to_string())
+        }
+    }
+}
+
 /// An address: a host name, ssh alias, IPv4 or IPv6 address (with a `%`
 /// zone); never starting with `-`.
 fn checked_address(place: &str, field: &str, s: &str) -> Result<String, InventoryError> {
@@ -498,11 +529,14 @@ mod tests {
     fn toml_hosts_take_defaults_and_refuse_bad_fields() {
         let hosts = parse_toml(
             "inv.toml",
-            "[[host]]\nname = \"a\"\naddress = \"10.0.0.2\"\nport = 2222\nlabels = [\"nvme\"]\n\n[[host]]\naddress = \"db-1.example\"\nuser = \"bench\"\ntarget = \"/data\"\n",
+            "[[host]]\nname = \"a\"\naddress = \"10.0.0.2\"\nport = 2222\nlabels = [\"nvme\", \"zone=eu-west-1a\"]\n\n[[host]]\naddress = \"db-1.example\"\nuser = \"bench\"\ntarget = \"/data\"\n",
         )
         .unwrap();
         assert_eq!(hosts[0].name, "a");
         assert_eq!(hosts[0].port, Some(2222));
+        assert_eq!(hosts[0].labels, ["nvme", "zone=eu-west-1a"]);
+        assert_eq!(label_value(&hosts[0].labels, "zone"), Some("eu-west-1a"));
+        assert_eq!(label_value(&hosts[0].labels, "nvme"), None);
         assert_eq!(hosts[0].target, DEFAULT_TARGET);
         assert_eq!(hosts[1].name, "db-1.example");
         assert_eq!(hosts[1].cache, DEFAULT_CACHE);
@@ -513,11 +547,26 @@ mod tests {
             "[[host]]\naddress = \"a\"\nuser = \"-l\"\n",
             "[[host]]\naddress = \"a\"\ntarget = \"/x\\ny\"\n",
             "[[host]]\naddress = \"a\"\nsurprise = 1\n",
+            "[[host]]\naddress = \"a\"\nlabels = [\"zone=\"]\n",
+            "[[host]]\naddress = \"a\"\nlabels = [\"=eu\"]\n",
+            "[[host]]\naddress = \"a\"\nlabels = [\"zone=eu=1\"]\n",
+            "[[host]]\naddress = \"a\"\nlabels = [\"zone=-oX\"]\n",
+            "[[host]]\naddress = \"a\"\nlabels = [\"zone=a\", \"zone=b\"]\n",
             "[[host]]\naddress = \"a\"\n[[host]]\naddress = \"a\"\n",
             "",
         ] {
             assert!(parse_toml("inv.toml", bad).is_err(), "{bad}");
         }
+        let twice = parse_toml(
+            "inv.toml",
+            "[[host]]\naddress = \"a\"\nlabels = [\"zone=a\", \"zone=b\"]\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            twice.contains("host #1") && twice.contains("'zone' is given twice"),
+            "{twice}"
+        );
     }
 
     #[test]
@@ -534,7 +583,7 @@ mod tests {
         assert_eq!(h.user.as_deref(), Some("perfkit"));
         assert_eq!(h.net_address.as_deref(), Some("192.168.0.5"));
         assert_eq!(h.target, "/scratch");
-        assert_eq!(h.labels, ["rack1"]);
+        assert_eq!(h.labels, ["zone=rack1", "rack1"]);
         let twins = parse_pkb(
             "vms.json",
             r#"[{"ip_address": "10.0.0.5", "ssh_port": 2201, "zone": "us east 1"},
@@ -543,7 +592,7 @@ mod tests {
         .unwrap();
         assert_eq!(twins[0].name, "10.0.0.5-2201");
         assert_eq!(twins[1].name, "10.0.0.5-2202");
-        assert_eq!(twins[0].labels, ["us_east_1"]);
+        assert_eq!(twins[0].labels, ["zone=us_east_1", "us_east_1"]);
     }
 
     #[test]

@@ -40,6 +40,10 @@ pub enum PlanError {
     /// `--baseline` names no host of the fleet.
     #[error("--baseline {}: no such host", clean(.0))]
     Baseline(String),
+    /// `--group-by` names neither a machine field nor a label key of the
+    /// hosts.
+    #[error(transparent)]
+    GroupBy(#[from] crate::report::many::ManyError),
     /// A trusted key cannot be read, or the trust policy refuses the pack.
     #[error(transparent)]
     Trust(#[from] TrustError),

@@ -27,6 +27,9 @@ pub struct RunRequest {
     pub parallel: usize,
     /// The host the others are compared against.
     pub baseline: Option<String>,
+    /// `--group-by`: a machine field or a label key of the hosts (checked
+    /// here, before any host is reached).
+    pub group_by: Option<String>,
     /// The deadline per scenario on each host (a duration).
     pub timeout: String,
     /// How many times each scenario runs.
@@ -61,6 +64,10 @@ impl RunRequest {
                 return Err(PlanError::Baseline(b.clone()));
             }
         }
+        crate::report::many::check_group_by(
+            self.group_by.as_deref(),
+            hosts.iter().map(|h| h.labels.as_slice()),
+        )?;
         let trusted = self.trust.keys()?;
         let pack = pack::resolve_selection(&self.pack, &trusted)?;
         self.trust.check(&pack)?;

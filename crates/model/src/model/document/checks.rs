@@ -90,6 +90,10 @@ impl RunDocument {
             self.label.as_deref().unwrap_or(""),
             NAME,
         )?;
+        check_count("document", "labels", self.labels.len(), LABELS)?;
+        for l in &self.labels {
+            check_len("document", "labels[]", l, NAME)?;
+        }
         if let Some(t) = &self.target {
             for (what, s) in [
                 ("target.path", &t.path),

@@ -21,6 +21,12 @@ pub struct RunDocument {
     pub plumb_version: String,
     /// The run's label (`--label`), if any.
     pub label: Option<String>,
+    /// The machine's labels from a fleet's inventory, as written there: a
+    /// plain tag (`nvme`) or `KEY=VALUE` (`zone=eu-west-1a`), which
+    /// `--group-by KEY` groups runs by. Absent in documents older than the
+    /// field and in runs not made by a fleet.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
     /// Start time, RFC 3339.
     pub started: String,
     /// End time, RFC 3339.
@@ -31,6 +37,21 @@ pub struct RunDocument {
     pub target: Option<TargetInfo>,
     /// What ran.
     pub scenarios: Vec<ScenarioResult>,
+}
+
+impl RunDocument {
+    /// The value of this run's `KEY=VALUE` label (see [`label_value`]).
+    pub fn label_value(&self, key: &str) -> Option<&str> {
+        label_value(&self.labels, key)
+    }
+}
+
+/// The value of the first `KEY=VALUE` label among `labels` whose key is
+/// `key`; plain tags have no value.
+pub fn label_value<'a>(labels: &'a [String], key: &str) -> Option<&'a str> {
+    labels
+        .iter()
+        .find_map(|l| l.split_once('=').filter(|(k, _)| *k == key).map(|(_, v)| v))
 }
 
 /// One scenario (for `plumb fio`, the whole fio invocation).
@@ -312,6 +333,9 @@ pub mod limits {
     pub const JOBS: usize = 10_000;
     /// Bytes of a name, label, unit or parameter.
     pub const NAME: usize = 4096;
+    /// Labels of one run (a fleet inventory gives a host at most 32 and
+    /// its group names).
+    pub const LABELS: usize = 1_000;
     /// Bytes of a note, an error message or a table cell.
     pub const TEXT: usize = 64 << 10;
     /// Notes, tables and parameters of one scenario; rows and columns of one table.
