@@ -365,7 +365,7 @@ fn trace_text() -> impl Strategy<Value = String> {
         0u32..3,
         trace_number(),
         trace_number(),
-        0usize..34,
+        0usize..36,
         0u32..4,
         trace_number(),
         trace_number(),
@@ -414,6 +414,9 @@ fn trace_text() -> impl Strategy<Value = String> {
                 30 => format!("readlink {f}"),
                 31 => format!("rename {f} {} exchange", (f + 2) % 3),
                 32 => format!("access {f}"),
+                // Version 5: maps, with hostile offsets and lengths.
+                33 => format!("map {h} {a} {b} r"),
+                34 => format!("map {h} {a} {b} w"),
                 _ => format!("open {h} {f} rw,creat,trunc,direct,sync"),
             };
             let failed = failed.map_or(String::new(), |e| format!(" ={e}"));
@@ -429,13 +432,13 @@ fn trace_text() -> impl Strategy<Value = String> {
             prop_oneof![8 => Just("f"), 4 => Just("d"), 4 => Just("l"), 1 => Just("q")],
             4,
         ),
-        1u32..3,
+        prop_oneof![2 => 1u32..3, 1 => 3u32..6],
     )
         .prop_map(
             |(duration, files, threads, mut ops, end_ok, kinds, version)| {
                 ops.sort_by_key(|(s, _)| *s);
                 let mut t = format!("plumb-trace {version}\nduration_us {duration}\n");
-                if version == 2 {
+                if version >= 2 {
                     t.push_str(&format!("tracer strace {duration} {}\n", ops.len()));
                 }
                 for (i, (size, path)) in files.iter().enumerate() {
@@ -562,7 +565,11 @@ fn strace_line() -> impl Strategy<Value = String> {
                 Just("AT_FDCWD</r>".to_string()),
                 Just("\"\"...".to_string()),
                 Just("{flags=CLONE_VM}".to_string()),
-                Just("{flags=CLONE_VM|CLONE_FILES|CLONE_THREAD}".to_string())
+                Just("{flags=CLONE_VM|CLONE_FILES|CLONE_THREAD}".to_string()),
+                Just("PROT_READ|PROT_WRITE".to_string()),
+                Just("MAP_SHARED".to_string()),
+                Just("0xfffffffffffff000".to_string()),
+                Just("0x".to_string())
             ],
             0..6,
         ),
@@ -1159,7 +1166,7 @@ proptest! {
 #[test]
 fn generators_reach_valid_inputs() {
     let mut runner = proptest::test_runner::TestRunner::new(config(1, 0x1157_0009));
-    let (mut ok, mut v2) = (0, 0);
+    let (mut ok, mut v2, mut maps) = (0, 0, 0);
     for _ in 0..1000 {
         let t = trace_text().new_tree(&mut runner).unwrap().current();
         if plumb::trace::Trace::parse("t", &t).is_ok() {
@@ -1172,11 +1179,14 @@ fn generators_reach_valid_inputs() {
             {
                 v2 += 1;
             }
+            if t.starts_with("plumb-trace 5") && t.contains(" map ") {
+                maps += 1;
+            }
         }
     }
     assert!(
-        ok >= 30 && v2 >= 2,
-        "only {ok} of 1000 generated traces parse ({v2} with version-2 records): the trace property would test errors only"
+        ok >= 30 && v2 >= 2 && maps >= 1,
+        "only {ok} of 1000 generated traces parse ({v2} with version-2 records, {maps} with maps): the trace property would test errors only"
     );
     let good = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -1649,7 +1659,7 @@ proptest! {
         for clients in [1, 2] {
             let dir = plumb::sandbox::RunDir::create(tmp.path(), plumb::sandbox::Account::unbounded()).unwrap();
             let stop = std::sync::atomic::AtomicBool::new(false);
-            let o = plumb::trace::ReplayOptions { speed: plumb::trace::Speed::Max, keep_threads: true, clients };
+            let o = plumb::trace::ReplayOptions { speed: plumb::trace::Speed::Max, keep_threads: true, clients, maps: Default::default() };
             let bounds = plumb::trace::Bounds { stop: &stop, deadline: None, max_bytes: 1 << 40 };
             let r = no_panic("replay", &text, || plumb::trace::replay::lay_out_and_replay(&t, &dir, o, bounds))?;
             let r = r.map_err(|e| TestCaseError::fail(format!("replay refused: {e}\n{text}")))?;

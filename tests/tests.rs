@@ -42,5 +42,6 @@ mod trace;
 mod trace_apps;
 mod trace_calibrate;
 mod trace_links;
+mod trace_maps;
 mod trace_results;
 mod wasm;

@@ -53,6 +53,7 @@ pub fn replayed(path: &Path) -> Value {
         "total_ops": count("ops"),
         "divergences": count("divergences"),
         "expected_errors": count("expected_errors"),
+        "skipped": count("noted"),
         "seconds": metric("seconds"),
         "time_ratio": vs.as_ref().map_or(Value::Null, |v| metric(&format!("time_vs_{v}"))),
         "reference": vs,

@@ -194,7 +194,7 @@ fn network(t: &mut Tour) {
 }
 
 fn replay(t: &mut Tour) {
-    let options = trace::ReplayOptions { speed: Some(trace::Speed::Max), threads: Some(trace::ReplayThreads::One), clients: None };
+    let options = trace::ReplayOptions { speed: Some(trace::Speed::Max), threads: Some(trace::ReplayThreads::One), clients: None, mmap: None };
     t.ok("trace.replay", trace::replay("tiny.trace", options), |r| r.total_ops == 3 && r.ops.iter().any(|o| o.op == "pread" && o.bytes == 4096) && r.first_divergence.is_none() && r.divergences == 0);
 }
 

@@ -78,6 +78,10 @@ pub enum TraceCommand {
         /// Play this many copies at once, each in clients/clientK (1 to 128; 1 plays in the run directory).
         #[arg(long, default_value = "1")]
         clients: String,
+        /// `touch` each mapped range's pages (an mmap'd file read or written
+        /// through once), or `skip` maps (noted, not replayed).
+        #[arg(long, default_value = "touch", value_name = "touch|skip")]
+        mmap: String,
         /// Save the result here as a plumb result document (`plumb compare` and `plumb show` read it).
         #[arg(long)]
         json: Option<PathBuf>,
@@ -124,6 +128,7 @@ pub fn main(cmd: TraceCommand) -> ExitCode {
             speed,
             threads,
             clients,
+            mmap,
             json,
             label,
             keep,
@@ -135,6 +140,7 @@ pub fn main(cmd: TraceCommand) -> ExitCode {
                 speed,
                 threads,
                 clients,
+                mmap,
                 json,
                 label,
                 keep,
@@ -275,6 +281,7 @@ struct ReplayArgs {
     speed: String,
     threads: String,
     clients: String,
+    mmap: String,
     json: Option<PathBuf>,
     label: Option<String>,
     keep: bool,
@@ -288,6 +295,7 @@ impl ReplayArgs {
             ("speed", &self.speed),
             ("threads", &self.threads),
             ("clients", &self.clients),
+            ("mmap", &self.mmap),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.clone()))
@@ -319,6 +327,7 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
             let shown: String = a.clients.chars().take(40).collect();
             bad(format!("--clients: '{shown}' is not a number"))
         })?,
+        mmap: a.mmap.parse().map_err(|e| bad(format!("--mmap: {e}")))?,
     }
     .validate()
     .map_err(|e| bad(e.to_string()))?;

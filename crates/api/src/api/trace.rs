@@ -4,7 +4,9 @@
 
 use super::{ApiError, Capability, Host};
 use crate::trace::limits::{read_bounded_file, MAX_TRACE_BYTES};
-use crate::trace::{replay, Bounds, Halt, OpKind, ReplayError, ReplayResult, Speed, Trace};
+use crate::trace::{
+    replay, Bounds, Halt, MapReplay, OpKind, ReplayError, ReplayResult, Speed, Trace,
+};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::fmt;
@@ -40,7 +42,9 @@ impl std::str::FromStr for ReplayThreads {
 
 /// `trace::replay`: the think time scaled by `speed` (a factor, or `"max"`
 /// for none; default 1) on the recorded threads or one (default `"keep"`),
-/// `clients` copies at once (default 1; more play in `clients/clientK`).
+/// `clients` copies at once (default 1; more play in `clients/clientK`),
+/// maps replayed by touching their pages (`mmap`: `"touch"`, the default)
+/// or only noted (`"skip"`).
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ReplayOptions {
@@ -52,6 +56,9 @@ pub struct ReplayOptions {
     pub threads: ReplayThreads,
     /// Copies of the trace played at once (1 to 128).
     pub clients: u64,
+    /// Maps touched or only noted.
+    #[serde(deserialize_with = "maps")]
+    pub mmap: MapReplay,
 }
 
 impl Default for ReplayOptions {
@@ -60,6 +67,7 @@ impl Default for ReplayOptions {
             speed: Speed::Factor(1.0),
             threads: ReplayThreads::Keep,
             clients: 1,
+            mmap: MapReplay::Touch,
         }
     }
 }
@@ -80,6 +88,7 @@ impl ReplayOptions {
             speed,
             keep_threads: self.threads == ReplayThreads::Keep,
             clients,
+            maps: self.mmap,
         })
     }
 }
@@ -129,6 +138,12 @@ impl Visitor<'_> for ThreadsVisitor {
 
 fn threads<'de, D: Deserializer<'de>>(d: D) -> Result<ReplayThreads, D::Error> {
     d.deserialize_any(ThreadsVisitor)
+}
+
+/// `"touch"` or `"skip"`.
+fn maps<'de, D: Deserializer<'de>>(d: D) -> Result<MapReplay, D::Error> {
+    let s = String::deserialize(d)?;
+    s.parse().map_err(de::Error::custom)
 }
 
 impl Host {

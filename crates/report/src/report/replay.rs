@@ -98,7 +98,7 @@ pub fn summary(r: &ReplayResult) -> Vec<String> {
         ));
     }
     lines.push(format!(
-        "replayed {} operations in {:.3} s ({}); {} file(s), {} laid out first; {} noted but not replayed (mmap)",
+        "replayed {} operations in {:.3} s ({}); {} file(s), {} laid out first; {} map(s) noted but not replayed",
         r.total_ops,
         r.seconds,
         r.against(),

@@ -51,8 +51,8 @@ fn metric(name: String, unit: &str, better: Better, value: f64) -> Metric {
 }
 
 /// The replay's figures as metrics: its time, its rate, its outcome
-/// counts (`noted`: operations noted but not replayed, the mmaps), and
-/// each operation's and step's latency.
+/// counts (`noted`: maps noted but not replayed), and each operation's
+/// and step's latency.
 fn metrics(r: &ReplayResult) -> Vec<Metric> {
     let mut out = vec![
         metric("seconds".into(), "s", Better::Lower, r.seconds),

@@ -23,6 +23,6 @@ pub mod strace;
 pub use format::{Op, OpKind, Trace, TraceError};
 pub use halt::{Bounds, Halt};
 pub use replay::{
-    OpSummary, OptionError, Reference, Refusal, ReplayError, ReplayOptions, ReplayResult, Speed,
-    StepSummary,
+    MapReplay, OpSummary, OptionError, Reference, Refusal, ReplayError, ReplayOptions,
+    ReplayResult, Speed, StepSummary,
 };

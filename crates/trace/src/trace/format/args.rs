@@ -331,6 +331,25 @@ impl Arg for LockKind {
     }
 }
 
+/// A map's kind: `w` (shared and writable, true) or `r` (read-only or
+/// private).
+pub(super) struct MapKind;
+
+impl Arg for MapKind {
+    type Value = bool;
+    fn parse(a: &mut Args, at: usize) -> Result<bool, ParseError> {
+        match a.words.get(at) {
+            Some(&"w") => Ok(true),
+            Some(&"r") => Ok(false),
+            Some(other) => Err(ParseError::MapKind(shown(other))),
+            None => Err(ParseError::MapKindMissing),
+        }
+    }
+    fn text(v: &bool) -> Option<String> {
+        Some(if *v { "w" } else { "r" }.into())
+    }
+}
+
 /// A symlink's target, percent-encoded.
 pub(super) struct Target;
 

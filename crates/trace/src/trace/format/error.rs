@@ -198,6 +198,12 @@ pub enum ParseError {
     /// A lock without its kind.
     #[error("lock without its kind (r or w)")]
     LockKindMissing,
+    /// A map's kind is not r or w.
+    #[error("map kind '{0}' is not r or w")]
+    MapKind(String),
+    /// A map without its kind.
+    #[error("map without its kind (r or w)")]
+    MapKindMissing,
     /// An operation this plumb does not know.
     #[error("unknown operation '{0}'")]
     UnknownOp(String),

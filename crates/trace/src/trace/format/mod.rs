@@ -1,7 +1,7 @@
-//! plumb's trace format, version 4: a text file, one line per record.
+//! plumb's trace format, version 5: a text file, one line per record.
 //!
 //! ```text
-//! plumb-trace 4
+//! plumb-trace 5
 //! duration_us 1523400
 //! tracer strace 1700000 9120            how the recording was made (below)
 //! untraced 610000                       the program's time without it
@@ -14,6 +14,7 @@
 //! op 0 160 12 pwrite 0 4096 4096       handle, offset, length
 //! op 0 175 3 stat 1 =ENOENT            a call that failed, with its errno
 //! op 0 180 2 lock 0 0 4096 w @LockX    a step begins here (below)
+//! op 0 190 9 map 0 0 1048576 r         handle, offset, length, r|w
 //! ```
 //!
 //! Kinds: `f` file, `d` directory, `l` symlink. `tracer NAME WALL_US CALLS`
@@ -32,8 +33,8 @@
 //! operation), `read|pread|readv|preadv h off len`,
 //! `write|pwrite|writev|pwritev h off len`, `lseek h off`, `fsync h`,
 //! `fdatasync h`, `sync_file_range h off len`, `ftruncate h len`,
-//! `fallocate h off len`, `close h`, `fstat h`, `mmap h len` (noted, not
-//! replayed), `copy h_in h_out len`, `readdir h len` (getdents64 with a
+//! `fallocate h off len`, `close h`, `fstat h`, `mmap h len` (versions 1
+//! to 4: noted, not replayed), `copy h_in h_out len`, `readdir h len` (getdents64 with a
 //! buffer of len bytes), `dup h_from h_to` (dup, dup2, dup3, fcntl
 //! F_DUPFD), `inherit h_from h_to` (a child process's copy of a parent's
 //! descriptor, made by the kernel at fork: not counted), `fchmod h MODE`,
@@ -41,7 +42,10 @@
 //! `chmod f MODE` (octal), `truncate f len`, `unlink f`, `mkdir f`,
 //! `rmdir f`, `rename f_from f_to [noreplace|exchange]`, `link f_from f_to`,
 //! `symlink f TARGET`; version 3 adds `lock h off len r|w` (a POSIX
-//! byte-range lock, `len` 0 to the end of the file) and `unlock h off len`.
+//! byte-range lock, `len` 0 to the end of the file) and `unlock h off len`;
+//! version 5 adds `map h off len r|w`, an `mmap(2)` of a file range (`w`: a
+//! shared writable map, whose stores reach the file; `r`: read-only or
+//! private), which a replay maps the same way and touches page by page.
 //!
 //! Any operation may end with `=ERRNO`: the call failed that way in the
 //! recording, and a replay expects it to fail the same way.
@@ -55,10 +59,10 @@
 //!
 //! Paths and symlink targets are percent-encoded where they hold spaces,
 //! `%` or control bytes. The path `.` names the root itself. A trace is
-//! written as version 2 unless it needs version 3 (locks or steps) or 4
-//! (the untraced time), so older plumbs read what they can; version-1
-//! traces (`file ID SIZE PATH`, no failed calls), version-2 and version-3
-//! traces still load.
+//! written as version 2 unless it needs version 3 (locks or steps), 4
+//! (the untraced time) or 5 (maps), so older plumbs read what they can;
+//! version-1 traces (`file ID SIZE PATH`, no failed calls) and versions 2
+//! to 4 still load.
 //!
 //! # In the code
 //!
@@ -98,6 +102,8 @@ pub const MAGIC: &str = "plumb-trace 2";
 pub const MAGIC_V3: &str = "plumb-trace 3";
 /// The first line of a trace with the untraced time.
 pub const MAGIC_V4: &str = "plumb-trace 4";
+/// The first line of a trace with maps (`map`).
+pub const MAGIC_V5: &str = "plumb-trace 5";
 /// The first line of a version-1 trace, which still loads.
 pub const MAGIC_V1: &str = "plumb-trace 1";
 
@@ -149,21 +155,13 @@ pub struct Trace {
 }
 
 impl Trace {
-    /// True when only version 3 can hold the trace (locks or steps).
-    pub fn needs_v3(&self) -> bool {
-        !self.steps.starts.is_empty() || self.ops.iter().any(|o| o.kind.needs_v3())
-    }
-
-    /// The oldest version that holds the trace: 4 with the untraced time,
-    /// 3 with locks or steps, else 2.
+    /// The oldest version that holds the trace: 5 with maps, 4 with the
+    /// untraced time, 3 with locks or steps, else 2.
     pub fn version(&self) -> u32 {
-        if self.untraced_us.is_some() {
-            4
-        } else if self.needs_v3() {
-            3
-        } else {
-            2
-        }
+        let ops = self.ops.iter().map(|o| o.kind.since()).max().unwrap_or(0);
+        let steps = if self.steps.starts.is_empty() { 0 } else { 3 };
+        let untraced = if self.untraced_us.is_some() { 4 } else { 0 };
+        ops.max(steps).max(untraced).max(2)
     }
 
     /// How much of the recorded think time a replay at speed 1 keeps, so
@@ -453,6 +451,51 @@ mod tests {
             let e = Trace::parse("b", &text).unwrap_err();
             assert_eq!(e.line, 5, "{bad}: {e}");
             assert!(e.cause.to_string().contains(what), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn version_5_holds_maps_with_their_range_and_kind() {
+        let mut t = sample();
+        let map = |offset, len, write, failed| Op {
+            thread: 0,
+            start_us: 30,
+            dur_us: 4,
+            failed,
+            kind: OpKind::Map {
+                handle: 0,
+                offset,
+                len,
+                write,
+            },
+        };
+        // After thread 0's fsync, before the stat (in start order).
+        t.ops.insert(4, map(4096, 8192, true, None));
+        t.ops.insert(5, map(100, 4096, false, Some(22)));
+        let text = t.to_text();
+        assert!(text.starts_with("plumb-trace 5\n"), "{text}");
+        assert!(text.contains(" map 0 4096 8192 w\n"), "{text}");
+        assert!(text.contains(" map 0 100 4096 r =EINVAL\n"), "{text}");
+        assert_eq!(Trace::parse("v5", &text).unwrap(), t);
+        // With the untraced time too, still version 5.
+        t.untraced_us = Some(400);
+        assert!(t.to_text().starts_with("plumb-trace 5\n"));
+        // Older versions may not hold a map; a bad kind, a range past the
+        // largest file, a cut record are refused.
+        for (from, to, want) in [
+            ("plumb-trace 5", "plumb-trace 4", "version 5"),
+            (" 8192 w\n", " 8192 x\n", "map kind 'x' is not r or w"),
+            (" 8192 w\n", " 8192\n", "map without its kind"),
+            (" map 0 4096 8192 w", " map 0 1125899906842624 1 w", "past"),
+            (
+                " map 0 4096 8192 w",
+                " map 0 18446744073709551615 2 w",
+                "overflow",
+            ),
+        ] {
+            let bad = text.replacen(from, to, 1);
+            let e = Trace::parse("bad", &bad).unwrap_err().to_string();
+            assert!(e.contains(want), "{to}: {e}");
         }
     }
 

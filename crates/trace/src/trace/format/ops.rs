@@ -8,8 +8,8 @@
 //! (`replay/execute.rs`) and the converters that make it.
 
 use super::args::{
-    Arg, Args, BufLen, Call, Closing, FileId, Flags, Fresh, Handle, IoLen, LockKind, Mode, Number,
-    RangeLen, RenameFlag, Size, Target,
+    Arg, Args, BufLen, Call, Closing, FileId, Flags, Fresh, Handle, IoLen, LockKind, MapKind, Mode,
+    Number, RangeLen, RenameFlag, Size, Target,
 };
 use super::error::{shown, ParseError};
 use super::{OpenFlags, RenameMode};
@@ -148,7 +148,8 @@ operations! {
         /// The handle.
         handle @ 5: u32 as Handle,
     };
-    /// mmap of a file (noted, not replayed).
+    /// mmap of a file as versions 1 to 4 recorded it, without its offset
+    /// or protection (noted, not replayed; [`OpKind::Map`] replaces it).
     Mmap ["mmap"] since 1 {
         /// The handle (the trace's descriptor number) the call used.
         handle @ 5: u32 as Handle,
@@ -284,6 +285,20 @@ operations! {
         /// A write (exclusive) lock; a read (shared) lock otherwise.
         write @ 8: bool as LockKind,
     };
+    /// `mmap(2)` of `len` bytes of a file from `offset`: replayed by
+    /// mapping the same range and touching each of its pages the file
+    /// holds once (an upper bound of what the program touched).
+    Map ["map"] since 5 {
+        /// The handle (the trace's descriptor number) the call used.
+        handle @ 5: u32 as Handle,
+        /// Byte offset in the file (page-aligned when the call succeeded).
+        offset @ 6: u64 as Number,
+        /// Bytes mapped.
+        len @ 7: u64 as RangeLen,
+        /// A shared writable map (`w`: stores reach the file); `r` for a
+        /// read-only or private map.
+        write @ 8: bool as MapKind,
+    };
     /// The release of a byte range (`fcntl(F_SETLK)` with `F_UNLCK`).
     Unlock ["unlock"] since 3 {
         /// The handle.
@@ -293,11 +308,4 @@ operations! {
         /// Bytes released; 0: to the end of the file.
         len @ 7: u64 as RangeLen,
     };
-}
-
-impl OpKind {
-    /// True for the operations a version-2 trace cannot hold.
-    pub fn needs_v3(&self) -> bool {
-        self.since() >= 3
-    }
 }

@@ -8,6 +8,7 @@ use super::error::{shown, ParseError, TraceError};
 use super::escape::decode;
 use super::{
     errno, EntryKind, FileEntry, Op, OpKind, Trace, Tracer, MAGIC, MAGIC_V1, MAGIC_V3, MAGIC_V4,
+    MAGIC_V5,
 };
 use crate::trace::limits::{
     MAX_FILES, MAX_OPS, MAX_TARGET, MAX_THREADS, MAX_TRACE_BYTES, MAX_TRACE_LINE,
@@ -49,6 +50,7 @@ impl Trace {
 /// The version the first line names.
 fn version(first: Option<&str>) -> Result<u32, ParseError> {
     match first {
+        Some(MAGIC_V5) => Ok(5),
         Some(MAGIC_V4) => Ok(4),
         Some(MAGIC_V3) => Ok(3),
         Some(MAGIC) => Ok(2),

@@ -1,15 +1,16 @@
 //! Writing a trace: version 2, or version 3 when it holds locks or steps,
-//! or version 4 when it holds the untraced time;
+//! version 4 when it holds the untraced time, 5 when it holds maps;
 //! each operation's arguments as the table of operations (`ops.rs`) says.
 
 use super::escape::encode;
-use super::{errno, Trace, MAGIC, MAGIC_V3, MAGIC_V4};
+use super::{errno, Trace, MAGIC, MAGIC_V3, MAGIC_V4, MAGIC_V5};
 use std::fmt::Write as _;
 
 impl Trace {
     /// The trace as text, in the oldest version that holds it.
     pub fn to_text(&self) -> String {
         let magic = match self.version() {
+            5 => MAGIC_V5,
             4 => MAGIC_V4,
             3 => MAGIC_V3,
             _ => MAGIC,

@@ -281,6 +281,7 @@ impl Executor<'_> {
             | OpKind::Close { .. }
             | OpKind::Fstat { .. }
             | OpKind::Mmap { .. }
+            | OpKind::Map { .. }
             | OpKind::Copy { .. }
             | OpKind::Readdir { .. }
             | OpKind::Fchmod { .. }

@@ -1,8 +1,9 @@
 //! The system calls on a descriptor: transfers in chunks of the thread's
 //! buffer, seeks, syncs, truncation, allocation, copies, directory reads,
-//! locks (never waiting) and closes.
+//! locks (never waiting), maps (`map.rs`) and closes.
 
 use super::execute::{Executor, Lane, OpError};
+use super::map::{replay_map, MapCall};
 use crate::buffer::AlignedBuf;
 use crate::trace::format::OpKind;
 use std::os::fd::RawFd;
@@ -10,7 +11,7 @@ use std::os::fd::RawFd;
 /// Reads (or writes) `len` bytes at `offset` through `buf`, in chunks of the
 /// buffer's size; stops early at a short transfer, as the recorded program
 /// would have seen one. Returns the bytes moved.
-fn transfer(
+pub(super) fn transfer(
     fd: i32,
     buf: &mut AlignedBuf,
     offset: u64,
@@ -114,7 +115,8 @@ fn plain_call(fd: RawFd, kind: &OpKind) -> Result<u64, OpError> {
 }
 
 impl Executor<'_> {
-    /// Carries out an operation on a descriptor (an mmap is not replayed).
+    /// Carries out an operation on a descriptor (an old `mmap` record is
+    /// not replayed).
     pub(super) fn on_descriptor(&self, kind: &OpKind, lane: &mut Lane) -> Result<u64, OpError> {
         match kind {
             OpKind::Fchmod { handle, .. }
@@ -188,8 +190,23 @@ impl Executor<'_> {
                 let fd = self.fd(lane, *handle)?;
                 lock(fd, libc::F_UNLCK, *offset, *len)
             }
-            // An mmap is noted, not replayed; only the operations on a
-            // descriptor come here (`execute` carries out the others).
+            OpKind::Map {
+                handle,
+                offset,
+                len,
+                write,
+            } => {
+                let call = MapCall {
+                    fd: self.fd(lane, *handle)?,
+                    offset: *offset,
+                    len: *len,
+                    write: *write,
+                };
+                replay_map(call, self.guard, lane)
+            }
+            // An old `mmap` record is noted, not replayed; only the
+            // operations on a descriptor come here (`execute` carries out
+            // the others).
             _ => Ok(0),
         }
     }

@@ -18,6 +18,7 @@
 
 mod execute;
 mod fd_calls;
+mod map;
 mod order;
 mod play;
 mod room;
@@ -74,6 +75,31 @@ pub enum OptionError {
     /// A client count outside 1 to [`MAX_CLIENTS`].
     #[error("clients {0} is not from 1 to {MAX_CLIENTS}")]
     Clients(u64),
+    /// Not `touch` or `skip` (as given, cut short).
+    #[error("mmap '{0}' is not 'touch' or 'skip'")]
+    Maps(String),
+}
+
+/// What a replay does with a trace's maps (`map` records).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MapReplay {
+    /// Maps each range the same way and touches its pages once.
+    #[default]
+    Touch,
+    /// Notes them without replaying, as plumb did before trace version 5.
+    Skip,
+}
+
+impl std::str::FromStr for MapReplay {
+    type Err = OptionError;
+    /// `touch` or `skip`, as scripts and `plumb trace replay --mmap` write it.
+    fn from_str(s: &str) -> Result<MapReplay, OptionError> {
+        match s {
+            "touch" => Ok(MapReplay::Touch),
+            "skip" => Ok(MapReplay::Skip),
+            other => Err(OptionError::Maps(other.chars().take(40).collect())),
+        }
+    }
 }
 
 /// Most copies of a trace one replay plays at once.
@@ -90,6 +116,8 @@ pub struct ReplayOptions {
     /// Copies of the trace played at once, each in `clients/clientK`
     /// (1 to [`MAX_CLIENTS`]; 1 plays in the run directory itself).
     pub clients: u32,
+    /// Whether maps are replayed or only noted.
+    pub maps: MapReplay,
 }
 
 impl ReplayOptions {
@@ -229,14 +257,15 @@ pub struct StepSummary {
 pub struct ReplayResult {
     /// Per operation type, by name.
     pub ops: Vec<OpSummary>,
-    /// Operations replayed (mmap, implicit opens and inherited descriptors
-    /// are not counted).
+    /// Operations replayed (old `mmap` records, maps under `--mmap skip`,
+    /// implicit opens and inherited descriptors are not counted).
     pub total_ops: u64,
     /// Operations that ended otherwise than in the recording.
     pub divergences: u64,
     /// Operations that failed as they failed in the recording.
     pub expected_errors: u64,
-    /// Operations noted but not replayed (mmap).
+    /// Operations noted but not replayed (old `mmap` records, and maps
+    /// under `--mmap skip`).
     pub skipped: u64,
     /// The first divergence, if any, naming the record.
     pub first_divergence: Option<String>,

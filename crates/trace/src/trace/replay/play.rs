@@ -5,7 +5,7 @@
 
 use super::execute::{Executor, Handles, Lane, OpError};
 use super::order::{Order, Plan};
-use super::{OpSummary, Reference, ReplayOptions, ReplayResult, Speed, StepSummary};
+use super::{MapReplay, OpSummary, Reference, ReplayOptions, ReplayResult, Speed, StepSummary};
 use crate::sandbox::RunDir;
 use crate::trace::budget::Allowance;
 use crate::trace::format::{errno, Op, OpKind, Trace};
@@ -70,6 +70,8 @@ struct Player<'a> {
     exec: Executor<'a>,
     /// The client's number, from 1.
     client: u32,
+    /// Maps are noted, not replayed (`--mmap skip`).
+    skip_maps: bool,
 }
 
 /// What one replay thread measured.
@@ -219,13 +221,16 @@ impl Player<'_> {
             return false;
         }
         tally.prev_end_us = Some(op.start_us.saturating_add(op.dur_us));
-        let counted = match &op.kind {
-            OpKind::Mmap { .. } => {
-                tally.skipped += 1;
-                false
-            }
-            kind => kind.counted(),
+        // Old `mmap` records are noted, and maps under `--mmap skip`.
+        let noted = match &op.kind {
+            OpKind::Mmap { .. } => true,
+            OpKind::Map { .. } => self.skip_maps,
+            _ => false,
         };
+        if noted {
+            tally.skipped += 1;
+        }
+        let counted = !noted && op.kind.counted();
         if let Some(order) = &self.order {
             order.wait(i, self.exec.guard);
             if self.exec.guard.halted() {
@@ -236,9 +241,12 @@ impl Player<'_> {
             tally.next_step(Some((id, 0)));
         }
         let started = Instant::now();
-        let result = self
-            .exec
-            .execute(&op.kind, op.failed.is_some(), &mut tally.lane);
+        let result = if noted {
+            Ok(0)
+        } else {
+            self.exec
+                .execute(&op.kind, op.failed.is_some(), &mut tally.lane)
+        };
         let took = started.elapsed();
         if let Some(order) = &self.order {
             order.done(i);
@@ -303,6 +311,7 @@ pub(super) fn replay(
                 allowance,
             },
             client: k as u32 + 1,
+            skip_maps: o.maps == MapReplay::Skip,
         })
         .collect();
     // The recorded think time scaled by the speed and by the trace's own

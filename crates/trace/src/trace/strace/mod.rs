@@ -314,6 +314,51 @@ mod tests {
 
     /// The names of `t`'s operations with their threads, implicit opens
     /// marked.
+    #[test]
+    fn maps_keep_their_range_and_whether_stores_reach_the_file() {
+        let log = r#"10  1796043420.000100 openat(AT_FDCWD</r>, "d.bin", O_RDWR) = 3</r/d.bin> <0.000010>
+10  1796043420.000200 mmap(NULL, 262144, PROT_READ|PROT_WRITE, MAP_SHARED, 3</r/d.bin>, 0) = 0x7f0000000000 <0.000008>
+10  1796043420.000300 mmap(NULL, 65536, PROT_READ, MAP_PRIVATE, 3</r/d.bin>, 0x10000) = 0x7f0000100000 <0.000006>
+10  1796043420.000400 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE, 3</r/d.bin>, 0x2000) = 0x7f0000200000 <0.000006>
+10  1796043420.000500 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_SHARED_VALIDATE, 3</r/d.bin>, 0x100) = -1 EINVAL (Invalid argument) <0.000003>
+10  1796043420.000600 mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000300000 <0.000003>
+10  1796043420.000700 openat(AT_FDCWD</r>, "/usr/lib/libc.so.6", O_RDONLY|O_CLOEXEC) = 4</usr/lib/libc.so.6> <0.000010>
+10  1796043420.000800 mmap(NULL, 2000000, PROT_READ, MAP_PRIVATE|MAP_DENYWRITE, 4</usr/lib/libc.so.6>, 0) = 0x7f0000400000 <0.000006>
+10  1796043420.000900 close(3</r/d.bin>) = 0 <0.000003>
+"#;
+        let t = convert("log", log, "/r", "/r", None).unwrap();
+        let maps: Vec<(u64, u64, bool, Option<i32>)> = t
+            .ops
+            .iter()
+            .filter_map(|o| match o.kind {
+                OpKind::Map {
+                    offset, len, write, ..
+                } => Some((offset, len, write, o.failed)),
+                _ => None,
+            })
+            .collect();
+        // Anonymous maps and files outside the root are left out; a private
+        // writable map's stores never reach the file; a failed map is kept
+        // with its errno.
+        assert_eq!(
+            maps,
+            [
+                (0, 262144, true, None),
+                (65536, 65536, false, None),
+                (8192, 4096, false, None),
+                (256, 4096, true, Some(libc::EINVAL)),
+            ]
+        );
+        assert!(t.to_text().starts_with("plumb-trace 5\n"));
+        // A map past the largest file a trace may describe fails the
+        // conversion, naming it.
+        let far = log.replace(", 0x10000)", ", 0x4000000001000)");
+        let e = convert("log", &far, "/r", "/r", None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("mmap offset"), "{e}");
+    }
+
     fn listed(t: &crate::trace::format::Trace) -> Vec<(u32, &'static str)> {
         t.ops
             .iter()

@@ -208,6 +208,19 @@ pub(super) fn num(s: Option<&String>) -> Option<u64> {
     s.parse().ok()
 }
 
+/// A number strace may print in hex (`0x1000`, an mmap offset) or decimal.
+pub(super) fn num_or_hex(s: Option<&String>) -> Option<u64> {
+    match s?.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => num(s),
+    }
+}
+
+/// Whether a flags argument (`PROT_READ|PROT_WRITE`) holds `flag`.
+pub(super) fn has_flag(s: Option<&String>, flag: &str) -> bool {
+    s.is_some_and(|s| s.split('|').any(|f| f == flag))
+}
+
 pub(super) fn stat_field(statbuf: Option<&String>, key: &str) -> Option<u64> {
     let s = statbuf?;
     let i = s.find(key)? + key.len();

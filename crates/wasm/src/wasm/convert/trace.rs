@@ -22,6 +22,13 @@ impl From<wtrace::ReplayOptions> for api::ReplayOptions {
             }),
         );
         set(&mut r.clients, o.clients.map(u64::from));
+        set(
+            &mut r.mmap,
+            o.mmap.map(|m| match m {
+                wtrace::MmapReplay::Touch => crate::trace::MapReplay::Touch,
+                wtrace::MmapReplay::Skip => crate::trace::MapReplay::Skip,
+            }),
+        );
         r
     }
 }

@@ -2,7 +2,7 @@
 //! file position, as the kernel keeps it), seeks, syncs, truncation,
 //! allocation, mappings, copies, closes, and the rest that take a handle.
 
-use super::super::syntax::{decorated, mode, num};
+use super::super::syntax::{decorated, has_flag, mode, num, num_or_hex};
 use super::{Converter, Event, Seen};
 use crate::trace::format::{EntryKind, OpKind};
 use crate::trace::limits::{MAX_FILE_BYTES, MAX_IO_BYTES};
@@ -126,13 +126,28 @@ impl Converter {
         self.emit(ev, kind, ev.failed);
     }
 
-    /// A successful `mmap` of a file.
+    /// An `mmap` of a file (`mmap(addr, len, prot, flags, fd, offset)`;
+    /// a failed one too, which the replay expects to fail the same way):
+    /// its range, and whether its stores reach the file (a shared
+    /// writable map).
     pub(super) fn mmap(&mut self, ev: &Event) {
-        if let Some(h) = self.handle_arg(ev, 4) {
-            let len = num(ev.arg(1)).unwrap_or(0);
-            let len = self.bounded(len, "mmap length");
-            self.emit(ev, OpKind::Mmap { handle: h, len }, None);
-        }
+        let Some(h) = self.handle_arg(ev, 4) else {
+            return;
+        };
+        let len = num(ev.arg(1)).unwrap_or(0);
+        let len = self.bounded(len, "mmap length");
+        let offset = num_or_hex(ev.arg(5)).unwrap_or(0);
+        let offset = self.bounded(offset, "mmap offset");
+        self.end(offset, len);
+        let shared =
+            has_flag(ev.arg(3), "MAP_SHARED") || has_flag(ev.arg(3), "MAP_SHARED_VALIDATE");
+        let kind = OpKind::Map {
+            handle: h,
+            offset,
+            len,
+            write: shared && has_flag(ev.arg(2), "PROT_WRITE"),
+        };
+        self.emit(ev, kind, ev.failed);
     }
 
     /// A successful `copy_file_range` or `sendfile` between two files.

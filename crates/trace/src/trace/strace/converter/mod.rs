@@ -291,9 +291,7 @@ impl Converter {
             "sync_file_range" => self.sync_file_range(&ev),
             "ftruncate" => self.ftruncate(&ev),
             "fallocate" => self.fallocate(&ev),
-            "mmap" if failed.is_none() && ev.arg(4).is_some_and(|fd| !fd.starts_with('-')) => {
-                self.mmap(&ev)
-            }
+            "mmap" if ev.arg(4).is_some_and(|fd| !fd.starts_with('-')) => self.mmap(&ev),
             "copy_file_range" | "sendfile" if failed.is_none() => self.copy(&ev),
             "newfstatat" | "statx" | "stat" | "lstat" => self.stat(&ev),
             "access" | "faccessat" | "faccessat2" | "statfs" | "readlink" | "readlinkat"
