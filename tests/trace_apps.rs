@@ -31,6 +31,8 @@ const SAME_CALL: &[&str] = &[
     "utimes",
     "stat",
     "dup",
+    // Maps of at most 8 MiB (all of these applications') are one mmap each.
+    "map",
 ];
 
 /// What a trace did: successful operations per type and bytes read and

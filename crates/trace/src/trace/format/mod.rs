@@ -597,10 +597,12 @@ mod tests {
             "symlink 2 a%20b",
             "lock 0 0 1 w",
             "unlock 0 0 1",
+            "map 0 0 4096 r",
+            "map 0 4096 8192 w",
             "close 4",
         ];
         let mut text =
-            "plumb-trace 3\nduration_us 10\nfile 0 f 4096 a\nfile 1 d 0 d\nfile 2 f - b\nthread 0 1\n"
+            "plumb-trace 5\nduration_us 10\nfile 0 f 4096 a\nfile 1 d 0 d\nfile 2 f - b\nthread 0 1\n"
                 .to_string();
         for op in ops {
             text.push_str(&format!("op 0 0 0 {op}\n"));

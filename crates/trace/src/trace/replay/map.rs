@@ -8,7 +8,8 @@
 //! Pages are touched with `madvise(MADV_POPULATE_READ|WRITE)` (Linux 5.14),
 //! which fails with `EFAULT` where a plain load would raise `SIGBUS` (a
 //! page past the file's end, a file another thread cut short), so no trace
-//! can kill the replay; on an older kernel the range is read with `pread`
+//! can kill the replay, and that failure is how the replay finds the
+//! file's end without a call the program did not make; on an older kernel the range is read with `pread`
 //! instead (into the page cache: a write map's pages are then not dirtied).
 //! The range is mapped in windows of at most [`WINDOW`] bytes, so a replay
 //! thread never holds more than that mapped, and the stop flag and the
@@ -82,12 +83,26 @@ impl Mapping {
     }
 }
 
+impl Mapping {
+    /// Bytes from the start of the mapping whose pages are in memory: after
+    /// a populate that met the file's end, the pages before it.
+    fn resident_prefix(&self) -> Result<u64, OpError> {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
+        let mut flags = vec![0u8; self.len.div_ceil(page)];
+        // SAFETY: one byte per page of this mapping.
+        check(unsafe { libc::mincore(self.at, self.len, flags.as_mut_ptr()) } as isize)?;
+        let pages = flags.iter().take_while(|f| **f & 1 == 1).count();
+        Ok((pages * page) as u64)
+    }
+}
+
 /// What touching a window did.
 enum Populated {
     /// Every page was touched.
     All,
-    /// The file ended within the window (another thread cut it short): the
-    /// pages before were touched, there are none after.
+    /// The file ended within the window (or another thread cut it short):
+    /// the pages before its end were touched, there are none after.
     FileEnded,
     /// The kernel cannot populate a mapping (before Linux 5.14).
     Unsupported,
@@ -100,25 +115,16 @@ impl Drop for Mapping {
     }
 }
 
-/// The size of the file behind `fd`.
-fn file_size(fd: RawFd) -> Result<u64, OpError> {
-    // SAFETY: fstat fills the zeroed struct.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    check(unsafe { libc::fstat(fd, &mut st) } as isize)?;
-    Ok(st.st_size.max(0) as u64)
-}
-
 /// Replays a map: the first window is mapped with the recorded offset and
 /// length (so a call that failed in the recording fails the same way),
-/// then every window of the range that the file holds is touched, each
-/// mapped in turn. Returns the bytes touched. Stops early, with what it
-/// touched, when the replay halts.
+/// then the range is touched a window at a time, each mapped in turn,
+/// until its end or the file's. Returns the bytes touched. Stops early,
+/// with what it touched, when the replay halts. The replay makes no call
+/// the program did not (no `fstat` for the file's size): the file's end
+/// is where touching a page fails.
 pub(super) fn replay_map(call: MapCall, guard: &Guard, lane: &mut Lane) -> Result<u64, OpError> {
     let mut window = Some(Mapping::new(&call, call.offset, call.len.min(WINDOW))?);
-    let end = call
-        .offset
-        .saturating_add(call.len)
-        .min(file_size(call.fd)?);
+    let end = call.offset.saturating_add(call.len);
     let mut at = call.offset;
     while at < end && !guard.halted() {
         let n = (end - at).min(WINDOW);
@@ -129,7 +135,10 @@ pub(super) fn replay_map(call: MapCall, guard: &Guard, lane: &mut Lane) -> Resul
         // At most WINDOW bytes, hence a usize.
         match m.populate(n as usize, call.write)? {
             Populated::All => at += n,
-            Populated::FileEnded => break,
+            Populated::FileEnded => {
+                at += m.resident_prefix()?.min(n);
+                break;
+            }
             Populated::Unsupported => {
                 drop(m);
                 return Ok(
