@@ -97,7 +97,7 @@ fn load(dir: &Path, name: &str) -> Trace {
 
 /// Records `command` (run in `dir`) with `root` as the recording's root,
 /// then checks its replays as the module says.
-fn record_and_check(dir: &Path, root: &str, command: &[&str]) {
+fn record_and_check(dir: &Path, root: &str, command: &[&str]) -> Trace {
     require_tool("strace", "-V", "strace");
     let mut args = vec!["trace", "record", "-o", "app.trace", "--root", root, "--"];
     args.extend_from_slice(command);
@@ -187,6 +187,15 @@ fn record_and_check(dir: &Path, root: &str, command: &[&str]) {
         "the replay's threads (main: #{main_index}) opened:\n{}",
         opens_by_thread(&again)
     );
+    t
+}
+
+/// How many maps of files under the root `t` holds that succeeded.
+fn maps(t: &Trace) -> usize {
+    t.ops
+        .iter()
+        .filter(|o| matches!(o.kind, OpKind::Map { .. }) && o.failed.is_none())
+        .count()
 }
 
 /// Each thread of `t` (index and id) with the files it opened, for a
@@ -245,11 +254,13 @@ fn git_init_add_commit_gc_replays_faithfully() {
             std::fs::write(sub.join(format!("f{f}.rs")), body).unwrap();
         }
     }
-    record_and_check(
+    let t = record_and_check(
         dir.path(),
         "repo",
         &["sh", "-c", "cd repo && git -c user.name=t -c user.email=t@t init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm x && git gc -q"],
     );
+    // git maps its index and pack files: the replay made the same maps.
+    assert!(maps(&t) > 10, "{} maps", maps(&t));
 }
 
 #[test]
@@ -257,11 +268,13 @@ fn a_sqlite3_shell_session_replays_faithfully() {
     require_tool("sqlite3", "--version", "sqlite3");
     let dir = workdir();
     std::fs::create_dir(dir.path().join("db")).unwrap();
-    record_and_check(
+    let t = record_and_check(
         dir.path(),
         "db",
         &["sqlite3", "db/app.db", "create table t(a, b); begin; insert into t values(1, randomblob(3000)); insert into t values(2, randomblob(5000)); commit; begin; update t set b = randomblob(9000); commit; create index i on t(a); pragma journal_mode=wal; insert into t values(3, randomblob(20000)); vacuum;"],
     );
+    // WAL mode maps the shared-memory file.
+    assert!(maps(&t) >= 1, "{} maps", maps(&t));
 }
 
 /// Workers of a pool write parts, sync and rename them; the parent

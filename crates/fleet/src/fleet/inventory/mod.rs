@@ -12,6 +12,7 @@
 pub mod ansible;
 
 use crate::model::document::label_value;
+use crate::report::many::GROUP_FIELDS;
 use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -451,12 +452,21 @@ fn plain(text: &str) -> String {
 }
 
 /// A label: a plain tag (`nvme`) or `KEY=VALUE` (`zone=eu-west-1a`), each
-/// part a plain name (so a label never reads as an option or a path).
+/// part a plain name (so a label never reads as an option or a path), the
+/// key not a machine field's name (`--group-by os` means the machine's).
 fn checked_label(place: &str, s: &str) -> Result<String, InventoryError> {
     match s.split_once('=') {
         None => checked_name(place, "label", s),
         Some((key, value)) => {
             checked_name(place, "label key", key)?;
+            if GROUP_FIELDS.contains(&key) {
+                return Err(err(
+                    place,
+                    format!(
+                        "label key '{key}' is a machine field's name (--group-by {key} groups by the machine's): choose another key"
+                    ),
+                ));
+            }
             checked_name(place, "label value", value)?;
             Ok(s.to_string())
         }
@@ -552,6 +562,7 @@ mod tests {
             "[[host]]\naddress = \"a\"\nlabels = [\"zone=eu=1\"]\n",
             "[[host]]\naddress = \"a\"\nlabels = [\"zone=-oX\"]\n",
             "[[host]]\naddress = \"a\"\nlabels = [\"zone=a\", \"zone=b\"]\n",
+            "[[host]]\naddress = \"a\"\nlabels = [\"kernel=6.1\"]\n",
             "[[host]]\naddress = \"a\"\n[[host]]\naddress = \"a\"\n",
             "",
         ] {

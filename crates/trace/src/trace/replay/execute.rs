@@ -95,6 +95,12 @@ pub(super) enum OpError {
     /// The operation would pass the byte grant.
     #[error(transparent)]
     Budget(#[from] OverBudget),
+    /// A map cannot be replayed here: the kernel cannot populate a mapping
+    /// (before Linux 5.14). It is noted, not counted.
+    #[error(
+        "this kernel cannot populate a mapping (Linux 5.14 can): the map is noted, not replayed"
+    )]
+    MapsUnsupported,
 }
 
 impl OpError {
@@ -286,7 +292,7 @@ impl Executor<'_> {
             | OpKind::Readdir { .. }
             | OpKind::Fchmod { .. }
             | OpKind::Lock { .. }
-            | OpKind::Unlock { .. } => self.on_descriptor(kind, lane),
+            | OpKind::Unlock { .. } => self.on_descriptor(kind, failed, lane),
         }
     }
 }

@@ -11,7 +11,7 @@ use std::os::fd::RawFd;
 /// Reads (or writes) `len` bytes at `offset` through `buf`, in chunks of the
 /// buffer's size; stops early at a short transfer, as the recorded program
 /// would have seen one. Returns the bytes moved.
-pub(super) fn transfer(
+fn transfer(
     fd: i32,
     buf: &mut AlignedBuf,
     offset: u64,
@@ -117,7 +117,14 @@ fn plain_call(fd: RawFd, kind: &OpKind) -> Result<u64, OpError> {
 impl Executor<'_> {
     /// Carries out an operation on a descriptor (an old `mmap` record is
     /// not replayed).
-    pub(super) fn on_descriptor(&self, kind: &OpKind, lane: &mut Lane) -> Result<u64, OpError> {
+    /// `failed`: the call failed in the recording (a map is then made, to
+    /// fail the same way, but not touched).
+    pub(super) fn on_descriptor(
+        &self,
+        kind: &OpKind,
+        failed: bool,
+        lane: &mut Lane,
+    ) -> Result<u64, OpError> {
         match kind {
             OpKind::Fchmod { handle, .. }
             | OpKind::Lseek { handle, .. }
@@ -201,8 +208,9 @@ impl Executor<'_> {
                     offset: *offset,
                     len: *len,
                     write: *write,
+                    failed,
                 };
-                replay_map(call, self.guard, lane)
+                replay_map(call, self.guard)
             }
             // An old `mmap` record is noted, not replayed; only the
             // operations on a descriptor come here (`execute` carries out

@@ -262,8 +262,11 @@ impl Player<'_> {
                 self.exec.guard.halt(h);
             }
         }
-        if counted {
-            tally.count(i, op, result, took);
+        match result {
+            // A map this kernel cannot replay is noted, like a skipped one.
+            Err(OpError::MapsUnsupported) => tally.skipped += 1,
+            result if counted => tally.count(i, op, result, took),
+            _ => {}
         }
         true
     }

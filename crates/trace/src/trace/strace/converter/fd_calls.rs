@@ -129,14 +129,22 @@ impl Converter {
     /// An `mmap` of a file (`mmap(addr, len, prot, flags, fd, offset)`;
     /// a failed one too, which the replay expects to fail the same way):
     /// its range, and whether its stores reach the file (a shared
-    /// writable map).
+    /// writable map). A failed map whose range passes the largest file a trace may
+    /// describe (a program probing with an absurd length) is left out; a
+    /// successful one fails the conversion, naming it.
     pub(super) fn mmap(&mut self, ev: &Event) {
         let Some(h) = self.handle_arg(ev, 4) else {
             return;
         };
         let len = num(ev.arg(1)).unwrap_or(0);
-        let len = self.bounded(len, "mmap length");
         let offset = num_or_hex(ev.arg(5)).unwrap_or(0);
+        let within = offset
+            .checked_add(len)
+            .is_some_and(|end| end <= MAX_FILE_BYTES);
+        if ev.failed.is_some() && !within {
+            return;
+        }
+        let len = self.bounded(len, "mmap length");
         let offset = self.bounded(offset, "mmap offset");
         self.end(offset, len);
         let shared =
