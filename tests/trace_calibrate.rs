@@ -1,5 +1,6 @@
-//! `plumb trace record` runs the command once more without strace, from
-//! the same tree (put back between), and the trace keeps that time.
+//! `plumb trace record` runs the command again without strace (a quick one
+//! several times), from the same tree (put back before each run), and the
+//! trace keeps that time.
 
 use crate::util::{entries, plumb, require_tool, workdir};
 use plumb::trace::Trace;
@@ -37,6 +38,8 @@ fn record_runs_the_command_untraced_too_from_the_same_tree() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("without strace"), "{}", r.stderr);
+    // A quick command runs several times, each from the tree put back.
+    assert!(r.stderr.contains("(the median of "), "{}", r.stderr);
     // The tree is what one run makes of it.
     assert_eq!(
         std::fs::read_to_string(d.join("data/log.txt")).unwrap(),

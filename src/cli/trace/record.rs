@@ -150,10 +150,20 @@ fn snapshot(root: &Path, copies: &Path) -> Option<Snapshot> {
     }
 }
 
-/// Runs `command` once more without the tracer, from the tree the traced
-/// run started from (`snap`, put back first); its wall time in µs, or None
-/// when it cannot be measured (said why). Interrupted, it puts the tree
-/// back as it was before the recording.
+/// Untraced runs of a quick command: runs follow one another, each from
+/// the tree the traced run started from, until they have taken
+/// [`CALIBRATION_TIME`] together or [`CALIBRATION_RUNS`] were made; their
+/// median is the untraced time (one run of a command this short is at the
+/// mercy of a busy machine).
+const CALIBRATION_RUNS: usize = 5;
+/// See [`CALIBRATION_RUNS`]: a command that takes this long runs once.
+const CALIBRATION_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Runs `command` again without the tracer, from the tree the traced run
+/// started from (`snap`, put back before each run): once, or for a quick
+/// command several times (see [`CALIBRATION_RUNS`]); the median wall time
+/// in µs, or None when it cannot be measured (said why). Interrupted, it
+/// puts the tree back as it was before the recording.
 fn untraced(command: &[String], snap: &Snapshot, signals: &Signals) -> Result<Option<u64>, Kept> {
     let program = &command[0];
     let restore = || {
@@ -167,28 +177,43 @@ fn untraced(command: &[String], snap: &Snapshot, signals: &Signals) -> Result<Op
             ))
         })
     };
-    restore()?;
-    eprintln!(
-        "calibrating: running {program} once more, without strace (--no-calibrate skips this)"
-    );
-    let started = Instant::now();
-    let status = match Command::new(program).args(&command[1..]).spawn() {
-        Ok(mut child) => wait(&mut child, signals, true).map_err(Kept)?,
-        Err(e) => {
-            eprintln!("running {program} without strace: {e}: not calibrated");
+    eprintln!("calibrating: running {program} again, without strace (--no-calibrate skips this)");
+    let mut times: Vec<u64> = Vec::new();
+    let mut spent = std::time::Duration::ZERO;
+    while times.len() < CALIBRATION_RUNS && spent < CALIBRATION_TIME {
+        restore()?;
+        let started = Instant::now();
+        let status = match Command::new(program).args(&command[1..]).spawn() {
+            Ok(mut child) => wait(&mut child, signals, true).map_err(Kept)?,
+            Err(e) => {
+                eprintln!("running {program} without strace: {e}: not calibrated");
+                return Ok(None);
+            }
+        };
+        let took = started.elapsed();
+        if signals.stopped() {
+            restore()?;
             return Ok(None);
         }
-    };
-    let wall_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-    if signals.stopped() {
-        restore()?;
-        return Ok(None);
+        if !status.success() {
+            eprintln!("the untraced run ended with {status}: not calibrated");
+            return Ok(None);
+        }
+        spent += took;
+        times.push(u64::try_from(took.as_micros()).unwrap_or(u64::MAX));
     }
-    if !status.success() {
-        eprintln!("the untraced run ended with {status}: not calibrated");
-        return Ok(None);
+    times.sort_unstable();
+    // The lower median: noise only ever slows a run down.
+    let wall_us = times[(times.len() - 1) / 2];
+    match times.len() {
+        1 => eprintln!("{program} ran {:.3} s without strace", wall_us as f64 / 1e6),
+        n => eprintln!(
+            "{program} ran {:.3} s without strace (the median of {n} runs, {:.3}–{:.3} s)",
+            wall_us as f64 / 1e6,
+            times[0] as f64 / 1e6,
+            times[n - 1] as f64 / 1e6
+        ),
     }
-    eprintln!("{program} ran {:.3} s without strace", wall_us as f64 / 1e6);
     Ok(Some(wall_us))
 }
 
