@@ -171,6 +171,17 @@ impl Snapshot {
         copy_into(&self.copy, &self.root, &self.skip, &mut Tally::default())
     }
 
+    /// Writes back to the disk what putting the root back wrote (`syncfs`),
+    /// so an untraced run starts on a file system as clean as the traced
+    /// run had, not behind the copy's writeback (a program that syncs would
+    /// wait for it). Best effort: a root that cannot be opened is left.
+    pub(super) fn settle(&self) {
+        if let Ok(dir) = fs::File::open(&self.root) {
+            // SAFETY: a valid descriptor, open for the call's length.
+            unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&dir)) };
+        }
+    }
+
     /// Where the copy is (for a message when it could not be restored).
     pub(super) fn path(&self) -> &Path {
         &self.copy

@@ -182,6 +182,7 @@ fn untraced(command: &[String], snap: &Snapshot, signals: &Signals) -> Result<Op
     let mut spent = std::time::Duration::ZERO;
     while times.len() < CALIBRATION_RUNS && spent < CALIBRATION_TIME {
         restore()?;
+        snap.settle();
         let started = Instant::now();
         let status = match Command::new(program).args(&command[1..]).spawn() {
             Ok(mut child) => wait(&mut child, signals, true).map_err(Kept)?,
