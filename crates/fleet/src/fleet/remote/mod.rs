@@ -31,6 +31,9 @@ pub const MIN_KERNEL: (u32, u32) = (5, 6);
 
 /// How long the agent may take to stop and clean up once its stdin ends.
 const STOP_LIMIT: Duration = Duration::from_secs(20);
+/// How long the last frames of a session that ended may take to come in
+/// (see `Session::finish`).
+const FINISH_LIMIT: Duration = Duration::from_secs(10);
 
 /// This plumb binary, as it is copied to hosts.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! that could not finish.
 
 use super::session::Session;
-use super::{Binary, RemoteError, STOP_LIMIT};
+use super::{Binary, RemoteError, FINISH_LIMIT, STOP_LIMIT};
 use crate::fleet::inventory::Host;
 use crate::fleet::protocol::PAYLOAD;
 use crate::fleet::ssh::{quote, remote_path, Input, Ssh};
@@ -84,7 +84,7 @@ pub fn run(
     let mut s = Session::start(ssh, host, &remote, first, Some(spool.to_path_buf()))?;
     let mut cut: Option<(Instant, StopReason)> = None;
     let code = loop {
-        s.drain(on_line);
+        let _ = s.drain(on_line);
         if let Ok(Some(status)) = s.child.try_wait() {
             break status.code().unwrap_or(-1);
         }
@@ -106,9 +106,14 @@ pub fn run(
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    // What was said just before the end.
-    std::thread::sleep(Duration::from_millis(20));
-    s.drain(on_line);
+    // What was said just before the end (ssh's own failure, 255, means
+    // the connection is gone: nothing more is coming).
+    let limit = if code == 255 {
+        Duration::ZERO
+    } else {
+        FINISH_LIMIT
+    };
+    s.finish(on_line, limit);
     let stopped = cut.map(|(_, why)| why);
     match s.result.take() {
         Some((code, document)) => Ok(RunOutcome {

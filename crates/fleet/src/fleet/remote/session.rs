@@ -9,6 +9,7 @@ use std::io::{BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
+use std::time::Duration;
 use tempfile::NamedTempFile;
 
 /// What the agent's stdout said.
@@ -206,9 +207,35 @@ impl Session {
         }
     }
 
+    /// After ssh has exited: takes in what the agent said until its stdout
+    /// ends or its result has come, for at most `limit`. Over a shared
+    /// connection the master, not the exited client, holds that pipe, so
+    /// the last frames (the result among them) may still be on their way
+    /// when ssh has gone; a busy machine can take well over a few
+    /// milliseconds to pass them on.
+    pub(super) fn finish(&mut self, on_line: &mut dyn FnMut(&str), limit: Duration) {
+        let started = std::time::Instant::now();
+        loop {
+            let open = self.drain(on_line);
+            if !open || self.result.is_some() || started.elapsed() > limit {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Takes in what was said so far: progress lines go to `on_line`.
-    pub(super) fn drain(&mut self, on_line: &mut dyn FnMut(&str)) {
-        while let Ok(said) = self.said.try_recv() {
+    /// False once the agent's stdout has ended and all it said is in.
+    pub(super) fn drain(&mut self, on_line: &mut dyn FnMut(&str)) -> bool {
+        loop {
+            let said = match self.said.try_recv() {
+                Ok(said) => said,
+                Err(mpsc::TryRecvError::Empty) => break,
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    self.drain_errors();
+                    return false;
+                }
+            };
             match said {
                 Said::Started { pid } => self.pid = Some(pid),
                 Said::Line(l) => {
@@ -220,6 +247,12 @@ impl Session {
                 Said::Garbled(g) => self.garbled = Some(g),
             }
         }
+        self.drain_errors();
+        true
+    }
+
+    /// Takes in ssh's stderr lines so far, keeping the last [`TAIL_LINES`].
+    fn drain_errors(&mut self) {
         while let Ok(l) = self.errors.try_recv() {
             self.tail.push(l);
             if self.tail.len() > TAIL_LINES {
