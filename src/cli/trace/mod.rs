@@ -27,7 +27,7 @@ pub enum TraceCommand {
         /// Keep only paths under this directory (default: the current directory).
         #[arg(long)]
         root: Option<PathBuf>,
-        /// Do not run the command once more without strace first (it then runs once; the replay is measured against the traced run).
+        /// Do not run the command again without strace (it then runs once; the replay is measured against the traced run).
         #[arg(long)]
         no_calibrate: bool,
         /// The command and its arguments (after --).

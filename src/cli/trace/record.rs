@@ -3,8 +3,9 @@
 //! SIGINT/SIGTERM the traced processes are stopped (the signal forwarded,
 //! then SIGKILL after a grace period), what was recorded is still saved, and
 //! the temporary strace log is removed on every path. Unless told not to,
-//! the command then runs once more without strace from the same tree
-//! (`calibrate.rs`), and the trace keeps that run's wall time.
+//! the command then runs again without strace from the same tree (a quick
+//! command several times; `calibrate.rs`), and the trace keeps that wall
+//! time.
 
 use super::calibrate::Snapshot;
 use super::{absolute, bad, save, Outcome};
@@ -151,10 +152,10 @@ fn snapshot(root: &Path, copies: &Path) -> Option<Snapshot> {
 }
 
 /// Untraced runs of a quick command: runs follow one another, each from
-/// the tree the traced run started from, until they have taken
-/// [`CALIBRATION_TIME`] together or [`CALIBRATION_RUNS`] were made; their
-/// median is the untraced time (one run of a command this short is at the
-/// mercy of a busy machine).
+/// the tree the traced run started from, until they (with putting the
+/// tree back before each) have taken [`CALIBRATION_TIME`] together or
+/// [`CALIBRATION_RUNS`] were made; their lower median is the untraced time
+/// (one run of a command this short is at the mercy of a busy machine).
 const CALIBRATION_RUNS: usize = 5;
 /// See [`CALIBRATION_RUNS`]: a command that takes this long runs once.
 const CALIBRATION_TIME: std::time::Duration = std::time::Duration::from_secs(1);
@@ -179,10 +180,18 @@ fn untraced(command: &[String], snap: &Snapshot, signals: &Signals) -> Result<Op
     };
     eprintln!("calibrating: running {program} again, without strace (--no-calibrate skips this)");
     let mut times: Vec<u64> = Vec::new();
-    let mut spent = std::time::Duration::ZERO;
-    while times.len() < CALIBRATION_RUNS && spent < CALIBRATION_TIME {
+    // Putting the tree back and settling count too: a large tree makes
+    // fewer runs.
+    let calibrating = Instant::now();
+    while times.len() < CALIBRATION_RUNS && calibrating.elapsed() < CALIBRATION_TIME {
+        if signals.stopped() {
+            break;
+        }
         restore()?;
         snap.settle();
+        if signals.stopped() {
+            break;
+        }
         let started = Instant::now();
         let status = match Command::new(program).args(&command[1..]).spawn() {
             Ok(mut child) => wait(&mut child, signals, true).map_err(Kept)?,
@@ -200,8 +209,11 @@ fn untraced(command: &[String], snap: &Snapshot, signals: &Signals) -> Result<Op
             eprintln!("the untraced run ended with {status}: not calibrated");
             return Ok(None);
         }
-        spent += took;
         times.push(u64::try_from(took.as_micros()).unwrap_or(u64::MAX));
+    }
+    if signals.stopped() || times.is_empty() {
+        restore()?;
+        return Ok(None);
     }
     times.sort_unstable();
     // The lower median: noise only ever slows a run down.
@@ -209,7 +221,7 @@ fn untraced(command: &[String], snap: &Snapshot, signals: &Signals) -> Result<Op
     match times.len() {
         1 => eprintln!("{program} ran {:.3} s without strace", wall_us as f64 / 1e6),
         n => eprintln!(
-            "{program} ran {:.3} s without strace (the median of {n} runs, {:.3}–{:.3} s)",
+            "{program} ran {:.3} s without strace (the lower median of {n} runs, {:.3}–{:.3} s)",
             wall_us as f64 / 1e6,
             times[0] as f64 / 1e6,
             times[n - 1] as f64 / 1e6

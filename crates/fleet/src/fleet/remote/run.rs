@@ -107,13 +107,13 @@ pub fn run(
         std::thread::sleep(Duration::from_millis(20));
     };
     // What was said just before the end (ssh's own failure, 255, means
-    // the connection is gone: nothing more is coming).
-    let limit = if code == 255 {
-        Duration::ZERO
+    // the connection is gone: only its own last words may still come).
+    let finish_limit = if code == 255 {
+        Duration::from_secs(1)
     } else {
         FINISH_LIMIT
     };
-    s.finish(on_line, limit);
+    s.finish(on_line, finish_limit);
     let stopped = cut.map(|(_, why)| why);
     match s.result.take() {
         Some((code, document)) => Ok(RunOutcome {

@@ -44,8 +44,7 @@ impl Server {
                 };
             }
             if let Ok(Some(status)) = s.child.try_wait() {
-                std::thread::sleep(Duration::from_millis(20));
-                s.drain(&mut |_| {});
+                s.finish(&mut |_| {}, super::FINISH_LIMIT);
                 return Err(match s.last_line.clone() {
                     Some(line) => RemoteError::ServeEnded(line),
                     None => s.reason(status.code().unwrap_or(-1)),

@@ -207,17 +207,19 @@ impl Session {
         }
     }
 
-    /// After ssh has exited: takes in what the agent said until its stdout
-    /// ends or its result has come, for at most `limit`. Over a shared
-    /// connection the master, not the exited client, holds that pipe, so
-    /// the last frames (the result among them) may still be on their way
-    /// when ssh has gone; a busy machine can take well over a few
-    /// milliseconds to pass them on.
+    /// After ssh has exited: takes in what the agent said and ssh's stderr
+    /// until both have ended (or the result has come and stderr ended), for
+    /// at most `limit`. Over a shared connection the master, not the exited
+    /// client, holds those pipes, so the last frames (the result among
+    /// them) and ssh's last words may still be on their way when ssh has
+    /// gone; a busy machine can take well over a few milliseconds to pass
+    /// them on.
     pub(super) fn finish(&mut self, on_line: &mut dyn FnMut(&str), limit: Duration) {
         let started = std::time::Instant::now();
         loop {
-            let open = self.drain(on_line);
-            if !open || self.result.is_some() || started.elapsed() > limit {
+            let said_open = self.drain(on_line) && self.result.is_none();
+            let errors_open = self.drain_errors();
+            if !(said_open || errors_open) || started.elapsed() > limit {
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -232,7 +234,7 @@ impl Session {
                 Ok(said) => said,
                 Err(mpsc::TryRecvError::Empty) => break,
                 Err(mpsc::TryRecvError::Disconnected) => {
-                    self.drain_errors();
+                    let _ = self.drain_errors();
                     return false;
                 }
             };
@@ -247,16 +249,23 @@ impl Session {
                 Said::Garbled(g) => self.garbled = Some(g),
             }
         }
-        self.drain_errors();
+        let _ = self.drain_errors();
         true
     }
 
-    /// Takes in ssh's stderr lines so far, keeping the last [`TAIL_LINES`].
-    fn drain_errors(&mut self) {
-        while let Ok(l) = self.errors.try_recv() {
-            self.tail.push(l);
-            if self.tail.len() > TAIL_LINES {
-                self.tail.remove(0);
+    /// Takes in ssh's stderr lines so far, keeping the last [`TAIL_LINES`];
+    /// false once stderr has ended and all of it is in.
+    fn drain_errors(&mut self) -> bool {
+        loop {
+            match self.errors.try_recv() {
+                Ok(l) => {
+                    self.tail.push(l);
+                    if self.tail.len() > TAIL_LINES {
+                        self.tail.remove(0);
+                    }
+                }
+                Err(mpsc::TryRecvError::Empty) => return true,
+                Err(mpsc::TryRecvError::Disconnected) => return false,
             }
         }
     }

@@ -21,7 +21,7 @@
 //! says the program ran WALL_US µs under the tracer, which saw CALLS system
 //! calls: think time in the trace includes the tracer's slowdown.
 //! `untraced WALL_US` (version 4) says the same command ran WALL_US µs
-//! without the tracer (`plumb trace record` runs it once more to know): a
+//! without the tracer (`plumb trace record` runs it again to know): a
 //! replay scales the think time by untraced / traced wall time, so that at
 //! `--speed 1` it takes about the application's own time.
 //!

@@ -150,7 +150,7 @@ pub const REPLAY_SCHEMA: &str = "plumb.replay.v1";
 #[serde(rename_all = "lowercase")]
 pub enum Reference {
     /// The application run without the tracer (`plumb trace record` ran it
-    /// once more to know): the think time was scaled to it.
+    /// again to know): the think time was scaled to it.
     Untraced,
     /// The run under the tracer: its think time includes the tracer's
     /// slowdown.

@@ -367,6 +367,18 @@ mod tests {
             .iter()
             .filter(|o| matches!(o.kind, OpKind::Map { .. }));
         assert_eq!(maps.count(), 3);
+        // A failure a replay could not meet again (a noexec mount's EPERM)
+        // is left out too.
+        let noexec = log.replace(
+            " = -1 EINVAL (Invalid argument)",
+            " = -1 EPERM (Operation not permitted)",
+        );
+        let t = convert("log", &noexec, "/r", "/r", None).unwrap();
+        let maps = t
+            .ops
+            .iter()
+            .filter(|o| matches!(o.kind, OpKind::Map { .. }));
+        assert_eq!(maps.count(), 3);
     }
 
     fn listed(t: &crate::trace::format::Trace) -> Vec<(u32, &'static str)> {

@@ -129,9 +129,10 @@ impl Converter {
     /// An `mmap` of a file (`mmap(addr, len, prot, flags, fd, offset)`;
     /// a failed one too, which the replay expects to fail the same way):
     /// its range, and whether its stores reach the file (a shared
-    /// writable map). A failed map whose range passes the largest file a trace may
-    /// describe (a program probing with an absurd length) is left out; a
-    /// successful one fails the conversion, naming it.
+    /// writable map). A failed map whose range passes the largest file a
+    /// trace may describe (a program probing with an absurd length) is left
+    /// out, as is one whose failure a replay could not meet again; a
+    /// successful one past that size fails the conversion, naming it.
     pub(super) fn mmap(&mut self, ev: &Event) {
         let Some(h) = self.handle_arg(ev, 4) else {
             return;
@@ -141,7 +142,22 @@ impl Converter {
         let within = offset
             .checked_add(len)
             .is_some_and(|end| end <= MAX_FILE_BYTES);
-        if ev.failed.is_some() && !within {
+        // A failure the replay can meet again from what a map record holds
+        // (offset, length, kind and the descriptor); one that came from
+        // what it does not hold (PROT_EXEC on a noexec mount, MAP_LOCKED's
+        // limit, a fixed address) is left out.
+        let again = matches!(
+            ev.failed,
+            None | Some(
+                libc::EINVAL
+                    | libc::EACCES
+                    | libc::EBADF
+                    | libc::ENODEV
+                    | libc::EOVERFLOW
+                    | libc::ENOMEM
+            )
+        );
+        if !again || (ev.failed.is_some() && !within) {
             return;
         }
         let len = self.bounded(len, "mmap length");
