@@ -19,7 +19,9 @@
 //! asking the file's size would be a call the program did not make. A
 //! writable map whose page cannot be made writable (a full disk under a
 //! hole) fails the same way and is taken for the file's end too. On a kernel
-//! without populating, maps are noted, not replayed ([`OpError::MapsUnsupported`]).
+//! without populating (asked once, of anonymous memory), maps are noted,
+//! not replayed ([`OpError::MapsUnsupported`]); on one with it, any other
+//! failure to populate is the map's own, a divergence.
 
 use super::execute::OpError;
 use crate::trace::halt::Guard;
@@ -88,7 +90,6 @@ impl Mapping {
         }
         match std::io::Error::last_os_error().raw_os_error() {
             Some(libc::EFAULT) => Populated::Fault,
-            Some(libc::EINVAL) => Populated::Unsupported,
             _ => Populated::Failed(std::io::Error::last_os_error()),
         }
     }
@@ -124,8 +125,6 @@ enum Populated {
     All,
     /// A page could not be (past the file's end, or not made writable).
     Fault,
-    /// The kernel cannot populate a mapping (before Linux 5.14).
-    Unsupported,
     /// Another failure.
     Failed(std::io::Error),
 }
@@ -137,9 +136,43 @@ impl Drop for Mapping {
     }
 }
 
+/// Whether this kernel populates mappings (Linux 5.14): asked once, of a
+/// page of anonymous memory (no call on any file), so that an EINVAL from
+/// populating a file's map afterwards is that map's own failure.
+fn can_populate() -> bool {
+    static CAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CAN.get_or_init(|| {
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        // SAFETY: a new private anonymous page, unmapped below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                page,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return false;
+        }
+        // SAFETY: the page just mapped, then unmapped once.
+        unsafe {
+            let ok = libc::madvise(p, page, libc::MADV_POPULATE_READ) == 0;
+            libc::munmap(p, page);
+            ok
+        }
+    })
+}
+
 /// Replays a map (see the module's notes); the bytes touched. Stops early,
 /// with what it touched, when the replay halts.
 pub(super) fn replay_map(call: MapCall, guard: &Guard) -> Result<u64, OpError> {
+    if !can_populate() {
+        return Err(OpError::MapsUnsupported);
+    }
     let m = Mapping::new(&call)?;
     if call.failed {
         return Ok(0);
@@ -162,7 +195,6 @@ pub(super) fn replay_map(call: MapCall, guard: &Guard) -> Result<u64, OpError> {
                 m.release(at, n);
                 return Ok((at + touched) as u64);
             }
-            Populated::Unsupported => return Err(OpError::MapsUnsupported),
             Populated::Failed(e) => return Err(OpError::Os(e)),
         }
     }
