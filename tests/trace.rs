@@ -207,14 +207,21 @@ os.fsync(fd)
 os.close(fd)
 "#;
 
-fn replay_json(dir: &Path, trace: &str, speed: &str) -> serde_json::Value {
+/// Replays `trace` at `speed` in `dir/target` with `extra` options, saving
+/// the result; checks that the run directory is gone and returns the result
+/// as `trace_results::replayed` reads it.
+pub(crate) fn replay_json(
+    dir: &Path,
+    trace: &str,
+    speed: &str,
+    extra: &[&str],
+) -> serde_json::Value {
     std::fs::create_dir_all(dir.join("target")).unwrap();
-    let r = plumb(
-        dir,
-        &[
-            "trace", "replay", trace, "--speed", speed, "--target", "target", "--json", "r.json",
-        ],
-    );
+    let mut args = vec![
+        "trace", "replay", trace, "--speed", speed, "--target", "target", "--json", "r.json",
+    ];
+    args.extend_from_slice(extra);
+    let r = plumb(dir, &args);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         entries(&dir.join("target")).is_empty(),
@@ -229,7 +236,7 @@ fn think_time_is_kept_at_speed_1_and_dropped_at_max() {
     let dir = workdir();
     std::fs::create_dir(dir.path().join("data")).unwrap();
     record(dir.path(), SLEEPY, &["data"], "data", "sleepy.trace");
-    let one = replay_json(dir.path(), "sleepy.trace", "1");
+    let one = replay_json(dir.path(), "sleepy.trace", "1", &[]);
     let ratio = one["time_ratio"].as_f64().unwrap();
     let original = one["seconds"].as_f64().unwrap() / ratio;
     assert!(original > 0.95 && original < 1.5, "recorded {original} s");
@@ -237,13 +244,13 @@ fn think_time_is_kept_at_speed_1_and_dropped_at_max() {
         (0.95..=1.05).contains(&ratio),
         "speed 1 took {ratio} × the original"
     );
-    let two = replay_json(dir.path(), "sleepy.trace", "2");
+    let two = replay_json(dir.path(), "sleepy.trace", "2", &[]);
     let half = two["seconds"].as_f64().unwrap() / original;
     assert!(
         (0.45..=0.6).contains(&half),
         "speed 2 took {half} × the original"
     );
-    let max = replay_json(dir.path(), "sleepy.trace", "max");
+    let max = replay_json(dir.path(), "sleepy.trace", "max", &[]);
     assert!(
         max["seconds"].as_f64().unwrap() < 0.2,
         "no think time: {max}"
@@ -381,7 +388,7 @@ fn a_sqlite_workload_records_and_replays_without_errors() {
         count("unlink") >= 5,
         "the journal is deleted after each commit: {s}"
     );
-    let r = replay_json(dir.path(), "sqlite.trace", "max");
+    let r = replay_json(dir.path(), "sqlite.trace", "max", &[]);
     let replayed: u64 = r["ops"]
         .as_array()
         .unwrap()
@@ -437,7 +444,7 @@ fn a_fio_iolog_imports_and_replays() {
     let s = plumb(dir.path(), &["trace", "show", "job.trace", "--json"]).json();
     let count = |op: &str| s["by_op"][op][0].as_u64().unwrap_or(0);
     assert_eq!(count("pread") + count("pwrite"), 256);
-    let r = replay_json(dir.path(), "job.trace", "max");
+    let r = replay_json(dir.path(), "job.trace", "max", &[]);
     let ops = r["ops"].as_array().unwrap();
     let moved: u64 = ops
         .iter()

@@ -3,8 +3,8 @@
 //! their pages, checked with strace on the replay itself; hostile ranges
 //! touch only what the file holds.
 
-use crate::trace_results::replayed;
-use crate::util::{plumb, require_tool, workdir};
+use crate::trace::replay_json;
+use crate::util::{plumb, require_tool, succeed, workdir};
 use serde_json::Value;
 use std::path::Path;
 
@@ -37,20 +37,15 @@ with open("big.bin", "r+b") as f:
 fn strace_replay(dir: &Path, trace: &str) -> String {
     let log = dir.join("replay.strace");
     std::fs::create_dir_all(dir.join("target")).unwrap();
-    let out = std::process::Command::new("strace")
-        .args(["-f", "-y", "-o"])
-        .arg(&log)
-        .arg(crate::util::plumb_bin())
-        .args([
-            "trace", "replay", trace, "--speed", "max", "--target", "target",
-        ])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        std::process::Command::new("strace")
+            .args(["-f", "-y", "-o"])
+            .arg(&log)
+            .arg(crate::util::plumb_bin())
+            .args([
+                "trace", "replay", trace, "--speed", "max", "--target", "target",
+            ])
+            .current_dir(dir),
     );
     std::fs::read_to_string(&log).unwrap()
 }
@@ -71,19 +66,6 @@ fn calls_on(log: &str, name: &str) -> std::collections::BTreeMap<String, usize> 
         *calls.entry(call.to_string()).or_default() += 1;
     }
     calls
-}
-
-/// Runs `plumb trace replay TRACE` with `extra` options in `dir/target`,
-/// saving the result; returns it as `trace_results::replayed` reads it.
-fn replay(dir: &Path, trace: &str, extra: &[&str]) -> Value {
-    std::fs::create_dir_all(dir.join("target")).unwrap();
-    let mut args = vec![
-        "trace", "replay", trace, "--speed", "max", "--target", "target", "--json", "r.json",
-    ];
-    args.extend_from_slice(extra);
-    let r = plumb(dir, &args);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    replayed(&dir.join("r.json"))
 }
 
 /// The replay's figures for one operation type: (count, bytes).
@@ -141,7 +123,7 @@ fn a_programs_maps_are_recorded_and_replayed_page_by_page() {
         "{text}"
     );
 
-    let r = replay(d, "maps.trace", &[]);
+    let r = replay_json(d, "maps.trace", "max", &[]);
     assert_eq!(r["divergences"], 0, "{r}");
     assert_eq!(op(&r, "map"), (3, 262144 + 65536 + (20 << 20)), "{r}");
     assert_eq!(r["skipped"], 0, "{r}");
@@ -237,7 +219,7 @@ fn a_programs_maps_are_recorded_and_replayed_page_by_page() {
     assert_eq!(writes, 4, "{log}");
 
     // --mmap skip notes them and maps nothing.
-    let r = replay(d, "maps.trace", &["--mmap", "skip"]);
+    let r = replay_json(d, "maps.trace", "max", &["--mmap", "skip"]);
     assert_eq!(op(&r, "map"), (0, 0), "{r}");
     assert_eq!(r["skipped"], 3, "{r}");
     let bad = plumb(d, &["trace", "replay", "maps.trace", "--mmap", "all"]);
@@ -263,7 +245,7 @@ fn hostile_maps_touch_only_what_the_file_holds_and_fail_as_recorded() {
         d.join("absurd.trace"),
     )
     .unwrap();
-    let r = replay(d, "absurd.trace", &[]);
+    let r = replay_json(d, "absurd.trace", "max", &[]);
     // Two maps of 1 TiB touch the 1 MiB the file holds, one past its end
     // touches nothing, 8 KiB from 4 KiB; an unaligned, an empty and a
     // 2^50-byte map fail as recorded (EINVAL, EINVAL, ENOMEM).

@@ -162,8 +162,8 @@ const CALIBRATION_TIME: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Runs `command` again without the tracer, from the tree the traced run
 /// started from (`snap`, put back before each run): once, or for a quick
-/// command several times (see [`CALIBRATION_RUNS`]); the median wall time
-/// in µs, or None when it cannot be measured (said why). Interrupted, it
+/// command several times (see [`CALIBRATION_RUNS`]); the lower median wall
+/// time in µs, or None when it cannot be measured (said why). Interrupted, it
 /// puts the tree back as it was before the recording.
 fn untraced(command: &[String], snap: &Snapshot, signals: &Signals) -> Result<Option<u64>, Kept> {
     let program = &command[0];
@@ -202,8 +202,7 @@ fn untraced(command: &[String], snap: &Snapshot, signals: &Signals) -> Result<Op
         };
         let took = started.elapsed();
         if signals.stopped() {
-            restore()?;
-            return Ok(None);
+            break;
         }
         if !status.success() {
             eprintln!("the untraced run ended with {status}: not calibrated");

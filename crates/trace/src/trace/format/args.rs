@@ -313,36 +313,22 @@ impl Arg for RenameFlag {
     }
 }
 
-/// A lock's kind: `w` (exclusive, true) or `r` (shared).
-pub(super) struct LockKind;
+/// Whether an operation writes: `w` (true) or `r`. A lock's kind
+/// (exclusive or shared) and a map's (shared and writable, or read-only or
+/// private); errors name the operation.
+pub(super) struct RwKind;
 
-impl Arg for LockKind {
+impl Arg for RwKind {
     type Value = bool;
     fn parse(a: &mut Args, at: usize) -> Result<bool, ParseError> {
         match a.words.get(at) {
             Some(&"w") => Ok(true),
             Some(&"r") => Ok(false),
-            Some(other) => Err(ParseError::LockKind(shown(other))),
-            None => Err(ParseError::LockKindMissing),
-        }
-    }
-    fn text(v: &bool) -> Option<String> {
-        Some(if *v { "w" } else { "r" }.into())
-    }
-}
-
-/// A map's kind: `w` (shared and writable, true) or `r` (read-only or
-/// private).
-pub(super) struct MapKind;
-
-impl Arg for MapKind {
-    type Value = bool;
-    fn parse(a: &mut Args, at: usize) -> Result<bool, ParseError> {
-        match a.words.get(at) {
-            Some(&"w") => Ok(true),
-            Some(&"r") => Ok(false),
-            Some(other) => Err(ParseError::MapKind(shown(other))),
-            None => Err(ParseError::MapKindMissing),
+            Some(other) => Err(ParseError::Kind {
+                op: a.name,
+                word: shown(other),
+            }),
+            None => Err(ParseError::KindMissing(a.name)),
         }
     }
     fn text(v: &bool) -> Option<String> {

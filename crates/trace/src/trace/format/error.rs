@@ -192,18 +192,17 @@ pub enum ParseError {
     /// A symlink's target longer than a link may hold ([`MAX_TARGET`]).
     #[error("a symlink's target is {0} bytes; a link holds at most {MAX_TARGET}")]
     LongTarget(usize),
-    /// A lock's kind is not r or w.
-    #[error("lock kind '{0}' is not r or w")]
-    LockKind(String),
-    /// A lock without its kind.
-    #[error("lock without its kind (r or w)")]
-    LockKindMissing,
-    /// A map's kind is not r or w.
-    #[error("map kind '{0}' is not r or w")]
-    MapKind(String),
-    /// A map without its kind.
-    #[error("map without its kind (r or w)")]
-    MapKindMissing,
+    /// A lock's or a map's kind is not r or w.
+    #[error("{op} kind '{word}' is not r or w")]
+    Kind {
+        /// The operation (`lock`, `map`).
+        op: &'static str,
+        /// The word found.
+        word: String,
+    },
+    /// A lock or a map without its kind.
+    #[error("{0} without its kind (r or w)")]
+    KindMissing(&'static str),
     /// An operation this plumb does not know.
     #[error("unknown operation '{0}'")]
     UnknownOp(String),

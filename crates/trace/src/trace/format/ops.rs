@@ -8,8 +8,8 @@
 //! (`replay/execute.rs`) and the converters that make it.
 
 use super::args::{
-    Arg, Args, BufLen, Call, Closing, FileId, Flags, Fresh, Handle, IoLen, LockKind, MapKind, Mode,
-    Number, RangeLen, RenameFlag, Size, Target,
+    Arg, Args, BufLen, Call, Closing, FileId, Flags, Fresh, Handle, IoLen, Mode, Number, RangeLen,
+    RenameFlag, RwKind, Size, Target,
 };
 use super::error::{shown, ParseError};
 use super::{OpenFlags, RenameMode};
@@ -283,7 +283,7 @@ operations! {
         /// Bytes locked; 0 locks to the end of the file, however long.
         len @ 7: u64 as RangeLen,
         /// A write (exclusive) lock; a read (shared) lock otherwise.
-        write @ 8: bool as LockKind,
+        write @ 8: bool as RwKind,
     };
     /// `mmap(2)` of `len` bytes of a file from `offset`: replayed by
     /// mapping the same range and touching each of its pages the file
@@ -297,7 +297,7 @@ operations! {
         len @ 7: u64 as RangeLen,
         /// A shared writable map (`w`: stores reach the file); `r` for a
         /// read-only or private map.
-        write @ 8: bool as MapKind,
+        write @ 8: bool as RwKind,
     };
     /// The release of a byte range (`fcntl(F_SETLK)` with `F_UNLCK`).
     Unlock ["unlock"] since 3 {

@@ -29,7 +29,15 @@ use std::os::fd::RawFd;
 
 /// The most bytes of a map a replay thread touches before dropping them
 /// from its page tables.
-pub(super) const WINDOW: u64 = 8 << 20;
+const WINDOW: usize = 8 << 20;
+
+/// The size of a page.
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+        .unwrap_or(4096)
+        .max(1)
+}
 
 /// A recorded map.
 #[derive(Debug, Clone, Copy)]
@@ -142,8 +150,7 @@ impl Drop for Mapping {
 fn can_populate() -> bool {
     static CAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *CAN.get_or_init(|| {
-        // SAFETY: sysconf has no preconditions.
-        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let page = page_size();
         // SAFETY: a new private anonymous page, unmapped below.
         let p = unsafe {
             libc::mmap(
@@ -177,14 +184,10 @@ pub(super) fn replay_map(call: MapCall, guard: &Guard) -> Result<u64, OpError> {
     if call.failed {
         return Ok(0);
     }
-    // SAFETY: sysconf has no preconditions.
-    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
-        .unwrap_or(4096)
-        .max(1);
-    let window = WINDOW as usize;
+    let page = page_size();
     let mut at = 0usize;
     while at < m.len && !guard.halted() {
-        let n = (m.len - at).min(window);
+        let n = (m.len - at).min(WINDOW);
         match m.populate(at, n, call.write) {
             Populated::All => {
                 m.release(at, n);

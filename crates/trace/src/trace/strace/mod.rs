@@ -351,34 +351,31 @@ mod tests {
         );
         assert!(t.to_text().starts_with("plumb-trace 5\n"));
         // A map past the largest file a trace may describe fails the
-        // conversion, naming it; a failed one is left out.
+        // conversion, naming it.
         let far = log.replace(", 0x10000)", ", 0x4000000001000)");
         let e = convert("log", &far, "/r", "/r", None)
             .unwrap_err()
             .to_string();
         assert!(e.contains("mmap offset"), "{e}");
-        let probe = log.replace(
-            "mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_SHARED_VALIDATE, 3</r/d.bin>, 0x100) = -1 EINVAL",
-            "mmap(NULL, 18446744073709547520, PROT_READ, MAP_PRIVATE, 3</r/d.bin>, 0) = -1 ENOMEM",
-        );
-        let t = convert("log", &probe, "/r", "/r", None).unwrap();
-        let maps = t
-            .ops
-            .iter()
-            .filter(|o| matches!(o.kind, OpKind::Map { .. }));
-        assert_eq!(maps.count(), 3);
-        // A failure a replay could not meet again (a noexec mount's EPERM)
-        // is left out too.
-        let noexec = log.replace(
-            " = -1 EINVAL (Invalid argument)",
-            " = -1 EPERM (Operation not permitted)",
-        );
-        let t = convert("log", &noexec, "/r", "/r", None).unwrap();
-        let maps = t
-            .ops
-            .iter()
-            .filter(|o| matches!(o.kind, OpKind::Map { .. }));
-        assert_eq!(maps.count(), 3);
+        // A failed probe past that size is left out, and so is a failure a
+        // replay could not meet again (a noexec mount's EPERM).
+        for (from, to) in [
+            (
+                "mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_SHARED_VALIDATE, 3</r/d.bin>, 0x100) = -1 EINVAL",
+                "mmap(NULL, 18446744073709547520, PROT_READ, MAP_PRIVATE, 3</r/d.bin>, 0) = -1 ENOMEM",
+            ),
+            (
+                " = -1 EINVAL (Invalid argument)",
+                " = -1 EPERM (Operation not permitted)",
+            ),
+        ] {
+            let t = convert("log", &log.replace(from, to), "/r", "/r", None).unwrap();
+            let maps = t
+                .ops
+                .iter()
+                .filter(|o| matches!(o.kind, OpKind::Map { .. }));
+            assert_eq!(maps.count(), 3, "{to}");
+        }
     }
 
     fn listed(t: &crate::trace::format::Trace) -> Vec<(u32, &'static str)> {
