@@ -1253,6 +1253,12 @@ fn inventory_word() -> impl Strategy<Value = String> {
         Just("x\ny".to_string()),
         Just(String::new()),
         Just("a".repeat(300)),
+        // Labels: KEY=VALUE, a machine field's name as the key, cut ones.
+        Just("zone=eu-west-1a".to_string()),
+        Just("kernel=6.1".to_string()),
+        Just("a=b=c".to_string()),
+        Just("=x".to_string()),
+        Just("zone=-oProxyCommand=x".to_string()),
         "[a-z0-9.:_%@\\[\\]-]{0,12}",
         any::<String>(),
     ]
@@ -1319,6 +1325,10 @@ fn ansible_listing() -> impl Strategy<Value = String> {
         any::<f64>().prop_map(serde_json::Value::from),
         Just(serde_json::Value::Null),
         Just(serde_json::json!({"nested": ["x"]})),
+        // plumb_labels' forms: a mapping, a list, twice the same key.
+        inventory_word().prop_map(|w| serde_json::json!({ "zone": w })),
+        inventory_word().prop_map(|w| serde_json::json!([w])),
+        Just(serde_json::json!(["zone=a", "zone=b"])),
     ];
     let var = prop::sample::select(vec![
         "ansible_host",
@@ -1329,6 +1339,7 @@ fn ansible_listing() -> impl Strategy<Value = String> {
         "plumb_target",
         "plumb_cache",
         "plumb_net_address",
+        "plumb_labels",
         "other",
     ]);
     let host = (
@@ -1408,6 +1419,21 @@ fn host_is_safe(h: &plumb::fleet::inventory::Host, input: &str) -> Result<(), Te
             !p.is_empty() && !p.chars().any(char::is_control),
             "path {p:?} from {input:?}"
         );
+    }
+    // Labels: a plain tag, or KEY=VALUE of plain parts whose key is no
+    // machine field's name, each key once.
+    let mut keys = std::collections::BTreeSet::new();
+    for l in &h.labels {
+        match l.split_once('=') {
+            None => prop_assert!(plain(l), "label {l:?} from {input:?}"),
+            Some((k, v)) => {
+                prop_assert!(
+                    plain(k) && plain(v) && !plumb::report::many::GROUP_FIELDS.contains(&k),
+                    "label {l:?} from {input:?}"
+                );
+                prop_assert!(keys.insert(k), "key {k:?} twice from {input:?}");
+            }
+        }
     }
     Ok(())
 }
