@@ -1698,13 +1698,14 @@ proptest! {
     fn accepted_dbench_load_files_replay_without_divergence(text in dbench_text()) {
         let Ok(c) = plumb::trace::dbench::convert("l.txt", &text) else { return Ok(()) };
         let t = c.trace;
+        let prepared = plumb::trace::replay::Prepared::of(&t, "t.trace");
         let tmp = tempfile::tempdir().unwrap();
         for clients in [1, 2] {
             let dir = plumb::sandbox::RunDir::create(tmp.path(), plumb::sandbox::Account::unbounded()).unwrap();
             let stop = std::sync::atomic::AtomicBool::new(false);
             let o = plumb::trace::ReplayOptions { speed: plumb::trace::Speed::Max, keep_threads: true, clients, maps: Default::default() };
             let bounds = plumb::trace::Bounds { stop: &stop, deadline: None, max_bytes: 1 << 40 };
-            let r = no_panic("replay", &text, || plumb::trace::replay::lay_out_and_replay(&t, &dir, o, bounds))?;
+            let r = no_panic("replay", &text, || plumb::trace::replay::lay_out_and_replay(&prepared, &dir, o, bounds))?;
             let r = r.map_err(|e| TestCaseError::fail(format!("replay refused: {e}\n{text}")))?;
             prop_assert_eq!(r.divergences, 0, "{:?} with {} client(s) on:\n{}\n{}", r.first_divergence, clients, text, t.to_text());
             prop_assert_eq!(r.total_ops, t.ops.len() as u64 * clients as u64);

@@ -8,6 +8,7 @@ use crate::report::replay_result;
 use crate::report::run_table::Format;
 use crate::sandbox::{Account, RunDir};
 use crate::terminal::{clean, clean_text};
+use crate::trace::format::stream::Source;
 use crate::trace::limits::{read_bounded, MAX_LOG_BYTES, MAX_TRACE_BYTES};
 use crate::trace::{dbench, iolog, replay, show, strace, Bounds, Halt, ReplayError, Trace};
 use std::path::{Path, PathBuf};
@@ -251,17 +252,37 @@ fn import(
     Ok(ExitCode::Ok)
 }
 
-/// Reads and checks a trace file.
+/// Reads and checks a trace file, holding it whole (at most
+/// [`MAX_TRACE_BYTES`]; a replay streams its trace instead).
 pub fn load(path: &Path) -> Result<Trace, (ExitCode, String)> {
-    load_text(path).map(|(_, t)| t)
-}
-
-/// Reads and checks a trace file; gives its text with it.
-fn load_text(path: &Path) -> Result<(String, Trace), (ExitCode, String)> {
     let text =
         read_bounded(path, MAX_TRACE_BYTES).map_err(|e| bad(format!("{}: {e}", path.display())))?;
-    let trace = Trace::parse(&path.display().to_string(), &text).map_err(|e| bad(e.to_string()))?;
-    Ok((text, trace))
+    Trace::parse(&path.display().to_string(), &text).map_err(|e| bad(e.to_string()))
+}
+
+/// Reads the trace at `path` once through for a replay (every record
+/// checked, none held), with the SHA-256 of its text.
+fn prepare(path: &Path) -> Result<(replay::Prepared, String), (ExitCode, String)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let shown = path.display().to_string();
+    // Without blocking: a FIFO is refused, not waited on.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| bad(format!("{shown}: {e}")))?;
+    let source = Source::file(&shown, file).map_err(|e| bad(e.to_string()))?;
+    let prepared = replay::Prepared::read(source).map_err(|e| bad(e.to_string()))?;
+    let sha256 = sha256_of(path).map_err(|e| bad(format!("{shown}: {e}")))?;
+    Ok((prepared, sha256))
+}
+
+/// The SHA-256 of a file's bytes, read in pieces (hex).
+fn sha256_of(path: &Path) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut std::fs::File::open(path)?, &mut hasher)?;
+    Ok(format!("{:x}", hasher.finalize()))
 }
 
 fn show_cmd(path: &Path, json: bool) -> Outcome {
@@ -346,8 +367,9 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
     if a.label.as_ref().is_some_and(|l| l.len() > longest) {
         return Err(bad(format!("--label: at most {longest} bytes")));
     }
-    let (text, trace) = load_text(path)?;
-    let room = replay::room(&trace, o, target).map_err(|e| match e {
+    let (prepared, sha256) = prepare(path)?;
+    let trace = &prepared.head;
+    let room = replay::room(&prepared, o, target).map_err(|e| match e {
         replay::RoomError::Unreadable { .. } => bad(format!("--target {e}")),
         e => bad(e.to_string()),
     })?;
@@ -367,8 +389,8 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
     eprintln!(
         "replaying {}: {} operation(s) on {} thread(s), after laying out {} file(s){clients}",
         path.display(),
-        trace.ops.len(),
-        replay::threads_needed(&trace, o),
+        prepared.profile.ops,
+        replay::threads_needed(trace, o),
         trace.files.iter().filter(|f| f.size.is_some()).count()
     );
     let bounds = Bounds {
@@ -377,7 +399,7 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
         max_bytes: room.bytes,
     };
     let started = chrono::Local::now().to_rfc3339();
-    let result = replay::lay_out_and_replay(&trace, &dir, o, bounds);
+    let result = replay::lay_out_and_replay(&prepared, &dir, o, bounds);
     let finished = chrono::Local::now().to_rfc3339();
     if a.keep {
         eprintln!("kept {}", dir.path().display());
@@ -398,7 +420,7 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
     if let Some(j) = &a.json {
         let id = replay_result::Identity {
             trace: path,
-            text: &text,
+            sha256,
             label: a.label.clone(),
             host: crate::sysinfo::host_info(),
             target: crate::sysinfo::target_info(target).ok(),

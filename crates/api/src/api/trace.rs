@@ -3,10 +3,9 @@
 //! the pack's thread count, the deadline and the stop flag.
 
 use super::{ApiError, Capability, Host};
-use crate::trace::limits::{read_bounded_file, MAX_TRACE_BYTES};
-use crate::trace::{
-    replay, Bounds, Halt, MapReplay, OpKind, ReplayError, ReplayResult, Speed, Trace,
-};
+use crate::trace::format::stream::Source;
+use crate::trace::replay::Prepared;
+use crate::trace::{replay, Bounds, Halt, MapReplay, ReplayError, ReplayResult, Speed};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::fmt;
@@ -155,8 +154,8 @@ impl Host {
         o: &ReplayOptions,
     ) -> Result<ReplayResult, ApiError> {
         let o = o.validate()?;
-        let text = match self.space.data.get(name) {
-            Some(t) => t.clone(),
+        let source = match self.space.data.get(name) {
+            Some(t) => Source::memory(name, t.as_str()),
             None => {
                 // Without blocking: a FIFO is refused, not waited on.
                 let fd = self
@@ -168,25 +167,23 @@ impl Host {
                         )),
                         _ => e.into(),
                     })?;
-                read_bounded_file(std::fs::File::from(fd), MAX_TRACE_BYTES).map_err(|e| {
-                    ApiError::Os {
-                        op: format!("reading trace {name}"),
-                        source: e,
-                    }
-                })?
+                Source::file(name, std::fs::File::from(fd))
+                    .map_err(|e| ApiError::Invalid(e.to_string()))?
             }
         };
-        let trace = Trace::parse(name, &text).map_err(|e| ApiError::Invalid(e.to_string()))?;
+        // Read once through (every record checked, none held), then played.
+        let prepared = Prepared::read(source).map_err(|e| ApiError::Invalid(e.to_string()))?;
+        let trace = &prepared.head;
         // Every client's threads count against the pack's thread grant.
-        let threads = u32::try_from(replay::threads_needed(&trace, o)).unwrap_or(u32::MAX);
+        let threads = u32::try_from(replay::threads_needed(trace, o)).unwrap_or(u32::MAX);
         self.allow(Capability::Threads(threads))?;
-        if uses_direct_io(&trace) {
+        if prepared.profile.direct_io {
             self.allow(Capability::DirectIo)?;
         }
         // The estimates are charged up front: the files' data, and the
         // names the replay may make (each an inode, a block and an entry).
-        let need = replay::bytes_needed(&trace, o);
-        let meta = replay::metadata_needed(&trace, o);
+        let need = replay::bytes_needed(&prepared, o);
+        let meta = replay::metadata_needed(&prepared, o);
         self.charge_with_inodes(
             "trace::replay",
             need.saturating_add(meta.bytes),
@@ -198,7 +195,7 @@ impl Host {
             deadline: Instant::now().checked_add(self.time_left()),
             max_bytes: need,
         };
-        let r = match replay::lay_out_and_replay(&trace, self.run_dir(), o, bounds) {
+        let r = match replay::lay_out_and_replay(&prepared, self.run_dir(), o, bounds) {
             Ok(r) => r,
             Err(ReplayError::Refused(m)) => {
                 return Err(ApiError::Invalid(format!("trace::replay {name}: {m}")))
@@ -232,13 +229,4 @@ impl Host {
             },
         }
     }
-}
-
-/// Whether any open of the trace asks for O_DIRECT (the pack must declare
-/// `direct_io` for it to be replayed).
-fn uses_direct_io(trace: &Trace) -> bool {
-    trace
-        .ops
-        .iter()
-        .any(|op| matches!(op.kind, OpKind::Open { flags, .. } if flags.direct))
 }

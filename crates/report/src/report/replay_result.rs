@@ -14,7 +14,6 @@ use crate::model::machine::{HostInfo, TargetInfo};
 use crate::report::replay::us;
 use crate::trace::replay::ReplayResult;
 use crate::trace::Halt;
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -22,8 +21,8 @@ use std::path::Path;
 pub struct Identity<'a> {
     /// The trace file.
     pub trace: &'a Path,
-    /// Its text (hashed as the scenario's source).
-    pub text: &'a str,
+    /// The SHA-256 of its text (hex), the scenario's source.
+    pub sha256: String,
     /// The run's label (`--label`).
     pub label: Option<String>,
     /// The machine that replayed.
@@ -198,7 +197,7 @@ pub fn document(r: &ReplayResult, id: Identity) -> RunDocument {
             pack_version: None,
             pack_origin: None,
             pack_signer: None,
-            source_sha256: Some(format!("{:x}", Sha256::digest(id.text.as_bytes()))),
+            source_sha256: Some(id.sha256),
             params: id.params,
             params_read,
             repeat: 1,
@@ -218,6 +217,7 @@ pub fn document(r: &ReplayResult, id: Identity) -> RunDocument {
 mod tests {
     use super::*;
     use crate::trace::replay::{OpSummary, Reference};
+    use sha2::{Digest, Sha256};
 
     fn replayed() -> ReplayResult {
         ReplayResult {
@@ -255,7 +255,7 @@ mod tests {
     fn a_replay_becomes_a_result_that_reads_back() {
         let id = Identity {
             trace: Path::new("dir/app.trace"),
-            text: "plumb-trace 2\n",
+            sha256: format!("{:x}", Sha256::digest(b"plumb-trace 2\n")),
             label: Some("vm-a".into()),
             host: HostInfo::default(),
             target: None,

@@ -12,8 +12,12 @@
 //! and the old name free to hold a new file of the same extent: each one
 //! adds the old name's extent once more. That holds whatever order the
 //! threads play in, since it uses only the final extents and the count.
+//!
+//! Everything here is worked out one operation at a time, in the trace's
+//! order ([`Estimate`]), so a replay streaming its trace knows it after
+//! one pass, holding per file and per open handle, never per operation.
 
-use super::format::{OpKind, Reach, Trace};
+use super::format::{FileEntry, Op, OpKind, Reach, Trace};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -36,37 +40,42 @@ pub enum Growth {
     },
 }
 
-/// The file (and whether it was opened to append) behind every handle.
+/// The file (and whether it was opened to append) behind every open
+/// handle, followed in the trace's order: an open, dup or inherit adds
+/// one, a close that succeeded in the recording drops it (its id is never
+/// used again).
+#[derive(Default)]
 pub struct Targets(HashMap<u32, (u32, bool)>);
 
 impl Targets {
-    /// Reads the handles' files off the trace's opens.
-    pub fn new(t: &Trace) -> Targets {
-        let mut m = HashMap::new();
-        for op in &t.ops {
-            match &op.kind {
-                OpKind::Open {
-                    handle,
-                    file,
-                    flags,
-                } => {
-                    m.insert(*handle, (*file, flags.append));
-                }
-                // A duplicate writes to the same file as the original.
-                OpKind::Dup { from, to } | OpKind::Inherit { from, to } => {
-                    if let Some(target) = m.get(from).copied() {
-                        m.insert(*to, target);
-                    }
-                }
-                _ => {}
+    /// Follows `op` (the next in the trace's order) and tells how it can
+    /// grow a file, if it can (what the table of operations says it may
+    /// reach, on the file behind its handle).
+    pub fn follow(&mut self, op: &Op) -> Option<Growth> {
+        match &op.kind {
+            OpKind::Open {
+                handle,
+                file,
+                flags,
+            } => {
+                self.0.insert(*handle, (*file, flags.append));
             }
+            // A duplicate writes to the same file as the original.
+            OpKind::Dup { from, to } | OpKind::Inherit { from, to } => {
+                if let Some(target) = self.0.get(from).copied() {
+                    self.0.insert(*to, target);
+                }
+            }
+            _ => {}
         }
-        Targets(m)
+        let growth = self.growth(&op.kind);
+        if let (OpKind::Close { handle }, None) = (&op.kind, op.failed) {
+            self.0.remove(handle);
+        }
+        growth
     }
 
-    /// How `kind` can grow a file, if it can (what the table of
-    /// operations says it may reach, on the file behind its handle).
-    pub fn growth(&self, kind: &OpKind) -> Option<Growth> {
+    fn growth(&self, kind: &OpKind) -> Option<Growth> {
         let target = |h: u32| self.0.get(&h).copied();
         Some(match kind.reach()? {
             Reach::Write {
@@ -99,17 +108,21 @@ impl Targets {
 
 /// Extents per file and their sum; every addition saturates, so the sum
 /// stays an upper bound however large the trace's numbers are.
+#[derive(Default)]
 struct Extents {
     per_file: Vec<u64>,
     total: u64,
 }
 
 impl Extents {
-    /// The files as laid out: each at its size when first seen.
-    fn initial(t: &Trace) -> Extents {
-        let per_file: Vec<u64> = t.files.iter().map(|f| f.size.unwrap_or(0)).collect();
-        let total = per_file.iter().fold(0u64, |a, b| a.saturating_add(*b));
-        Extents { per_file, total }
+    /// Takes in the files declared since the last call, each at its size
+    /// when first seen (as the lay-out makes it).
+    fn declare(&mut self, files: &[FileEntry]) {
+        for f in files.iter().skip(self.per_file.len()) {
+            let size = f.size.unwrap_or(0);
+            self.per_file.push(size);
+            self.total = self.total.saturating_add(size);
+        }
     }
 
     /// Bytes `g` adds to the total.
@@ -135,28 +148,95 @@ impl Extents {
     }
 }
 
-/// Bytes the replay may write at most (lay-out included); saturates at
-/// `u64::MAX`, which no budget or disk admits.
-pub fn bytes_needed(t: &Trace) -> u64 {
-    let targets = Targets::new(t);
-    let mut x = Extents::initial(t);
-    let mut moved_away = vec![0u64; x.per_file.len()];
-    for op in &t.ops {
-        if let Some(g) = targets.growth(&op.kind) {
-            x.apply(g);
+/// The estimates of one client's replay, taken in one operation at a
+/// time in the trace's order: the bytes it may write and the names it
+/// may make.
+#[derive(Default)]
+pub struct Estimate {
+    targets: Targets,
+    extents: Extents,
+    /// Per file: renames and links away from its name.
+    moved_away: Vec<u64>,
+    /// The names operations may make.
+    made: Metadata,
+}
+
+impl Estimate {
+    /// Takes in `op`, the next operation of the trace whose head (files)
+    /// has been read up to it.
+    pub fn op(&mut self, head: &Trace, op: &Op) {
+        self.extents.declare(&head.files);
+        if let Some(g) = self.targets.follow(op) {
+            self.extents.apply(g);
         }
         if let OpKind::Rename { from, .. } | OpKind::Link { from, .. } = &op.kind {
-            if let Some(n) = moved_away.get_mut(*from as usize) {
-                *n = n.saturating_add(1);
+            let from = *from as usize;
+            if self.moved_away.len() <= from {
+                self.moved_away.resize(from + 1, 0);
             }
+            self.moved_away[from] = self.moved_away[from].saturating_add(1);
+        }
+        if let Some(name) = op.kind.makes() {
+            let path = head.files.get(name.file as usize).map_or("", |f| &f.path);
+            self.made.add(path, name.inode);
         }
     }
-    x.per_file
-        .iter()
-        .zip(&moved_away)
-        .fold(x.total, |sum, (extent, n)| {
-            sum.saturating_add(extent.saturating_mul(*n))
-        })
+
+    /// Bytes the replay may write at most (lay-out included); saturates at
+    /// `u64::MAX`, which no budget or disk admits.
+    pub fn bytes(&mut self, head: &Trace) -> u64 {
+        self.extents.declare(&head.files);
+        self.extents
+            .per_file
+            .iter()
+            .zip(&self.moved_away)
+            .fold(self.extents.total, |sum, (extent, n)| {
+                sum.saturating_add(extent.saturating_mul(*n))
+            })
+    }
+
+    /// An upper bound of what the replay may charge for metadata: every
+    /// entry of the file table that existed (the lay-out makes it), each
+    /// directory on any entry's path, and every operation that may make a
+    /// name (an open that creates, `mkdir`, `symlink`, `link`), as if none
+    /// were ever removed.
+    pub fn metadata(&self, head: &Trace) -> Metadata {
+        let mut m = self.made;
+        let mut dirs = std::collections::HashSet::new();
+        for f in &head.files {
+            if f.size.is_some() {
+                m.add(&f.path, true);
+            }
+            let mut at = f.path.as_str();
+            while let Some((parent, _)) = at.rsplit_once('/') {
+                if !parent.is_empty() && dirs.insert(parent) {
+                    m.add(parent, true);
+                }
+                at = parent;
+            }
+        }
+        m
+    }
+
+    /// The estimates of a trace held whole.
+    fn of(t: &Trace) -> Estimate {
+        let mut e = Estimate::default();
+        for op in &t.ops {
+            e.op(t, op);
+        }
+        e
+    }
+}
+
+/// Bytes the replay of `t` may write at most (see [`Estimate::bytes`]).
+pub fn bytes_needed(t: &Trace) -> u64 {
+    Estimate::of(t).bytes(t)
+}
+
+/// What the replay of `t` may charge for metadata at most (see
+/// [`Estimate::metadata`]).
+pub fn metadata_needed(t: &Trace) -> Metadata {
+    Estimate::of(t).metadata(t)
 }
 
 /// What the inodes a replay makes may take, at most: the bytes (each
@@ -189,37 +269,11 @@ impl Metadata {
     }
 }
 
-/// An upper bound of what the replay of `t` may charge for metadata: every
-/// entry of the file table that existed (the lay-out makes it), each
-/// directory on any entry's path, and every operation that may make a name
-/// (an open that creates, `mkdir`, `symlink`, `link`), as if none were
-/// ever removed.
-pub fn metadata_needed(t: &Trace) -> Metadata {
-    let mut m = Metadata::default();
-    let mut dirs = std::collections::HashSet::new();
-    for f in &t.files {
-        if f.size.is_some() {
-            m.add(&f.path, true);
-        }
-        let mut at = f.path.as_str();
-        while let Some((parent, _)) = at.rsplit_once('/') {
-            if !parent.is_empty() && dirs.insert(parent) {
-                m.add(parent, true);
-            }
-            at = parent;
-        }
-    }
-    let path = |file: &u32| t.files.get(*file as usize).map_or("", |f| f.path.as_str());
-    for name in t.ops.iter().filter_map(|op| op.kind.makes()) {
-        m.add(path(&name.file), name.inode);
-    }
-    m
-}
-
 /// The replay's running account: refuses an operation that would take the
-/// files past `limit` bytes, before it runs.
+/// files past `limit` bytes, before it runs. What each operation may grow
+/// is worked out where the trace is read, in its order ([`Targets`]), and
+/// charged here as the operation runs, in whatever order the threads run.
 pub struct Allowance {
-    targets: Targets,
     limit: u64,
     extents: Mutex<Extents>,
 }
@@ -237,18 +291,21 @@ pub struct OverBudget {
 }
 
 impl Allowance {
-    /// An account starting from the laid-out files, granted `limit` bytes.
-    pub fn new(t: &Trace, limit: u64) -> Allowance {
+    /// An account starting from the laid-out files (`head`'s), granted
+    /// `limit` bytes.
+    pub fn new(head: &Trace, limit: u64) -> Allowance {
+        let mut extents = Extents::default();
+        extents.declare(&head.files);
         Allowance {
-            targets: Targets::new(t),
             limit,
-            extents: Mutex::new(Extents::initial(t)),
+            extents: Mutex::new(extents),
         }
     }
 
-    /// Charges what `kind` may add, or refuses it.
-    pub fn charge(&self, kind: &OpKind) -> Result<(), OverBudget> {
-        let Some(g) = self.targets.growth(kind) else {
+    /// Charges growth `g` (what [`Targets::follow`] said of an
+    /// operation), or refuses it.
+    pub fn charge(&self, g: Option<Growth>) -> Result<(), OverBudget> {
+        let Some(g) = g else {
             return Ok(());
         };
         let mut x = self.extents.lock().unwrap_or_else(|p| p.into_inner());
@@ -331,9 +388,11 @@ mod tests {
             "op 0 0 1 open 0 1 w,creat\nop 0 1 1 pwrite 0 0 4096\nop 0 2 1 pwrite 0 4096 4096\n",
         );
         let a = Allowance::new(&t, 100 + 6000);
-        assert!(a.charge(&t.ops[1].kind).is_ok());
-        assert!(a.charge(&t.ops[1].kind).is_ok(), "same extent: nothing new");
-        let e = a.charge(&t.ops[2].kind).unwrap_err();
+        let mut targets = Targets::default();
+        let g: Vec<Option<Growth>> = t.ops.iter().map(|op| targets.follow(op)).collect();
+        assert!(a.charge(g[1]).is_ok());
+        assert!(a.charge(g[1]).is_ok(), "same extent: nothing new");
+        let e = a.charge(g[2]).unwrap_err();
         assert_eq!((e.used, e.adds), (4196, 4096));
     }
 }

@@ -4,8 +4,9 @@
 //! (lexically contained first, then resolved beneath the run directory);
 //! the writing polls the stop flag and the deadline between chunks.
 
-use super::format::{EntryKind, OpKind, Trace};
+use super::format::{EntryKind, Trace};
 use super::halt::{Guard, Halt};
+use super::profile::FileUse;
 use crate::sandbox::{RunDir, SandboxError};
 use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
@@ -81,32 +82,23 @@ fn through_link(links: &HashSet<String>, p: &str) -> bool {
 /// existed or that the trace creates (a path only probed — a stat that
 /// failed — says nothing of its parents), and whatever the trace mkdirs or
 /// rmdirs. A symlink (one that existed or one the trace makes) is never
-/// taken for a directory, nor is anything beneath it.
-fn shape(t: &Trace) -> Shape {
+/// taken for a directory, nor is anything beneath it. `uses` says what the
+/// operations do to each file (by file id).
+fn shape(t: &Trace, uses: &[FileUse]) -> Shape {
     let mut dirs = HashSet::new();
     let mut made = HashSet::new();
-    let mut created = HashSet::new();
-    let path = |f: u32| t.files.get(f as usize).map(|e| contained(&e.path));
-    let mut links: HashSet<String> = t
+    let use_of = |id: usize| uses.get(id).copied().unwrap_or_default();
+    let links: HashSet<String> = t
         .files
         .iter()
-        .filter(|f| f.kind == EntryKind::Symlink && f.size.is_some())
-        .map(|f| contained(&f.path))
+        .enumerate()
+        .filter(|(id, f)| {
+            (f.kind == EntryKind::Symlink && f.size.is_some()) || use_of(*id).symlinked
+        })
+        .map(|(_, f)| contained(&f.path))
         .collect();
-    for op in t.ops.iter().filter(|o| o.failed.is_none()) {
-        match &op.kind {
-            OpKind::Open { file, flags, .. } if flags.create => created.insert(*file),
-            OpKind::Mkdir { file: f } => created.insert(*f),
-            OpKind::Symlink { file: f, .. } => {
-                links.extend(path(*f));
-                created.insert(*f)
-            }
-            OpKind::Rename { to, .. } | OpKind::Link { to, .. } => created.insert(*to),
-            _ => false,
-        };
-    }
     for (id, f) in t.files.iter().enumerate() {
-        if f.size.is_none() && !created.contains(&(id as u32)) {
+        if f.size.is_none() && !use_of(id).created {
             continue;
         }
         let p = contained(&f.path);
@@ -122,16 +114,19 @@ fn shape(t: &Trace) -> Shape {
             dirs.insert(at.to_string());
         }
     }
-    for op in &t.ops {
-        if let OpKind::Mkdir { file: f } | OpKind::Rmdir { file: f } = op.kind {
-            let Some(p) = path(f).filter(|p| !through_link(&links, p)) else {
-                continue;
-            };
-            if matches!(op.kind, OpKind::Mkdir { .. }) {
-                made.insert(p.clone());
-            }
-            dirs.insert(p);
+    for (id, f) in t.files.iter().enumerate() {
+        let u = use_of(id);
+        if !u.mkdir && !u.rmdir {
+            continue;
         }
+        let p = contained(&f.path);
+        if through_link(&links, &p) {
+            continue;
+        }
+        if u.mkdir {
+            made.insert(p.clone());
+        }
+        dirs.insert(p);
     }
     Shape { dirs, made, links }
 }
@@ -164,9 +159,15 @@ pub fn make_prefix(dir: &RunDir, prefix: &str) -> Result<(), Halt> {
 /// trace makes itself), and files that existed, at their size, with
 /// incompressible data. Returns (files, bytes); stops with the reason when
 /// the guard halts or a step fails.
-pub fn lay_out(t: &Trace, dir: &RunDir, guard: &Guard, prefix: &str) -> Result<(u64, u64), Halt> {
+pub fn lay_out(
+    t: &Trace,
+    uses: &[FileUse],
+    dir: &RunDir,
+    guard: &Guard,
+    prefix: &str,
+) -> Result<(u64, u64), Halt> {
     make_prefix(dir, prefix)?;
-    let Shape { dirs, made, links } = shape(t);
+    let Shape { dirs, made, links } = shape(t, uses);
     let under_made = |p: &str| at_or_under(&made, p);
     let mut sorted: Vec<&String> = dirs.iter().filter(|d| !under_made(d)).collect();
     sorted.sort();

@@ -17,10 +17,15 @@ pub const MAX_TIME_US: u64 = 1 << 42;
 pub const MAX_THREADS: usize = 512;
 /// Most files a trace may name.
 pub const MAX_FILES: usize = 100_000;
-/// Most operations a trace may hold (about 64 bytes each in memory).
+/// Most operations a trace held whole in memory may have (about 64 bytes
+/// each): `plumb trace show`, scripts' `trace::load`, the converters. A
+/// replay streams its trace and reads any number.
 pub const MAX_OPS: usize = 2_000_000;
-/// Handle ids are below this.
-pub const MAX_HANDLE: u64 = MAX_OPS as u64;
+/// Handle ids are below this (the parser keeps a bit per id up to the
+/// highest named: at most 16 MiB).
+pub const MAX_HANDLE: u64 = 1 << 27;
+/// Most handles a trace may have open at once.
+pub const MAX_OPEN_HANDLES: usize = 1 << 17;
 /// Longest symlink target a `file` record may hold (PATH_MAX less its
 /// NUL: what `readlink` can have given the recording).
 pub const MAX_TARGET: usize = libc::PATH_MAX as usize - 1;
@@ -28,8 +33,11 @@ pub const MAX_TARGET: usize = libc::PATH_MAX as usize - 1;
 pub const MAX_TRACE_LINE: usize = 16 << 10;
 /// Longest line of an strace log or fio iolog.
 pub const MAX_LOG_LINE: usize = 64 << 10;
-/// Largest trace file.
+/// Largest trace held whole in memory.
 pub const MAX_TRACE_BYTES: u64 = 256 << 20;
+/// Largest trace a replay reads (it streams the file twice, holding a
+/// line at a time).
+pub const MAX_STREAMED_TRACE_BYTES: u64 = 64 << 30;
 /// Largest strace log or fio iolog.
 pub const MAX_LOG_BYTES: u64 = 1 << 30;
 /// The replay threads' I/O buffers together (each as large as its

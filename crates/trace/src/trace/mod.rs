@@ -16,6 +16,7 @@ pub mod halt;
 pub mod iolog;
 pub mod layout;
 pub mod limits;
+pub mod profile;
 pub mod replay;
 pub mod show;
 pub mod strace;

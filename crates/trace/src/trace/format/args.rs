@@ -8,7 +8,9 @@
 use super::error::{shown, ParseError};
 use super::escape::{decode, encode};
 use super::{OpenFlags, RenameMode, Trace};
-use crate::trace::limits::{MAX_FILE_BYTES, MAX_HANDLE, MAX_IO_BYTES, MAX_TIME_US};
+use crate::trace::limits::{
+    MAX_FILE_BYTES, MAX_HANDLE, MAX_IO_BYTES, MAX_OPEN_HANDLES, MAX_TIME_US,
+};
 use std::collections::HashSet;
 
 /// A decimal number of the trace (no sign, no more than u64 holds).
@@ -47,10 +49,31 @@ fn extent(offset: u64, len: u64, max_len: u64) -> Result<(u64, u64), ParseError>
 
 /// Handles while parsing: those open now, and every one ever named (a
 /// handle id is never reused, so the replay's threads can cache them).
+/// Both stay small however long the trace: at most [`MAX_OPEN_HANDLES`]
+/// are open at once, and the ids named are a bit each, up to the highest.
 #[derive(Default)]
 pub(super) struct Handles {
     open: HashSet<u32>,
-    seen: HashSet<u32>,
+    seen: Bits,
+}
+
+/// A set of handle ids, a bit each up to the highest one named (at most
+/// [`MAX_HANDLE`] bits, 16 MiB; a trace numbering its handles from 0 as
+/// plumb's converters do takes a bit per handle it opens).
+#[derive(Default)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    /// Adds `h`; false when it was there already.
+    fn insert(&mut self, h: u32) -> bool {
+        let (word, bit) = (h as usize / 64, 1u64 << (h % 64));
+        if self.0.len() <= word {
+            self.0.resize(word + 1, 0);
+        }
+        let fresh = self.0[word] & bit == 0;
+        self.0[word] |= bit;
+        fresh
+    }
 }
 
 /// What reading an operation's arguments needs: its words (`op THREAD
@@ -165,6 +188,9 @@ impl Arg for Fresh {
             return Err(ParseError::Reopened(h));
         }
         if !a.failed {
+            if a.handles.open.len() >= MAX_OPEN_HANDLES {
+                return Err(ParseError::TooManyOpen);
+            }
             a.handles.open.insert(h);
         }
         Ok(h)

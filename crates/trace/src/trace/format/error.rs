@@ -2,10 +2,10 @@
 //! the error the user reads; [`TraceError`] adds the file and the line.
 
 use super::steps::MAX_STEPS;
-use super::{MAGIC, MAGIC_V1, MAGIC_V3, MAGIC_V4};
+use super::{MAGIC, MAGIC_V1, MAGIC_V3, MAGIC_V4, MAGIC_V5};
 use crate::trace::limits::{
-    MAX_FILES, MAX_FILE_BYTES, MAX_HANDLE, MAX_OPS, MAX_TARGET, MAX_THREADS, MAX_TIME_US,
-    MAX_TRACE_BYTES, MAX_TRACE_LINE,
+    MAX_FILES, MAX_FILE_BYTES, MAX_HANDLE, MAX_OPEN_HANDLES, MAX_OPS, MAX_TARGET, MAX_THREADS,
+    MAX_TIME_US, MAX_TRACE_LINE,
 };
 
 /// A malformed trace, naming the record.
@@ -28,11 +28,29 @@ pub(crate) fn shown(w: &str) -> String {
 /// What is wrong with one record of a trace (or with the whole of it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
-    /// The trace is larger than [`MAX_TRACE_BYTES`].
-    #[error("the trace is {0} bytes; a trace may have at most {MAX_TRACE_BYTES}")]
-    TooLarge(usize),
+    /// The trace is larger than what is read of it:
+    /// [`crate::trace::limits::MAX_TRACE_BYTES`] held in memory,
+    /// [`crate::trace::limits::MAX_STREAMED_TRACE_BYTES`] replayed.
+    #[error("the trace is {bytes} bytes; a trace {how} may have at most {max}")]
+    TooLarge {
+        /// Its size.
+        bytes: u64,
+        /// The most allowed.
+        max: u64,
+        /// How it is read (`held in memory`, `replayed`).
+        how: &'static str,
+    },
+    /// A line that is not UTF-8 text.
+    #[error("the line is not UTF-8 text")]
+    NotText,
+    /// Reading the trace failed.
+    #[error("reading the trace: {0}")]
+    Read(String),
+    /// More than [`MAX_OPEN_HANDLES`] handles open at once.
+    #[error("more than {MAX_OPEN_HANDLES} handles open at once")]
+    TooManyOpen,
     /// A `plumb-trace N` line of a version this plumb does not read.
-    #[error("unsupported trace version '{0}' (this plumb reads '{MAGIC_V4}', '{MAGIC_V3}', '{MAGIC}' and '{MAGIC_V1}')")]
+    #[error("unsupported trace version '{0}' (this plumb reads '{MAGIC_V5}', '{MAGIC_V4}', '{MAGIC_V3}', '{MAGIC}' and '{MAGIC_V1}')")]
     Version(String),
     /// The first line is not a trace's.
     #[error("not a plumb trace (the first line must be '{MAGIC}')")]
@@ -77,7 +95,7 @@ pub enum ParseError {
     #[error("thread ids must count up from 0; expected {0}")]
     ThreadSequence(usize),
     /// More than [`MAX_OPS`] operations.
-    #[error("more than {MAX_OPS} operations (the most a trace may hold)")]
+    #[error("more than {MAX_OPS} operations (the most a trace held in memory may have: `plumb trace show` and scripts; a replay reads any number)")]
     TooManyOps,
     /// `@STEP` in a trace older than version 3.
     #[error("'@STEP' is a record of trace version 3")]
@@ -91,14 +109,14 @@ pub enum ParseError {
         /// What `end` says.
         said: u64,
         /// Operations read.
-        read: usize,
+        read: u64,
     },
     /// A record this plumb does not know.
     #[error("unknown record '{0}'")]
     UnknownRecord(String),
     /// No `end` record.
     #[error("the trace is truncated: no 'end' record after {0} operations")]
-    Truncated(usize),
+    Truncated(u64),
     /// A file record's kind is not `f`, `d` or `l`.
     #[error("file kind '{0}' is not f, d or l")]
     FileKind(String),

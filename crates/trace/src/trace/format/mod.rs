@@ -88,12 +88,16 @@ mod escape;
 mod ops;
 mod parse;
 mod steps;
+pub mod stream;
+mod think;
 mod write;
 
 pub use entries::{EntryKind, FileEntry, OpenFlags, RenameMode};
 pub use error::{ParseError, StepError, TraceError};
 pub use ops::{NewName, OpKind, Reach, NAMES};
+pub use parse::{Parsed, Reader};
 pub use steps::{Steps, MAX_STEPS};
+pub use think::ThinkTally;
 
 /// The first line of a version-2 trace: what this plumb writes unless
 /// the trace needs version 3.
@@ -175,30 +179,11 @@ impl Trace {
     /// run spent in them, and the rest of the untraced time is think time.
     /// Between 0 and 1 (the tracer only slows a program down).
     pub fn think_scale(&self) -> f64 {
-        let (Some(untraced), Some(_)) = (self.untraced_us, &self.tracer) else {
-            return 1.0;
-        };
-        let counted = || self.ops.iter().filter(|o| o.kind.counted());
-        let mut durations: Vec<u64> = counted().map(|o| o.dur_us).collect();
-        let tracer_cost = match durations.len() / 10 {
-            at if at < durations.len() => *durations.select_nth_unstable(at).1,
-            _ => 0,
-        };
-        // The time some call was in progress (operations are in start
-        // order), and its share that was the calls' own.
-        let (mut busy, mut own, mut reach) = (0u64, 0u64, 0u64);
-        for o in counted() {
-            let end = o.start_us.saturating_add(o.dur_us);
-            let added = end.saturating_sub(o.start_us.max(reach));
-            busy = busy.saturating_add(added);
-            own = own.saturating_add(added.saturating_sub(tracer_cost));
-            reach = reach.max(end);
+        let mut tally = ThinkTally::default();
+        for o in &self.ops {
+            tally.op(o);
         }
-        let think = self.duration_us.saturating_sub(busy);
-        if think == 0 {
-            return 1.0;
-        }
-        (untraced.saturating_sub(own) as f64 / think as f64).clamp(0.0, 1.0)
+        tally.scale(self)
     }
 }
 

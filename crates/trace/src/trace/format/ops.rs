@@ -309,3 +309,16 @@ operations! {
         len @ 7: u64 as RangeLen,
     };
 }
+
+impl OpKind {
+    /// The I/O buffer the operation needs on replay: the length of a read,
+    /// a write or a directory read, else 0.
+    pub fn transfer(&self) -> u64 {
+        match self {
+            OpKind::Read { len, .. } | OpKind::Write { len, .. } | OpKind::Readdir { len, .. } => {
+                *len
+            }
+            _ => 0,
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! Reading a trace: every record checked (handles opened before use and
 //! never reused, file and thread ids in range, numbers within the bounds of
-//! [`crate::trace::limits`]), errors naming the line. Versions 1 to 4.
+//! [`crate::trace::limits`]), errors naming the line. Versions 1 to 5.
 //! The operations' arguments are read as the table (`ops.rs`) says.
 
 use super::args::{file_size, number, time, Args, Handles};
@@ -15,10 +15,12 @@ use crate::trace::limits::{
 };
 
 impl Trace {
-    /// Parses a trace; `name` is used in errors. Every reference is checked
-    /// (handles opened before use and never reused, file and thread ids in
-    /// range), every number is within the bounds of [`crate::trace::limits`],
+    /// Parses a trace held whole in memory; `name` is used in errors. Every
+    /// reference is checked (handles opened before use and never reused,
+    /// file and thread ids in range), every number is within the bounds of
+    /// [`crate::trace::limits`], at most [`MAX_OPS`] operations are held,
     /// and a trace without its `end` record is reported as truncated.
+    /// [`super::stream`] reads one without holding its operations.
     pub fn parse(name: &str, text: &str) -> Result<Trace, TraceError> {
         let err = |line: usize, cause: ParseError| TraceError {
             file: name.to_string(),
@@ -26,30 +28,42 @@ impl Trace {
             cause,
         };
         if text.len() as u64 > MAX_TRACE_BYTES {
-            return Err(err(1, ParseError::TooLarge(text.len())));
+            return Err(err(
+                1,
+                ParseError::TooLarge {
+                    bytes: text.len() as u64,
+                    max: MAX_TRACE_BYTES,
+                    how: "held in memory",
+                },
+            ));
         }
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
-        let version = version(lines.next().map(|(_, l)| l.trim_end())).map_err(|e| err(1, e))?;
-        let mut reader = Reader {
-            version,
-            t: Trace::default(),
-            ended: None,
-            handles: Handles::default(),
-        };
+        let mut reader = Reader::new(lines.next().map(|(_, l)| l)).map_err(|e| err(1, e))?;
+        let mut ops = Vec::new();
+        let mut starts = Vec::new();
         for (n, line) in lines {
-            reader.line(line).map_err(|e| err(n, e))?;
+            let Some(parsed) = reader.line(line).map_err(|e| err(n, e))? else {
+                continue;
+            };
+            if ops.len() >= MAX_OPS {
+                return Err(err(n, ParseError::TooManyOps));
+            }
+            if let Some(id) = parsed.step {
+                // Below MAX_OPS, hence a u32.
+                starts.push((ops.len() as u32, id));
+            }
+            ops.push(parsed.op);
         }
-        if reader.ended.is_none() {
-            let last = text.lines().count();
-            return Err(err(last, ParseError::Truncated(reader.t.ops.len())));
-        }
-        Ok(reader.t)
+        let mut t = reader.finish().map_err(|e| err(text.lines().count(), e))?;
+        t.ops = ops;
+        t.steps.starts = starts;
+        Ok(t)
     }
 }
 
 /// The version the first line names.
 fn version(first: Option<&str>) -> Result<u32, ParseError> {
-    match first {
+    match first.map(str::trim_end) {
         Some(MAGIC_V5) => Ok(5),
         Some(MAGIC_V4) => Ok(4),
         Some(MAGIC_V3) => Ok(3),
@@ -62,10 +76,27 @@ fn version(first: Option<&str>) -> Result<u32, ParseError> {
     }
 }
 
-/// The trace read so far.
-struct Reader {
+/// One operation as read, with the step it begins, if it begins one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    /// The operation.
+    pub op: Op,
+    /// The id of the step it begins (see [`super::Steps`]).
+    pub step: Option<u16>,
+}
+
+/// Reads a trace one line at a time, keeping what later lines need — the
+/// head (files, threads, times, step names) and the handles open — and
+/// handing each operation back as it comes, so a caller may hold them all
+/// ([`Trace::parse`]) or none ([`super::stream`]).
+pub struct Reader {
     version: u32,
-    t: Trace,
+    /// Everything but the operations.
+    head: Trace,
+    /// Operations read so far.
+    count: u64,
+    /// Start of the last operation read.
+    last_start: u64,
     /// The count the `end` record gave, once read.
     ended: Option<u64>,
     handles: Handles,
@@ -80,85 +111,113 @@ fn field(words: &[&str], i: usize) -> Result<u64, ParseError> {
 }
 
 impl Reader {
-    /// Reads one line after the first.
-    fn line(&mut self, line: &str) -> Result<(), ParseError> {
+    /// A reader of the trace whose first line is `first`.
+    pub fn new(first: Option<&str>) -> Result<Reader, ParseError> {
+        Ok(Reader {
+            version: version(first)?,
+            head: Trace::default(),
+            count: 0,
+            last_start: 0,
+            ended: None,
+            handles: Handles::default(),
+        })
+    }
+
+    /// The head read so far: files, threads, times and step names (no
+    /// operations).
+    pub fn head(&self) -> &Trace {
+        &self.head
+    }
+
+    /// Operations read so far.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The head, once the `end` record has been read; a trace without it
+    /// is truncated.
+    pub fn finish(self) -> Result<Trace, ParseError> {
+        match self.ended {
+            Some(_) => Ok(self.head),
+            None => Err(ParseError::Truncated(self.count)),
+        }
+    }
+
+    /// Reads one line after the first: the operation it holds, if any.
+    pub fn line(&mut self, line: &str) -> Result<Option<Parsed>, ParseError> {
         if line.len() > MAX_TRACE_LINE {
             return Err(ParseError::LongLine(line.len()));
         }
         if line.trim().is_empty() || line.starts_with('#') {
-            return Ok(());
+            return Ok(None);
         }
         if let Some(count) = self.ended {
             return Err(ParseError::AfterEnd(count));
         }
         let words: Vec<&str> = line.split(' ').collect();
         match words.first().copied().unwrap_or_default() {
-            "duration_us" => self.t.duration_us = time(field(&words, 1)?)?,
-            "tracer" if self.version >= 2 => self.t.tracer = Some(tracer(&words)?),
-            "untraced" if self.version >= 4 => self.t.untraced_us = Some(untraced(&words)?),
+            "duration_us" => self.head.duration_us = time(field(&words, 1)?)?,
+            "tracer" if self.version >= 2 => self.head.tracer = Some(tracer(&words)?),
+            "untraced" if self.version >= 4 => self.head.untraced_us = Some(untraced(&words)?),
             "untraced" => return Err(ParseError::UntracedBeforeV4),
             "file" => self.file(&words)?,
             "thread" => self.thread(&words)?,
-            "op" => self.op(&words)?,
+            "op" => return self.op(&words).map(Some),
             "end" => self.end(&words)?,
             other => return Err(ParseError::UnknownRecord(shown(other))),
         }
-        Ok(())
+        Ok(None)
     }
 
     fn file(&mut self, words: &[&str]) -> Result<(), ParseError> {
-        if self.t.files.len() >= MAX_FILES {
+        if self.head.files.len() >= MAX_FILES {
             return Err(ParseError::TooManyFiles);
         }
-        if field(words, 1)? != self.t.files.len() as u64 {
-            return Err(ParseError::FileSequence(self.t.files.len()));
+        if field(words, 1)? != self.head.files.len() as u64 {
+            return Err(ParseError::FileSequence(self.head.files.len()));
         }
         let entry = file_record(words, self.version)?;
-        self.t.files.push(entry);
+        self.head.files.push(entry);
         Ok(())
     }
 
     fn thread(&mut self, words: &[&str]) -> Result<(), ParseError> {
-        if self.t.threads.len() >= MAX_THREADS {
+        if self.head.threads.len() >= MAX_THREADS {
             return Err(ParseError::TooManyThreads);
         }
-        if field(words, 1)? != self.t.threads.len() as u64 {
-            return Err(ParseError::ThreadSequence(self.t.threads.len()));
+        if field(words, 1)? != self.head.threads.len() as u64 {
+            return Err(ParseError::ThreadSequence(self.head.threads.len()));
         }
-        self.t.threads.push(field(words, 2)?);
+        self.head.threads.push(field(words, 2)?);
         Ok(())
     }
 
-    fn op(&mut self, words: &[&str]) -> Result<(), ParseError> {
-        if self.t.ops.len() >= MAX_OPS {
-            return Err(ParseError::TooManyOps);
-        }
+    fn op(&mut self, words: &[&str]) -> Result<Parsed, ParseError> {
         // A step begins here: "@NAME" after everything else (version 3).
         let (words, step) = match words.last().and_then(|l| l.strip_prefix('@')) {
             Some(name) if self.version >= 3 => (&words[..words.len() - 1], Some(name)),
             Some(_) => return Err(ParseError::StepBeforeV3),
             None => (words, None),
         };
-        let op = parse_op(words, &self.t, &mut self.handles, self.version)?;
-        if let Some(prev) = self.t.ops.last() {
-            if op.start_us < prev.start_us {
-                return Err(ParseError::OutOfOrder);
-            }
+        let op = parse_op(words, &self.head, &mut self.handles, self.version)?;
+        if self.count > 0 && op.start_us < self.last_start {
+            return Err(ParseError::OutOfOrder);
         }
-        if let Some(name) = step {
-            // Below MAX_OPS, hence a u32.
-            self.t.steps.mark(self.t.ops.len() as u32, name)?;
-        }
-        self.t.ops.push(op);
-        Ok(())
+        let step = match step {
+            Some(name) => Some(self.head.steps.id(name)?),
+            None => None,
+        };
+        self.last_start = op.start_us;
+        self.count += 1;
+        Ok(Parsed { op, step })
     }
 
     fn end(&mut self, words: &[&str]) -> Result<(), ParseError> {
         let count = field(words, 1)?;
-        if count != self.t.ops.len() as u64 {
+        if count != self.count {
             return Err(ParseError::EndCount {
                 said: count,
-                read: self.t.ops.len(),
+                read: self.count,
             });
         }
         self.ended = Some(count);

@@ -19,32 +19,36 @@ pub struct Steps {
 
 impl Steps {
     /// Marks operation `op` (later than any marked before) as the start
-    /// of a step called `name`: 1 to 32 letters, digits, `_`, `-` or `.`,
-    /// at most [`MAX_STEPS`] different names.
+    /// of a step called `name` (see [`Steps::id`]).
     pub fn mark(&mut self, op: u32, name: &str) -> Result<(), StepError> {
-        let id = match self.names.iter().position(|n| n == name) {
-            Some(id) => id,
-            None => {
-                let ok = (1..=32).contains(&name.len())
-                    && name
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
-                if !ok {
-                    return Err(StepError::Name(shown(name)));
-                }
-                if self.names.len() >= MAX_STEPS {
-                    return Err(StepError::TooMany);
-                }
-                self.names.push(name.to_string());
-                self.names.len() - 1
-            }
-        };
+        let id = self.id(name)?;
         if self.starts.last().is_some_and(|(at, _)| *at >= op) {
             return Err(StepError::Order);
         }
-        // Below MAX_STEPS, hence a u16.
-        self.starts.push((op, id as u16));
+        self.starts.push((op, id));
         Ok(())
+    }
+
+    /// The id of the step called `name`, a new one the first time: 1 to
+    /// 32 letters, digits, `_`, `-` or `.`, at most [`MAX_STEPS`]
+    /// different names.
+    pub fn id(&mut self, name: &str) -> Result<u16, StepError> {
+        if let Some(id) = self.names.iter().position(|n| n == name) {
+            // Below MAX_STEPS, hence a u16.
+            return Ok(id as u16);
+        }
+        let ok = (1..=32).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
+        if !ok {
+            return Err(StepError::Name(shown(name)));
+        }
+        if self.names.len() >= MAX_STEPS {
+            return Err(StepError::TooMany);
+        }
+        self.names.push(name.to_string());
+        Ok((self.names.len() - 1) as u16)
     }
 
     /// The step operation `op` begins, if it begins one.

@@ -6,7 +6,7 @@
 use super::fd_calls::check;
 use crate::buffer::AlignedBuf;
 use crate::sandbox::{RunDir, SandboxError};
-use crate::trace::budget::{Allowance, OverBudget};
+use crate::trace::budget::{Allowance, Growth, OverBudget};
 use crate::trace::format::{OpKind, OpenFlags, RenameMode, Trace};
 use crate::trace::halt::{Guard, Halt};
 use crate::trace::layout::{contained, is_disk_full};
@@ -15,13 +15,21 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex};
 
 /// One replay thread's own state: its I/O buffer and the descriptors it
-/// has looked up (handle ids are never reused, so a cached one stays right).
+/// has looked up (handle ids are never reused, so a cached one stays right
+/// until some thread closes it).
 #[derive(Default)]
 pub(super) struct Lane {
     /// Made on the first read or write, grown up to [`LANE_BUF_MAX`].
     buf: Option<AlignedBuf>,
     pub(super) cache: HashMap<u32, Arc<OwnedFd>>,
+    /// The cache's size at which handles other threads have closed are
+    /// dropped from it (so it holds about the open ones, not every one
+    /// ever used).
+    prune_at: usize,
 }
+
+/// The smallest cache a lane prunes.
+const PRUNE_FROM: usize = 256;
 
 /// The most buffer memory one replay thread holds: longer reads and writes
 /// are replayed in chunks of this size.
@@ -159,6 +167,11 @@ impl Executor<'_> {
         let fd = shared.ok_or(OpError::NotOpen(h))?;
         let raw = fd.as_raw_fd();
         lane.cache.insert(h, fd);
+        if lane.cache.len() > lane.prune_at.max(PRUNE_FROM) {
+            let open = self.handles.lock().unwrap_or_else(|p| p.into_inner());
+            lane.cache.retain(|h, _| open.contains_key(h));
+            lane.prune_at = lane.cache.len().saturating_mul(2);
+        }
         Ok(raw)
     }
 
@@ -207,16 +220,18 @@ impl Executor<'_> {
         }
     }
 
-    /// Carries out one operation; returns the bytes moved. What may grow a
-    /// file is charged to the allowance first. `failed` is the recorded
-    /// outcome: a descriptor that the recording did not get is not kept.
+    /// Carries out one operation; returns the bytes moved. What it may
+    /// grow (`growth`) is charged to the allowance first. `failed` is the
+    /// recorded outcome: a descriptor that the recording did not get is
+    /// not kept.
     pub(super) fn execute(
         &self,
         kind: &OpKind,
         failed: bool,
+        growth: Option<Growth>,
         lane: &mut Lane,
     ) -> Result<u64, OpError> {
-        self.allowance.charge(kind)?;
+        self.allowance.charge(growth)?;
         match kind {
             OpKind::Open {
                 handle,

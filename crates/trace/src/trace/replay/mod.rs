@@ -6,6 +6,11 @@
 //! Every path goes through the sandbox (`execute`): whatever the trace
 //! says, nothing outside the run directory is touched.
 //!
+//! The trace is streamed, never held: it is read once through first
+//! ([`Prepared`]: its head and what its operations ask, checked before
+//! anything is written), then read again as it plays (`feed`), so memory
+//! grows with threads, open handles and files, not with operations.
+//!
 //! With `clients` N above 1 the trace is played N times at once, as dbench
 //! runs N clients: each copy beneath its own `clients/clientK` (K from 1),
 //! on threads of its own, with its own handles, cross-thread order and
@@ -18,16 +23,18 @@
 
 mod execute;
 mod fd_calls;
+mod feed;
 mod map;
 mod order;
 mod play;
 mod room;
 
 use super::budget::Allowance;
-use super::format::{OpKind, Trace};
+use super::format::Trace;
 use super::halt::{Bounds, Guard, Halt};
 use super::layout::lay_out;
 use super::limits::{MAX_REPLAY_BUFFERS, MAX_THREADS, SPEED_RANGE};
+pub use super::profile::Prepared;
 use crate::sandbox::{Account, Metering, RunDir};
 pub use room::{room, Room, RoomError};
 use serde::{Deserialize, Serialize};
@@ -299,42 +306,38 @@ pub struct ReplayResult {
     pub steps: Vec<StepSummary>,
 }
 
-/// The replay's threads: the operations of each (one lane for everything
-/// with `keep_threads` off).
-fn lanes(t: &Trace, keep_threads: bool) -> Vec<Vec<usize>> {
-    if !keep_threads {
-        return vec![(0..t.ops.len()).collect()];
-    }
-    let mut lanes = vec![Vec::new(); t.threads.len()];
-    for (i, op) in t.ops.iter().enumerate() {
-        if let Some(l) = lanes.get_mut(op.thread as usize) {
-            l.push(i);
-        }
-    }
-    lanes
-}
-
-/// Threads the replay starts for `t` under `o`: each client's.
-pub fn threads_needed(t: &Trace, o: ReplayOptions) -> usize {
-    let per_client = if o.keep_threads {
+/// Replay threads of each client: one per recorded thread, or one.
+fn lanes(t: &Trace, keep_threads: bool) -> usize {
+    if keep_threads {
         t.threads.len().max(1)
     } else {
         1
+    }
+}
+
+/// Threads the replay starts for `t` under `o`: each client's replay
+/// threads and, for a client of several, the one that reads the trace for
+/// them (at most [`MAX_THREADS`] replay threads in all, besides the
+/// readers).
+pub fn threads_needed(t: &Trace, o: ReplayOptions) -> usize {
+    let per_client = match lanes(t, o.keep_threads) {
+        1 => 1,
+        n => n + 1,
     };
     per_client.saturating_mul(o.clients.max(1) as usize)
 }
 
-/// Bytes the replay of `t` under `o` may write at most: every client's
+/// Bytes the replay of `p` under `o` may write at most: every client's
 /// estimate (saturating).
-pub fn bytes_needed(t: &Trace, o: ReplayOptions) -> u64 {
-    super::budget::bytes_needed(t).saturating_mul(u64::from(o.clients.max(1)))
+pub fn bytes_needed(p: &Prepared, o: ReplayOptions) -> u64 {
+    p.profile.bytes.saturating_mul(u64::from(o.clients.max(1)))
 }
 
-/// What the inodes the replay of `t` under `o` makes may take at most:
+/// What the inodes the replay of `p` under `o` makes may take at most:
 /// every client's estimate, and the clients' own directories.
-pub fn metadata_needed(t: &Trace, o: ReplayOptions) -> super::budget::Metadata {
+pub fn metadata_needed(p: &Prepared, o: ReplayOptions) -> super::budget::Metadata {
     let clients = o.clients.max(1);
-    let mut m = super::budget::metadata_needed(t).times(u64::from(clients));
+    let mut m = p.profile.metadata.times(u64::from(clients));
     if clients > 1 {
         m.add("clients", true);
         for k in 1..=clients {
@@ -347,25 +350,21 @@ pub fn metadata_needed(t: &Trace, o: ReplayOptions) -> super::budget::Metadata {
 /// Memory the replay threads' I/O buffers may take together (every
 /// client's): each as large as its largest transfer, at least 1 MiB; more
 /// than [`MAX_REPLAY_BUFFERS`] is refused before anything starts.
-fn check_buffers(t: &Trace, lanes: &[Vec<usize>], clients: u32) -> Result<(), Refusal> {
-    let total = lanes.iter().fold(0u64, |sum, lane| {
-        let largest = lane
+fn check_buffers(p: &Prepared, o: ReplayOptions) -> Result<(), Refusal> {
+    let largest = &p.profile.largest;
+    let lanes = lanes(&p.head, o.keep_threads);
+    let each = |l: u64| l.max(1 << 20);
+    let total = if o.keep_threads {
+        largest
             .iter()
-            .map(|&i| match t.ops[i].kind {
-                OpKind::Read { len, .. }
-                | OpKind::Write { len, .. }
-                | OpKind::Readdir { len, .. } => len,
-                _ => 0,
-            })
-            .max()
-            .unwrap_or(0)
-            .max(1 << 20);
-        sum.saturating_add(largest)
-    });
-    let total = total.saturating_mul(u64::from(clients));
+            .fold(0u64, |sum, l| sum.saturating_add(each(*l)))
+    } else {
+        each(largest.iter().copied().max().unwrap_or(0))
+    };
+    let total = total.saturating_mul(u64::from(o.clients));
     if total > MAX_REPLAY_BUFFERS {
         return Err(Refusal::Buffers {
-            threads: lanes.len().saturating_mul(clients as usize),
+            threads: lanes.saturating_mul(o.clients as usize),
             mib: total >> 20,
         });
     }
@@ -427,24 +426,25 @@ pub enum Refusal {
 /// threads' buffers pass [`MAX_REPLAY_BUFFERS`], or whose estimate passes
 /// `bounds.max_bytes`.
 pub fn lay_out_and_replay(
-    t: &Trace,
+    p: &Prepared,
     dir: &RunDir,
     o: ReplayOptions,
     bounds: Bounds,
 ) -> Result<ReplayResult, ReplayError> {
     let refused = |r: Refusal| ReplayError::Refused(r);
+    let t = &p.head;
     ReplayOptions::check_clients(u64::from(o.clients)).map_err(|e| refused(e.into()))?;
-    let threads = threads_needed(t, o);
+    let per_client = lanes(t, o.keep_threads);
+    let threads = per_client.saturating_mul(o.clients as usize);
     if threads > MAX_THREADS {
         return Err(refused(Refusal::Threads {
             clients: o.clients,
-            per_client: threads / o.clients as usize,
+            per_client,
             threads,
         }));
     }
-    let lanes = lanes(t, o.keep_threads);
-    check_buffers(t, &lanes, o.clients).map_err(refused)?;
-    let need = bytes_needed(t, o);
+    check_buffers(p, o).map_err(refused)?;
+    let need = bytes_needed(p, o);
     if need > bounds.max_bytes {
         return Err(refused(Refusal::OverGrant {
             need,
@@ -454,7 +454,7 @@ pub fn lay_out_and_replay(
     // Every name the replay makes is charged to its estimate, counted the
     // way the estimate counts (no lookups: the replay makes the recorded
     // calls and no others), so no mistake in the estimate can pass it.
-    let meta = metadata_needed(t, o);
+    let meta = metadata_needed(p, o);
     let dir = &dir
         .metered(Account::new(meta.bytes, meta.inodes), Metering::UpperBound)
         .map_err(|e| refused(Refusal::RunDir(e)))?;
@@ -465,15 +465,15 @@ pub fn lay_out_and_replay(
     let dirs: Vec<String> = (1..=o.clients).map(|k| client_dir(k, o.clients)).collect();
     let (mut files, mut bytes) = (0u64, 0u64);
     for d in &dirs {
-        let (f, b) = lay_out(t, dir, &guard, d).map_err(ReplayError::Layout)?;
+        let (f, b) = lay_out(t, &p.profile.files, dir, &guard, d).map_err(ReplayError::Layout)?;
         files = files.saturating_add(f);
         bytes = bytes.saturating_add(b);
     }
     let mut r = play::replay(
-        t,
+        p,
         dir,
         o,
-        &lanes,
+        lanes(t, o.keep_threads),
         &guard,
         &play::Clients {
             dirs: &dirs,

@@ -4,12 +4,16 @@
 //! circle. A watchdog stops a replay in which nothing moves for
 //! [`STALL`]: no operation finishes and no thread is in its think time.
 //!
-//! The [`Plan`] (who waits for how many) is worked out once and shared by
-//! every client of a replay; each client's [`Order`] holds only its own
-//! progress (a bit per operation).
+//! The trace is read in start order, so every operation another waits for
+//! has been read, and handed to its thread, before that one: each client's
+//! [`Order`] holds the operations handed out and not yet done, by recorded
+//! end time, and an operation may start once none of them ended before it
+//! began. It holds as many as the threads' queues do, never one per
+//! operation of the trace.
 
-use crate::trace::format::Trace;
+use super::feed::Item;
 use crate::trace::halt::{Guard, Halt, POLL};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -17,12 +21,17 @@ use std::time::{Duration, Instant};
 /// How long a replay may go without any progress before it stops.
 pub(super) const STALL: Duration = Duration::from_secs(10);
 
-/// What the waiting threads of one client share.
+/// An operation handed out and not yet done, as a stall names it.
+struct Pending {
+    name: &'static str,
+    thread: u32,
+    start_us: u64,
+}
+
+/// What the threads of one client share.
 struct State {
-    /// Done flags by rank (by end time), a bit each.
-    done: Vec<u64>,
-    /// How many leading ranks are done.
-    prefix: usize,
+    /// By (recorded end, sequence).
+    pending: BTreeMap<(u64, u64), Pending>,
     /// When an operation last finished.
     progress: Instant,
 }
@@ -30,9 +39,7 @@ struct State {
 /// Cross-thread order as recorded: an operation waits for every operation
 /// of any thread that had finished before it started (so an unlink never
 /// overtakes the writes it followed, at any speed).
-pub(super) struct Order<'t> {
-    trace: &'t Trace,
-    plan: &'t Plan,
+pub(super) struct Order {
     state: Mutex<State>,
     wake: Condvar,
     /// Threads sleeping their think time (they are making progress).
@@ -40,53 +47,47 @@ pub(super) struct Order<'t> {
     stall: Duration,
 }
 
-/// Who waits for what, worked out once from the trace.
-pub(super) struct Plan {
-    /// Per operation: how many operations (by end time) must be done first.
-    need: Vec<usize>,
-    /// Per operation: its rank by end time.
-    rank: Vec<usize>,
-    /// Per rank: the operation.
-    by_end: Vec<usize>,
+/// An operation as errors name it.
+fn describe(seq: u64, p: &Pending) -> String {
+    format!(
+        "{} (record {}, thread {}, at {} µs)",
+        p.name,
+        seq.saturating_add(1),
+        p.thread,
+        p.start_us
+    )
 }
 
-impl Plan {
-    pub(super) fn new(t: &Trace) -> Plan {
-        let end = |i: usize| t.ops[i].start_us.saturating_add(t.ops[i].dur_us);
-        let mut by_end: Vec<usize> = (0..t.ops.len()).collect();
-        by_end.sort_by_key(|&i| (end(i), i));
-        let ends: Vec<u64> = by_end.iter().map(|&i| end(i)).collect();
-        let mut rank = vec![0; t.ops.len()];
-        for (r, &i) in by_end.iter().enumerate() {
-            rank[i] = r;
-        }
-        let need = t
-            .ops
-            .iter()
-            .map(|o| ends.partition_point(|&e| e < o.start_us))
-            .collect();
-        Plan { need, rank, by_end }
-    }
+fn key(item: &Item) -> (u64, u64) {
+    (item.op.start_us.saturating_add(item.op.dur_us), item.seq)
 }
 
-fn is_done(done: &[u64], r: usize) -> bool {
-    done.get(r / 64).is_some_and(|w| w & (1 << (r % 64)) != 0)
-}
-
-impl<'t> Order<'t> {
-    pub(super) fn new(t: &'t Trace, plan: &'t Plan, stall: Duration) -> Order<'t> {
+impl Order {
+    pub(super) fn new(stall: Duration) -> Order {
         Order {
-            trace: t,
-            plan,
             state: Mutex::new(State {
-                done: vec![0; t.ops.len().div_ceil(64)],
-                prefix: 0,
+                pending: BTreeMap::new(),
                 progress: Instant::now(),
             }),
             wake: Condvar::new(),
             thinking: AtomicUsize::new(0),
             stall,
         }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Notes `item` handed to its thread: it must come before the thread
+    /// can see it, and in the trace's order.
+    pub(super) fn handed_out(&self, item: &Item) {
+        let pending = Pending {
+            name: item.op.kind.name(),
+            thread: item.op.thread,
+            start_us: item.op.start_us,
+        };
+        self.lock().pending.insert(key(item), pending);
     }
 
     /// Notes that a thread starts (true) or ends (false) its think time.
@@ -98,56 +99,55 @@ impl<'t> Order<'t> {
         }
     }
 
-    /// Waits until operation `i` may start (or the replay halts); halts the
-    /// replay, naming `i` and what it waits for, when nothing has moved for
-    /// the stall time.
-    pub(super) fn wait(&self, i: usize, guard: &Guard) {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        while st.prefix < self.plan.need[i] && !guard.halted() {
+    /// Waits until `item` may start (or the replay halts); halts the
+    /// replay, naming `item` and what it waits for, when nothing has moved
+    /// for the stall time.
+    pub(super) fn wait(&self, item: &Item, guard: &Guard) {
+        let start = item.op.start_us;
+        let blocked = |st: &State| {
+            st.pending
+                .keys()
+                .next()
+                .is_some_and(|(end, _)| *end < start)
+        };
+        let mut st = self.lock();
+        while blocked(&st) && !guard.halted() {
             st = match self.wake.wait_timeout(st, POLL) {
                 Ok((st, _)) => st,
                 Err(p) => p.into_inner().0,
             };
             if self.thinking.load(Ordering::Relaxed) > 0 {
                 st.progress = Instant::now();
-            } else if st.prefix < self.plan.need[i] && st.progress.elapsed() >= self.stall {
-                let blocker = self.plan.by_end[st.prefix];
+            } else if blocked(&st) && st.progress.elapsed() >= self.stall {
+                let waiting = Pending {
+                    name: item.op.kind.name(),
+                    thread: item.op.thread,
+                    start_us: start,
+                };
+                let blocker = st
+                    .pending
+                    .iter()
+                    .next()
+                    .map(|((_, seq), p)| describe(*seq, p))
+                    .unwrap_or_default();
                 guard.halt(Halt::Failed(format!(
                     "no progress for {} s: {} waits for {}, which has not finished",
                     self.stall.as_secs(),
-                    self.describe(i),
-                    self.describe(blocker)
+                    describe(item.seq, &waiting),
+                    blocker
                 )));
             }
         }
     }
 
-    /// An operation as errors name it.
-    fn describe(&self, i: usize) -> String {
-        let op = &self.trace.ops[i];
-        format!(
-            "{} (record {}, thread {}, at {} µs)",
-            op.kind.name(),
-            i + 1,
-            op.thread,
-            op.start_us
-        )
-    }
-
-    /// Marks operation `i` done.
-    pub(super) fn done(&self, i: usize) {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let r = self.plan.rank[i];
-        if let Some(w) = st.done.get_mut(r / 64) {
-            *w |= 1 << (r % 64);
-        }
+    /// Marks `item` done.
+    pub(super) fn done(&self, item: &Item) {
+        let k = key(item);
+        let mut st = self.lock();
+        let first = st.pending.keys().next() == Some(&k);
+        st.pending.remove(&k);
         st.progress = Instant::now();
-        let before = st.prefix;
-        let total = self.plan.rank.len();
-        while st.prefix < total && is_done(&st.done, st.prefix) {
-            st.prefix += 1;
-        }
-        if st.prefix != before {
+        if first {
             self.wake.notify_all();
         }
     }
@@ -156,16 +156,31 @@ impl<'t> Order<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::format::{Op, OpKind};
     use crate::trace::halt::Bounds;
     use std::sync::atomic::AtomicBool;
 
+    fn stat(seq: u64, thread: u32, start_us: u64, dur_us: u64) -> Item {
+        Item {
+            seq,
+            op: Op {
+                thread,
+                start_us,
+                dur_us,
+                kind: OpKind::Stat { file: 0 },
+                failed: None,
+            },
+            step: None,
+            growth: None,
+        }
+    }
+
     #[test]
     fn a_wait_on_an_operation_that_never_finishes_stops_naming_both() {
-        let text = "plumb-trace 2\nthread 0 1\nthread 1 2\nfile 0 f 0 a\n\
-                    op 0 0 10 stat 0\nop 1 20 5 stat 0\nend 2\n";
-        let t = Trace::parse("t", text).unwrap();
-        let plan = Plan::new(&t);
-        let order = Order::new(&t, &plan, Duration::from_millis(200));
+        let order = Order::new(Duration::from_millis(200));
+        let (first, second) = (stat(0, 0, 0, 10), stat(1, 1, 20, 5));
+        order.handed_out(&first);
+        order.handed_out(&second);
         let stop = AtomicBool::new(false);
         let guard = Guard::new(Bounds {
             stop: &stop,
@@ -174,10 +189,41 @@ mod tests {
         });
         let started = Instant::now();
         // Record 2 waits for record 1, which is never marked done.
-        order.wait(1, &guard);
+        order.wait(&second, &guard);
         assert!(started.elapsed() < Duration::from_secs(2));
         let why = guard.reason().expect("halted").to_string();
         assert!(why.contains("stat (record 2, thread 1"), "{why}");
         assert!(why.contains("waits for stat (record 1, thread 0"), "{why}");
+    }
+
+    #[test]
+    fn only_what_ended_before_the_start_is_waited_for() {
+        let order = Order::new(STALL);
+        let stop = AtomicBool::new(false);
+        let guard = Guard::new(Bounds {
+            stop: &stop,
+            deadline: None,
+            max_bytes: 0,
+        });
+        // Overlapping: record 2 starts before record 1 ends.
+        let (a, b, c) = (stat(0, 0, 0, 10), stat(1, 1, 5, 1), stat(2, 1, 11, 1));
+        for i in [&a, &b, &c] {
+            order.handed_out(i);
+        }
+        let started = Instant::now();
+        order.wait(&b, &guard);
+        assert!(started.elapsed() < POLL, "no wait for an overlapping one");
+        order.done(&b);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                order.wait(&c, &guard);
+                Instant::now()
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            let released = Instant::now();
+            order.done(&a);
+            assert!(waiter.join().unwrap() >= released, "waited for record 1");
+        });
+        assert!(guard.reason().is_none());
     }
 }

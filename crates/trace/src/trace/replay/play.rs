@@ -1,15 +1,18 @@
 //! Plays the operations: for each client, one thread per recorded thread
 //! (or one for all), each keeping the recorded think time, scaled by the
 //! speed, and the order between its client's threads; then merges what
-//! every thread measured, per operation and per named step.
+//! every thread measured, per operation and per named step. The
+//! operations come as the trace is read again (`feed.rs`).
 
 use super::execute::{Executor, Handles, Lane, OpError};
-use super::order::{Order, Plan};
+use super::feed::{dispatch, queue_capacity, Feed, Item, Queue, Reading};
+use super::order::Order;
 use super::{MapReplay, OpSummary, Reference, ReplayOptions, ReplayResult, Speed, StepSummary};
 use crate::sandbox::RunDir;
 use crate::trace::budget::Allowance;
 use crate::trace::format::{errno, Op, OpKind, Trace};
 use crate::trace::halt::{Guard, Halt};
+use crate::trace::profile::Prepared;
 use hdrhistogram::Histogram;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -66,7 +69,7 @@ struct StepStat {
 /// One client's view: what its threads play with, and the cross-thread
 /// order when it has more than one thread.
 struct Player<'a> {
-    order: Option<Order<'a>>,
+    order: Option<Order>,
     exec: Executor<'a>,
     /// The client's number, from 1.
     client: u32,
@@ -121,9 +124,9 @@ impl Tally {
         st.lat.saturating_record(took.max(1));
     }
 
-    /// Counts operation `i`, which took `took` and ended with `result`
-    /// (compared with the recorded outcome).
-    fn count(&mut self, i: usize, op: &Op, result: Result<u64, OpError>, took: Duration) {
+    /// Counts operation `seq` (from 0), which took `took` and ended with
+    /// `result` (compared with the recorded outcome).
+    fn count(&mut self, seq: u64, op: &Op, result: Result<u64, OpError>, took: Duration) {
         let name = op.kind.name();
         let at = match self.stats.iter().position(|(n, _)| *n == name) {
             Some(at) => at,
@@ -157,16 +160,24 @@ impl Tally {
         if let Some(d) = divergence {
             s.divergences += 1;
             self.first_error
-                .get_or_insert_with(|| format!("{name} (record {}): {d}", i + 1));
+                .get_or_insert_with(|| format!("{name} (record {}): {d}", seq + 1));
         }
     }
 }
 
 impl Player<'_> {
-    /// Plays `ops` (indices into the trace) in order on this thread.
-    fn play(&self, ops: &[usize], think: Think, t0: Instant) -> LaneResult {
+    /// Plays what `feed` gives, in order, on this thread.
+    fn play(&self, mut feed: Feed, think: Think, t0: Instant) -> LaneResult {
         let mut tally = Tally::default();
-        let mut finished = ops.iter().all(|&i| self.play_one(&mut tally, i, think, t0));
+        let mut finished = true;
+        while let Some(item) = feed.next(self.exec.guard) {
+            if !self.play_one(&mut tally, &item, think, t0) {
+                finished = false;
+                break;
+            }
+        }
+        // The feed ends early only when the replay halts.
+        finished &= !self.exec.guard.halted();
         // The program's time after this thread's last operation is think
         // time too (to the end of the trace).
         if let (true, Some(s)) = (finished, think) {
@@ -209,14 +220,13 @@ impl Player<'_> {
         awake
     }
 
-    /// Plays operation `i`: its think time, its turn in the cross-thread
-    /// order, the call, and its figures. False when the replay halts.
-    fn play_one(&self, tally: &mut Tally, i: usize, think: Think, t0: Instant) -> bool {
-        let trace = self.exec.trace;
+    /// Plays `item`: its think time, its turn in the cross-thread order,
+    /// the call, and its figures. False when the replay halts.
+    fn play_one(&self, tally: &mut Tally, item: &Item, think: Think, t0: Instant) -> bool {
         if self.exec.guard.halted() {
             return false;
         }
-        let op = &trace.ops[i];
+        let op = &item.op;
         if !self.think(tally, op, think, t0) {
             return false;
         }
@@ -232,12 +242,12 @@ impl Player<'_> {
         }
         let counted = !noted && op.kind.counted();
         if let Some(order) = &self.order {
-            order.wait(i, self.exec.guard);
+            order.wait(item, self.exec.guard);
             if self.exec.guard.halted() {
                 return false;
             }
         }
-        if let Some(id) = trace.steps.begun_by(i) {
+        if let Some(id) = item.step {
             tally.next_step(Some((id, 0)));
         }
         let started = Instant::now();
@@ -245,11 +255,11 @@ impl Player<'_> {
             Ok(0)
         } else {
             self.exec
-                .execute(&op.kind, op.failed.is_some(), &mut tally.lane)
+                .execute(&op.kind, op.failed.is_some(), item.growth, &mut tally.lane)
         };
         let took = started.elapsed();
         if let Some(order) = &self.order {
-            order.done(i);
+            order.done(item);
         }
         if let Some((_, t)) = &mut tally.step {
             *t = t.saturating_add(ns(took));
@@ -258,14 +268,14 @@ impl Player<'_> {
         // once is absorbed by the next gap instead of adding up.
         tally.due += took.as_secs_f64();
         if let Err(e) = &result {
-            if let Some(h) = e.halt(&format!("{} (record {})", op.kind.name(), i + 1)) {
+            if let Some(h) = e.halt(&format!("{} (record {})", op.kind.name(), item.seq + 1)) {
                 self.exec.guard.halt(h);
             }
         }
         match result {
             // A map this kernel cannot replay is noted, like a skipped one.
             Err(OpError::MapsUnsupported) => tally.skipped += 1,
-            result if counted => tally.count(i, op, result, took),
+            result if counted => tally.count(item.seq, op, result, took),
             _ => {}
         }
         true
@@ -283,15 +293,14 @@ const STACK_BYTES: usize = 256 << 10;
 /// together, and sums up what they measured. The layout figures are left
 /// at zero for the caller to fill in.
 pub(super) fn replay(
-    t: &Trace,
+    p: &Prepared,
     dir: &RunDir,
     o: ReplayOptions,
-    lanes: &[Vec<usize>],
+    lanes: usize,
     guard: &Guard,
     clients: &Clients,
 ) -> ReplayResult {
-    // One plan of the cross-thread order, shared by every client.
-    let plan = (lanes.len() > 1).then(|| Plan::new(t));
+    let t = &p.head;
     let handles: Vec<Handles> = clients
         .dirs
         .iter()
@@ -304,7 +313,7 @@ pub(super) fn replay(
         .zip(&handles)
         .enumerate()
         .map(|(k, ((prefix, allowance), handles))| Player {
-            order: plan.as_ref().map(|p| Order::new(t, p, super::order::STALL)),
+            order: (lanes > 1).then(|| Order::new(super::order::STALL)),
             exec: Executor {
                 trace: t,
                 dir,
@@ -320,51 +329,85 @@ pub(super) fn replay(
     // The recorded think time scaled by the speed and by the trace's own
     // scale (the tracer's slowdown taken out, when the trace knows it).
     let think = match o.speed {
-        Speed::Factor(f) => Some(t.think_scale() / f),
+        Speed::Factor(f) => Some(p.profile.think_scale / f),
         Speed::Max => None,
     };
     let t0 = Instant::now();
-    let results = run_lanes(&players, lanes, think, t0, guard);
+    let results = run_lanes(p, &players, lanes, think, t0, guard);
     let seconds = t0.elapsed().as_secs_f64();
     summarise(t, results, seconds, guard, players.len())
 }
 
-/// Starts a thread per lane and client and joins them all; a thread that
-/// cannot start or dies halts the replay (the others stop at their next
-/// operation).
+/// Starts, for each client, its dispatcher (with more than one lane) and a
+/// thread per lane, and joins them all; a thread that cannot start or dies
+/// halts the replay (the others stop at their next operation).
 fn run_lanes(
+    p: &Prepared,
     players: &[Player],
-    lanes: &[Vec<usize>],
+    lanes: usize,
     think: Think,
     t0: Instant,
     guard: &Guard,
 ) -> Vec<LaneResult> {
-    let total = players.len().saturating_mul(lanes.len());
+    let total = players.len().saturating_mul(lanes);
+    let capacity = queue_capacity(total);
+    let queues: Vec<Vec<Queue>> = players
+        .iter()
+        .map(|_| {
+            if lanes > 1 {
+                (0..lanes).map(|_| Queue::new(capacity)).collect()
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
     std::thread::scope(|s| {
         let mut running = Vec::with_capacity(total);
-        'start: for player in players {
-            for (n, lane) in lanes.iter().enumerate() {
-                let name = if players.len() > 1 {
-                    format!("replay-{}-{n}", player.client)
-                } else {
-                    format!("replay-{n}")
-                };
-                let spawned = crate::gate::thread(name)
+        let mut dispatchers = Vec::with_capacity(players.len());
+        let failed = |what: String, e: crate::gate::SpawnError| {
+            guard.halt(Halt::Failed(format!("could not start {what}: {e}")));
+        };
+        'start: for (player, queues) in players.iter().zip(&queues) {
+            let named = |n: usize| match players.len() {
+                1 => format!("replay-{n}"),
+                _ => format!("replay-{}-{n}", player.client),
+            };
+            if let Some(order) = &player.order {
+                let spawned = crate::gate::thread(named(lanes))
                     .stack_size(STACK_BYTES)
-                    .spawn_scoped(s, move || player.play(lane, think, t0));
+                    .spawn_scoped(s, move || dispatch(Reading::new(p), queues, order, guard));
+                match spawned {
+                    Ok(h) => dispatchers.push(h),
+                    Err(e) => {
+                        failed(format!("the trace reader of client {}", player.client), e);
+                        break 'start;
+                    }
+                }
+            }
+            for n in 0..lanes {
+                let feed = match queues.get(n) {
+                    Some(q) => Feed::Queued(q),
+                    None => match Reading::new(p) {
+                        Ok(r) => Feed::Direct(Box::new(r)),
+                        Err(e) => {
+                            guard.halt(Halt::Failed(e));
+                            break 'start;
+                        }
+                    },
+                };
+                let spawned = crate::gate::thread(named(n))
+                    .stack_size(STACK_BYTES)
+                    .spawn_scoped(s, move || player.play(feed, think, t0));
                 match spawned {
                     Ok(h) => running.push(h),
                     Err(e) => {
-                        guard.halt(Halt::Failed(format!(
-                            "could not start replay thread {} of {total}: {e}",
-                            running.len() + 1
-                        )));
+                        failed(format!("replay thread {} of {total}", running.len() + 1), e);
                         break 'start;
                     }
                 }
             }
         }
-        running
+        let results = running
             .into_iter()
             .filter_map(|h| match h.join() {
                 Ok(r) => Some(r),
@@ -373,7 +416,13 @@ fn run_lanes(
                     None
                 }
             })
-            .collect()
+            .collect();
+        for d in dispatchers {
+            if d.join().is_err() {
+                guard.halt(Halt::Failed("a trace reader died".into()));
+            }
+        }
+        results
     })
 }
 

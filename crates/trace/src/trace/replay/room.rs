@@ -2,9 +2,8 @@
 //! anything is laid out: the bytes it may write and the inodes it may make,
 //! against what the file system has free.
 
-use super::{bytes_needed, metadata_needed, ReplayOptions};
+use super::{bytes_needed, metadata_needed, Prepared, ReplayOptions};
 use crate::sandbox::{default_inodes, DEFAULT_MAX_INODES};
-use crate::trace::format::Trace;
 use crate::units::format_bytes_binary;
 use std::path::{Path, PathBuf};
 
@@ -67,7 +66,7 @@ pub enum RoomError {
 
 /// The room the replay of `trace` under `o` may use under `target`;
 /// refused when its estimates do not fit.
-pub fn room(trace: &Trace, o: ReplayOptions, target: &Path) -> Result<Room, RoomError> {
+pub fn room(trace: &Prepared, o: ReplayOptions, target: &Path) -> Result<Room, RoomError> {
     let need = bytes_needed(trace, o);
     let meta = metadata_needed(trace, o);
     let free = plumb_io::files::free_bytes(target).map_err(|source| RoomError::Unreadable {

@@ -1,0 +1,236 @@
+//! How the replay threads get their operations while the trace is read
+//! again: each client reads it through on its own ([`Reading`]), its one
+//! thread directly, or several threads each from a bounded [`Queue`] that
+//! the client's dispatcher ([`dispatch`]) fills in the trace's order. What
+//! each operation may grow is worked out there, in that order
+//! ([`Targets`]), and every operation is checked against what the first
+//! reading found ([`Prepared`]), so a trace changed in between is stopped,
+//! not trusted. Memory grows with the queues, never with the trace.
+
+use super::order::Order;
+use crate::trace::budget::{Growth, Targets};
+use crate::trace::format::stream::Stream;
+use crate::trace::format::Op;
+use crate::trace::halt::{Guard, Halt, POLL};
+use crate::trace::profile::Prepared;
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex};
+
+/// One operation as a replay thread gets it.
+#[derive(Debug)]
+pub(super) struct Item {
+    /// Its place among the trace's operations, from 0.
+    pub(super) seq: u64,
+    /// The operation.
+    pub(super) op: Op,
+    /// The step it begins, if it begins one.
+    pub(super) step: Option<u16>,
+    /// What it may grow (charged to the client's allowance as it runs).
+    pub(super) growth: Option<Growth>,
+}
+
+/// One client's reading of the trace, from its start.
+pub(super) struct Reading<'a> {
+    stream: Stream,
+    targets: Targets,
+    prepared: &'a Prepared,
+}
+
+impl<'a> Reading<'a> {
+    /// Starts reading `prepared`'s text again.
+    pub(super) fn new(prepared: &'a Prepared) -> Result<Reading<'a>, String> {
+        Ok(Reading {
+            stream: prepared.source.stream().map_err(|e| e.to_string())?,
+            targets: Targets::default(),
+            prepared,
+        })
+    }
+
+    /// The next operation, None after the last; an error when the text no
+    /// longer reads as it did the first time.
+    pub(super) fn next_item(&mut self) -> Result<Option<Item>, String> {
+        let Some(parsed) = self.stream.next_op().map_err(|e| e.to_string())? else {
+            if self.stream.count() != self.prepared.profile.ops {
+                return Err(self.changed("it ends earlier"));
+            }
+            return Ok(None);
+        };
+        let (head, profile) = (&self.prepared.head, &self.prepared.profile);
+        let op = parsed.op;
+        let fits = self.stream.count() <= profile.ops
+            && self.stream.head().files.len() <= head.files.len()
+            && parsed
+                .step
+                .is_none_or(|s| (s as usize) < head.steps.names.len())
+            && profile
+                .largest
+                .get(op.thread as usize)
+                .is_some_and(|largest| op.kind.transfer() <= *largest);
+        if !fits {
+            return Err(self.changed("its records differ"));
+        }
+        Ok(Some(Item {
+            seq: self.stream.count() - 1,
+            growth: self.targets.follow(&op),
+            op,
+            step: parsed.step,
+        }))
+    }
+
+    fn changed(&self, how: &str) -> String {
+        format!(
+            "{}: the trace changed while it was replayed ({how} than when it was first read, at record {})",
+            self.prepared.source.name(),
+            self.stream.count()
+        )
+    }
+}
+
+/// A replay thread's operations waiting their turn, at most a set number.
+pub(super) struct Queue {
+    state: Mutex<Waiting>,
+    /// Signalled when an operation comes or the reading ends.
+    filled: Condvar,
+    /// Signalled when one is taken.
+    emptied: Condvar,
+    capacity: usize,
+}
+
+struct Waiting {
+    items: VecDeque<Item>,
+    /// The reading has ended: nothing more will come.
+    closed: bool,
+}
+
+impl Queue {
+    pub(super) fn new(capacity: usize) -> Queue {
+        Queue {
+            state: Mutex::new(Waiting {
+                items: VecDeque::with_capacity(capacity),
+                closed: false,
+            }),
+            filled: Condvar::new(),
+            emptied: Condvar::new(),
+            capacity,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds `item` once there is room; false when the replay halts first.
+    fn push(&self, item: Item, guard: &Guard) -> bool {
+        let mut w = self.lock();
+        while w.items.len() >= self.capacity {
+            if guard.halted() {
+                return false;
+            }
+            w = match self.emptied.wait_timeout(w, POLL) {
+                Ok((w, _)) => w,
+                Err(p) => p.into_inner().0,
+            };
+        }
+        w.items.push_back(item);
+        self.filled.notify_one();
+        true
+    }
+
+    /// The next operation; None once the reading has ended and all are
+    /// taken, or when the replay halts.
+    fn pop(&self, guard: &Guard) -> Option<Item> {
+        let mut w = self.lock();
+        loop {
+            if let Some(item) = w.items.pop_front() {
+                self.emptied.notify_one();
+                return Some(item);
+            }
+            if w.closed || guard.halted() {
+                return None;
+            }
+            w = match self.filled.wait_timeout(w, POLL) {
+                Ok((w, _)) => w,
+                Err(p) => p.into_inner().0,
+            };
+        }
+    }
+
+    /// Nothing more will come.
+    fn close(&self) {
+        self.lock().closed = true;
+        self.filled.notify_all();
+    }
+}
+
+/// Operations queued for all the replay's threads together, at most
+/// (about 100 bytes each): each thread's queue holds its share, from 16 to
+/// 1,024.
+const QUEUED: usize = 1 << 16;
+
+/// The capacity of each queue of a replay of `threads` threads in all.
+pub(super) fn queue_capacity(threads: usize) -> usize {
+    (QUEUED / threads.max(1)).clamp(16, 1024)
+}
+
+/// Reads the trace through for one client, handing each operation to its
+/// thread's queue (noted in `order` first); stops at the end, when the
+/// replay halts, or, halting it, when the text no longer reads as before.
+/// Every queue is closed at the end.
+pub(super) fn dispatch(
+    reading: Result<Reading, String>,
+    queues: &[Queue],
+    order: &Order,
+    guard: &Guard,
+) {
+    let halt = |why: String| guard.halt(Halt::Failed(why));
+    match reading {
+        Err(e) => halt(e),
+        Ok(mut reading) => loop {
+            match reading.next_item() {
+                Ok(Some(item)) => {
+                    let Some(queue) = queues.get(item.op.thread as usize) else {
+                        halt(reading.changed("its threads differ"));
+                        break;
+                    };
+                    order.handed_out(&item);
+                    if !queue.push(item, guard) {
+                        break;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    halt(e);
+                    break;
+                }
+            }
+        },
+    }
+    for q in queues {
+        q.close();
+    }
+}
+
+/// Where a replay thread gets its operations.
+pub(super) enum Feed<'a> {
+    /// It reads the trace itself (its client's only thread).
+    Direct(Box<Reading<'a>>),
+    /// From its queue, which the client's dispatcher fills.
+    Queued(&'a Queue),
+}
+
+impl Feed<'_> {
+    /// The next operation; None at the end or when the replay halts (a
+    /// trace that no longer reads as before halts it).
+    pub(super) fn next(&mut self, guard: &Guard) -> Option<Item> {
+        match self {
+            Feed::Queued(q) => q.pop(guard),
+            Feed::Direct(reading) => match reading.next_item() {
+                Ok(item) => item,
+                Err(e) => {
+                    guard.halt(Halt::Failed(e));
+                    None
+                }
+            },
+        }
+    }
+}
