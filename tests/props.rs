@@ -487,6 +487,7 @@ proptest! {
     #[test]
     fn traces_parse_summarise_and_round_trip(text in trace_text()) {
         let r = no_panic("Trace::parse", &text, || plumb::trace::Trace::parse("t.trace", &text))?;
+        streams_as_parsed(&text, &r)?;
         match r {
             Err(e) => {
                 let msg = e.to_string();
@@ -512,10 +513,65 @@ proptest! {
     ], 0..10)) {
         let text = format!("plumb-trace 1\n{}", lines.join("\n"));
         let r = no_panic("Trace::parse", &text, || plumb::trace::Trace::parse("g.trace", &text))?;
+        streams_as_parsed(&text, &r)?;
         if let Err(e) = r {
             prop_assert!(e.to_string().contains("g.trace"), "{}", e);
         }
     }
+}
+
+/// A replay's reading of `text` (streamed, holding no operation) agrees
+/// with [`plumb::trace::Trace::parse`]'s `parsed`: the same error on the
+/// same line, or the same operations in order, the same head and the
+/// same profile (the budget's estimates, buffers, think scale, lay-out).
+fn streams_as_parsed(
+    text: &str,
+    parsed: &Result<plumb::trace::Trace, plumb::trace::TraceError>,
+) -> Result<(), TestCaseError> {
+    use plumb::trace::format::stream::Source;
+    use plumb::trace::profile::{Prepared, Profile};
+    let name = match parsed {
+        Err(e) => e.file.clone(),
+        Ok(_) => "t.trace".to_string(),
+    };
+    let source = Source::memory(&name, text);
+    let streamed = no_panic("Prepared::read", text, || Prepared::read(source.clone()))?;
+    match (parsed, streamed) {
+        (Err(want), Err(got)) => {
+            prop_assert_eq!((got.line, &got.cause), (want.line, &want.cause), "{}", text);
+        }
+        (Ok(t), Ok(p)) => {
+            prop_assert_eq!(&p.profile, &Profile::of(t), "{}", text);
+            let mut head = t.clone();
+            head.ops.clear();
+            head.steps.starts.clear();
+            prop_assert_eq!(&p.head, &head, "{}", text);
+            let mut stream = source
+                .stream()
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let mut ops = Vec::new();
+            let mut starts = Vec::new();
+            while let Some(op) = stream
+                .next_op()
+                .map_err(|e| TestCaseError::fail(e.to_string()))?
+            {
+                if let Some(id) = op.step {
+                    starts.push((ops.len() as u32, id));
+                }
+                ops.push(op.op);
+            }
+            prop_assert_eq!(&ops, &t.ops, "{}", text);
+            prop_assert_eq!(&starts, &t.steps.starts, "{}", text);
+        }
+        (want, got) => {
+            return Err(TestCaseError::fail(format!(
+                "parse says {:?}, the stream {:?}, of:\n{text}",
+                want.as_ref().err(),
+                got.err()
+            )))
+        }
+    }
+    Ok(())
 }
 
 /// One strace line from a grammar of the traced calls with hostile arguments.

@@ -44,4 +44,5 @@ mod trace_calibrate;
 mod trace_links;
 mod trace_maps;
 mod trace_results;
+mod trace_stream;
 mod wasm;

@@ -103,6 +103,11 @@ const TOOLS: &[Tool] = &[
         used_by: "the host and user keys the fleet tests make",
     },
     Tool {
+        program: "time",
+        package: "time",
+        used_by: "the peak memory of a streamed replay (GNU time's %M)",
+    },
+    Tool {
         program: "chromium",
         package: "chromium",
         used_by: "the report tests, which render plumb report's page in a real browser",

@@ -157,8 +157,9 @@ pub fn make_prefix(dir: &RunDir, prefix: &str) -> Result<(), Halt> {
 /// Recreates the tree as first seen beneath `prefix` (a client's directory,
 /// or empty for the run directory itself): directories (except those the
 /// trace makes itself), and files that existed, at their size, with
-/// incompressible data. Returns (files, bytes); stops with the reason when
-/// the guard halts or a step fails.
+/// incompressible data; `uses` says what the operations do to each file
+/// (from the trace's [`crate::trace::profile::Profile`]). Returns (files,
+/// bytes); stops with the reason when the guard halts or a step fails.
 pub fn lay_out(
     t: &Trace,
     uses: &[FileUse],

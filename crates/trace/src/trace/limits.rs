@@ -18,8 +18,8 @@ pub const MAX_THREADS: usize = 512;
 /// Most files a trace may name.
 pub const MAX_FILES: usize = 100_000;
 /// Most operations a trace held whole in memory may have (about 64 bytes
-/// each): `plumb trace show`, scripts' `trace::load`, the converters. A
-/// replay streams its trace and reads any number.
+/// each): `plumb trace show` and the converters. A replay streams its
+/// trace and reads any number.
 pub const MAX_OPS: usize = 2_000_000;
 /// Handle ids are below this (the parser keeps a bit per id up to the
 /// highest named: at most 16 MiB).

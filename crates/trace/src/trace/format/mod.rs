@@ -72,10 +72,10 @@
 //! means for reports and the byte budget. The macro of `table.rs` makes
 //! [`OpKind`] from it, with its reading (`parse.rs` reads the other
 //! records), its writing (`write.rs`), its name, and its counting.
-//! Records are read one line at a time (`parse.rs`'s reader keeps what a
-//! line needs of those above: the file and thread tables, the open
-//! handles), so operations could be taken as they come rather than held
-//! all at once. Errors are typed ([`ParseError`]), each naming its line
+//! Records are read one line at a time (`parse.rs`'s [`Reader`] keeps what
+//! a line needs of those above: the file and thread tables, the open
+//! handles) and hands each operation back as it comes: [`Trace::parse`]
+//! holds them all, a replay's [`stream`] holds none. Errors are typed ([`ParseError`]), each naming its line
 //! ([`TraceError`]).
 
 #[macro_use]

@@ -234,3 +234,67 @@ impl Feed<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::format::stream::Source;
+    use crate::trace::format::Trace;
+
+    const TEXT: &str = "plumb-trace 2\nduration_us 10\nfile 0 f 100 a\nthread 0 1\n\
+                        op 0 0 1 open 0 0 rw,append\nop 0 1 1 write 0 0 10\nop 0 2 1 close 0\nend 3\n";
+
+    /// Reads `prepared` to its end: the items, or the first error.
+    fn read_all(prepared: &Prepared) -> Result<Vec<Item>, String> {
+        let mut r = Reading::new(prepared)?;
+        let mut items = Vec::new();
+        while let Some(i) = r.next_item()? {
+            items.push(i);
+        }
+        Ok(items)
+    }
+
+    #[test]
+    fn each_operation_comes_with_its_place_and_growth() {
+        let p = Prepared::read(Source::memory("t", TEXT)).unwrap();
+        let items = read_all(&p).unwrap();
+        let seqs: Vec<u64> = items.iter().map(|i| i.seq).collect();
+        assert_eq!(seqs, [0, 1, 2]);
+        assert_eq!(items[1].growth, Some(Growth::By { file: 0, len: 10 }));
+        assert_eq!(items[2].growth, None);
+    }
+
+    #[test]
+    fn a_trace_that_changed_since_its_first_reading_is_stopped() {
+        let first = Prepared::read(Source::memory("t", TEXT)).unwrap();
+        let changed = [
+            // One more operation.
+            TEXT.replace(
+                "op 0 2 1 close 0\nend 3",
+                "op 0 2 1 write 0 0 10\nop 0 3 1 close 0\nend 4",
+            ),
+            // A larger transfer than the buffers were sized for.
+            TEXT.replace("write 0 0 10", "write 0 0 10000000"),
+            // Fewer operations.
+            TEXT.replace(
+                "op 0 1 1 write 0 0 10\nop 0 2 1 close 0\nend 3",
+                "op 0 2 1 close 0\nend 2",
+            ),
+            // Another file.
+            TEXT.replace("thread 0 1", "file 1 f 100 b\nthread 0 1"),
+        ];
+        for text in changed {
+            Trace::parse("t", &text).expect("a valid trace");
+            let p = Prepared {
+                head: first.head.clone(),
+                profile: first.profile.clone(),
+                source: Source::memory("t", text.as_str()),
+            };
+            let e = read_all(&p).unwrap_err();
+            assert!(
+                e.contains("the trace changed while it was replayed"),
+                "{e}\n{text}"
+            );
+        }
+    }
+}
