@@ -221,6 +221,32 @@ fn generate(kind: &str) -> Vec<u8> {
             s.push_str("end 5000\n");
             s.into_bytes()
         }
+        "trace-open-200000" => {
+            let mut s = String::from("plumb-trace 1\nduration_us 300000\nfile 0 4096 a\nthread 0 1\n");
+            for h in 0..200_000 {
+                s.push_str(&format!("op 0 {h} 1 open {h} 0 r\n"));
+            }
+            s.push_str("end 200000\n");
+            s.into_bytes()
+        }
+        "trace-overlap-all" => {
+            // 4 threads, 100,000 fstat calls each, every one lasting to the
+            // end of the trace: none ends before another begins.
+            let ops = 400_000u64;
+            let mut s = format!("plumb-trace 2\nduration_us {}\nfile 0 f 4096 a\n", 2 * ops);
+            for t in 0..4 {
+                s.push_str(&format!("thread {t} {}\n", 100 + t));
+            }
+            for t in 0..4u64 {
+                s.push_str(&format!("op {t} {t} {} open {t} 0 r\n", 2 * ops - t));
+            }
+            for i in 4..ops {
+                let t = i % 4;
+                s.push_str(&format!("op {t} {i} {} fstat {t}\n", 2 * ops - i));
+            }
+            s.push_str(&format!("end {ops}\n"));
+            s.into_bytes()
+        }
         "trace-mkdir-50000" => {
             let mut s = String::from("plumb-trace 1\nduration_us 100000\n");
             for i in 0..50_000 {
