@@ -9,7 +9,7 @@ use crate::report::run_table::Format;
 use crate::sandbox::{Account, RunDir};
 use crate::terminal::{clean, clean_text};
 use crate::trace::format::stream::Source;
-use crate::trace::limits::{read_bounded, MAX_LOG_BYTES, MAX_TRACE_BYTES};
+use crate::trace::limits::{read_bounded, MAX_LOG_BYTES};
 use crate::trace::{dbench, iolog, replay, show, strace, Bounds, Halt, ReplayError, Trace};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -252,17 +252,8 @@ fn import(
     Ok(ExitCode::Ok)
 }
 
-/// Reads and checks a trace file, holding it whole (at most
-/// [`MAX_TRACE_BYTES`]; a replay streams its trace instead).
-pub fn load(path: &Path) -> Result<Trace, (ExitCode, String)> {
-    let text =
-        read_bounded(path, MAX_TRACE_BYTES).map_err(|e| bad(format!("{}: {e}", path.display())))?;
-    Trace::parse(&path.display().to_string(), &text).map_err(|e| bad(e.to_string()))
-}
-
-/// Reads the trace at `path` once through for a replay (every record
-/// checked, none held), with the SHA-256 of its text.
-fn prepare(path: &Path) -> Result<(replay::Prepared, String), (ExitCode, String)> {
+/// The trace file at `path`, to be streamed (a regular file).
+fn source(path: &Path) -> Result<Source, (ExitCode, String)> {
     use std::os::unix::fs::OpenOptionsExt;
     let shown = path.display().to_string();
     // Without blocking: a FIFO is refused, not waited on.
@@ -271,9 +262,14 @@ fn prepare(path: &Path) -> Result<(replay::Prepared, String), (ExitCode, String)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
         .map_err(|e| bad(format!("{shown}: {e}")))?;
-    let source = Source::file(&shown, file).map_err(|e| bad(e.to_string()))?;
-    let prepared = replay::Prepared::read(source).map_err(|e| bad(e.to_string()))?;
-    let sha256 = sha256_of(path).map_err(|e| bad(format!("{shown}: {e}")))?;
+    Source::file(&shown, file).map_err(|e| bad(e.to_string()))
+}
+
+/// Reads the trace at `path` once through for a replay (every record
+/// checked, none held), with the SHA-256 of its text.
+fn prepare(path: &Path) -> Result<(replay::Prepared, String), (ExitCode, String)> {
+    let prepared = replay::Prepared::read(source(path)?).map_err(|e| bad(e.to_string()))?;
+    let sha256 = sha256_of(path).map_err(|e| bad(format!("{}: {e}", path.display())))?;
     Ok((prepared, sha256))
 }
 
@@ -286,7 +282,7 @@ fn sha256_of(path: &Path) -> std::io::Result<String> {
 }
 
 fn show_cmd(path: &Path, json: bool) -> Outcome {
-    let s = show::summarize(&load(path)?);
+    let s = show::summarize_source(&source(path)?).map_err(|e| bad(e.to_string()))?;
     if json {
         let text =
             serde_json::to_string_pretty(&s).map_err(|e| (ExitCode::Failed, e.to_string()))?;

@@ -18,8 +18,8 @@ pub const MAX_THREADS: usize = 512;
 /// Most files a trace may name.
 pub const MAX_FILES: usize = 100_000;
 /// Most operations a trace held whole in memory may have (about 64 bytes
-/// each): `plumb trace show` and the converters. A replay streams its
-/// trace and reads any number.
+/// each), as the converters make one. `plumb trace show` and replays
+/// stream a trace and read any number.
 pub const MAX_OPS: usize = 2_000_000;
 /// Handle ids are below this (the parser keeps a bit per id up to the
 /// highest named: at most 16 MiB).
@@ -35,8 +35,8 @@ pub const MAX_TRACE_LINE: usize = 16 << 10;
 pub const MAX_LOG_LINE: usize = 64 << 10;
 /// Largest trace held whole in memory.
 pub const MAX_TRACE_BYTES: u64 = 256 << 20;
-/// Largest trace a replay reads (it streams the file twice, holding a
-/// line at a time).
+/// Largest trace `plumb trace show` and replays read (they stream it,
+/// holding a line at a time).
 pub const MAX_STREAMED_TRACE_BYTES: u64 = 64 << 30;
 /// Largest strace log or fio iolog.
 pub const MAX_LOG_BYTES: u64 = 1 << 30;

@@ -3,7 +3,8 @@
 //! the duration, the calls that failed in the recording, and how long the
 //! program ran under the tracer.
 
-use super::format::{EntryKind, OpKind, Trace};
+use super::format::stream::Source;
+use super::format::{EntryKind, Op, OpKind, ThinkTally, Trace, TraceError};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -49,47 +50,91 @@ fn bucket(len: u64) -> u64 {
     len.max(1).next_power_of_two()
 }
 
-/// Summarises a trace.
-pub fn summarize(t: &Trace) -> Summary {
-    let mut s = Summary {
-        duration_s: t.duration_us as f64 / 1e6,
-        threads: t.threads.len(),
-        files: t.files.len(),
-        existing_bytes: t.files.iter().filter_map(|f| f.size).sum(),
-        ops: 0,
-        by_op: BTreeMap::new(),
-        read_sizes: BTreeMap::new(),
-        write_sizes: BTreeMap::new(),
-        syncs_per_sec: 0.0,
-        direct_opens: 0,
-        directories: t.files.iter().filter(|f| f.kind == EntryKind::Dir).count(),
-        failed: BTreeMap::new(),
-        traced_s: t.tracer.as_ref().map(|r| r.wall_us as f64 / 1e6),
-        tracer: t.tracer.as_ref().map(|r| r.name.clone()),
-        untraced_s: t.untraced_us.map(|u| u as f64 / 1e6),
-        think_scale: t.think_scale(),
-    };
-    let mut syncs = 0;
-    for op in t.ops.iter().filter(|o| o.kind.counted()) {
+/// What the summary counts of the operations, taken in one at a time.
+#[derive(Default)]
+struct Counts {
+    ops: usize,
+    by_op: BTreeMap<String, (u64, u64)>,
+    read_sizes: BTreeMap<u64, u64>,
+    write_sizes: BTreeMap<u64, u64>,
+    syncs: u64,
+    direct_opens: u64,
+    failed: BTreeMap<String, u64>,
+    think: ThinkTally,
+}
+
+impl Counts {
+    /// Takes in the next operation.
+    fn op(&mut self, op: &Op) {
+        self.think.op(op);
+        if !op.kind.counted() {
+            return;
+        }
         if op.failed.is_some() {
-            *s.failed.entry(op.kind.name().to_string()).or_default() += 1;
+            *self.failed.entry(op.kind.name().to_string()).or_default() += 1;
         }
         match &op.kind {
-            OpKind::Open { flags, .. } if flags.direct => s.direct_opens += 1,
-            OpKind::Read { len, .. } => *s.read_sizes.entry(bucket(*len)).or_default() += 1,
-            OpKind::Write { len, .. } => *s.write_sizes.entry(bucket(*len)).or_default() += 1,
+            OpKind::Open { flags, .. } if flags.direct => self.direct_opens += 1,
+            OpKind::Read { len, .. } => *self.read_sizes.entry(bucket(*len)).or_default() += 1,
+            OpKind::Write { len, .. } => *self.write_sizes.entry(bucket(*len)).or_default() += 1,
             OpKind::Fsync { .. } | OpKind::Fdatasync { .. } | OpKind::SyncFileRange { .. } => {
-                syncs += 1
+                self.syncs += 1
             }
             _ => {}
         }
-        s.ops += 1;
-        let e = s.by_op.entry(op.kind.name().to_string()).or_default();
+        self.ops += 1;
+        let e = self.by_op.entry(op.kind.name().to_string()).or_default();
         e.0 += 1;
-        e.1 += op.kind.bytes();
+        e.1 = e.1.saturating_add(op.kind.bytes());
     }
-    s.syncs_per_sec = syncs as f64 / s.duration_s.max(1e-6);
-    s
+
+    /// The summary of the trace whose head is `t`.
+    fn summary(self, t: &Trace) -> Summary {
+        let duration_s = t.duration_us as f64 / 1e6;
+        Summary {
+            duration_s,
+            threads: t.threads.len(),
+            files: t.files.len(),
+            existing_bytes: t
+                .files
+                .iter()
+                .filter_map(|f| f.size)
+                .fold(0u64, u64::saturating_add),
+            ops: self.ops,
+            by_op: self.by_op,
+            read_sizes: self.read_sizes,
+            write_sizes: self.write_sizes,
+            syncs_per_sec: self.syncs as f64 / duration_s.max(1e-6),
+            direct_opens: self.direct_opens,
+            directories: t.files.iter().filter(|f| f.kind == EntryKind::Dir).count(),
+            failed: self.failed,
+            traced_s: t.tracer.as_ref().map(|r| r.wall_us as f64 / 1e6),
+            tracer: t.tracer.as_ref().map(|r| r.name.clone()),
+            untraced_s: t.untraced_us.map(|u| u as f64 / 1e6),
+            think_scale: self.think.scale(t),
+        }
+    }
+}
+
+/// Summarises a trace held whole.
+pub fn summarize(t: &Trace) -> Summary {
+    let mut c = Counts::default();
+    for op in &t.ops {
+        c.op(op);
+    }
+    c.summary(t)
+}
+
+/// Summarises the trace `source` holds, reading it through (every record
+/// checked as [`Trace::parse`] does) without holding its operations.
+pub fn summarize_source(source: &Source) -> Result<Summary, TraceError> {
+    let mut stream = source.stream()?;
+    let mut c = Counts::default();
+    while let Some(parsed) = stream.next_op()? {
+        c.op(&parsed.op);
+    }
+    let head = stream.finish()?;
+    Ok(c.summary(&head))
 }
 
 /// The summary as text.

@@ -95,7 +95,7 @@ pub enum ParseError {
     #[error("thread ids must count up from 0; expected {0}")]
     ThreadSequence(usize),
     /// More than [`MAX_OPS`] operations.
-    #[error("more than {MAX_OPS} operations (the most a trace held in memory may have: `plumb trace show` and scripts; a replay reads any number)")]
+    #[error("more than {MAX_OPS} operations (the most a trace held whole in memory may have; `plumb trace show` and replays stream any number)")]
     TooManyOps,
     /// `@STEP` in a trace older than version 3.
     #[error("'@STEP' is a record of trace version 3")]
