@@ -535,8 +535,20 @@ fn streams_as_parsed(
         Ok(_) => "t.trace".to_string(),
     };
     let source = Source::memory(&name, text);
-    let streamed = no_panic("Prepared::read", text, || Prepared::read(source.clone()))?;
-    match (parsed, streamed) {
+    let never = plumb::halt::Halt::new(
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        None,
+    );
+    let streamed = no_panic("Prepared::read", text, || {
+        Prepared::read(source.clone(), &never)
+    })?;
+    match (
+        parsed,
+        streamed.map_err(|e| match e {
+            plumb::trace::profile::PrepareError::Trace(e) => e,
+            other => panic!("{other}"),
+        }),
+    ) {
         (Err(want), Err(got)) => {
             prop_assert_eq!((got.line, &got.cause), (want.line, &want.cause), "{}", text);
         }

@@ -3,6 +3,7 @@
 //! sandboxed run directory.
 
 use super::{ExitCode, Signals};
+use crate::halt::Halted;
 use crate::report::replay as replay_report;
 use crate::report::replay_result;
 use crate::report::run_table::Format;
@@ -10,6 +11,7 @@ use crate::sandbox::{Account, RunDir};
 use crate::terminal::{clean, clean_text};
 use crate::trace::format::stream::Source;
 use crate::trace::limits::{read_bounded, MAX_LOG_BYTES};
+use crate::trace::profile::PrepareError;
 use crate::trace::{dbench, iolog, replay, show, strace, Bounds, Halt, ReplayError, Trace};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -266,19 +268,21 @@ fn source(path: &Path) -> Result<Source, (ExitCode, String)> {
 }
 
 /// Reads the trace at `path` once through for a replay (every record
-/// checked, none held), with the SHA-256 of its text.
-fn prepare(path: &Path) -> Result<(replay::Prepared, String), (ExitCode, String)> {
-    let prepared = replay::Prepared::read(source(path)?).map_err(|e| bad(e.to_string()))?;
-    let sha256 = sha256_of(path).map_err(|e| bad(format!("{}: {e}", path.display())))?;
-    Ok((prepared, sha256))
-}
-
-/// The SHA-256 of a file's bytes, read in pieces (hex).
-fn sha256_of(path: &Path) -> std::io::Result<String> {
-    use sha2::{Digest, Sha256};
-    let mut hasher = Sha256::new();
-    std::io::copy(&mut std::fs::File::open(path)?, &mut hasher)?;
-    Ok(format!("{:x}", hasher.finalize()))
+/// checked, none held), stopping on a signal or at the deadline.
+fn prepare(
+    path: &Path,
+    signals: &Signals,
+    deadline: Option<Instant>,
+) -> Result<replay::Prepared, (ExitCode, String)> {
+    let halt = crate::halt::Halt::new(signals.stop.clone(), deadline);
+    replay::Prepared::read(source(path)?, &halt).map_err(|e| match e {
+        PrepareError::Trace(e) => bad(e.to_string()),
+        PrepareError::Halted(Halted::Interrupted) => (signals.exit_code(), e.to_string()),
+        PrepareError::Halted(Halted::Deadline) => (
+            ExitCode::Failed,
+            "--timeout passed while reading the trace".to_string(),
+        ),
+    })
 }
 
 fn show_cmd(path: &Path, json: bool) -> Outcome {
@@ -363,14 +367,14 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
     if a.label.as_ref().is_some_and(|l| l.len() > longest) {
         return Err(bad(format!("--label: at most {longest} bytes")));
     }
-    let (prepared, sha256) = prepare(path)?;
+    let signals = Signals::install();
+    let stop = signals.stop.clone();
+    let prepared = prepare(path, &signals, deadline)?;
     let trace = &prepared.head;
     let room = replay::room(&prepared, o, target).map_err(|e| match e {
         replay::RoomError::Unreadable { .. } => bad(format!("--target {e}")),
         e => bad(e.to_string()),
     })?;
-    let signals = Signals::install();
-    let stop = signals.stop.clone();
     let dir = RunDir::create(target, Account::new(room.bytes, room.inodes)).map_err(|e| {
         (
             ExitCode::Failed,
@@ -416,7 +420,7 @@ fn replay_cmd(path: &Path, target: &Path, a: &ReplayArgs) -> Outcome {
     if let Some(j) = &a.json {
         let id = replay_result::Identity {
             trace: path,
-            sha256,
+            sha256: prepared.sha256.clone(),
             label: a.label.clone(),
             host: crate::sysinfo::host_info(),
             target: crate::sysinfo::target_info(target).ok(),

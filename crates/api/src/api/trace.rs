@@ -4,6 +4,7 @@
 
 use super::{ApiError, Capability, Host};
 use crate::trace::format::stream::Source;
+use crate::trace::profile::PrepareError;
 use crate::trace::replay::Prepared;
 use crate::trace::{replay, Bounds, Halt, MapReplay, ReplayError, ReplayResult, Speed};
 use serde::de::{self, Deserializer, Visitor};
@@ -172,7 +173,10 @@ impl Host {
             }
         };
         // Read once through (every record checked, none held), then played.
-        let prepared = Prepared::read(source).map_err(|e| ApiError::Invalid(e.to_string()))?;
+        let prepared = Prepared::read(source, &self.halt()).map_err(|e| match e {
+            PrepareError::Trace(e) => ApiError::Invalid(e.to_string()),
+            PrepareError::Halted(h) => self.halted(h),
+        })?;
         let trace = &prepared.head;
         // Every client's threads count against the pack's thread grant.
         let threads = u32::try_from(replay::threads_needed(trace, o)).unwrap_or(u32::MAX);

@@ -9,6 +9,8 @@
 use super::budget::{Estimate, Metadata};
 use super::format::stream::Source;
 use super::format::{Op, OpKind, ThinkTally, Trace, TraceError};
+use plumb_base::halt::{Halt, Halted};
+use sha2::Digest;
 
 /// What the operations do to one file, for the lay-out: whether one
 /// creates its name, makes it a symlink, or makes or removes it as a
@@ -153,23 +155,44 @@ pub struct Prepared {
     pub profile: Profile,
     /// The text, read again as the replay plays it.
     pub source: Source,
+    /// The SHA-256 of the text as read through (hex).
+    pub sha256: String,
 }
+
+/// Why a trace could not be read through for a replay.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// A record is wrong (named by file and line), or reading failed.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// The stop flag or the deadline came first.
+    #[error("reading the trace: {0}")]
+    Halted(#[from] Halted),
+}
+
+/// Operations read between two looks at the stop flag and the deadline.
+const POLL_OPS: u64 = 4096;
 
 impl Prepared {
     /// Reads `source` through once, checking every record as
-    /// [`Trace::parse`] does (holding no operation).
-    pub fn read(source: Source) -> Result<Prepared, TraceError> {
+    /// [`Trace::parse`] does (holding no operation); stops when `halt`
+    /// says so.
+    pub fn read(source: Source, halt: &Halt) -> Result<Prepared, PrepareError> {
         let mut stream = source.stream()?;
         let mut profiler = Profiler::default();
         while let Some(parsed) = stream.next_op()? {
+            if stream.count() % POLL_OPS == 0 {
+                halt.check()?;
+            }
             profiler.op(stream.head(), &parsed.op);
         }
-        let head = stream.finish()?;
+        let (head, sha256) = stream.finish_hashed()?;
         let profile = profiler.finish(&head);
         Ok(Prepared {
             head,
             profile,
             source,
+            sha256,
         })
     }
 
@@ -179,10 +202,12 @@ impl Prepared {
         let mut head = t.clone();
         head.ops = Vec::new();
         head.steps.starts = Vec::new();
+        let text = t.to_text();
         Prepared {
             head,
             profile: Profile::of(t),
-            source: Source::memory(name, t.to_text()),
+            sha256: format!("{:x}", sha2::Sha256::digest(text.as_bytes())),
+            source: Source::memory(name, text),
         }
     }
 }

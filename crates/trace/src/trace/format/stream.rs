@@ -10,6 +10,7 @@ use super::error::{ParseError, TraceError};
 use super::parse::{Parsed, Reader};
 use super::Trace;
 use crate::trace::limits::{MAX_STREAMED_TRACE_BYTES, MAX_TRACE_LINE};
+use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::os::unix::fs::FileExt;
@@ -124,6 +125,7 @@ impl Source {
             buf: Vec::new(),
             line: 0,
             reader: None,
+            hasher: Sha256::new(),
         };
         let first = match s.read_line()? {
             true => Some(Stream::text(&s.buf).map_err(|e| s.error(e))?),
@@ -145,6 +147,8 @@ pub struct Stream {
     line: usize,
     /// Set once the first line is read.
     reader: Option<Reader>,
+    /// Of every byte read.
+    hasher: Sha256,
 }
 
 impl Stream {
@@ -168,6 +172,7 @@ impl Stream {
         if n == 0 {
             return Ok(false);
         }
+        self.hasher.update(&self.buf);
         self.line += 1;
         if self.buf.last() == Some(&b'\n') {
             self.buf.pop();
@@ -210,9 +215,15 @@ impl Stream {
 
     /// The head, once the text has been read to its end; a trace without
     /// its `end` record is truncated.
-    pub fn finish(mut self) -> Result<Trace, TraceError> {
+    pub fn finish(self) -> Result<Trace, TraceError> {
+        self.finish_hashed().map(|(head, _)| head)
+    }
+
+    /// [`Stream::finish`], with the SHA-256 of the text read (hex).
+    pub fn finish_hashed(mut self) -> Result<(Trace, String), TraceError> {
         let reader = self.reader.take().expect("read by Source::stream");
-        reader.finish().map_err(|e| self.error(e))
+        let head = reader.finish().map_err(|e| self.error(e))?;
+        Ok((head, format!("{:x}", self.hasher.finalize())))
     }
 }
 
@@ -248,6 +259,10 @@ mod tests {
             assert_eq!(all[2].step, Some(1));
             assert_eq!(head.files, whole.files);
             assert_eq!(head.steps.names, whole.steps.names);
+            let mut again = s.stream().unwrap();
+            while again.next_op().unwrap().is_some() {}
+            let (_, sha) = again.finish_hashed().unwrap();
+            assert_eq!(sha, format!("{:x}", Sha256::digest(TEXT.as_bytes())));
             // Read again from the start: the same.
             assert_eq!(ops(&s).unwrap().0, all);
         }

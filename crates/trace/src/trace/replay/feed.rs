@@ -244,6 +244,12 @@ mod tests {
     const TEXT: &str = "plumb-trace 2\nduration_us 10\nfile 0 f 100 a\nthread 0 1\n\
                         op 0 0 1 open 0 0 rw,append\nop 0 1 1 write 0 0 10\nop 0 2 1 close 0\nend 3\n";
 
+    /// A reading that is never stopped.
+    fn read(source: Source) -> Prepared {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        Prepared::read(source, &plumb_base::halt::Halt::new(stop, None)).unwrap()
+    }
+
     /// Reads `prepared` to its end: the items, or the first error.
     fn read_all(prepared: &Prepared) -> Result<Vec<Item>, String> {
         let mut r = Reading::new(prepared)?;
@@ -256,7 +262,7 @@ mod tests {
 
     #[test]
     fn each_operation_comes_with_its_place_and_growth() {
-        let p = Prepared::read(Source::memory("t", TEXT)).unwrap();
+        let p = read(Source::memory("t", TEXT));
         let items = read_all(&p).unwrap();
         let seqs: Vec<u64> = items.iter().map(|i| i.seq).collect();
         assert_eq!(seqs, [0, 1, 2]);
@@ -266,7 +272,7 @@ mod tests {
 
     #[test]
     fn a_trace_that_changed_since_its_first_reading_is_stopped() {
-        let first = Prepared::read(Source::memory("t", TEXT)).unwrap();
+        let first = read(Source::memory("t", TEXT));
         let changed = [
             // One more operation.
             TEXT.replace(
@@ -289,6 +295,7 @@ mod tests {
                 head: first.head.clone(),
                 profile: first.profile.clone(),
                 source: Source::memory("t", text.as_str()),
+                sha256: first.sha256.clone(),
             };
             let e = read_all(&p).unwrap_err();
             assert!(
