@@ -100,6 +100,11 @@ struct Waiting {
     items: VecDeque<Item>,
     /// The reading has ended: nothing more will come.
     closed: bool,
+    /// The thread is waiting for an operation (so a push wakes it; a
+    /// wake-up nobody waits for would still be a system call).
+    taker_waits: bool,
+    /// The dispatcher is waiting for room.
+    giver_waits: bool,
 }
 
 impl Queue {
@@ -108,6 +113,8 @@ impl Queue {
             state: Mutex::new(Waiting {
                 items: VecDeque::with_capacity(capacity),
                 closed: false,
+                taker_waits: false,
+                giver_waits: false,
             }),
             filled: Condvar::new(),
             emptied: Condvar::new(),
@@ -126,32 +133,43 @@ impl Queue {
             if guard.halted() {
                 return false;
             }
+            w.giver_waits = true;
             w = match self.emptied.wait_timeout(w, POLL) {
                 Ok((w, _)) => w,
                 Err(p) => p.into_inner().0,
             };
+            w.giver_waits = false;
         }
         w.items.push_back(item);
-        self.filled.notify_one();
+        if w.taker_waits {
+            self.filled.notify_one();
+        }
         true
     }
 
-    /// The next operation; None once the reading has ended and all are
-    /// taken, or when the replay halts.
-    fn pop(&self, guard: &Guard) -> Option<Item> {
+    /// Moves every operation waiting into `into` (after what it holds),
+    /// waiting for one if there is none; false once the reading has ended
+    /// and all are taken, or when the replay halts. Taking them all at once
+    /// takes the lock once for many.
+    fn take_all(&self, into: &mut VecDeque<Item>, guard: &Guard) -> bool {
         let mut w = self.lock();
         loop {
-            if let Some(item) = w.items.pop_front() {
-                self.emptied.notify_one();
-                return Some(item);
+            if !w.items.is_empty() {
+                into.append(&mut w.items);
+                if w.giver_waits {
+                    self.emptied.notify_one();
+                }
+                return true;
             }
             if w.closed || guard.halted() {
-                return None;
+                return false;
             }
+            w.taker_waits = true;
             w = match self.filled.wait_timeout(w, POLL) {
                 Ok((w, _)) => w,
                 Err(p) => p.into_inner().0,
             };
+            w.taker_waits = false;
         }
     }
 
@@ -163,8 +181,8 @@ impl Queue {
 }
 
 /// Operations queued for all the replay's threads together, at most
-/// (about 100 bytes each): each thread's queue holds its share, from 16 to
-/// 1,024.
+/// (about 100 bytes each; a thread holds as many again that it took from
+/// its queue): each thread's queue holds its share, from 16 to 1,024.
 const QUEUED: usize = 1 << 16;
 
 /// The capacity of each queue of a replay of `threads` threads in all.
@@ -214,8 +232,9 @@ pub(super) fn dispatch(
 pub(super) enum Feed<'a> {
     /// It reads the trace itself (its client's only thread).
     Direct(Box<Reading<'a>>),
-    /// From its queue, which the client's dispatcher fills.
-    Queued(&'a Queue),
+    /// From its queue, which the client's dispatcher fills, through what
+    /// it took from it last.
+    Queued(&'a Queue, VecDeque<Item>),
 }
 
 impl Feed<'_> {
@@ -223,7 +242,12 @@ impl Feed<'_> {
     /// trace that no longer reads as before halts it).
     pub(super) fn next(&mut self, guard: &Guard) -> Option<Item> {
         match self {
-            Feed::Queued(q) => q.pop(guard),
+            Feed::Queued(q, taken) => {
+                if taken.is_empty() && !q.take_all(taken, guard) {
+                    return None;
+                }
+                taken.pop_front()
+            }
             Feed::Direct(reading) => match reading.next_item() {
                 Ok(item) => item,
                 Err(e) => {

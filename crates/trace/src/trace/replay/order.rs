@@ -34,6 +34,9 @@ struct State {
     pending: BTreeMap<(u64, u64), Pending>,
     /// When an operation last finished.
     progress: Instant,
+    /// Threads waiting for their turn (a done operation wakes them only
+    /// then: a wake-up nobody waits for would still be a system call).
+    waiting: usize,
 }
 
 /// Cross-thread order as recorded: an operation waits for every operation
@@ -68,6 +71,7 @@ impl Order {
             state: Mutex::new(State {
                 pending: BTreeMap::new(),
                 progress: Instant::now(),
+                waiting: 0,
             }),
             wake: Condvar::new(),
             thinking: AtomicUsize::new(0),
@@ -112,10 +116,12 @@ impl Order {
         };
         let mut st = self.lock();
         while blocked(&st) && !guard.halted() {
+            st.waiting += 1;
             st = match self.wake.wait_timeout(st, POLL) {
                 Ok((st, _)) => st,
                 Err(p) => p.into_inner().0,
             };
+            st.waiting -= 1;
             if self.thinking.load(Ordering::Relaxed) > 0 {
                 st.progress = Instant::now();
             } else if blocked(&st) && st.progress.elapsed() >= self.stall {
@@ -147,7 +153,7 @@ impl Order {
         let first = st.pending.keys().next() == Some(&k);
         st.pending.remove(&k);
         st.progress = Instant::now();
-        if first {
+        if first && st.waiting > 0 {
             self.wake.notify_all();
         }
     }

@@ -386,7 +386,7 @@ fn run_lanes(
             }
             for n in 0..lanes {
                 let feed = match queues.get(n) {
-                    Some(q) => Feed::Queued(q),
+                    Some(q) => Feed::Queued(q, Default::default()),
                     None => match Reading::new(p) {
                         Ok(r) => Feed::Direct(Box::new(r)),
                         Err(e) => {
