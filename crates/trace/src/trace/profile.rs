@@ -7,7 +7,7 @@
 //! thread, never per operation.
 
 use super::budget::{Estimate, Metadata};
-use super::format::stream::Source;
+use super::format::stream::{Source, Step, POLL_LINES};
 use super::format::{Op, OpKind, ThinkTally, Trace, TraceError};
 use plumb_base::halt::{Halt, Halted};
 use sha2::Digest;
@@ -170,21 +170,24 @@ pub enum PrepareError {
     Halted(#[from] Halted),
 }
 
-/// Operations read between two looks at the stop flag and the deadline.
-const POLL_OPS: u64 = 4096;
-
 impl Prepared {
     /// Reads `source` through once, checking every record as
     /// [`Trace::parse`] does (holding no operation); stops when `halt`
-    /// says so.
+    /// says so (looking every [`POLL_LINES`] lines).
     pub fn read(source: Source, halt: &Halt) -> Result<Prepared, PrepareError> {
         let mut stream = source.stream()?;
         let mut profiler = Profiler::default();
-        while let Some(parsed) = stream.next_op()? {
-            if stream.count() % POLL_OPS == 0 {
-                halt.check()?;
+        loop {
+            match stream.step(POLL_LINES)? {
+                Step::Op(parsed) => {
+                    if stream.count() % POLL_LINES as u64 == 0 {
+                        halt.check()?;
+                    }
+                    profiler.op(stream.head(), &parsed.op);
+                }
+                Step::Paused => halt.check()?,
+                Step::End => break,
             }
-            profiler.op(stream.head(), &parsed.op);
         }
         let (head, sha256) = stream.finish_hashed()?;
         let profile = profiler.finish(&head);

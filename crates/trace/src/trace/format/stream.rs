@@ -137,6 +137,20 @@ impl Source {
     }
 }
 
+/// What [`Stream::step`] came to.
+#[derive(Debug)]
+pub enum Step {
+    /// An operation.
+    Op(Parsed),
+    /// The lines it might read held none.
+    Paused,
+    /// The end of the text.
+    End,
+}
+
+/// Lines a long reading takes between two looks at its stop flag.
+pub const POLL_LINES: usize = 4096;
+
 /// One reading of a trace from its start.
 pub struct Stream {
     name: String,
@@ -192,15 +206,31 @@ impl Stream {
 
     /// The next operation; None at the end of the text.
     pub fn next_op(&mut self) -> Result<Option<Parsed>, TraceError> {
-        while self.read_line()? {
+        loop {
+            match self.step(usize::MAX)? {
+                Step::Op(parsed) => return Ok(Some(parsed)),
+                Step::End => return Ok(None),
+                Step::Paused => {}
+            }
+        }
+    }
+
+    /// Reads on to the next operation, but at most `lines` lines, so a
+    /// caller can look at its stop flag between lines that hold none
+    /// (comments, blank lines, files).
+    pub fn step(&mut self, lines: usize) -> Result<Step, TraceError> {
+        for _ in 0..lines {
+            if !self.read_line()? {
+                return Ok(Step::End);
+            }
             let reader = self.reader.as_mut().expect("read by Source::stream");
             match Stream::text(&self.buf).and_then(|line| reader.line(line)) {
-                Ok(Some(parsed)) => return Ok(Some(parsed)),
+                Ok(Some(parsed)) => return Ok(Step::Op(parsed)),
                 Ok(None) => {}
                 Err(e) => return Err(self.error(e)),
             }
         }
-        Ok(None)
+        Ok(Step::Paused)
     }
 
     /// The head read so far (files, threads, times, step names).

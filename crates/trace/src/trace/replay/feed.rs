@@ -1,15 +1,18 @@
 //! How the replay threads get their operations while the trace is read
-//! again: each client reads it through on its own ([`Reading`]), its one
-//! thread directly, or several threads each from a bounded [`Queue`] that
-//! the client's dispatcher ([`dispatch`]) fills in the trace's order. What
-//! each operation may grow is worked out there, in that order
-//! ([`Targets`]), and every operation is checked against what the first
-//! reading found ([`Prepared`]), so a trace changed in between is stopped,
-//! not trusted. Memory grows with the queues, never with the trace.
+//! again: one reader ([`dispatch`], on the thread that started the
+//! replay, which would only wait otherwise) reads it through once for
+//! every client ([`Reading`]) and hands each operation,
+//! in the trace's order, to the bounded [`Queue`] of its thread in each
+//! client — so parsing runs beside the replay, and once however many
+//! clients play. What each operation may grow is worked out there, in
+//! that order ([`Targets`]), and every operation is checked against what
+//! the first reading found ([`Prepared`]), so a trace changed in between
+//! is stopped, not trusted. Memory grows with the queues, never with the
+//! trace; a client can run at most a queue's length ahead of another.
 
 use super::order::Order;
 use crate::trace::budget::{Growth, Targets};
-use crate::trace::format::stream::Stream;
+use crate::trace::format::stream::{Step, Stream, POLL_LINES};
 use crate::trace::format::Op;
 use crate::trace::halt::{Guard, Halt, POLL};
 use crate::trace::profile::Prepared;
@@ -17,7 +20,7 @@ use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
 
 /// One operation as a replay thread gets it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Item {
     /// Its place among the trace's operations, from 0.
     pub(super) seq: u64,
@@ -29,7 +32,7 @@ pub(super) struct Item {
     pub(super) growth: Option<Growth>,
 }
 
-/// One client's reading of the trace, from its start.
+/// A reading of the trace from its start, for the replay's clients.
 pub(super) struct Reading<'a> {
     stream: Stream,
     targets: Targets,
@@ -46,14 +49,20 @@ impl<'a> Reading<'a> {
         })
     }
 
-    /// The next operation, None after the last; an error when the text no
+    /// The next operation, None after the last or when the replay halts
+    /// (looked at every [`POLL_LINES`] lines); an error when the text no
     /// longer reads as it did the first time.
-    pub(super) fn next_item(&mut self) -> Result<Option<Item>, String> {
-        let Some(parsed) = self.stream.next_op().map_err(|e| e.to_string())? else {
-            if self.stream.count() != self.prepared.profile.ops {
-                return Err(self.changed("it ends earlier"));
+    pub(super) fn next_item(&mut self, guard: &Guard) -> Result<Option<Item>, String> {
+        let parsed = loop {
+            match self.stream.step(POLL_LINES).map_err(|e| e.to_string())? {
+                Step::Op(parsed) => break parsed,
+                Step::Paused if guard.halted() => return Ok(None),
+                Step::Paused => {}
+                Step::End if self.stream.count() != self.prepared.profile.ops => {
+                    return Err(self.changed("it ends earlier"))
+                }
+                Step::End => return Ok(None),
             }
-            return Ok(None);
         };
         let (head, profile) = (&self.prepared.head, &self.prepared.profile);
         let op = parsed.op;
@@ -190,72 +199,86 @@ pub(super) fn queue_capacity(threads: usize) -> usize {
     (QUEUED / threads.max(1)).clamp(16, 1024)
 }
 
-/// Reads the trace through for one client, handing each operation to its
-/// thread's queue (noted in `order` first); stops at the end, when the
-/// replay halts, or, halting it, when the text no longer reads as before.
-/// Every queue is closed at the end.
-pub(super) fn dispatch(
-    reading: Result<Reading, String>,
-    queues: &[Queue],
-    order: &Order,
-    guard: &Guard,
-) {
+/// What the reader hands one client's operations to: its threads' queues
+/// (one for all when it plays on one thread) and its cross-thread order
+/// (when it plays on several).
+pub(super) struct Client<'a> {
+    pub(super) queues: &'a [Queue],
+    pub(super) order: Option<&'a Order>,
+}
+
+/// Reads the trace through, handing each operation to its thread's queue
+/// in every client (noted in the client's order first); stops at the end,
+/// when the replay halts, or, halting it, when the text no longer reads as
+/// before. Every queue is closed at the end.
+pub(super) fn dispatch(reading: Result<Reading, String>, clients: &[Client], guard: &Guard) {
     let halt = |why: String| guard.halt(Halt::Failed(why));
     match reading {
         Err(e) => halt(e),
-        Ok(mut reading) => loop {
-            match reading.next_item() {
-                Ok(Some(item)) => {
-                    let Some(queue) = queues.get(item.op.thread as usize) else {
-                        halt(reading.changed("its threads differ"));
-                        break;
-                    };
-                    order.handed_out(&item);
-                    if !queue.push(item, guard) {
-                        break;
-                    }
-                }
+        Ok(mut reading) => 'read: loop {
+            let mut item = match reading.next_item(guard) {
+                Ok(Some(item)) => Some(item),
                 Ok(None) => break,
                 Err(e) => {
                     halt(e);
                     break;
                 }
+            };
+            for (k, client) in clients.iter().enumerate() {
+                // The last client takes the original (most replays have
+                // one client: no copy at all).
+                let item = match (k + 1 == clients.len(), &item) {
+                    (false, Some(i)) => i.clone(),
+                    _ => match item.take() {
+                        Some(i) => i,
+                        None => break,
+                    },
+                };
+                let lane = match client.queues.len() {
+                    1 => 0,
+                    _ => item.op.thread as usize,
+                };
+                let Some(queue) = client.queues.get(lane) else {
+                    halt(reading.changed("its threads differ"));
+                    break 'read;
+                };
+                if let Some(order) = client.order {
+                    order.handed_out(&item);
+                }
+                if !queue.push(item, guard) {
+                    break 'read;
+                }
             }
         },
     }
-    for q in queues {
-        q.close();
+    for client in clients {
+        for q in client.queues {
+            q.close();
+        }
     }
 }
 
-/// Where a replay thread gets its operations.
-pub(super) enum Feed<'a> {
-    /// It reads the trace itself (its client's only thread).
-    Direct(Box<Reading<'a>>),
-    /// From its queue, which the client's dispatcher fills, through what
-    /// it took from it last.
-    Queued(&'a Queue, VecDeque<Item>),
+/// A replay thread's operations: from its queue, through what it took
+/// from it last.
+pub(super) struct Feed<'a> {
+    queue: &'a Queue,
+    taken: VecDeque<Item>,
 }
 
-impl Feed<'_> {
-    /// The next operation; None at the end or when the replay halts (a
-    /// trace that no longer reads as before halts it).
-    pub(super) fn next(&mut self, guard: &Guard) -> Option<Item> {
-        match self {
-            Feed::Queued(q, taken) => {
-                if taken.is_empty() && !q.take_all(taken, guard) {
-                    return None;
-                }
-                taken.pop_front()
-            }
-            Feed::Direct(reading) => match reading.next_item() {
-                Ok(item) => item,
-                Err(e) => {
-                    guard.halt(Halt::Failed(e));
-                    None
-                }
-            },
+impl<'a> Feed<'a> {
+    pub(super) fn new(queue: &'a Queue) -> Feed<'a> {
+        Feed {
+            queue,
+            taken: VecDeque::new(),
         }
+    }
+
+    /// The next operation; None at the end or when the replay halts.
+    pub(super) fn next(&mut self, guard: &Guard) -> Option<Item> {
+        if self.taken.is_empty() && !self.queue.take_all(&mut self.taken, guard) {
+            return None;
+        }
+        self.taken.pop_front()
     }
 }
 
@@ -276,9 +299,15 @@ mod tests {
 
     /// Reads `prepared` to its end: the items, or the first error.
     fn read_all(prepared: &Prepared) -> Result<Vec<Item>, String> {
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let guard = Guard::new(crate::trace::halt::Bounds {
+            stop: &stop,
+            deadline: None,
+            max_bytes: 0,
+        });
         let mut r = Reading::new(prepared)?;
         let mut items = Vec::new();
-        while let Some(i) = r.next_item()? {
+        while let Some(i) = r.next_item(&guard)? {
             items.push(i);
         }
         Ok(items)

@@ -316,15 +316,9 @@ fn lanes(t: &Trace, keep_threads: bool) -> usize {
 }
 
 /// Threads the replay starts for `t` under `o`: each client's replay
-/// threads and, for a client of several, the one that reads the trace for
-/// them (at most [`MAX_THREADS`] replay threads in all, besides the
-/// readers).
+/// threads (the calling thread reads the trace for them).
 pub fn threads_needed(t: &Trace, o: ReplayOptions) -> usize {
-    let per_client = match lanes(t, o.keep_threads) {
-        1 => 1,
-        n => n + 1,
-    };
-    per_client.saturating_mul(o.clients.max(1) as usize)
+    lanes(t, o.keep_threads).saturating_mul(o.clients.max(1) as usize)
 }
 
 /// Bytes the replay of `p` under `o` may write at most: every client's
@@ -435,7 +429,7 @@ pub fn lay_out_and_replay(
     let t = &p.head;
     ReplayOptions::check_clients(u64::from(o.clients)).map_err(|e| refused(e.into()))?;
     let per_client = lanes(t, o.keep_threads);
-    let threads = per_client.saturating_mul(o.clients as usize);
+    let threads = threads_needed(t, o);
     if threads > MAX_THREADS {
         return Err(refused(Refusal::Threads {
             clients: o.clients,

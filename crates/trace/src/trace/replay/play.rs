@@ -5,7 +5,7 @@
 //! operations come as the trace is read again (`feed.rs`).
 
 use super::execute::{Executor, Handles, Lane, OpError};
-use super::feed::{dispatch, queue_capacity, Feed, Item, Queue, Reading};
+use super::feed::{dispatch, queue_capacity, Client, Feed, Item, Queue, Reading};
 use super::order::Order;
 use super::{MapReplay, OpSummary, Reference, ReplayOptions, ReplayResult, Speed, StepSummary};
 use crate::sandbox::RunDir;
@@ -338,9 +338,10 @@ pub(super) fn replay(
     summarise(t, results, seconds, guard, players.len())
 }
 
-/// Starts, for each client, its dispatcher (with more than one lane) and a
-/// thread per lane, and joins them all; a thread that cannot start or dies
-/// halts the replay (the others stop at their next operation).
+/// Starts a thread per lane and client, then reads the trace for them on
+/// this thread (which would only wait for them otherwise), and joins them
+/// all; a thread that cannot start or dies halts the replay (the others
+/// stop at their next operation).
 fn run_lanes(
     p: &Prepared,
     players: &[Player],
@@ -353,61 +354,43 @@ fn run_lanes(
     let capacity = queue_capacity(total);
     let queues: Vec<Vec<Queue>> = players
         .iter()
-        .map(|_| {
-            if lanes > 1 {
-                (0..lanes).map(|_| Queue::new(capacity)).collect()
-            } else {
-                Vec::new()
-            }
+        .map(|_| (0..lanes).map(|_| Queue::new(capacity)).collect())
+        .collect();
+    let clients: Vec<Client> = players
+        .iter()
+        .zip(&queues)
+        .map(|(player, queues)| Client {
+            queues,
+            order: player.order.as_ref(),
         })
         .collect();
     std::thread::scope(|s| {
         let mut running = Vec::with_capacity(total);
-        let mut dispatchers = Vec::with_capacity(players.len());
-        let failed = |what: String, e: crate::gate::SpawnError| {
-            guard.halt(Halt::Failed(format!("could not start {what}: {e}")));
-        };
         'start: for (player, queues) in players.iter().zip(&queues) {
-            let named = |n: usize| match players.len() {
-                1 => format!("replay-{n}"),
-                _ => format!("replay-{}-{n}", player.client),
-            };
-            if let Some(order) = &player.order {
-                let spawned = crate::gate::thread(named(lanes))
-                    .stack_size(STACK_BYTES)
-                    .spawn_scoped(s, move || dispatch(Reading::new(p), queues, order, guard));
-                match spawned {
-                    Ok(h) => dispatchers.push(h),
-                    Err(e) => {
-                        failed(format!("the trace reader of client {}", player.client), e);
-                        break 'start;
-                    }
-                }
-            }
-            for n in 0..lanes {
-                let feed = match queues.get(n) {
-                    Some(q) => Feed::Queued(q, Default::default()),
-                    None => match Reading::new(p) {
-                        Ok(r) => Feed::Direct(Box::new(r)),
-                        Err(e) => {
-                            guard.halt(Halt::Failed(e));
-                            break 'start;
-                        }
-                    },
+            for (n, queue) in queues.iter().enumerate() {
+                let name = match players.len() {
+                    1 => format!("replay-{n}"),
+                    _ => format!("replay-{}-{n}", player.client),
                 };
-                let spawned = crate::gate::thread(named(n))
+                let spawned = crate::gate::thread(name)
                     .stack_size(STACK_BYTES)
-                    .spawn_scoped(s, move || player.play(feed, think, t0));
+                    .spawn_scoped(s, move || player.play(Feed::new(queue), think, t0));
                 match spawned {
                     Ok(h) => running.push(h),
                     Err(e) => {
-                        failed(format!("replay thread {} of {total}", running.len() + 1), e);
+                        guard.halt(Halt::Failed(format!(
+                            "could not start replay thread {} of {total}: {e}",
+                            running.len() + 1
+                        )));
                         break 'start;
                     }
                 }
             }
         }
-        let results = running
+        // With the replay halted, dispatch reads nothing and closes the
+        // queues, so the threads that did start end.
+        dispatch(Reading::new(p), &clients, guard);
+        running
             .into_iter()
             .filter_map(|h| match h.join() {
                 Ok(r) => Some(r),
@@ -416,13 +399,7 @@ fn run_lanes(
                     None
                 }
             })
-            .collect();
-        for d in dispatchers {
-            if d.join().is_err() {
-                guard.halt(Halt::Failed("a trace reader died".into()));
-            }
-        }
-        results
+            .collect()
     })
 }
 
