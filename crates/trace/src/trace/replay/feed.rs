@@ -1,14 +1,13 @@
 //! How the replay threads get their operations while the trace is read
-//! again: one reader ([`dispatch`], on the thread that started the
-//! replay, which would only wait otherwise) reads it through once for
-//! every client ([`Reading`]) and hands each operation,
-//! in the trace's order, to the bounded [`Queue`] of its thread in each
-//! client — so parsing runs beside the replay, and once however many
-//! clients play. What each operation may grow is worked out there, in
-//! that order ([`Targets`]), and every operation is checked against what
-//! the first reading found ([`Prepared`]), so a trace changed in between
-//! is stopped, not trusted. Memory grows with the queues, never with the
-//! trace; a client can run at most a queue's length ahead of another.
+//! again ([`Reading`]): a client that plays on one thread reads it on that
+//! thread; for clients of several threads, the thread that started the
+//! replay (which would only wait otherwise) reads it once for all of them
+//! ([`dispatch`]) and hands each operation, in the trace's order, to the
+//! bounded [`Queue`] of its thread in each client. What each operation may
+//! grow is worked out where it is read, in that order ([`Targets`]), and
+//! every operation is checked against what the first reading found
+//! ([`Prepared`]), so a trace changed in between is stopped, not trusted.
+//! Memory grows with the queues, never with the trace.
 
 use super::order::Order;
 use crate::trace::budget::{Growth, Targets};
@@ -200,54 +199,50 @@ pub(super) fn queue_capacity(threads: usize) -> usize {
 }
 
 /// What the reader hands one client's operations to: its threads' queues
-/// (one for all when it plays on one thread) and its cross-thread order
-/// (when it plays on several).
+/// and its cross-thread order.
 pub(super) struct Client<'a> {
     pub(super) queues: &'a [Queue],
-    pub(super) order: Option<&'a Order>,
+    pub(super) order: &'a Order,
 }
 
+/// Operations read before they are handed out together (one lock of each
+/// client's order for all of them).
+const BATCH: usize = 64;
+
 /// Reads the trace through, handing each operation to its thread's queue
-/// in every client (noted in the client's order first); stops at the end,
-/// when the replay halts, or, halting it, when the text no longer reads as
-/// before. Every queue is closed at the end.
+/// in every client (noted in the client's order first, a batch at a time);
+/// stops at the end, when the replay halts, or, halting it, when the text
+/// no longer reads as before. Every queue is closed at the end.
+///
+/// Operations are handed out in the trace's order, so a thread waiting for
+/// its turn waits only for operations already handed out: reading ahead
+/// can never hold back one that another waits for.
 pub(super) fn dispatch(reading: Result<Reading, String>, clients: &[Client], guard: &Guard) {
     let halt = |why: String| guard.halt(Halt::Failed(why));
+    let mut batch: Vec<Item> = Vec::with_capacity(BATCH);
     match reading {
         Err(e) => halt(e),
-        Ok(mut reading) => 'read: loop {
-            let mut item = match reading.next_item(guard) {
-                Ok(Some(item)) => Some(item),
-                Ok(None) => break,
-                Err(e) => {
-                    halt(e);
-                    break;
+        Ok(mut reading) => loop {
+            let end = loop {
+                match reading.next_item(guard) {
+                    Ok(Some(item)) => {
+                        batch.push(item);
+                        if batch.len() == BATCH {
+                            break false;
+                        }
+                    }
+                    Ok(None) => break true,
+                    Err(e) => {
+                        halt(e);
+                        break true;
+                    }
                 }
             };
-            for (k, client) in clients.iter().enumerate() {
-                // The last client takes the original (most replays have
-                // one client: no copy at all).
-                let item = match (k + 1 == clients.len(), &item) {
-                    (false, Some(i)) => i.clone(),
-                    _ => match item.take() {
-                        Some(i) => i,
-                        None => break,
-                    },
-                };
-                let lane = match client.queues.len() {
-                    1 => 0,
-                    _ => item.op.thread as usize,
-                };
-                let Some(queue) = client.queues.get(lane) else {
-                    halt(reading.changed("its threads differ"));
-                    break 'read;
-                };
-                if let Some(order) = client.order {
-                    order.handed_out(&item);
-                }
-                if !queue.push(item, guard) {
-                    break 'read;
-                }
+            if !hand_out(&mut batch, clients, guard) {
+                halt(reading.changed("its threads differ"));
+            }
+            if end || guard.halted() {
+                break;
             }
         },
     }
@@ -258,27 +253,60 @@ pub(super) fn dispatch(reading: Result<Reading, String>, clients: &[Client], gua
     }
 }
 
-/// A replay thread's operations: from its queue, through what it took
-/// from it last.
-pub(super) struct Feed<'a> {
-    queue: &'a Queue,
-    taken: VecDeque<Item>,
-}
-
-impl<'a> Feed<'a> {
-    pub(super) fn new(queue: &'a Queue) -> Feed<'a> {
-        Feed {
-            queue,
-            taken: VecDeque::new(),
+/// Hands the operations of `batch` to every client (the last takes them,
+/// the others copies), emptying it; false when one names a thread the
+/// first reading did not have.
+fn hand_out(batch: &mut Vec<Item>, clients: &[Client], guard: &Guard) -> bool {
+    let lanes = clients.first().map_or(0, |c| c.queues.len());
+    if batch.iter().any(|i| i.op.thread as usize >= lanes) {
+        batch.clear();
+        return false;
+    }
+    for (k, client) in clients.iter().enumerate() {
+        client.order.handed_out(batch);
+        let items: Vec<Item> = if k + 1 == clients.len() {
+            std::mem::take(batch)
+        } else {
+            batch.clone()
+        };
+        for item in items {
+            if !client.queues[item.op.thread as usize].push(item, guard) {
+                batch.clear();
+                return true;
+            }
         }
     }
+    true
+}
 
-    /// The next operation; None at the end or when the replay halts.
+/// Where a replay thread gets its operations.
+pub(super) enum Feed<'a> {
+    /// It reads the trace itself (its client's only thread).
+    Direct(Box<Reading<'a>>),
+    /// From its queue, which the reader fills, through what it took from
+    /// it last.
+    Queued(&'a Queue, VecDeque<Item>),
+}
+
+impl Feed<'_> {
+    /// The next operation; None at the end or when the replay halts (a
+    /// trace that no longer reads as before halts it).
     pub(super) fn next(&mut self, guard: &Guard) -> Option<Item> {
-        if self.taken.is_empty() && !self.queue.take_all(&mut self.taken, guard) {
-            return None;
+        match self {
+            Feed::Queued(queue, taken) => {
+                if taken.is_empty() && !queue.take_all(taken, guard) {
+                    return None;
+                }
+                taken.pop_front()
+            }
+            Feed::Direct(reading) => match reading.next_item(guard) {
+                Ok(item) => item,
+                Err(e) => {
+                    guard.halt(Halt::Failed(e));
+                    None
+                }
+            },
         }
-        self.taken.pop_front()
     }
 }
 

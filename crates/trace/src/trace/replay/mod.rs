@@ -316,7 +316,8 @@ fn lanes(t: &Trace, keep_threads: bool) -> usize {
 }
 
 /// Threads the replay starts for `t` under `o`: each client's replay
-/// threads (the calling thread reads the trace for them).
+/// threads (a client's only thread reads the trace itself; the calling
+/// thread reads it for clients of several).
 pub fn threads_needed(t: &Trace, o: ReplayOptions) -> usize {
     lanes(t, o.keep_threads).saturating_mul(o.clients.max(1) as usize)
 }

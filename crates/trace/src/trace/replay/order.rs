@@ -14,7 +14,7 @@
 use super::feed::Item;
 use crate::trace::halt::{Guard, Halt, POLL};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -44,6 +44,12 @@ struct State {
 /// overtakes the writes it followed, at any speed).
 pub(super) struct Order {
     state: Mutex<State>,
+    /// The earliest end among the pending operations (u64::MAX for
+    /// none), kept with them under the lock and read without it: an
+    /// operation that starts no later is let go at once. It can be read
+    /// too low (the lock then decides), never too high: an operation is
+    /// added before its thread can see it.
+    earliest: AtomicU64,
     wake: Condvar,
     /// Threads sleeping their think time (they are making progress).
     thinking: AtomicUsize,
@@ -73,25 +79,36 @@ impl Order {
                 progress: Instant::now(),
                 waiting: 0,
             }),
+            earliest: AtomicU64::new(u64::MAX),
             wake: Condvar::new(),
             thinking: AtomicUsize::new(0),
             stall,
         }
     }
 
+    /// Publishes the earliest pending end.
+    fn publish(&self, st: &State) {
+        let earliest = st.pending.keys().next().map_or(u64::MAX, |(end, _)| *end);
+        self.earliest.store(earliest, Ordering::Release);
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Notes `item` handed to its thread: it must come before the thread
-    /// can see it, and in the trace's order.
-    pub(super) fn handed_out(&self, item: &Item) {
-        let pending = Pending {
-            name: item.op.kind.name(),
-            thread: item.op.thread,
-            start_us: item.op.start_us,
-        };
-        self.lock().pending.insert(key(item), pending);
+    /// Notes `items` handed to their threads: before the threads can see
+    /// them, and in the trace's order.
+    pub(super) fn handed_out(&self, items: &[Item]) {
+        let mut st = self.lock();
+        for item in items {
+            let pending = Pending {
+                name: item.op.kind.name(),
+                thread: item.op.thread,
+                start_us: item.op.start_us,
+            };
+            st.pending.insert(key(item), pending);
+        }
+        self.publish(&st);
     }
 
     /// Notes that a thread starts (true) or ends (false) its think time.
@@ -108,6 +125,9 @@ impl Order {
     /// for the stall time.
     pub(super) fn wait(&self, item: &Item, guard: &Guard) {
         let start = item.op.start_us;
+        if self.earliest.load(Ordering::Acquire) >= start {
+            return;
+        }
         let blocked = |st: &State| {
             st.pending
                 .keys()
@@ -153,6 +173,9 @@ impl Order {
         let first = st.pending.keys().next() == Some(&k);
         st.pending.remove(&k);
         st.progress = Instant::now();
+        if first {
+            self.publish(&st);
+        }
         if first && st.waiting > 0 {
             self.wake.notify_all();
         }
@@ -185,8 +208,7 @@ mod tests {
     fn a_wait_on_an_operation_that_never_finishes_stops_naming_both() {
         let order = Order::new(Duration::from_millis(200));
         let (first, second) = (stat(0, 0, 0, 10), stat(1, 1, 20, 5));
-        order.handed_out(&first);
-        order.handed_out(&second);
+        order.handed_out(&[first, second.clone()]);
         let stop = AtomicBool::new(false);
         let guard = Guard::new(Bounds {
             stop: &stop,
@@ -213,9 +235,7 @@ mod tests {
         });
         // Overlapping: record 2 starts before record 1 ends.
         let (a, b, c) = (stat(0, 0, 0, 10), stat(1, 1, 5, 1), stat(2, 1, 11, 1));
-        for i in [&a, &b, &c] {
-            order.handed_out(i);
-        }
+        order.handed_out(&[a.clone(), b.clone(), c.clone()]);
         let started = Instant::now();
         order.wait(&b, &guard);
         assert!(started.elapsed() < POLL, "no wait for an overlapping one");

@@ -338,10 +338,11 @@ pub(super) fn replay(
     summarise(t, results, seconds, guard, players.len())
 }
 
-/// Starts a thread per lane and client, then reads the trace for them on
-/// this thread (which would only wait for them otherwise), and joins them
-/// all; a thread that cannot start or dies halts the replay (the others
-/// stop at their next operation).
+/// Starts a thread per lane and client — each reading the trace itself
+/// when its client plays on one, else fed by this thread, which reads it
+/// for them all (it would only wait otherwise) — and joins them all; a
+/// thread that cannot start or dies halts the replay (the others stop at
+/// their next operation).
 fn run_lanes(
     p: &Prepared,
     players: &[Player],
@@ -352,29 +353,45 @@ fn run_lanes(
 ) -> Vec<LaneResult> {
     let total = players.len().saturating_mul(lanes);
     let capacity = queue_capacity(total);
+    let queued = lanes > 1;
     let queues: Vec<Vec<Queue>> = players
         .iter()
-        .map(|_| (0..lanes).map(|_| Queue::new(capacity)).collect())
+        .map(|_| match queued {
+            true => (0..lanes).map(|_| Queue::new(capacity)).collect(),
+            false => Vec::new(),
+        })
         .collect();
     let clients: Vec<Client> = players
         .iter()
         .zip(&queues)
-        .map(|(player, queues)| Client {
-            queues,
-            order: player.order.as_ref(),
+        .filter_map(|(player, queues)| {
+            Some(Client {
+                queues,
+                order: player.order.as_ref()?,
+            })
         })
         .collect();
     std::thread::scope(|s| {
         let mut running = Vec::with_capacity(total);
         'start: for (player, queues) in players.iter().zip(&queues) {
-            for (n, queue) in queues.iter().enumerate() {
+            for n in 0..lanes {
+                let feed = match queues.get(n) {
+                    Some(q) => Feed::Queued(q, Default::default()),
+                    None => match Reading::new(p) {
+                        Ok(r) => Feed::Direct(Box::new(r)),
+                        Err(e) => {
+                            guard.halt(Halt::Failed(e));
+                            break 'start;
+                        }
+                    },
+                };
                 let name = match players.len() {
                     1 => format!("replay-{n}"),
                     _ => format!("replay-{}-{n}", player.client),
                 };
                 let spawned = crate::gate::thread(name)
                     .stack_size(STACK_BYTES)
-                    .spawn_scoped(s, move || player.play(Feed::new(queue), think, t0));
+                    .spawn_scoped(s, move || player.play(feed, think, t0));
                 match spawned {
                     Ok(h) => running.push(h),
                     Err(e) => {
@@ -389,7 +406,9 @@ fn run_lanes(
         }
         // With the replay halted, dispatch reads nothing and closes the
         // queues, so the threads that did start end.
-        dispatch(Reading::new(p), &clients, guard);
+        if queued {
+            dispatch(Reading::new(p), &clients, guard);
+        }
         running
             .into_iter()
             .filter_map(|h| match h.join() {
