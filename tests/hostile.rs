@@ -229,6 +229,16 @@ fn generate(kind: &str) -> Vec<u8> {
             s.push_str("end 200000\n");
             s.into_bytes()
         }
+        "trace-failed-opens" => {
+            // 300,000 opens of a missing file, each failing as recorded:
+            // none makes a handle, so nothing is kept for any of them.
+            let mut s = String::from("plumb-trace 2\nduration_us 400000\nfile 0 f - missing\nthread 0 1\n");
+            for h in 0..300_000 {
+                s.push_str(&format!("op 0 {h} 1 open {h} 0 r =ENOENT\n"));
+            }
+            s.push_str("end 300000\n");
+            s.into_bytes()
+        }
         "trace-overlap-all" => {
             // 4 threads, 100,000 fstat calls each, every one lasting to the
             // end of the trace: none ends before another begins.

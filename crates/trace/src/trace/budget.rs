@@ -41,9 +41,10 @@ pub enum Growth {
 }
 
 /// The file (and whether it was opened to append) behind every open
-/// handle, followed in the trace's order: an open, dup or inherit adds
-/// one, a close that succeeded in the recording drops it (its id is never
-/// used again).
+/// handle, followed in the trace's order: an open, dup or inherit that
+/// succeeded in the recording adds one, a close that succeeded drops it
+/// (its id is never used again), so it holds at most the handles open at
+/// once.
 #[derive(Default)]
 pub struct Targets(HashMap<u32, (u32, bool)>);
 
@@ -52,16 +53,19 @@ impl Targets {
     /// grow a file, if it can (what the table of operations says it may
     /// reach, on the file behind its handle).
     pub fn follow(&mut self, op: &Op) -> Option<Growth> {
+        // A call that failed in the recording made no handle: the parser
+        // refuses any later use of it, and the replay keeps none.
+        let made = op.failed.is_none();
         match &op.kind {
             OpKind::Open {
                 handle,
                 file,
                 flags,
-            } => {
+            } if made => {
                 self.0.insert(*handle, (*file, flags.append));
             }
             // A duplicate writes to the same file as the original.
-            OpKind::Dup { from, to } | OpKind::Inherit { from, to } => {
+            OpKind::Dup { from, to } | OpKind::Inherit { from, to } if made => {
                 if let Some(target) = self.0.get(from).copied() {
                     self.0.insert(*to, target);
                 }
@@ -106,11 +110,16 @@ impl Targets {
     }
 }
 
-/// Extents per file and their sum; every addition saturates, so the sum
-/// stays an upper bound however large the trace's numbers are.
+/// Per file, the furthest any write, `fallocate` or `ftruncate` reached
+/// (from its size when first seen) and the bytes appended, apart; the sum
+/// of both over the files. Kept apart, the sum bounds the files in
+/// whatever order the writes run (an append after a positional write past
+/// the end lands beyond it). Every addition saturates, so the sum stays an
+/// upper bound however large the trace's numbers are.
 #[derive(Default)]
 struct Extents {
-    per_file: Vec<u64>,
+    /// (furthest end reached, bytes appended) per file id.
+    per_file: Vec<(u64, u64)>,
     total: u64,
 }
 
@@ -120,9 +129,16 @@ impl Extents {
     fn declare(&mut self, files: &[FileEntry]) {
         for f in files.iter().skip(self.per_file.len()) {
             let size = f.size.unwrap_or(0);
-            self.per_file.push(size);
+            self.per_file.push((size, 0));
             self.total = self.total.saturating_add(size);
         }
+    }
+
+    /// The most file `file` may hold.
+    fn extent(&self, file: usize) -> u64 {
+        self.per_file
+            .get(file)
+            .map_or(0, |(reach, appended)| reach.saturating_add(*appended))
     }
 
     /// Bytes `g` adds to the total.
@@ -131,18 +147,22 @@ impl Extents {
             Growth::To { file, end } => self
                 .per_file
                 .get(file as usize)
-                .map_or(end, |e| end.saturating_sub(*e)),
+                .map_or(end, |(reach, _)| end.saturating_sub(*reach)),
             Growth::By { len, .. } => len,
         }
     }
 
     fn apply(&mut self, g: Growth) {
         let delta = self.delta(g);
-        let file = match g {
-            Growth::To { file, .. } | Growth::By { file, .. } => file as usize,
-        };
-        if let Some(e) = self.per_file.get_mut(file) {
-            *e = e.saturating_add(delta);
+        if let Some((reach, appended)) = match g {
+            Growth::To { file, .. } | Growth::By { file, .. } => {
+                self.per_file.get_mut(file as usize)
+            }
+        } {
+            match g {
+                Growth::To { .. } => *reach = reach.saturating_add(delta),
+                Growth::By { .. } => *appended = appended.saturating_add(delta),
+            }
         }
         self.total = self.total.saturating_add(delta);
     }
@@ -186,12 +206,11 @@ impl Estimate {
     /// `u64::MAX`, which no budget or disk admits.
     pub fn bytes(&mut self, head: &Trace) -> u64 {
         self.extents.declare(&head.files);
-        self.extents
-            .per_file
+        self.moved_away
             .iter()
-            .zip(&self.moved_away)
-            .fold(self.extents.total, |sum, (extent, n)| {
-                sum.saturating_add(extent.saturating_mul(*n))
+            .enumerate()
+            .fold(self.extents.total, |sum, (file, n)| {
+                sum.saturating_add(self.extents.extent(file).saturating_mul(*n))
             })
     }
 
@@ -231,12 +250,6 @@ impl Estimate {
 /// Bytes the replay of `t` may write at most (see [`Estimate::bytes`]).
 pub fn bytes_needed(t: &Trace) -> u64 {
     Estimate::of(t).bytes(t)
-}
-
-/// What the replay of `t` may charge for metadata at most (see
-/// [`Estimate::metadata`]).
-pub fn metadata_needed(t: &Trace) -> Metadata {
-    Estimate::of(t).metadata(t)
 }
 
 /// What the inodes a replay makes may take, at most: the bytes (each
@@ -370,7 +383,7 @@ mod tests {
         let mkdirs: String = (0..3).map(|i| format!("op 0 {i} 1 mkdir 1\n")).collect();
         let t = trace(&mkdirs);
         // a laid out (b did not exist), three mkdir records.
-        let m = metadata_needed(&t);
+        let m = Estimate::of(&t).metadata(&t);
         assert_eq!(m.inodes, 4);
         assert_eq!(m.bytes, 4 * (4096 + 12));
         assert_eq!(m.times(u64::MAX).bytes, u64::MAX, "saturates");
@@ -379,7 +392,8 @@ mod tests {
             "plumb-trace 1\nduration_us 10\nfile 0 1 d/e/f\nfile 1 1 d/g\nthread 0 1\nend 0\n",
         )
         .unwrap();
-        assert_eq!(metadata_needed(&nested).inodes, 4, "f, g, d/e and d");
+        let m = Estimate::of(&nested).metadata(&nested);
+        assert_eq!(m.inodes, 4, "f, g, d/e and d");
     }
 
     #[test]

@@ -17,15 +17,18 @@ pub const MAX_TIME_US: u64 = 1 << 42;
 pub const MAX_THREADS: usize = 512;
 /// Most files a trace may name.
 pub const MAX_FILES: usize = 100_000;
+/// Most bytes of paths and link targets the file records may hold
+/// together (what a replay keeps of them).
+pub const MAX_FILE_TABLE_BYTES: usize = 64 << 20;
 /// Most operations a trace held whole in memory may have (about 64 bytes
 /// each), as the converters make one. `plumb trace show` and replays
 /// stream a trace and read any number.
 pub const MAX_OPS: usize = 2_000_000;
 /// Handle ids are below this (the parser keeps a bit per id up to the
-/// highest named: at most 16 MiB).
-pub const MAX_HANDLE: u64 = 1 << 27;
+/// highest named: at most 2 MiB for each reading of a trace).
+pub const MAX_HANDLE: u64 = 1 << 24;
 /// Most handles a trace may have open at once.
-pub const MAX_OPEN_HANDLES: usize = 1 << 17;
+pub const MAX_OPEN_HANDLES: usize = 1 << 16;
 /// Longest symlink target a `file` record may hold (PATH_MAX less its
 /// NUL: what `readlink` can have given the recording).
 pub const MAX_TARGET: usize = libc::PATH_MAX as usize - 1;

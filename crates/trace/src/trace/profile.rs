@@ -7,7 +7,7 @@
 //! thread, never per operation.
 
 use super::budget::{Estimate, Metadata};
-use super::format::stream::{Source, Step, POLL_LINES};
+use super::format::stream::{Source, Step};
 use super::format::{Op, OpKind, ThinkTally, Trace, TraceError};
 use plumb_base::halt::{Halt, Halted};
 use sha2::Digest;
@@ -44,9 +44,6 @@ pub struct Profile {
     /// The share of think time a replay at speed 1 keeps (see
     /// [`Trace::think_scale`]).
     pub think_scale: f64,
-    /// The oldest trace version that holds the operations (0 for none
-    /// newer than version 1).
-    pub version: u32,
     /// Per file id.
     pub files: Vec<FileUse>,
 }
@@ -59,7 +56,6 @@ pub struct Profiler {
     largest: Vec<u64>,
     direct_io: bool,
     think: ThinkTally,
-    version: u32,
     files: Vec<FileUse>,
 }
 
@@ -70,7 +66,6 @@ impl Profiler {
         self.ops = self.ops.saturating_add(1);
         self.estimate.op(head, op);
         self.think.op(op);
-        self.version = self.version.max(op.kind.since());
         let transfer = op.kind.transfer();
         let thread = op.thread as usize;
         if self.largest.len() <= thread {
@@ -80,17 +75,15 @@ impl Profiler {
         if let OpKind::Open { flags, .. } = &op.kind {
             self.direct_io |= flags.direct;
         }
-        self.file_use(head, op);
+        self.file_use(op);
     }
 
     /// Notes what `op` does to the files it names.
-    fn file_use(&mut self, head: &Trace, op: &Op) {
+    fn file_use(&mut self, op: &Op) {
         let ok = op.failed.is_none();
+        // File ids are below the head's count (the parser checks).
         let mut mark = |file: u32, f: &dyn Fn(&mut FileUse)| {
             let file = file as usize;
-            if file >= head.files.len() {
-                return;
-            }
             if self.files.len() <= file {
                 self.files.resize(file + 1, FileUse::default());
             }
@@ -128,7 +121,6 @@ impl Profiler {
             largest,
             direct_io: self.direct_io,
             think_scale: self.think.scale(head),
-            version: self.version,
             files: self.files,
         }
     }
@@ -173,18 +165,13 @@ pub enum PrepareError {
 impl Prepared {
     /// Reads `source` through once, checking every record as
     /// [`Trace::parse`] does (holding no operation); stops when `halt`
-    /// says so (looking every [`POLL_LINES`] lines).
+    /// says so (looking every [`crate::trace::format::stream::POLL_LINES`] lines).
     pub fn read(source: Source, halt: &Halt) -> Result<Prepared, PrepareError> {
         let mut stream = source.stream()?;
         let mut profiler = Profiler::default();
         loop {
-            match stream.step(POLL_LINES)? {
-                Step::Op(parsed) => {
-                    if stream.count() % POLL_LINES as u64 == 0 {
-                        halt.check()?;
-                    }
-                    profiler.op(stream.head(), &parsed.op);
-                }
+            match stream.step()? {
+                Step::Op(parsed) => profiler.op(stream.head(), &parsed.op),
                 Step::Paused => halt.check()?,
                 Step::End => break,
             }

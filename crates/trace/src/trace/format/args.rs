@@ -7,7 +7,7 @@
 
 use super::error::{shown, ParseError};
 use super::escape::{decode, encode};
-use super::{OpenFlags, RenameMode, Trace};
+use super::{OpenFlags, RenameMode};
 use crate::trace::limits::{
     MAX_FILE_BYTES, MAX_HANDLE, MAX_IO_BYTES, MAX_OPEN_HANDLES, MAX_TIME_US,
 };
@@ -58,7 +58,7 @@ pub(super) struct Handles {
 }
 
 /// A set of handle ids, a bit each up to the highest one named (at most
-/// [`MAX_HANDLE`] bits, 16 MiB; a trace numbering its handles from 0 as
+/// [`MAX_HANDLE`] bits, 2 MiB; a trace numbering its handles from 0 as
 /// plumb's converters do takes a bit per handle it opens).
 #[derive(Default)]
 struct Bits(Vec<u64>);
@@ -81,7 +81,8 @@ impl Bits {
 /// the handles, and whether the call failed in the recording.
 pub(super) struct Args<'a> {
     pub(super) words: &'a [&'a str],
-    pub(super) trace: &'a Trace,
+    /// Files declared so far (file ids are below).
+    pub(super) files: usize,
     pub(super) handles: &'a mut Handles,
     pub(super) failed: bool,
     /// The operation's name as the table spells it.
@@ -207,7 +208,7 @@ impl Arg for FileId {
     type Value = u32;
     fn parse(a: &mut Args, at: usize) -> Result<u32, ParseError> {
         let f = a.number(at)?;
-        if f >= a.trace.files.len() as u64 {
+        if f >= a.files as u64 {
             return Err(ParseError::File(f));
         }
         u32::try_from(f).map_err(|_| ParseError::File(f))

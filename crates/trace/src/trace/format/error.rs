@@ -46,6 +46,10 @@ pub enum ParseError {
     /// Reading the trace failed.
     #[error("reading the trace: {0}")]
     Read(String),
+    /// File paths and link targets of more than
+    /// [`crate::trace::limits::MAX_FILE_TABLE_BYTES`] together.
+    #[error("the file records' paths and targets pass {} MiB together, the most a trace may name", crate::trace::limits::MAX_FILE_TABLE_BYTES >> 20)]
+    FileTableBytes,
     /// More than [`MAX_OPEN_HANDLES`] handles open at once.
     #[error("more than {MAX_OPEN_HANDLES} handles open at once")]
     TooManyOpen,
@@ -56,8 +60,8 @@ pub enum ParseError {
     #[error("not a plumb trace (the first line must be '{MAGIC}')")]
     NotATrace,
     /// A line longer than [`MAX_TRACE_LINE`].
-    #[error("the line is {0} bytes long; a trace line may have at most {MAX_TRACE_LINE}")]
-    LongLine(usize),
+    #[error("the line is longer than a trace line may be: at most {MAX_TRACE_LINE} bytes")]
+    LongLine,
     /// Something after the `end` record.
     #[error("a record after 'end {0}'")]
     AfterEnd(u64),

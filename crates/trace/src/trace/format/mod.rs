@@ -395,8 +395,6 @@ mod tests {
         let t = Trace::parse("v3", v3).unwrap();
         assert_eq!(t.steps.names, ["NTCreateX", "LockX", "UnlockX"]);
         assert_eq!(t.steps.starts, [(0, 0), (3, 1), (4, 2), (5, 1)]);
-        assert_eq!(t.steps.begun_by(3), Some(1));
-        assert_eq!(t.steps.begun_by(1), None);
         assert_eq!(
             t.ops[3].kind,
             OpKind::Lock {

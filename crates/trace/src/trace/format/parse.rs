@@ -11,7 +11,8 @@ use super::{
     MAGIC_V5,
 };
 use crate::trace::limits::{
-    MAX_FILES, MAX_OPS, MAX_TARGET, MAX_THREADS, MAX_TRACE_BYTES, MAX_TRACE_LINE,
+    MAX_FILES, MAX_FILE_TABLE_BYTES, MAX_OPS, MAX_TARGET, MAX_THREADS, MAX_TRACE_BYTES,
+    MAX_TRACE_LINE,
 };
 
 impl Trace {
@@ -91,8 +92,15 @@ pub struct Parsed {
 /// ([`Trace::parse`]) or none ([`super::stream`]).
 pub struct Reader {
     version: u32,
-    /// Everything but the operations.
+    /// Everything but the operations (no file entries when not kept).
     head: Trace,
+    /// Files declared so far.
+    files: usize,
+    /// Bytes of their paths and link targets.
+    table_bytes: usize,
+    /// Whether the file entries are kept in `head` (a reading that only
+    /// checks them against an earlier one counts them).
+    keep_files: bool,
     /// Operations read so far.
     count: u64,
     /// Start of the last operation read.
@@ -116,6 +124,9 @@ impl Reader {
         Ok(Reader {
             version: version(first)?,
             head: Trace::default(),
+            files: 0,
+            table_bytes: 0,
+            keep_files: true,
             count: 0,
             last_start: 0,
             ended: None,
@@ -123,10 +134,21 @@ impl Reader {
         })
     }
 
-    /// The head read so far: files, threads, times and step names (no
-    /// operations).
+    /// A reader that counts the file entries without keeping them.
+    pub fn counting_files(mut self) -> Reader {
+        self.keep_files = false;
+        self
+    }
+
+    /// The head read so far: files (unless only counted), threads, times
+    /// and step names (no operations).
     pub fn head(&self) -> &Trace {
         &self.head
+    }
+
+    /// Files declared so far.
+    pub fn files(&self) -> usize {
+        self.files
     }
 
     /// Operations read so far.
@@ -146,7 +168,7 @@ impl Reader {
     /// Reads one line after the first: the operation it holds, if any.
     pub fn line(&mut self, line: &str) -> Result<Option<Parsed>, ParseError> {
         if line.len() > MAX_TRACE_LINE {
-            return Err(ParseError::LongLine(line.len()));
+            return Err(ParseError::LongLine);
         }
         if line.trim().is_empty() || line.starts_with('#') {
             return Ok(None);
@@ -170,14 +192,22 @@ impl Reader {
     }
 
     fn file(&mut self, words: &[&str]) -> Result<(), ParseError> {
-        if self.head.files.len() >= MAX_FILES {
+        if self.files >= MAX_FILES {
             return Err(ParseError::TooManyFiles);
         }
-        if field(words, 1)? != self.head.files.len() as u64 {
-            return Err(ParseError::FileSequence(self.head.files.len()));
+        if field(words, 1)? != self.files as u64 {
+            return Err(ParseError::FileSequence(self.files));
         }
         let entry = file_record(words, self.version)?;
-        self.head.files.push(entry);
+        let bytes = entry.path.len() + entry.target.as_ref().map_or(0, String::len);
+        self.table_bytes = self.table_bytes.saturating_add(bytes);
+        if self.table_bytes > MAX_FILE_TABLE_BYTES {
+            return Err(ParseError::FileTableBytes);
+        }
+        self.files += 1;
+        if self.keep_files {
+            self.head.files.push(entry);
+        }
         Ok(())
     }
 
@@ -199,7 +229,13 @@ impl Reader {
             Some(_) => return Err(ParseError::StepBeforeV3),
             None => (words, None),
         };
-        let op = parse_op(words, &self.head, &mut self.handles, self.version)?;
+        let op = parse_op(
+            words,
+            &self.head,
+            self.files,
+            &mut self.handles,
+            self.version,
+        )?;
         if self.count > 0 && op.start_us < self.last_start {
             return Err(ParseError::OutOfOrder);
         }
@@ -290,7 +326,13 @@ fn file_record(words: &[&str], version: u32) -> Result<FileEntry, ParseError> {
 /// An `op THREAD START DUR NAME ARGS... [=ERRNO]` record: the thread and
 /// times, then the arguments as the table of operations reads them, then
 /// the version and the count of arguments.
-fn parse_op(w: &[&str], t: &Trace, handles: &mut Handles, version: u32) -> Result<Op, ParseError> {
+fn parse_op(
+    w: &[&str],
+    t: &Trace,
+    files: usize,
+    handles: &mut Handles,
+    version: u32,
+) -> Result<Op, ParseError> {
     // A failed call ends with "=ERRNO" (version 2).
     let (w, failed) = match w.last().and_then(|l| l.strip_prefix('=')) {
         Some(e) if version >= 2 => (&w[..w.len() - 1], Some(errno::parse(e)?)),
@@ -298,7 +340,7 @@ fn parse_op(w: &[&str], t: &Trace, handles: &mut Handles, version: u32) -> Resul
     };
     let mut a = Args {
         words: w,
-        trace: t,
+        files,
         handles,
         failed: failed.is_some(),
         name: "op",

@@ -51,15 +51,6 @@ impl Steps {
         Ok((self.names.len() - 1) as u16)
     }
 
-    /// The step operation `op` begins, if it begins one.
-    pub fn begun_by(&self, op: usize) -> Option<u16> {
-        let op = u32::try_from(op).ok()?;
-        self.starts
-            .binary_search_by_key(&op, |(at, _)| *at)
-            .ok()
-            .map(|i| self.starts[i].1)
-    }
-
     /// The name of step `id`.
     pub fn name(&self, id: u16) -> &str {
         self.names.get(id as usize).map_or("", String::as_str)

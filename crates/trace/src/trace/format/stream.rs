@@ -93,7 +93,7 @@ impl Source {
             return Err(err(ParseError::TooLarge {
                 bytes: meta.len(),
                 max: MAX_STREAMED_TRACE_BYTES,
-                how: "replayed",
+                how: "streamed (`plumb trace show`, a replay)",
             }));
         }
         Ok(Source {
@@ -109,6 +109,16 @@ impl Source {
 
     /// A new reader from the first line, which it reads.
     pub fn stream(&self) -> Result<Stream, TraceError> {
+        self.stream_keeping(true)
+    }
+
+    /// A new reader that counts the file records without keeping them (a
+    /// reading checked against an earlier one's head).
+    pub fn stream_counting_files(&self) -> Result<Stream, TraceError> {
+        self.stream_keeping(false)
+    }
+
+    fn stream_keeping(&self, keep_files: bool) -> Result<Stream, TraceError> {
         let input: Box<dyn BufRead + Send> = match &self.text {
             Text::File(f) => Box::new(BufReader::with_capacity(
                 CHUNK,
@@ -126,13 +136,17 @@ impl Source {
             line: 0,
             reader: None,
             hasher: Sha256::new(),
+            since_pause: 0,
         };
         let first = match s.read_line()? {
             true => Some(Stream::text(&s.buf).map_err(|e| s.error(e))?),
             false => None,
         };
         let reader = Reader::new(first).map_err(|e| s.error(e))?;
-        s.reader = Some(reader);
+        s.reader = Some(match keep_files {
+            true => reader,
+            false => reader.counting_files(),
+        });
         Ok(s)
     }
 }
@@ -142,7 +156,7 @@ impl Source {
 pub enum Step {
     /// An operation.
     Op(Parsed),
-    /// The lines it might read held none.
+    /// [`POLL_LINES`] lines were read since the last pause.
     Paused,
     /// The end of the text.
     End,
@@ -163,6 +177,8 @@ pub struct Stream {
     reader: Option<Reader>,
     /// Of every byte read.
     hasher: Sha256,
+    /// Lines read since [`Stream::step`] last paused.
+    since_pause: usize,
 }
 
 impl Stream {
@@ -194,7 +210,7 @@ impl Stream {
                 self.buf.pop();
             }
         } else if n as u64 == limit {
-            return Err(self.error(ParseError::LongLine(n)));
+            return Err(self.error(ParseError::LongLine));
         }
         Ok(true)
     }
@@ -207,7 +223,7 @@ impl Stream {
     /// The next operation; None at the end of the text.
     pub fn next_op(&mut self) -> Result<Option<Parsed>, TraceError> {
         loop {
-            match self.step(usize::MAX)? {
+            match self.step()? {
                 Step::Op(parsed) => return Ok(Some(parsed)),
                 Step::End => return Ok(None),
                 Step::Paused => {}
@@ -215,11 +231,16 @@ impl Stream {
         }
     }
 
-    /// Reads on to the next operation, but at most `lines` lines, so a
-    /// caller can look at its stop flag between lines that hold none
-    /// (comments, blank lines, files).
-    pub fn step(&mut self, lines: usize) -> Result<Step, TraceError> {
-        for _ in 0..lines {
+    /// Reads on to the next operation, pausing every [`POLL_LINES`] lines
+    /// (whatever they hold), so a caller can look at its stop flag however
+    /// the lines are made.
+    pub fn step(&mut self) -> Result<Step, TraceError> {
+        loop {
+            if self.since_pause >= POLL_LINES {
+                self.since_pause = 0;
+                return Ok(Step::Paused);
+            }
+            self.since_pause += 1;
             if !self.read_line()? {
                 return Ok(Step::End);
             }
@@ -230,12 +251,21 @@ impl Stream {
                 Err(e) => return Err(self.error(e)),
             }
         }
-        Ok(Step::Paused)
     }
 
     /// The head read so far (files, threads, times, step names).
     pub fn head(&self) -> &Trace {
         self.reader.as_ref().expect("read by Source::stream").head()
+    }
+
+    /// The SHA-256 of the text read so far (hex).
+    pub fn digest(&self) -> String {
+        format!("{:x}", self.hasher.clone().finalize())
+    }
+
+    /// File records read so far.
+    pub fn files(&self) -> usize {
+        self.reader.as_ref().map_or(0, Reader::files)
     }
 
     /// Operations read so far.
@@ -296,6 +326,30 @@ mod tests {
             // Read again from the start: the same.
             assert_eq!(ops(&s).unwrap().0, all);
         }
+    }
+
+    #[test]
+    fn a_stream_pauses_every_poll_lines_whatever_they_hold() {
+        let mut text = String::from("plumb-trace 2\nduration_us 10\nfile 0 f 0 a\nthread 0 1\n");
+        for i in 0..10_000 {
+            text.push_str(&format!("op 0 {i} 1 stat 0\n"));
+        }
+        text.push_str("end 10000\n");
+        let mut s = Source::memory("t", text.as_str()).stream().unwrap();
+        let (mut ops, mut pauses) = (0, 0);
+        loop {
+            match s.step().unwrap() {
+                Step::Op(_) => ops += 1,
+                Step::Paused => pauses += 1,
+                Step::End => break,
+            }
+        }
+        assert_eq!(ops, 10_000);
+        assert_eq!(
+            pauses,
+            10_005 / POLL_LINES,
+            "a pause every {POLL_LINES} lines"
+        );
     }
 
     #[test]

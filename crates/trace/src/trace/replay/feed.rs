@@ -7,12 +7,13 @@
 //! grow is worked out where it is read, in that order ([`Targets`]), and
 //! every operation is checked against what the first reading found
 //! ([`Prepared`]), so a trace changed in between is stopped, not trusted.
-//! Memory grows with the queues, never with the trace.
+//! Memory grows with the queues and the readings (a bit per handle id, the
+//! handles open), never with the operations.
 
 use super::order::Order;
 use crate::trace::budget::{Growth, Targets};
-use crate::trace::format::stream::{Step, Stream, POLL_LINES};
-use crate::trace::format::Op;
+use crate::trace::format::stream::{Step, Stream};
+use crate::trace::format::{Op, OpKind};
 use crate::trace::halt::{Guard, Halt, POLL};
 use crate::trace::profile::Prepared;
 use std::collections::VecDeque;
@@ -39,43 +40,58 @@ pub(super) struct Reading<'a> {
 }
 
 impl<'a> Reading<'a> {
-    /// Starts reading `prepared`'s text again.
+    /// Starts reading `prepared`'s text again (counting its file records,
+    /// which the first reading kept).
     pub(super) fn new(prepared: &'a Prepared) -> Result<Reading<'a>, String> {
         Ok(Reading {
-            stream: prepared.source.stream().map_err(|e| e.to_string())?,
+            stream: prepared
+                .source
+                .stream_counting_files()
+                .map_err(|e| e.to_string())?,
             targets: Targets::default(),
             prepared,
         })
     }
 
     /// The next operation, None after the last or when the replay halts
-    /// (looked at every [`POLL_LINES`] lines); an error when the text no
-    /// longer reads as it did the first time.
+    /// (looked at every [`crate::trace::format::stream::POLL_LINES`] lines); an error when the text no
+    /// longer reads as it did the first time: a record that no longer
+    /// parses, more operations, a thread, file, step or direct open the
+    /// first reading did not have, a transfer larger than its thread's
+    /// buffer, fewer operations, or other bytes in all (its SHA-256).
     pub(super) fn next_item(&mut self, guard: &Guard) -> Result<Option<Item>, String> {
         let parsed = loop {
-            match self.stream.step(POLL_LINES).map_err(|e| e.to_string())? {
+            let step = self.stream.step().map_err(|e| {
+                format!("{e} (the trace changed while it was replayed: its first reading passed)")
+            })?;
+            match step {
                 Step::Op(parsed) => break parsed,
                 Step::Paused if guard.halted() => return Ok(None),
                 Step::Paused => {}
                 Step::End if self.stream.count() != self.prepared.profile.ops => {
-                    return Err(self.changed("it ends earlier"))
+                    return Err(self.changed("it has fewer operations than its first reading"))
+                }
+                Step::End if self.stream.digest() != self.prepared.sha256 => {
+                    return Err(self.changed("its text differs from its first reading's"))
                 }
                 Step::End => return Ok(None),
             }
         };
         let (head, profile) = (&self.prepared.head, &self.prepared.profile);
         let op = parsed.op;
+        let direct = matches!(&op.kind, OpKind::Open { flags, .. } if flags.direct);
         let fits = self.stream.count() <= profile.ops
-            && self.stream.head().files.len() <= head.files.len()
+            && self.stream.files() <= head.files.len()
             && parsed
                 .step
                 .is_none_or(|s| (s as usize) < head.steps.names.len())
             && profile
                 .largest
                 .get(op.thread as usize)
-                .is_some_and(|largest| op.kind.transfer() <= *largest);
+                .is_some_and(|largest| op.kind.transfer() <= *largest)
+            && (profile.direct_io || !direct);
         if !fits {
-            return Err(self.changed("its records differ"));
+            return Err(self.changed("its records differ from its first reading's"));
         }
         Ok(Some(Item {
             seq: self.stream.count() - 1,
@@ -85,9 +101,10 @@ impl<'a> Reading<'a> {
         }))
     }
 
+    /// The error for a trace that no longer reads as it did: `how`.
     fn changed(&self, how: &str) -> String {
         format!(
-            "{}: the trace changed while it was replayed ({how} than when it was first read, at record {})",
+            "{}: the trace changed while it was replayed: {how} (at record {})",
             self.prepared.source.name(),
             self.stream.count()
         )
@@ -189,9 +206,10 @@ impl Queue {
 }
 
 /// Operations queued for all the replay's threads together, at most
-/// (about 100 bytes each; a thread holds as many again that it took from
-/// its queue): each thread's queue holds its share, from 16 to 1,024.
-const QUEUED: usize = 1 << 16;
+/// (about 100 bytes each, up to 4 KiB more with a symlink's target; a
+/// thread holds as many again that it took from its queue): each thread's
+/// queue holds its share, from 16 to 1,024.
+const QUEUED: usize = 1 << 14;
 
 /// The capacity of each queue of a replay of `threads` threads in all.
 pub(super) fn queue_capacity(threads: usize) -> usize {
@@ -218,6 +236,7 @@ const BATCH: usize = 64;
 /// its turn waits only for operations already handed out: reading ahead
 /// can never hold back one that another waits for.
 pub(super) fn dispatch(reading: Result<Reading, String>, clients: &[Client], guard: &Guard) {
+    let _closing = Closing { clients, guard };
     let halt = |why: String| guard.halt(Halt::Failed(why));
     let mut batch: Vec<Item> = Vec::with_capacity(BATCH);
     match reading {
@@ -239,16 +258,33 @@ pub(super) fn dispatch(reading: Result<Reading, String>, clients: &[Client], gua
                 }
             };
             if !hand_out(&mut batch, clients, guard) {
-                halt(reading.changed("its threads differ"));
+                halt(reading.changed("its records differ from its first reading's"));
             }
             if end || guard.halted() {
                 break;
             }
         },
     }
-    for client in clients {
-        for q in client.queues {
-            q.close();
+}
+
+/// Closes every client's queues when the reading ends, however it ends:
+/// should the reader unwind, it halts the replay too, so no thread waits
+/// for operations that will not come.
+struct Closing<'a> {
+    clients: &'a [Client<'a>],
+    guard: &'a Guard<'a>,
+}
+
+impl Drop for Closing<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.guard
+                .halt(Halt::Failed("the trace's reader died".into()));
+        }
+        for client in self.clients {
+            for q in client.queues {
+                q.close();
+            }
         }
     }
 }
@@ -369,6 +405,11 @@ mod tests {
             ),
             // Another file.
             TEXT.replace("thread 0 1", "file 1 f 100 b\nthread 0 1"),
+            // A direct open the first reading did not have (the pack may
+            // not have declared direct I/O).
+            TEXT.replace("open 0 0 rw,append", "open 0 0 rw,append,direct"),
+            // The same operations, other bytes.
+            TEXT.replace("duration_us 10", "duration_us 10\n# changed"),
         ];
         for text in changed {
             Trace::parse("t", &text).expect("a valid trace");

@@ -14,8 +14,10 @@
 //! With `clients` N above 1 the trace is played N times at once, as dbench
 //! runs N clients: each copy beneath its own `clients/clientK` (K from 1),
 //! on threads of its own, with its own handles, cross-thread order and
-//! share of the byte grant; the operations themselves are shared, not
-//! copied. One client plays in the run directory itself, as before.
+//! share of the byte grant; a client on one thread reads the trace
+//! itself, clients of several are fed by the calling thread, which reads
+//! it once for them all. One client plays in the run directory itself, as
+//! before.
 //!
 //! This file holds the entry points ([`lay_out_and_replay`],
 //! [`threads_needed`]), their options and result, and the checks made

@@ -286,6 +286,18 @@ impl Player<'_> {
 /// scale together), or None for none (`--speed max`).
 type Think = Option<f64>;
 
+/// Halts the replay when the replay thread holding it unwinds, so the
+/// reader and the other threads stop rather than wait for it.
+struct HaltOnPanic<'a>(&'a Guard<'a>);
+
+impl Drop for HaltOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.halt(Halt::Failed("a replay thread died".into()));
+        }
+    }
+}
+
 /// Stack of each replay thread: it only loops over operations.
 const STACK_BYTES: usize = 256 << 10;
 
@@ -391,7 +403,10 @@ fn run_lanes(
                 };
                 let spawned = crate::gate::thread(name)
                     .stack_size(STACK_BYTES)
-                    .spawn_scoped(s, move || player.play(feed, think, t0));
+                    .spawn_scoped(s, move || {
+                        let _watch = HaltOnPanic(guard);
+                        player.play(feed, think, t0)
+                    });
                 match spawned {
                     Ok(h) => running.push(h),
                     Err(e) => {
