@@ -1,9 +1,11 @@
 //! How the replay threads get their operations while the trace is read
-//! again ([`Reading`]): a client that plays on one thread reads it on that
-//! thread; for clients of several threads, the thread that started the
-//! replay (which would only wait otherwise) reads it once for all of them
-//! ([`dispatch`]) and hands each operation, in the trace's order, to the
-//! bounded [`Queue`] of its thread in each client. What each operation may
+//! again ([`Reading`]): the thread that started the replay (which would
+//! only wait otherwise) reads it ([`dispatch`]) and hands each operation,
+//! in the trace's order, to the bounded [`Queue`] of its thread in each
+//! client — for a lone client, and for clients of several threads — so
+//! parsing runs beside the replay; each of several clients that play on
+//! one thread reads it on that thread instead (one reader for them all
+//! keeps them in lock-step). What each operation may
 //! grow is worked out where it is read, in that order ([`Targets`]), and
 //! every operation is checked against what the first reading found
 //! ([`Prepared`]), so a trace changed in between is stopped, not trusted.
@@ -217,10 +219,10 @@ pub(super) fn queue_capacity(threads: usize) -> usize {
 }
 
 /// What the reader hands one client's operations to: its threads' queues
-/// and its cross-thread order.
+/// and its cross-thread order (with more than one thread).
 pub(super) struct Client<'a> {
     pub(super) queues: &'a [Queue],
-    pub(super) order: &'a Order,
+    pub(super) order: Option<&'a Order>,
 }
 
 /// Operations read before they are handed out together (one lock of each
@@ -294,19 +296,22 @@ impl Drop for Closing<'_> {
 /// first reading did not have.
 fn hand_out(batch: &mut Vec<Item>, clients: &[Client], guard: &Guard) -> bool {
     let lanes = clients.first().map_or(0, |c| c.queues.len());
-    if batch.iter().any(|i| i.op.thread as usize >= lanes) {
+    let lane = |i: &Item| if lanes == 1 { 0 } else { i.op.thread as usize };
+    if batch.iter().any(|i| lane(i) >= lanes) {
         batch.clear();
         return false;
     }
     for (k, client) in clients.iter().enumerate() {
-        client.order.handed_out(batch);
+        if let Some(order) = client.order {
+            order.handed_out(batch);
+        }
         let items: Vec<Item> = if k + 1 == clients.len() {
             std::mem::take(batch)
         } else {
             batch.clone()
         };
         for item in items {
-            if !client.queues[item.op.thread as usize].push(item, guard) {
+            if !client.queues[lane(&item)].push(item, guard) {
                 batch.clear();
                 return true;
             }

@@ -350,9 +350,9 @@ pub(super) fn replay(
     summarise(t, results, seconds, guard, players.len())
 }
 
-/// Starts a thread per lane and client — each reading the trace itself
-/// when its client plays on one, else fed by this thread, which reads it
-/// for them all (it would only wait otherwise) — and joins them all; a
+/// Starts a thread per lane and client — fed by this thread, which reads
+/// the trace for them (it would only wait otherwise), or, for several
+/// clients of one thread each, reading it themselves — and joins them; a
 /// thread that cannot start or dies halts the replay (the others stop at
 /// their next operation).
 fn run_lanes(
@@ -365,7 +365,9 @@ fn run_lanes(
 ) -> Vec<LaneResult> {
     let total = players.len().saturating_mul(lanes);
     let capacity = queue_capacity(total);
-    let queued = lanes > 1;
+    // A lone client, or clients of several threads, are fed by this
+    // thread; several clients of one thread each read for themselves.
+    let queued = lanes > 1 || players.len() == 1;
     let queues: Vec<Vec<Queue>> = players
         .iter()
         .map(|_| match queued {
@@ -376,11 +378,9 @@ fn run_lanes(
     let clients: Vec<Client> = players
         .iter()
         .zip(&queues)
-        .filter_map(|(player, queues)| {
-            Some(Client {
-                queues,
-                order: player.order.as_ref()?,
-            })
+        .map(|(player, queues)| Client {
+            queues,
+            order: player.order.as_ref(),
         })
         .collect();
     std::thread::scope(|s| {
