@@ -5,11 +5,21 @@
 
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// The longest a replay step goes without looking at the stop flag and the deadline.
 pub const POLL: Duration = Duration::from_millis(20);
+
+/// Waits on `cv` for at most [`POLL`] (so the waiter looks at the guard
+/// again), taking the state back even if another thread panicked holding
+/// it.
+pub fn wait_a_poll<'a, T>(cv: &Condvar, state: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    match cv.wait_timeout(state, POLL) {
+        Ok((state, _)) => state,
+        Err(p) => p.into_inner().0,
+    }
+}
 
 /// What a replay must stay within.
 #[derive(Debug, Clone, Copy)]

@@ -283,7 +283,7 @@ impl Stream {
     pub fn finish_hashed(mut self) -> Result<(Trace, String), TraceError> {
         let reader = self.reader.take().expect("read by Source::stream");
         let head = reader.finish().map_err(|e| self.error(e))?;
-        Ok((head, format!("{:x}", self.hasher.finalize())))
+        Ok((head, self.digest()))
     }
 }
 

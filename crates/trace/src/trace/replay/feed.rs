@@ -16,7 +16,7 @@ use super::order::Order;
 use crate::trace::budget::{Growth, Targets};
 use crate::trace::format::stream::{Step, Stream};
 use crate::trace::format::{Op, OpKind};
-use crate::trace::halt::{Guard, Halt, POLL};
+use crate::trace::halt::{wait_a_poll, Guard, Halt};
 use crate::trace::profile::Prepared;
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
@@ -161,10 +161,7 @@ impl Queue {
                 return false;
             }
             w.giver_waits = true;
-            w = match self.emptied.wait_timeout(w, POLL) {
-                Ok((w, _)) => w,
-                Err(p) => p.into_inner().0,
-            };
+            w = wait_a_poll(&self.emptied, w);
             w.giver_waits = false;
         }
         w.items.push_back(item);
@@ -192,10 +189,7 @@ impl Queue {
                 return false;
             }
             w.taker_waits = true;
-            w = match self.filled.wait_timeout(w, POLL) {
-                Ok((w, _)) => w,
-                Err(p) => p.into_inner().0,
-            };
+            w = wait_a_poll(&self.filled, w);
             w.taker_waits = false;
         }
     }

@@ -12,7 +12,7 @@
 //! operation of the trace.
 
 use super::feed::Item;
-use crate::trace::halt::{Guard, Halt, POLL};
+use crate::trace::halt::{wait_a_poll, Guard, Halt};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -137,10 +137,7 @@ impl Order {
         let mut st = self.lock();
         while blocked(&st) && !guard.halted() {
             st.waiting += 1;
-            st = match self.wake.wait_timeout(st, POLL) {
-                Ok((st, _)) => st,
-                Err(p) => p.into_inner().0,
-            };
+            st = wait_a_poll(&self.wake, st);
             st.waiting -= 1;
             if self.thinking.load(Ordering::Relaxed) > 0 {
                 st.progress = Instant::now();
@@ -186,7 +183,7 @@ impl Order {
 mod tests {
     use super::*;
     use crate::trace::format::{Op, OpKind};
-    use crate::trace::halt::Bounds;
+    use crate::trace::halt::{Bounds, POLL};
     use std::sync::atomic::AtomicBool;
 
     fn stat(seq: u64, thread: u32, start_us: u64, dur_us: u64) -> Item {
