@@ -374,6 +374,17 @@ mod tests {
         let s = Source::file("b", File::open(&path).unwrap()).unwrap();
         let e = ops(&s).unwrap_err();
         assert_eq!((e.line, e.cause.clone()), (2, ParseError::NotText), "{e}");
+        // A sparse file one byte past what is streamed: refused by its size,
+        // before anything is read.
+        let huge = dir.path().join("huge.trace");
+        File::create(&huge)
+            .unwrap()
+            .set_len(MAX_STREAMED_TRACE_BYTES + 1)
+            .unwrap();
+        let e = Source::file("huge", File::open(&huge).unwrap())
+            .err()
+            .unwrap();
+        assert!(matches!(e.cause, ParseError::TooLarge { .. }), "{e}");
         let e = Source::file("d", File::open(dir.path()).unwrap())
             .err()
             .unwrap();
