@@ -286,8 +286,40 @@ fn generate(kind: &str) -> Vec<u8> {
             "]".repeat(100_000)
         )
         .into_bytes(),
+        "wasm-sixteen-memories" => sixteen_memories(),
         other => panic!("unknown generator {other}"),
     }
+}
+
+/// A scenario component whose one core module has sixteen memories, each
+/// grown to 32 MiB and written on every page, then returns `ok`: 512 MiB
+/// touched, where a limit counted per memory would allow each.
+fn sixteen_memories() -> Vec<u8> {
+    let memories = "(memory 0)".repeat(15);
+    let grow_and_touch: String = (0..16)
+        .map(|m| {
+            format!(
+                "(if (i32.lt_s (memory.grow {m} (i32.const 512)) (i32.const 0)) (then unreachable))
+                 (local.set 0 (i32.const 0))
+                 (loop $l (i32.store8 {m} (local.get 0) (i32.const 1))
+                   (local.set 0 (i32.add (local.get 0) (i32.const 65536)))
+                   (br_if $l (i32.lt_u (local.get 0) (i32.const 33554432))))"
+            )
+        })
+        .collect();
+    wat::parse_str(format!(
+        r#"(component
+  (core module $m
+    (memory (export "memory") 0)
+    {memories}
+    (func (export "run") (result i32) (local i32) {grow_and_touch} i32.const 0))
+  (core instance $i (instantiate $m))
+  (alias core export $i "memory" (core memory $mem))
+  (alias core export $i "run" (core func $run))
+  (func (export "run") (result (result (error string)))
+    (canon lift (core func $run) (memory $mem))))"#
+    ))
+    .expect("the corpus's WAT")
 }
 
 /// Size and content hash of every file under `dir`, by relative path.

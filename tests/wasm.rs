@@ -548,3 +548,146 @@ fn a_rogue_webassembly_template_falls_back_to_the_generic_table() {
         );
     }
 }
+
+/// A component of the scenario world written as text: one core module
+/// with `memories` (the WAT of its extra memories) and a `run` whose body
+/// is `body`, and `imports` (component-level import declarations) before
+/// it. Its `run` returns `ok` once the body is through.
+fn wat_scenario(imports: &str, memories: &str, body: &str) -> Vec<u8> {
+    wat::parse_str(format!(
+        r#"(component
+  {imports}
+  (core module $m
+    (memory (export "memory") 1)
+    {memories}
+    (func (export "run") (result i32) {body} i32.const 0))
+  (core instance $i (instantiate $m))
+  (alias core export $i "memory" (core memory $mem))
+  (alias core export $i "run" (core func $run))
+  (func (export "run") (result (result (error string)))
+    (canon lift (core func $run) (memory $mem))))"#
+    ))
+    .expect("the test's WAT")
+}
+
+/// Runs the component `bytes` as x.wasm under `--wasm-memory 64M`; the
+/// run's outcome and its result document.
+fn run_wat(dir: &Path, bytes: &[u8]) -> (crate::util::Run, serde_json::Value) {
+    let file = dir.join("x.wasm");
+    std::fs::write(&file, bytes).unwrap();
+    let (r, target) = run_scripts(
+        dir,
+        &[
+            file.to_str().unwrap(),
+            "--wasm-memory",
+            "64M",
+            "--json",
+            "x.json",
+        ],
+    );
+    assert!(entries(&target).is_empty(), "nothing left behind");
+    assert!(dir.join("x.json").exists(), "no result: {}", r.stderr);
+    (r, doc(&dir.join("x.json")))
+}
+
+#[test]
+fn a_guest_s_memories_are_held_to_one_limit_together() {
+    let dir = workdir();
+    // Eight memories grown to 48 MiB each: within a limit of 64 MiB each,
+    // six times it together.
+    let memories = (1..8).map(|_| "(memory 0)").collect::<String>();
+    let grow = (0..8)
+        .map(|m| format!("(if (i32.lt_s (memory.grow {m} (i32.const 768)) (i32.const 0)) (then unreachable))"))
+        .collect::<String>();
+    let (r, d) = run_wat(dir.path(), &wat_scenario("", &memories, &grow));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let err = d["scenarios"][0]["error"].as_str().unwrap();
+    assert!(
+        err.contains("memory limit of 64MiB for all its memories together"),
+        "{err}"
+    );
+    assert_eq!(d["scenarios"][0]["error_kind"], "memory_limit");
+
+    // Ten memories of 16 MiB from the start: refused as the instance is made.
+    let memories = (0..10).map(|_| "(memory 256)").collect::<String>();
+    let (r, d) = run_wat(dir.path(), &wat_scenario("", &memories, ""));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        d["scenarios"][0]["error_kind"], "memory_limit",
+        "{}",
+        r.stderr
+    );
+
+    // Three of 16 MiB and one page: within the limit, the guest runs.
+    let memories = (0..3).map(|_| "(memory 256)").collect::<String>();
+    let (r, d) = run_wat(dir.path(), &wat_scenario("", &memories, ""));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(d["scenarios"][0]["error"].is_null());
+}
+
+#[test]
+fn a_guest_with_too_many_memories_is_not_instantiated() {
+    let dir = workdir();
+    // 50 memories of no pages (a module may declare 100).
+    let memories = (0..50).map(|_| "(memory 0)").collect::<String>();
+    let (r, d) = run_wat(dir.path(), &wat_scenario("", &memories, ""));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let err = d["scenarios"][0]["error"].as_str().unwrap();
+    assert!(
+        err.contains("could not be instantiated")
+            && err.contains("memory count too high")
+            && err.contains("at most 16 linear memories"),
+        "{err}"
+    );
+    assert_eq!(d["scenarios"][0]["error_kind"], "start");
+
+    // 100 instances of a module with one memory each.
+    let instances = format!(
+        "(core module $one (memory 1)) {}",
+        "(core instance (instantiate $one)) ".repeat(100)
+    );
+    let (r, d) = run_wat(dir.path(), &wat_scenario(&instances, "", ""));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let err = d["scenarios"][0]["error"].as_str().unwrap();
+    assert!(err.contains("could not be instantiated"), "{err}");
+    assert_eq!(d["scenarios"][0]["error_kind"], "start");
+}
+
+#[test]
+fn a_guest_built_for_another_wit_version_is_told_both_versions() {
+    let dir = workdir();
+    let old = wat_scenario(
+        r#"(import "plumb:bench/params@0.3.0" (instance (export "get" (func (param "name" string) (result (option string))))))"#,
+        "",
+        "",
+    );
+    let unversioned = wat_scenario(
+        r#"(import "plumb:bench/params" (instance (export "get" (func (param "name" string) (result (option string))))))"#,
+        "",
+        "",
+    );
+    for (bytes, built_for) in [
+        (old, "plumb:bench@0.3.0"),
+        (unversioned, "plumb:bench@no version"),
+    ] {
+        std::fs::write(dir.path().join("old.wasm"), &bytes).unwrap();
+        let r = plumb(dir.path(), &["check", "old.wasm"]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("built for {built_for}"))
+                && r.stderr.contains("this plumb provides plumb:bench@0.4.0"),
+            "{}",
+            r.stderr
+        );
+        // As a comparison template: the generic table, and the reason.
+        let a = tiny_result(dir.path(), "a", &[100.0, 101.0, 99.0]);
+        let b = tiny_result(dir.path(), "b", &[300.0, 303.0, 297.0]);
+        let r = plumb(dir.path(), &["compare", &a, &b, "--template", "old.wasm"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("built for {built_for}")),
+            "{}",
+            r.stderr
+        );
+    }
+}

@@ -8,7 +8,7 @@ wit_bindgen::generate!({
             secrets: func() -> string;
         }
         world rogue {
-            include plumb:bench/scenario@0.3.0;
+            include plumb:bench/scenario@0.4.0;
             import steal;
         }
     "#,

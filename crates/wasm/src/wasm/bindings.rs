@@ -2,7 +2,7 @@
 //! arguments (records into options structs, see `convert.rs`), calls the one
 //! Rust definition of the operation and converts the typed result back.
 
-use super::limiter::MemoryLimiter;
+use super::limiter::GuestLimiter;
 pub use crate::api::compute::CpuHandle;
 pub use crate::api::fs::CopyHandle;
 pub use crate::api::io::JobHandle;
@@ -38,8 +38,8 @@ pub struct State {
     pub table: ResourceTable,
     /// WASI: stdout, stderr, clocks, random; nothing else.
     pub wasi: WasiCtx,
-    /// The guest's memory limit, and whether it was hit.
-    pub limiter: MemoryLimiter,
+    /// The guest's limits (memory in total, memories, instances, tables), and whether memory's was hit.
+    pub limiter: GuestLimiter,
 }
 
 impl WasiView for State {

@@ -5,7 +5,8 @@
 use super::bindings::{Scenario, ScenarioPre, State};
 use super::cache;
 use super::error::{EngineError, WasmError};
-use super::limiter::MemoryLimiter;
+use super::limiter::GuestLimiter;
+use super::version::{other_version, WIT_VERSION};
 use crate::api::scenario_error::{ScenarioError, ScenarioErrorKind};
 use crate::api::Host;
 use std::sync::atomic::Ordering;
@@ -21,10 +22,12 @@ const TICK: Duration = Duration::from_millis(10);
 /// The most a guest may print (stdout and stderr each).
 const MAX_OUTPUT: usize = 1 << 20;
 
-/// Limits of one guest instance.
+/// Limits of one guest.
 #[derive(Debug, Clone, Copy)]
 pub struct WasmLimits {
-    /// Bytes each of the instance's linear memories may grow to.
+    /// Bytes all the guest's linear memories may hold together (every
+    /// memory of every instance it makes; see `limiter.rs` for the caps on
+    /// how many it may make).
     pub memory: usize,
 }
 
@@ -109,19 +112,31 @@ pub struct Compiled {
 pub fn compile(file: &str, bytes: &[u8]) -> Result<Compiled, WasmError> {
     let (component, cached) = component(file, bytes)?;
     // `instantiate_pre` only fails when an import is missing or has
-    // another type than the world's.
-    let pre =
-        linker(file)?
-            .instantiate_pre(&component)
-            .map_err(|e| WasmError::ScenarioImports {
-                file: file.to_string(),
-                why: format!("{e:#}"),
-            })?;
-    let pre = ScenarioPre::new(pre).map_err(|e| WasmError::NoRun {
-        file: file.to_string(),
-        why: format!("{e:#}"),
+    // another type than the world's; either is most often a guest built
+    // for another version of the world.
+    let pre = linker(file)?.instantiate_pre(&component).map_err(|e| {
+        built_for_other(file, &component).unwrap_or_else(|| WasmError::ScenarioImports {
+            file: file.to_string(),
+            why: format!("{e:#}"),
+        })
+    })?;
+    let pre = ScenarioPre::new(pre).map_err(|e| {
+        built_for_other(file, &component).unwrap_or_else(|| WasmError::NoRun {
+            file: file.to_string(),
+            why: format!("{e:#}"),
+        })
     })?;
     Ok(Compiled { pre, cached })
+}
+
+/// The error for a component that imports another version of the
+/// `plumb:bench` package than this plumb's, if it does.
+pub(super) fn built_for_other(file: &str, component: &Component) -> Option<WasmError> {
+    other_version(component, component.engine()).map(|built_for| WasmError::OtherVersion {
+        file: file.to_string(),
+        built_for,
+        provides: WIT_VERSION,
+    })
 }
 
 /// `plumb check` for a component.
@@ -146,7 +161,7 @@ fn stopped_by(
         return at(
             ScenarioErrorKind::MemoryLimit,
             format!(
-                "the guest went over its memory limit of {} (rule: --scenario-memory, alias --wasm-memory)",
+                "the guest went over its memory limit of {} for all its memories together (rule: --scenario-memory, alias --wasm-memory)",
                 crate::units::format_bytes_binary(limits.memory as f64)
             ),
         );
@@ -169,6 +184,22 @@ fn stopped_by(
     at(ScenarioErrorKind::Trap, format!("the guest trapped: {e:?}"))
 }
 
+/// A guest that could not be instantiated within its memory: it makes
+/// more memories, instances or tables than a guest may (wasmtime refuses
+/// the count), or one of its memories or tables cannot be made.
+fn not_instantiated(file: &str, e: &wasmtime::Error) -> ScenarioError {
+    use super::limiter::{MAX_INSTANCES, MAX_MEMORIES, MAX_TABLES};
+    ScenarioError::new(
+        ScenarioErrorKind::Start,
+        within_text(
+            file,
+            &format!(
+                "the guest could not be instantiated: {e:#} (a guest may make at most {MAX_MEMORIES} linear memories, {MAX_INSTANCES} instances and {MAX_TABLES} tables)"
+            ),
+        ),
+    )
+}
+
 /// Runs a compiled component's `run` with `host` as its host API; returns
 /// the host (with what the scenario reported) and the outcome.
 pub fn run(
@@ -187,7 +218,7 @@ pub fn run(
         host,
         table: ResourceTable::new(),
         wasi,
-        limiter: MemoryLimiter::new(limits.memory),
+        limiter: GuestLimiter::new(limits.memory),
     };
     let mut store = Store::new(compiled.pre.engine(), state);
     store.limiter(|s| &mut s.limiter);
@@ -200,17 +231,17 @@ pub fn run(
         }
         Ok(UpdateDeadline::Continue(1))
     });
-    let outcome = compiled
-        .pre
-        .instantiate(&mut store)
-        .and_then(|s| s.call_run(&mut store));
-    let result = match outcome {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(msg)) => Err(ScenarioError::new(
-            ScenarioErrorKind::Failed,
-            within_text(file, &format!("the scenario failed: {msg}")),
-        )),
+    let result = match compiled.pre.instantiate(&mut store) {
+        Err(e) if !store.data().limiter.hit() => Err(not_instantiated(file, &e)),
         Err(e) => Err(stopped_by(file, &e, store.data(), limits, started)),
+        Ok(scenario) => match scenario.call_run(&mut store) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(msg)) => Err(ScenarioError::new(
+                ScenarioErrorKind::Failed,
+                within_text(file, &format!("the scenario failed: {msg}")),
+            )),
+            Err(e) => Err(stopped_by(file, &e, store.data(), limits, started)),
+        },
     };
     show_log(stdout, stderr, MAX_OUTPUT);
     let mut state = store.into_data();

@@ -45,6 +45,17 @@ pub enum WasmError {
         /// wasmtime's reason.
         why: String,
     },
+    /// A component built against another version of the `plumb:bench`
+    /// package than this plumb provides.
+    #[error("{file}: the component was built for plumb:bench@{built_for}, and this plumb provides plumb:bench@{provides}: rebuild it against the wit/ of this plumb")]
+    OtherVersion {
+        /// The component.
+        file: String,
+        /// The version its imports name (or `no version`).
+        built_for: String,
+        /// This plumb's version.
+        provides: &'static str,
+    },
     /// A scenario importing more than the world and WASI.
     #[error("{file}: it imports something plumb does not provide ({why}); a scenario may import only the plumb:bench/scenario world and WASI preview 2")]
     ScenarioImports {

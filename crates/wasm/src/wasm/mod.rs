@@ -11,6 +11,7 @@ mod engine;
 mod error;
 mod limiter;
 pub mod template;
+mod version;
 
 pub use engine::{check, compile, run, Compiled, WasmLimits};
 pub use error::{EngineError, WasmError};

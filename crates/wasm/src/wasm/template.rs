@@ -3,9 +3,9 @@
 //! tables. The guest gets no host API, WASI's stdout and stderr (shown as
 //! its log), at most [`limits::WASM_MEMORY`] of memory and [`limits::TIME`].
 
-use super::engine::{component, show_log};
+use super::engine::{built_for_other, component, show_log};
 use super::error::WasmError;
-use super::limiter::MemoryLimiter;
+use super::limiter::GuestLimiter;
 use crate::model::comparison::Verdict;
 use crate::model::document::Better;
 use crate::model::template::{check_tables, limits, MadeTable, TemplateInput};
@@ -28,7 +28,7 @@ const MAX_OUTPUT: usize = 64 << 10;
 struct State {
     wasi: WasiCtx,
     table: ResourceTable,
-    limiter: MemoryLimiter,
+    limiter: GuestLimiter,
 }
 
 impl WasiView for State {
@@ -56,7 +56,7 @@ pub fn render(
             .stderr(stderr.clone())
             .build(),
         table: ResourceTable::new(),
-        limiter: MemoryLimiter::new(limits::WASM_MEMORY),
+        limiter: GuestLimiter::new(limits::WASM_MEMORY),
     };
     let mut store = Store::new(pre.engine(), state);
     store.limiter(|s| &mut s.limiter);
@@ -195,14 +195,16 @@ fn prepare(file: &str, bytes: &[u8]) -> Result<CompareTemplatePre<State>, WasmEr
         file: file.to_string(),
         why: e.to_string(),
     })?;
-    let pre = linker
-        .instantiate_pre(&component)
-        .map_err(|e| WasmError::TemplateImports {
+    let pre = linker.instantiate_pre(&component).map_err(|e| {
+        built_for_other(file, &component).unwrap_or_else(|| WasmError::TemplateImports {
             file: file.to_string(),
             why: why(e),
-        })?;
-    CompareTemplatePre::new(pre).map_err(|e| WasmError::NoRender {
-        file: file.to_string(),
-        why: why(e),
+        })
+    })?;
+    CompareTemplatePre::new(pre).map_err(|e| {
+        built_for_other(file, &component).unwrap_or_else(|| WasmError::NoRender {
+            file: file.to_string(),
+            why: why(e),
+        })
     })
 }
