@@ -177,7 +177,7 @@ fn names(dir: &Path) -> Result<Vec<PathBuf>, CalibrateError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{FileExt, PermissionsExt};
 
     fn copy(from: &Path, to: &Path, skip: &[PathBuf]) -> Result<(), CalibrateError> {
         copy_tree(from, to, skip, &AtomicBool::new(false))
