@@ -199,38 +199,45 @@ fn a_signal_while_calibrating_keeps_the_trace_and_the_traced_runs_tree() {
     }
 }
 
-/// Lists every entry under the directory `$1`, in name order: the
-/// `stat` fields (one `|`-separated line each), `du` (hard links counted
-/// on every name) and every extended attribute (`getfattr`, hex values);
-/// with `$2 = sums`, the files' MD5 sums too (which read them).
+/// Lists the entries under the directory `$1` (those named, one a line,
+/// in the file `$2`, so no directory is read and no access time moves;
+/// else every entry, as `find` sees them): the `stat` fields (one
+/// `|`-separated line each), `du` (hard links counted on every name; a
+/// directory's own blocks are in its `stat` line) and every extended
+/// attribute (`getfattr`, hex values); with `$3 = sums`, the files' MD5
+/// sums too (which read them).
 const LISTING: &str = r#"cd "$1" || exit 1
-find . -print0 | sort -z | xargs -0 stat --printf '%n|mode=%f|uid=%u|gid=%g|size=%s|blocks=%b|nlink=%h|mtime=%y|atime=%x|ino=%i|ctime=%z\n'
+if [ -n "$2" ]; then names=$(cat "$2"); else names=$(find . | sort); fi
+stat --printf '%n|mode=%f|uid=%u|gid=%g|size=%s|blocks=%b|nlink=%h|mtime=%y|atime=%x|ino=%i|ctime=%z\n' $names
 echo '-- du'
-du -a -l -B1 . | sort -k2
+# A symlink is never followed (that would move its access time).
+for n in $names; do if [ -L "$n" ] || [ ! -d "$n" ]; then du -l -B1 "$n"; fi; done
 echo '-- getfattr'
-find . -print0 | sort -z | xargs -0 getfattr -h -d -e hex -m - 2>&1
-if [ "$2" = sums ]; then
+getfattr -h -d -e hex -m - $names 2>&1
+if [ "$3" = sums ]; then
   echo '-- md5sum'
-  find . -type f -print0 | sort -z | xargs -0 md5sum
+  for n in $names; do if [ ! -L "$n" ] && [ -f "$n" ]; then md5sum "$n"; fi; done
 fi
+exit 0
 "#;
 
-/// [`LISTING`] of `dir` (in the test's directory `d`).
-fn listing(d: &Path, dir: &str, sums: bool) -> String {
+/// [`LISTING`] of `dir` (in the test's directory `d`): the entries in the
+/// file `names` when given, else all.
+fn listing(d: &Path, dir: &str, names: Option<&Path>, sums: bool) -> String {
+    let names = names.map(|n| n.display().to_string()).unwrap_or_default();
     let out = std::process::Command::new("sh")
-        .args([
-            "-c",
-            LISTING,
-            "listing",
-            dir,
-            if sums { "sums" } else { "" },
-        ])
+        .args(["-c", LISTING, "listing", dir, &names])
+        .arg(if sums { "sums" } else { "" })
         .current_dir(d)
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// The entries [`odd_tree`] makes, as [`LISTING`] names them.
+const ODD_NAMES: &str =
+    ". ./a ./link-a ./ro ./ro/f ./sparse ./sticky ./sticky/theirs-file ./sym ./theirs";
 
 /// `text` with the `stat` fields named in `drop` taken out of the lines
 /// of the entries `names` (every entry when `names` is empty).
@@ -263,7 +270,9 @@ fn sh(d: &Path, script: &str) {
 /// hard-linked pair, user and trusted extended attributes (on a file, a
 /// directory, a symlink), odd modes (0640, 0704, 0444, a sticky 1777 and a
 /// 0555 directory), entries owned by uid 1234, and one fixed time on every
-/// entry.
+/// entry (set by name: no directory is read after, so every access time
+/// is at or before its modification time, and the next read of anything,
+/// a directory or a symlink included, moves it on a `relatime` mount).
 fn odd_tree(d: &Path) {
     sh(
         d,
@@ -291,7 +300,8 @@ chmod 0444 data/ro/f
 chmod 1777 data/sticky
 chmod 0750 data/theirs
 chmod 0555 data/ro
-find data -depth -exec touch -h -d '2001-02-03 04:05:06.123456789' {} +
+cd data
+touch -h -d '2001-02-03 04:05:06.123456789' ./ro/f ./sticky/theirs-file ./a ./sparse ./sym ./ro ./sticky ./theirs .
 "#,
     );
 }
@@ -300,7 +310,7 @@ find data -depth -exec touch -h -d '2001-02-03 04:05:06.123456789' {} +
 /// ([`LISTING`]) to `views/` (outside the root).
 const READER: &str = r#"
 if ! grep -q '^TracerPid:[[:space:]]*[1-9]' /proc/self/status; then
-  sh listing.sh data > "views/view.$$"
+  sh listing.sh data "$PWD/names" > "views/view.$$"
 fi
 cat data/a > /dev/null
 head -c 4096 data/sparse > /dev/null
@@ -323,7 +333,13 @@ fn calibration_leaves_every_entry_as_it_was_and_runs_on_a_faithful_copy() {
     std::fs::create_dir(d.join("views")).unwrap();
     std::fs::write(d.join("listing.sh"), LISTING).unwrap();
     std::fs::write(d.join("read.sh"), READER).unwrap();
-    let before = listing(d, "data", false);
+    std::fs::write(d.join("names"), ODD_NAMES.replace(' ', "\n")).unwrap();
+    let names = d.join("names");
+    let before = listing(d, "data", Some(&names), false);
+    assert!(
+        before.contains("./sym|mode=a1ff|uid=1234|gid=4321|size=1|blocks=0|nlink=1|mtime=2001-02-03 04:05:06.123456789 +0000|atime=2001-02-03 04:05:06.123456789 +0000|"),
+        "{before}"
+    );
     // The tree is what the test means: holes, a link, attributes, owners.
     assert!(before.contains("./sparse|mode=81c4|"), "{before}");
     assert!(before.contains("|nlink=2|"), "{before}");
@@ -345,7 +361,7 @@ fn calibration_leaves_every_entry_as_it_was_and_runs_on_a_faithful_copy() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("without strace"), "{}", r.stderr);
     assert!(load(&d.join("r.trace")).untraced_us.is_some());
-    let after = listing(d, "data", false);
+    let after = listing(d, "data", Some(&names), false);
     // Every entry as it was, inode and change time included (the root was
     // never written); only the access times of what the command read
     // moved.
@@ -456,7 +472,7 @@ fn a_kill_during_calibration_leaves_the_root_whole_and_the_next_run_removes_the_
     let d = dir.path();
     many_files(d);
     std::fs::write(d.join("read_all.sh"), READ_ALL).unwrap();
-    let whole = |d: &Path| without(&listing(d, "data", true), &["atime"], &[]);
+    let whole = |d: &Path| without(&listing(d, "data", None, true), &["atime"], &[]);
     let before = whole(d);
     let mut hit = Vec::new();
     for point in ["copying the root", "copying for a run", "untraced run"] {

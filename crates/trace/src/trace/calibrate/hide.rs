@@ -8,6 +8,10 @@
 //!
 //! The code that runs between `fork` and `exec` must not allocate: every
 //! path and map line is made before.
+//!
+//! The same kind of namespace, on a thread of plumb's own, lets the copy
+//! read the user's tree without moving its access times
+//! ([`without_atime`]).
 
 use super::CalibrateError;
 use std::ffi::{CStr, CString};
@@ -152,6 +156,79 @@ pub fn check_hiding() -> Result<(), CalibrateError> {
             errno,
         ))),
     }
+}
+
+/// `struct mount_attr` of `mount_setattr(2)` (Linux 5.12).
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// `MOUNT_ATTR_NOATIME`, and `MOUNT_ATTR__ATIME`, the field it is one
+/// value of.
+const MOUNT_ATTR_NOATIME: u64 = 0x10;
+const MOUNT_ATTR_ATIME_FIELD: u64 = 0x70;
+
+/// Gives the calling thread a mount namespace of its own in which every
+/// mount reads without updating access times.
+fn quiet_mounts() -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_NOATIME,
+        attr_clr: MOUNT_ATTR_ATIME_FIELD,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: unshare, mount and mount_setattr take flags, NUL-terminated
+    // strings and a struct of the size given.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWNS) != 0 {
+            return Err(last());
+        }
+        let none: *const libc::c_char = std::ptr::null();
+        if libc::mount(
+            none,
+            c"/".as_ptr(),
+            none,
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            return Err(last());
+        }
+        if libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c"/".as_ptr(),
+            libc::AT_RECURSIVE,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        ) != 0
+        {
+            return Err(last());
+        }
+    }
+    Ok(())
+}
+
+/// Runs `f` on a thread of its own that sees every mount as `noatime`
+/// (in a mount namespace of its own, which ends with the thread): what it
+/// reads keeps its access time, symlinks included (whose target no
+/// `O_NOATIME` can read). Where this cannot be set up (not root, a kernel
+/// before 5.12), `f` runs all the same on that thread, and the reads that
+/// `O_NOATIME` spares (what this process owns, or all as root) are the
+/// only ones that leave access times alone.
+pub(super) fn without_atime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let _ = quiet_mounts();
+            f()
+        })
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 fn cstring(path: &Path) -> Result<CString, CalibrateError> {

@@ -7,8 +7,9 @@
 //! - [`Snapshot::take`] copies the root before the traced run: files with
 //!   their data (holes stay holes), hard links as links, directories,
 //!   symlinks as they are, and every entry's owner, extended attributes,
-//!   mode and times (read without changing access times where the kernel
-//!   lets plumb); within [`MAX_COPY_BYTES`] of data and
+//!   mode and times (read without changing access times: through a
+//!   `noatime` view of the mounts, or `O_NOATIME` where that cannot be
+//!   had); within [`MAX_COPY_BYTES`] of data and
 //!   [`MAX_COPY_ENTRIES`] entries, and nothing but those kinds.
 //! - [`Snapshot::run_copy`] makes, for each untraced run, a fresh copy of
 //!   the snapshot, and [`RunCopy::command`] the command that runs on it.
@@ -124,7 +125,8 @@ impl Snapshot {
                         mark,
                         same_fs: place.same_fs,
                     };
-                    copy::copy_tree(root, &snap.tree(), skip, stop)?;
+                    let tree = snap.tree();
+                    hide::without_atime(|| copy::copy_tree(root, &tree, skip, stop))?;
                     return Ok(snap);
                 }
                 Err(e) => last = format!("{}: {e}", place.dir.display()),
@@ -154,7 +156,9 @@ impl Snapshot {
         let path = self.dir.join("run");
         remove_tree(&path).map_err(at(&path))?;
         let copy = RunCopy { snap: self, path };
-        copy::copy_tree(&self.tree(), &copy.path, &[], stop)?;
+        // Read quietly too: the next run's copy takes the snapshot's times.
+        let tree = self.tree();
+        hide::without_atime(|| copy::copy_tree(&tree, &copy.path, &[], stop))?;
         Ok(copy)
     }
 }
