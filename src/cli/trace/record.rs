@@ -22,8 +22,10 @@ use std::time::{Duration, Instant};
 /// before it is killed.
 const GRACE: Duration = Duration::from_secs(3);
 
-/// Records `command` into `output`; with `calibrate`, then runs it once
-/// more without the tracer, from the same tree.
+/// Records `command` into `output`; with `calibrate`, then runs it again
+/// without the tracer, on copies of the tree as it was before (the root
+/// itself is never written for this). Names (and, their owner gone,
+/// removes) the copies killed recordings of this root left.
 pub(super) fn record(
     output: &Path,
     root: Option<PathBuf>,
