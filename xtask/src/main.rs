@@ -33,6 +33,16 @@ const TOOLS: &[Tool] = &[
         used_by: "plumb trace record and the syscall-count tests",
     },
     Tool {
+        program: "getfattr",
+        package: "attr",
+        used_by: "the extended attributes trace record's calibration keeps",
+    },
+    Tool {
+        program: "setfattr",
+        package: "attr",
+        used_by: "the extended attributes trace record's calibration keeps",
+    },
+    Tool {
         program: "fio",
         package: "fio",
         used_by: "comparisons with the real fio",

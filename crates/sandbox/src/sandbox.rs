@@ -17,7 +17,7 @@ pub use account::{
     default_inodes, entry_bytes, Account, OverBudget, Unit, DEFAULT_MAX_INODES, INODE_BYTES,
 };
 pub use holds::{raise_descriptor_limit, Held, Inode};
-pub use owner::sweep_stale;
+pub use owner::{sweep_stale, Owner, MARK_SUFFIX};
 pub use read::{read_beneath, ReadError};
 
 use std::os::fd::{FromRawFd, OwnedFd};

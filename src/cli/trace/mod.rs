@@ -16,7 +16,6 @@ use crate::trace::{dbench, iolog, replay, show, strace, Bounds, Halt, ReplayErro
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-mod calibrate;
 mod record;
 
 /// The `plumb trace` subcommands.

@@ -3,13 +3,14 @@
 //! SIGINT/SIGTERM the traced processes are stopped (the signal forwarded,
 //! then SIGKILL after a grace period), what was recorded is still saved, and
 //! the temporary strace log is removed on every path. Unless told not to,
-//! the command then runs again without strace from the same tree (a quick
-//! command several times; `calibrate.rs`), and the trace keeps that wall
-//! time.
+//! the command then runs again without strace (a quick command several
+//! times), each time on a fresh copy of the tree as it was before the
+//! recording, shown at the root's path to that run only
+//! (`plumb_trace::trace::calibrate`); the trace keeps that wall time.
 
-use super::calibrate::Snapshot;
 use super::{absolute, bad, save, Outcome};
 use crate::cli::{ExitCode, Signals};
+use crate::trace::calibrate::{self, Snapshot};
 use crate::trace::limits::{read_bounded, MAX_LOG_BYTES};
 use crate::trace::{strace, Trace};
 use std::collections::HashMap;
@@ -21,8 +22,10 @@ use std::time::{Duration, Instant};
 /// before it is killed.
 const GRACE: Duration = Duration::from_secs(3);
 
-/// Records `command` into `output`; with `calibrate`, then runs it once
-/// more without the tracer, from the same tree.
+/// Records `command` into `output`; with `calibrate`, then runs it again
+/// without the tracer, on copies of the tree as it was before (the root
+/// itself is never written for this). Names (and, their owner gone,
+/// removes) the copies killed recordings of this root left.
 pub(super) fn record(
     output: &Path,
     root: Option<PathBuf>,
@@ -49,36 +52,31 @@ pub(super) fn record(
     };
     let scratch = scratch_dir(output)?;
     let signals = Signals::install();
-    // The copy of the tree goes to the temporary directory, out of the
-    // program's sight (the scratch beside the output may be in the root).
-    let copies = if calibrate {
-        crate::scratch::ScratchDir::new(&std::env::temp_dir(), "plumb-calibrate-")
-            .map_err(|e| eprintln!("not calibrated: {}: {e}", std::env::temp_dir().display()))
-            .ok()
+    for found in calibrate::leftovers(Path::new(&root)) {
+        eprintln!("{}", found);
+    }
+    let snapshot = if calibrate {
+        snapshot(Path::new(&root), scratch.path(), &signals)
     } else {
         None
     };
-    let snapshot = copies
-        .as_ref()
-        .and_then(|c| snapshot(Path::new(&root), c.path()));
+    if signals.stopped() {
+        return Err((
+            signals.exit_code(),
+            "interrupted before the recording began: nothing was recorded".into(),
+        ));
+    }
     let (status, mut trace) = traced(command, &root, &cwd, scratch.path(), &signals)?;
     let interrupted = signals.stopped();
     if let (Some(snap), true, false) = (&snapshot, status.success(), interrupted) {
-        match untraced(command, snap, &signals) {
-            Ok(us) => trace.untraced_us = us,
-            Err(Kept(e)) => {
-                // The tree as it was is in the copies' directory: keep it.
-                std::mem::forget(copies);
-                return Err(e);
-            }
-        }
+        trace.untraced_us = untraced(command, Path::new(&cwd), snap, &signals);
     }
-    drop((scratch, snapshot, copies));
+    drop((scratch, snapshot));
     if signals.stopped() {
         save(&trace, output)?;
         match interrupted {
             true => eprintln!("interrupted: the trace holds what {program} did until then"),
-            false => eprintln!("interrupted while calibrating: the trace is saved without the untraced time; the tree under the root is as it was before the recording"),
+            false => eprintln!("interrupted while calibrating: the trace is saved without the untraced time; the tree under the root is as the traced run left it (calibration runs on a copy)"),
         }
         return Ok(signals.exit_code());
     }
@@ -135,15 +133,25 @@ fn traced(
     Ok((status, trace))
 }
 
-/// A failure of the calibration after which the scratch directory holds
-/// the user's tree as it was, and must be kept.
-struct Kept((ExitCode, String));
-
-/// A copy of the tree under `root` in `copies`, so the untraced run can
-/// start from it; None (said why) when it cannot be copied.
-fn snapshot(root: &Path, copies: &Path) -> Option<Snapshot> {
-    match Snapshot::take(root, copies) {
-        Ok(s) => Some(s),
+/// A copy of the tree under `root` (but `skip`, the strace log's
+/// directory), for the untraced runs; None (said why) when there is none.
+fn snapshot(root: &Path, skip: &Path, signals: &Signals) -> Option<Snapshot> {
+    // The walk meets it by its full path.
+    let skip = std::fs::canonicalize(skip).unwrap_or_else(|_| skip.to_path_buf());
+    let made =
+        calibrate::check_hiding().and_then(|()| Snapshot::take(root, &[skip], &signals.stop));
+    match made {
+        Ok(s) => {
+            if !s.on_root_filesystem() {
+                eprintln!(
+                    "calibrating on a copy in {}, which is not on the root's file system: the untraced time is measured there",
+                    s.path().display()
+                );
+            }
+            Some(s)
+        }
+        // The caller says what a signal stopped.
+        Err(calibrate::CalibrateError::Interrupted) => None,
         Err(e) => {
             eprintln!("not calibrated ({e}): the replay will be measured against the traced run (--no-calibrate skips this step)");
             None
@@ -151,72 +159,71 @@ fn snapshot(root: &Path, copies: &Path) -> Option<Snapshot> {
     }
 }
 
-/// Untraced runs of a quick command: runs follow one another, each from
-/// the tree the traced run started from, until they (with putting the
-/// tree back before each) have taken [`CALIBRATION_TIME`] together or
+/// Untraced runs of a quick command: runs follow one another, each on a
+/// fresh copy of the tree the traced run started from, until they (with
+/// making their copies) have taken [`CALIBRATION_TIME`] together or
 /// [`CALIBRATION_RUNS`] were made; their lower median is the untraced time
 /// (one run of a command this short is at the mercy of a busy machine).
 const CALIBRATION_RUNS: usize = 5;
 /// See [`CALIBRATION_RUNS`]: a command that takes this long runs once.
 const CALIBRATION_TIME: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Runs `command` again without the tracer, from the tree the traced run
-/// started from (`snap`, put back before each run): once, or for a quick
-/// command several times (see [`CALIBRATION_RUNS`]); the lower median wall
-/// time in µs, or None when it cannot be measured (said why). Interrupted, it
-/// puts the tree back as it was before the recording.
-fn untraced(command: &[String], snap: &Snapshot, signals: &Signals) -> Result<Option<u64>, Kept> {
+/// Runs `command` again without the tracer, from `cwd`, on a copy of the
+/// tree the traced run started from (`snap`) seen at the root's path:
+/// once, or for a quick command several times (see [`CALIBRATION_RUNS`]);
+/// the lower median wall time in µs, or None when it cannot be measured
+/// (said why). The user's tree is never touched.
+fn untraced(command: &[String], cwd: &Path, snap: &Snapshot, signals: &Signals) -> Option<u64> {
     let program = &command[0];
-    let restore = || {
-        snap.restore().map_err(|e| {
-            Kept((
-                ExitCode::Failed,
-                format!(
-                    "putting the root back for the untraced run: {e}; the tree as it was is in {}",
-                    snap.path().display()
-                ),
-            ))
-        })
+    eprintln!("calibrating: running {program} again, without strace, on a copy of the tree (--no-calibrate skips this)");
+    let not_calibrated = |why: String| {
+        eprintln!("{why}: not calibrated");
+        None
     };
-    eprintln!("calibrating: running {program} again, without strace (--no-calibrate skips this)");
     let mut times: Vec<u64> = Vec::new();
-    // Putting the tree back and settling count too: a large tree makes
-    // fewer runs.
+    // Making the copies and settling count too: a large tree makes fewer
+    // runs.
     let calibrating = Instant::now();
     while times.len() < CALIBRATION_RUNS && calibrating.elapsed() < CALIBRATION_TIME {
         if signals.stopped() {
-            break;
+            return None;
         }
-        restore()?;
-        snap.settle();
+        let copy = match snap.run_copy(&signals.stop) {
+            Ok(c) => c,
+            Err(e) => return not_calibrated(format!("copying the tree for the untraced run: {e}")),
+        };
+        copy.settle();
         if signals.stopped() {
-            break;
+            return None;
         }
+        let mut cmd = match copy.command(program, &command[1..], cwd) {
+            Ok(c) => c,
+            Err(e) => return not_calibrated(e.to_string()),
+        };
         let started = Instant::now();
-        let status = match Command::new(program).args(&command[1..]).spawn() {
-            Ok(mut child) => wait(&mut child, signals, true).map_err(Kept)?,
+        let status = match cmd.spawn() {
+            Ok(mut child) => match wait(&mut child, signals, true) {
+                Ok(s) => s,
+                Err((_, e)) => return not_calibrated(e),
+            },
             Err(e) => {
-                eprintln!("running {program} without strace: {e}: not calibrated");
-                return Ok(None);
+                return not_calibrated(format!(
+                    "running {program} without strace on a copy of the tree: {e}"
+                ))
             }
         };
         let took = started.elapsed();
         if signals.stopped() {
-            break;
+            return None;
         }
         if !status.success() {
-            eprintln!("the untraced run ended with {status}: not calibrated");
-            return Ok(None);
+            return not_calibrated(format!("the untraced run ended with {status}"));
         }
         times.push(u64::try_from(took.as_micros()).unwrap_or(u64::MAX));
     }
-    if signals.stopped() || times.is_empty() {
-        restore()?;
-        return Ok(None);
-    }
     times.sort_unstable();
     // The lower median: noise only ever slows a run down.
-    let wall_us = times[(times.len() - 1) / 2];
+    let wall_us = *times.get((times.len().checked_sub(1)?) / 2)?;
     match times.len() {
         1 => eprintln!("{program} ran {:.3} s without strace", wall_us as f64 / 1e6),
         n => eprintln!(
@@ -226,7 +233,7 @@ fn untraced(command: &[String], snap: &Snapshot, signals: &Signals) -> Result<Op
             times[n - 1] as f64 / 1e6
         ),
     }
-    Ok(Some(wall_us))
+    Some(wall_us)
 }
 
 /// Waits for `child` (strace, or with `itself` the untraced command); on a

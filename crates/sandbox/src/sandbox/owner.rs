@@ -14,14 +14,16 @@ use std::io::Write;
 use std::path::Path;
 
 /// What a mark's file name ends with.
-pub(super) const MARK_SUFFIX: &str = ".owner";
+pub const MARK_SUFFIX: &str = ".owner";
 
 /// The largest mark file read (a PID, a start time, a boot id, a host name).
 const MAX_MARK: u64 = 512;
 
-/// A process, told apart from a later one with the same PID.
+/// A process, told apart from a later one with the same PID (and, on
+/// storage several machines share, from another machine's): what a mark
+/// holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Owner {
+pub struct Owner {
     pid: u32,
     start: u64,
     /// The machine's boot and name, when the mark records them.
@@ -65,7 +67,7 @@ fn start_time(pid: &str) -> Option<u64> {
 
 impl Owner {
     /// This process.
-    pub(super) fn me() -> std::io::Result<Owner> {
+    pub fn me() -> std::io::Result<Owner> {
         let start = start_time("self")
             .ok_or_else(|| std::io::Error::other("cannot read /proc/self/stat"))?;
         Ok(Owner {
@@ -76,7 +78,7 @@ impl Owner {
     }
 
     /// Writes the mark; fails with `AlreadyExists` when there is one.
-    pub(super) fn write(&self, mark: &Path) -> std::io::Result<()> {
+    pub fn write(&self, mark: &Path) -> std::io::Result<()> {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -88,7 +90,7 @@ impl Owner {
     }
 
     /// The owner a mark names, if the mark is a well-formed regular file.
-    fn read(mark: &Path) -> Option<Owner> {
+    pub fn read(mark: &Path) -> Option<Owner> {
         use std::io::Read;
         if !std::fs::symlink_metadata(mark).ok()?.is_file() {
             return None;
@@ -117,9 +119,14 @@ impl Owner {
         })
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
     /// True while the process runs (or cannot be ruled out: only a missing
     /// `/proc` entry or a different start time counts as dead).
-    fn alive(&self) -> bool {
+    pub fn alive(&self) -> bool {
         if let (Some(m), Some(here)) = (&self.machine, Machine::here()) {
             if m.host != here.host {
                 // Another machine's run, on shared storage: not ours to judge.

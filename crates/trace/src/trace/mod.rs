@@ -10,6 +10,7 @@
 //! error is typed, and those about an input name its file and line.
 
 pub mod budget;
+pub mod calibrate;
 pub mod dbench;
 pub mod format;
 pub mod halt;
