@@ -415,7 +415,9 @@ impl Host {
     /// the run lasts (`--metrics-listen`); without an endpoint the call is
     /// checked the same and has no effect. Names: lowercase letters,
     /// digits and `_`, starting with a letter, at most 64 bytes, not ending
-    /// with `_total` or another OpenMetrics suffix; a run may have 256.
+    /// with `_total` or another OpenMetrics suffix; a scenario may have 256.
+    /// The endpoint keeps at most 256 for the whole run: past them it drops
+    /// series and counts them, and the scenario goes on as without it.
     pub fn counter(&mut self, name: &str, amount: f64) -> Result<(), ApiError> {
         self.script_series("report::counter", name, amount, ScriptKind::Counter)
     }
