@@ -1519,10 +1519,18 @@ fn a_hosts_forged_claims_about_the_pack_are_refused() {
     );
     let f = read_json(&out2.join("fleet.json"), &shown(&r));
     assert_eq!(fleet_host(&f, "b")["ok"], false, "{f}");
-    // Nothing plumb prints from these results names the forged signer.
+    // The page of the fleet's results names no forged signer.
+    let page = out2.join("report.md");
     let rep = plumb(
         lab.path(),
-        &["report", out2.join("results").to_str().unwrap()],
+        &[
+            "report",
+            "-o",
+            page.to_str().unwrap(),
+            out2.join("results/a.json").to_str().unwrap(),
+        ],
     );
-    assert!(!rep.stdout.contains("FORGED"), "{}", rep.stdout);
+    assert_eq!(rep.code, 0, "{}", rep.stderr);
+    let text = std::fs::read_to_string(&page).unwrap();
+    assert!(!text.contains("FORGED"), "{text}");
 }
