@@ -127,6 +127,74 @@ pub fn wait(child: &mut Child, limit: Duration, stop: &AtomicBool) -> Waited {
     }
 }
 
+/// How a child measured by [`wait_measured`] ended, with the most memory
+/// it had resident at once (`ru_maxrss`), in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended {
+    /// How it ended.
+    pub status: ExitStatus,
+    /// Its peak resident memory, in bytes.
+    pub peak: u64,
+}
+
+impl Ended {
+    /// Whether it failed at its memory limit `limits`: it failed and said
+    /// so ([`ran_out_of_memory`]), or it failed with its peak resident
+    /// memory within an eighth of the limit (a program may say nothing
+    /// useful: Python's `MemoryError` has no text, and a parser that
+    /// catches it reports only that it failed).
+    pub fn out_of_memory(&self, limits: &Limits, stderr: &str) -> bool {
+        !self.status.success()
+            && (ran_out_of_memory(self.status, stderr)
+                || self.peak >= limits.memory - limits.memory / 8)
+    }
+}
+
+/// [`wait`], reaping the child with `wait4` to learn its peak memory as
+/// well. Once it returns, `child` is reaped: its handle is not to be
+/// waited for again.
+pub fn wait_measured(
+    child: &mut Child,
+    limit: Duration,
+    stop: &AtomicBool,
+) -> Result<Ended, Waited> {
+    let pid = child.id() as libc::pid_t;
+    let start = Instant::now();
+    loop {
+        let mut raw = 0;
+        // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 on our own child, with valid pointers.
+        let r = unsafe { libc::wait4(pid, &mut raw, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            return Ok(Ended {
+                status: ExitStatus::from_raw(raw),
+                peak: u64::try_from(usage.ru_maxrss)
+                    .unwrap_or(0)
+                    .saturating_mul(1024),
+            });
+        }
+        if r < 0 {
+            // Reaped elsewhere (it cannot be here): no figure to give.
+            return match child.try_wait() {
+                Ok(Some(status)) => Ok(Ended { status, peak: 0 }),
+                _ => Err(Waited::Stopped),
+            };
+        }
+        let why = if stop.load(Ordering::Relaxed) {
+            Waited::Stopped
+        } else if start.elapsed() >= limit {
+            Waited::TimedOut
+        } else {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(why);
+    }
+}
+
 /// Whether a child that failed with `status` ran out of memory, by what
 /// it said on `stderr` (an allocation that failed, in the words of
 /// Python, git, C and C++ programs) or the signal that ended it (a program
@@ -224,27 +292,28 @@ pub fn run(
     })?;
     let out = drain(child.stdout.take().expect("piped"), max_stdout, false);
     let err = drain(child.stderr.take().expect("piped"), MAX_STDERR, true);
-    let waited = wait(&mut child, limits.time, stop);
+    let waited = wait_measured(&mut child, limits.time, stop);
     // The child is gone (ended or killed and reaped): the pipes end once
     // its own children let go of them.
     let stdout = out.join().unwrap_or_default();
     let stderr = err.join().unwrap_or_default();
-    let status = match waited {
-        Waited::Exited(s) => s,
-        Waited::TimedOut => {
+    let ended = match waited {
+        Ok(e) => e,
+        Err(Waited::Stopped) => {
+            return Err(ChildError::Stopped {
+                program: program.to_string(),
+            })
+        }
+        Err(_) => {
             return Err(ChildError::TimedOut {
                 program: program.to_string(),
                 limit: limits.time,
             })
         }
-        Waited::Stopped => {
-            return Err(ChildError::Stopped {
-                program: program.to_string(),
-            })
-        }
     };
+    let status = ended.status;
     let text = String::from_utf8_lossy(&stderr);
-    if !status.success() && ran_out_of_memory(status, &text) {
+    if ended.out_of_memory(&limits, &text) {
         return Err(ChildError::OutOfMemory {
             program: program.to_string(),
             limit: limits.memory_text(),
@@ -341,6 +410,27 @@ mod tests {
         .unwrap();
         assert!(ok.status.success());
         assert_eq!(ok.stdout, b"done\n");
+    }
+
+    #[test]
+    fn a_child_that_fails_silently_at_its_memory_limit_is_told_by_its_peak() {
+        // Python's MemoryError has no text: a script that catches it and
+        // fails saying nothing is still known by its peak memory.
+        let limits = Limits {
+            time: Duration::from_secs(30),
+            memory: 64 << 20,
+        };
+        let never = AtomicBool::new(false);
+        let silent = "import sys\nb = []\ntry:\n    while True: b.append(bytearray(1 << 20))\nexcept MemoryError:\n    b = None\n    sys.exit(3)\n";
+        let e = run(
+            Command::new("python3").args(["-c", silent]),
+            "python3",
+            limits,
+            1024,
+            &never,
+        )
+        .unwrap_err();
+        assert!(matches!(e, ChildError::OutOfMemory { .. }), "{e}");
     }
 
     #[test]

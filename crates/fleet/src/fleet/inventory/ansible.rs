@@ -23,7 +23,7 @@
 //! `--group-by KEY` groups results by.
 
 use super::{check, err, finish, port_of, Host, InventoryError, Raw, MAX_INVENTORY_BYTES};
-use crate::child::{Limits, Waited};
+use crate::child::Limits;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -125,11 +125,11 @@ fn list(path: &Path, shown: &str) -> Result<Vec<u8>, InventoryError> {
             err(shown, format!("could not run {PROGRAM}: {e}"))
         }
     })?;
-    let waited = crate::child::wait(&mut child, LIMITS.time, &AtomicBool::new(false));
+    let waited = crate::child::wait_measured(&mut child, LIMITS.time, &AtomicBool::new(false));
     let said = tail(&err_path);
     match waited {
-        Waited::Exited(s) if s.success() => {}
-        Waited::Exited(s) if crate::child::ran_out_of_memory(s, &said) => {
+        Ok(e) if e.status.success() => {}
+        Ok(e) if e.out_of_memory(&LIMITS, &said) => {
             return Err(err(
                 shown,
                 format!(
@@ -139,18 +139,18 @@ fn list(path: &Path, shown: &str) -> Result<Vec<u8>, InventoryError> {
                 ),
             ))
         }
-        Waited::Exited(_) => {
+        Ok(e) => {
             let one_line = said.split_whitespace().collect::<Vec<_>>().join(" ");
             return Err(err(
                 shown,
                 format!(
                     "{PROGRAM} failed (exit {}): {}",
-                    waited.code().unwrap_or(-1),
+                    e.status.code().unwrap_or(-1),
                     crate::terminal::clean(&one_line)
                 ),
-            ))
+            ));
         }
-        _ => {
+        Err(_) => {
             return Err(err(
                 shown,
                 format!(
