@@ -208,7 +208,8 @@ mod tests {
 
     #[test]
     fn every_other_claim_is_refused_naming_the_host_and_the_claim() {
-        let cases: [(&str, fn(&mut ScenarioResult)); 5] = [
+        type Edit = fn(&mut ScenarioResult);
+        let cases: [(&str, Edit); 5] = [
             ("pack", |s| s.pack = Some("other".into())),
             ("pack_sha256", |s| s.pack_sha256 = Some("d".repeat(64))),
             ("pack_version", |s| s.pack_version = Some("9.9".into())),
