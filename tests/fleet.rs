@@ -126,7 +126,8 @@ impl Lab {
             let conf = format!(
                 "Port 22\nListenAddress {addr}\nHostKey {key}\nPidFile {pid}\nAuthorizedKeysFile {auth}\n\
                  PermitRootLogin prohibit-password\nPasswordAuthentication no\n\
-                 KbdInteractiveAuthentication no\nStrictModes no\nUsePAM no\nLogLevel VERBOSE\n",
+                 KbdInteractiveAuthentication no\nStrictModes no\nUsePAM no\nLogLevel VERBOSE\n\
+                 MaxStartups 100:30:200\n",
                 addr = lab.mgmt(i),
                 key = quoted(&d.join(format!("host_{h}"))),
                 pid = quoted(&d.join(format!("sshd-{h}.pid"))),
@@ -1345,4 +1346,191 @@ fn each_host_serves_its_own_run_at_metrics_listen() {
             .sum();
         assert!(ios > 0.0, "{h}: {body}");
     }
+}
+
+/// Issue 46, item 14: 24 inventory hosts that are one machine and one user
+/// (one sshd, one cache, a target each, as a fleet of disks on one box)
+/// with nothing copied yet. Every host's check finds no plumb there, so
+/// their copies race into the one cache while the first hosts already run
+/// from it: a copy must never take the file from under a run. Three
+/// rounds, the cache cleared before each: all 24 run every time, and the
+/// cache holds one binary and no temporary copy.
+#[test]
+fn twenty_four_hosts_on_one_machine_race_their_first_copies_and_all_run() {
+    if !privileged(
+        "twenty_four_hosts_on_one_machine_race_their_first_copies_and_all_run",
+        "network namespaces and sshd",
+    ) {
+        return;
+    }
+    let mut lab = Lab::new("race", 87);
+    lab.start();
+    let script = lab.path().join("one.rhai");
+    std::fs::write(&script, "report::metric(\"one\", 1, \"\", \"higher\");\n").unwrap();
+    let cache = lab.cache(0);
+    let hosts: Vec<Host> = (1..=24)
+        .map(|i| {
+            let target = lab.path().join(format!("t{i:02}"));
+            std::fs::create_dir(&target).unwrap();
+            Host {
+                name: format!("h{i:02}"),
+                address: lab.mgmt(0),
+                identity: None,
+                target,
+                cache: cache.clone(),
+                net_address: None,
+            }
+        })
+        .collect();
+    let inv = inventory(lab.path(), "hosts.toml", &hosts);
+    let cfg = lab.config();
+    let binary = cached_name();
+    for round in 1..=3 {
+        let _ = std::fs::remove_dir_all(&cache);
+        let out = lab.path().join(format!("out{round}"));
+        let r = fleet(
+            lab.path(),
+            &[
+                "run",
+                script.to_str().unwrap(),
+                "--hosts",
+                &inv,
+                "--ssh-config",
+                &cfg,
+                "--parallel",
+                "24",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(r.code, 0, "round {round}: {}", shown(&r));
+        for h in &hosts {
+            ran_ok(&r, &out, &h.name);
+        }
+        let f = read_json(&out.join("fleet.json"), &shown(&r));
+        let copied = f["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["binary"] == "copied")
+            .count();
+        assert!(copied >= 1, "round {round}: nothing was copied: {f}");
+        assert_eq!(named(&cache, "plumb-"), [binary.as_str()], "round {round}");
+        assert_eq!(
+            named(&cache, ".plumb-"),
+            Vec::<String>::new(),
+            "round {round}: temporary copies left"
+        );
+        for h in &hosts {
+            assert_eq!(run_dirs(&h.target), Vec::<String>::new(), "{}", h.name);
+        }
+    }
+}
+
+/// Issue 46, item 10: a host's claims about the pack are not kept. Host b
+/// answers with a result naming another pack hash, version and a
+/// "verified" signer (its cached "plumb" is a script that sends a forged
+/// document back): the driver refuses that result, naming the host and the
+/// claim, and saves nothing for it; host a's honest result carries the
+/// driver's own record of the pack.
+#[test]
+fn a_hosts_forged_claims_about_the_pack_are_refused() {
+    if !privileged(
+        "a_hosts_forged_claims_about_the_pack_are_refused",
+        "network namespaces and sshd",
+    ) {
+        return;
+    }
+    let mut lab = Lab::new("forge", 88);
+    lab.start();
+    let inv = inventory(
+        lab.path(),
+        "hosts.toml",
+        &[lab.host(0, "a"), lab.host(1, "b")],
+    );
+    let cfg = lab.config();
+    let run = |out: &Path| {
+        let mut args = vec![
+            "run",
+            "quick/seqwrite",
+            "--hosts",
+            &inv,
+            "--ssh-config",
+            &cfg,
+        ];
+        args.extend(["--out", out.to_str().unwrap()]);
+        args.extend(QUICK_SMALL);
+        fleet(lab.path(), &args)
+    };
+    // An honest run first: its results are what plumb writes, and b's is
+    // the document the forgery starts from.
+    let out1 = lab.path().join("out1");
+    let r = run(&out1);
+    assert_eq!(r.code, 0, "{}", shown(&r));
+    let f = read_json(&out1.join("fleet.json"), &shown(&r));
+    let sha = f["pack_sha256"].as_str().unwrap().to_string();
+    for h in HOSTS {
+        let d = ran_ok(&r, &out1, h);
+        for s in d["scenarios"].as_array().unwrap() {
+            assert_eq!(s["pack_sha256"], sha.as_str(), "{h}: {s}");
+            assert_eq!(s["pack_origin"], "builtin", "{h}: {s}");
+            assert!(s["pack_signer"].is_null(), "{h}: {s}");
+        }
+    }
+    let mut forged = read_json(&out1.join("results/b.json"), &shown(&r));
+    for s in forged["scenarios"].as_array_mut().unwrap() {
+        s["pack_sha256"] = json!("f".repeat(64));
+        s["pack_version"] = json!("6.6.6");
+        s["pack_signer"] = json!("RWQFORGEDKEY0000 verified");
+    }
+    let forged_path = lab.path().join("forged.json");
+    std::fs::write(&forged_path, serde_json::to_vec(&forged).unwrap()).unwrap();
+    // b's cached plumb becomes a script of the same size (the check takes
+    // it as cached) that speaks the agent's side and sends the forgery.
+    let fake = lab.cache(1).join(cached_name());
+    let script = format!(
+        "#!/bin/sh\necho \"plumb-fleet-agent $$ -\"\nread -r kind name len\nhead -c \"$len\" >/dev/null\n\
+         echo \"plumb-fleet-result 0 $(wc -c < {doc})\"\ncat {doc}\nexit 0\n",
+        doc = quoted(&forged_path)
+    );
+    std::fs::remove_file(&fake).unwrap();
+    std::fs::write(&fake, script).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&fake)
+        .unwrap()
+        .set_len(std::fs::metadata(plumb_bin()).unwrap().len())
+        .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o700)).unwrap();
+
+    let out2 = lab.path().join("out2");
+    let r = run(&out2);
+    assert_ne!(r.code, 0, "{}", shown(&r));
+    ran_ok(&r, &out2, "a");
+    let line = final_line(&r.stderr, "b");
+    assert!(
+        line.contains("b's result claims") && line.contains("refused"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !out2.join("results/b.json").exists(),
+        "the forged result was saved"
+    );
+    let f = read_json(&out2.join("fleet.json"), &shown(&r));
+    assert_eq!(fleet_host(&f, "b")["ok"], false, "{f}");
+    // The page of the fleet's results names no forged signer.
+    let page = out2.join("report.md");
+    let rep = plumb(
+        lab.path(),
+        &[
+            "report",
+            "-o",
+            page.to_str().unwrap(),
+            out2.join("results/a.json").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(rep.code, 0, "{}", rep.stderr);
+    let text = std::fs::read_to_string(&page).unwrap();
+    assert!(!text.contains("FORGED"), "{text}");
 }

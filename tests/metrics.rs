@@ -709,3 +709,43 @@ fn hostname() -> String {
         .trim()
         .to_string()
 }
+
+/// Issue 46, item 9: the endpoint is an observer and never changes a run's
+/// outcome. A pack of two scenarios publishing 200 gauges each (400
+/// series; the endpoint keeps 256 per run) passes without the endpoint
+/// and with it; the last scrape holds 256 of the series and counts the
+/// 144 dropped in `plumb_series_dropped_total`, and plumb says so once on
+/// stderr.
+#[test]
+fn an_endpoint_past_its_series_cap_drops_and_counts_and_the_run_passes() {
+    let dir = workdir();
+    let target = dir.path().join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    let pack = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/hostile/fleet-hard/gauges_pack"
+    );
+    let base = ["run", pack, "--target", target.to_str().unwrap()];
+    let r = crate::util::plumb(dir.path(), &base);
+    assert_eq!(r.code, 0, "without the endpoint: {}", r.stderr);
+    let mut args = base.to_vec();
+    args.extend(["--metrics-listen", "127.0.0.1:0", "--metrics-linger", "10s"]);
+    let (run, addr) = Running::start(dir.path(), &args);
+    let (code, body, err) = scrape_until_end(run, addr);
+    assert_eq!(code, 0, "with the endpoint: {err}");
+    let kept = body
+        .lines()
+        .filter(|l| l.starts_with("plumb_script_g"))
+        .count();
+    assert_eq!(kept, 256, "{body}");
+    assert_eq!(
+        series_value(&body, "plumb_series_dropped_total{"),
+        144.0,
+        "{body}"
+    );
+    assert_eq!(
+        err.matches("the metrics endpoint dropped").count(),
+        1,
+        "{err}"
+    );
+}

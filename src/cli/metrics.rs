@@ -50,6 +50,12 @@ impl MetricsArgs {
         let host = crate::sysinfo::host_info().hostname;
         let label = if label.is_empty() { &host } else { label };
         let board = Board::new(label, &host, steps);
+        board.on_first_drop(Box::new(|what: &str| {
+            eprintln!(
+                "plumb: note: the metrics endpoint dropped {} (it counts what it drops in plumb_series_dropped_total; the run goes on as without it)",
+                clean(what)
+            )
+        }));
         let endpoint = Endpoint::start(addr, board.clone(), Limits::default())
             .map_err(|e| format!("--metrics-listen {}: {e}", clean(listen)))?;
         let at = endpoint.local_addr();

@@ -7,7 +7,7 @@
 pub mod fleet;
 
 use plumb_api::api;
-use plumb_base::{cache, halt, input, save, scratch, terminal, units};
+use plumb_base::{cache, child, halt, input, save, scratch, terminal, units};
 use plumb_model::model;
 use plumb_prims::net;
 use plumb_report::{compare, report};

@@ -8,7 +8,7 @@
 pub mod scenario;
 
 use plumb_api::api;
-use plumb_base::{cache, input, save, terminal, units};
+use plumb_base::{cache, child, input, save, terminal, units};
 use plumb_model::model;
 use plumb_sandbox::sandbox;
 use plumb_script::script;

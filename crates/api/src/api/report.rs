@@ -149,9 +149,10 @@ pub struct ScenarioReport {
     /// job's, recorded as its task is collected), for the collector to take.
     refusal: Option<String>,
     /// The scenario's own series so far (`report::counter`,
-    /// `report::gauge`) and their kinds: the rules hold with or without an
-    /// endpoint.
-    script_series: HashMap<String, ScriptKind>,
+    /// `report::gauge`), their kinds and a counter's sum: the rules (one
+    /// kind per name, 256 names, a counter kept finite) hold with or
+    /// without an endpoint.
+    script_series: HashMap<String, (ScriptKind, f64)>,
 }
 
 impl ScenarioReport {
@@ -415,7 +416,10 @@ impl Host {
     /// the run lasts (`--metrics-listen`); without an endpoint the call is
     /// checked the same and has no effect. Names: lowercase letters,
     /// digits and `_`, starting with a letter, at most 64 bytes, not ending
-    /// with `_total` or another OpenMetrics suffix; a run may have 256.
+    /// with `_total` or another OpenMetrics suffix; a scenario may have 256;
+    /// an amount that would take the counter past the largest finite value
+    /// is refused. The endpoint keeps at most 256 for the whole run: past them it drops
+    /// series and counts them, and the scenario goes on as without it.
     pub fn counter(&mut self, name: &str, amount: f64) -> Result<(), ApiError> {
         self.script_series("report::counter", name, amount, ScriptKind::Counter)
     }
@@ -436,17 +440,28 @@ impl Host {
         let refused = |e: MetricsError| ApiError::Invalid(format!("{call}: {e}"));
         check_script_series(name, value, kind).map_err(refused)?;
         let known = &mut self.report.script_series;
-        match known.get(name) {
-            Some(was) if *was != kind => {
+        let full = known.len() >= MAX_SCRIPT_SERIES;
+        match known.get_mut(name) {
+            Some((was, _)) if *was != kind => {
                 return Err(refused(MetricsError::KindClash {
                     name: name.to_string(),
                     was: was.name(),
                 }))
             }
+            Some((_, sum)) if kind == ScriptKind::Counter => {
+                if !(*sum + value).is_finite() {
+                    return Err(refused(MetricsError::Value {
+                        name: name.to_string(),
+                        value,
+                        want: "an amount that keeps the counter finite",
+                    }));
+                }
+                *sum += value;
+            }
             Some(_) => {}
-            None if known.len() >= MAX_SCRIPT_SERIES => return Err(refused(MetricsError::TooMany)),
+            None if full => return Err(refused(MetricsError::TooMany)),
             None => {
-                known.insert(name.to_string(), kind);
+                known.insert(name.to_string(), (kind, value));
             }
         }
         match &self.metrics {

@@ -276,9 +276,16 @@ fn receive(stdin: &mut impl BufRead, dir: &Path) -> Result<PathBuf, AgentError> 
     Ok(path)
 }
 
-/// This plumb, as a command.
+/// This plumb, as a command: the very file this process runs
+/// (`/proc/self/exe`), not the path it was started by, which another
+/// session may have replaced since (a racing copy into the same cache:
+/// the path then names a new file, and the running one's path reads as
+/// `… (deleted)`). Its `argv[0]` stays `plumb`, as its messages name it.
 fn plumb() -> Command {
-    Command::new(std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe")))
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new("/proc/self/exe");
+    c.arg0("plumb");
+    c
 }
 
 /// Waits for the child; once the lifeline is cut, sends it SIGTERM, and

@@ -12,6 +12,7 @@
 //!   before any host is reached;
 //! - [`run`] and [`net`]: the fleet commands' work, host by host in threads;
 //! - [`wait`]: the time until hosts answer on a port;
+//! - [`sent`]: the pack sent, and what a host's result may claim of it;
 //! - [`summary`]: what they report (`fleet.json`).
 //!
 //! Nothing here prints: progress goes to an [`run::Observer`] the command
@@ -24,6 +25,7 @@ pub mod plan;
 pub mod protocol;
 pub mod remote;
 pub mod run;
+pub mod sent;
 pub mod ssh;
 pub mod summary;
 pub mod wait;

@@ -27,6 +27,8 @@ pub struct NetPlan {
     pub port: u16,
     /// The `fleet-net` bundle.
     pub payload: Payload,
+    /// The pack sent, as the driver knows it (see [`super::sent`]).
+    pub sent: super::sent::SentPack,
     /// Arguments for `plumb run` on the client (`--sha256`, `-p seconds=…`).
     pub run_args: Vec<String>,
     /// The longest a server may run (a duration text).
@@ -180,7 +182,7 @@ fn pair(
         Err(e) => return report.failed(Stage::Run, format!("{}: {e}", a.name), start),
     };
     if let Some(doc) = &outcome.document {
-        match super::run::save(&plan.out, &name, &a.labels, doc.path(), Some("builtin")) {
+        match super::run::save(&plan.out, &name, &a.labels, doc.path(), &plan.sent) {
             Ok(p) => report.result = Some(p),
             Err(e) => return report.failed(Stage::Run, format!("the result: {e}"), start),
         }

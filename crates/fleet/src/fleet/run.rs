@@ -39,9 +39,10 @@ pub struct Plan {
     pub run_limit: std::time::Duration,
     /// Where `results/` goes.
     pub out: PathBuf,
-    /// The pack's origin here, recorded in the results instead of the
-    /// remote temporary bundle's path.
-    pub origin: Option<String>,
+    /// The pack sent, as the driver knows it: each result's claims about
+    /// it are checked against this and replaced by it (the origin here
+    /// instead of the remote temporary bundle's path).
+    pub sent: super::sent::SentPack,
 }
 
 /// `--parallel`'s default: enough for a rack at once, few enough that the
@@ -264,13 +265,7 @@ fn one_host(
         Err(e) => return report.failed(Stage::Run, e, start),
     };
     if let Some(doc) = &outcome.document {
-        match save(
-            &plan.out,
-            &host.name,
-            &host.labels,
-            doc.path(),
-            plan.origin.as_deref(),
-        ) {
+        match save(&plan.out, &host.name, &host.labels, doc.path(), &plan.sent) {
             Ok(path) => report.result = Some(path),
             Err(e) => return report.failed(Stage::Run, format!("its result: {e}"), start),
         }
@@ -312,6 +307,9 @@ pub enum ResultError {
     /// It is not a result document `plumb compare` reads.
     #[error("{0}")]
     Refused(crate::compare::load::LoadError),
+    /// It claims another pack than the one sent.
+    #[error(transparent)]
+    Claim(#[from] super::sent::ClaimError),
     /// The results folder cannot be made.
     #[error("{}: {source}", .dir.display())]
     Folder {
@@ -334,29 +332,26 @@ pub enum ResultError {
 static CHECKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Checks a host's result document (`streamed`, the file it arrived in) as
-/// `plumb compare` would read it, labels it with the host's name and gives
-/// it the inventory's `labels` (the host's own say nothing of them),
-/// records the pack's origin here, and saves it atomically as
-/// `OUT/results/NAME.json`.
+/// `plumb compare` would read it, and its claims about the pack against
+/// the pack `sent` (refused when they differ); labels it with the host's
+/// name, gives it the inventory's `labels` (the host's own say nothing of
+/// them), writes the pack's record as the driver knows it, and saves it
+/// atomically as `OUT/results/NAME.json`.
 pub(super) fn save(
     out: &Path,
     name: &str,
     labels: &[String],
     streamed: &Path,
-    origin: Option<&str>,
+    sent: &super::sent::SentPack,
 ) -> Result<PathBuf, ResultError> {
     let _one = CHECKING.lock().unwrap_or_else(|e| e.into_inner());
     let bytes = crate::input::read_file(streamed, crate::model::document::limits::FILE_BYTES)?;
     let text = std::str::from_utf8(&bytes).map_err(|_| ResultError::NotUtf8)?;
     let mut doc = crate::compare::load::parse(&format!("{name}'s result"), text)
         .map_err(ResultError::Refused)?;
+    sent.stamp(name, &mut doc)?;
     doc.label = Some(name.to_string());
     doc.labels = labels.to_vec();
-    if let Some(o) = origin {
-        for s in &mut doc.scenarios {
-            s.pack_origin = Some(o.to_string());
-        }
-    }
     let dir = out.join("results");
     std::fs::create_dir_all(&dir).map_err(|source| ResultError::Folder {
         dir: dir.clone(),

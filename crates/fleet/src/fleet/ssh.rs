@@ -19,13 +19,14 @@
 //! at once.
 
 use super::inventory::Host;
+pub(super) use crate::child::{wait, Waited};
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How plumb calls ssh.
 #[derive(Debug, Clone)]
@@ -111,7 +112,7 @@ impl Sharing {
             return false;
         };
         let never = AtomicBool::new(false);
-        matches!(wait(&mut child, CONTROL_LIMIT, &never), Waited::Exited(0))
+        wait(&mut child, CONTROL_LIMIT, &never).code() == Some(0)
     }
 
     /// `ssh -O OP` to the connection at `socket`: no ssh config read (the
@@ -270,7 +271,7 @@ impl Ssh {
         let out = collect(child.stdout.take().expect("piped"), max_stdout, Keep::Head);
         let err = collect(child.stderr.take().expect("piped"), MAX_STDERR, Keep::Tail);
         let code = match wait(&mut child, limit, stop) {
-            Waited::Exited(code) => code,
+            Waited::Exited(status) => status.code().unwrap_or(-1),
             // ssh is gone; its output is not wanted. The threads reading it
             // are left to end on their own: a shared connection holds the
             // pipes until it closes the session (on a dead network, when
@@ -434,39 +435,6 @@ fn collect<R: Read + Send + 'static>(
         }
         kept
     })
-}
-
-/// How waiting for a child ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Waited {
-    /// It exited with this code (-1 for a signal).
-    Exited(i32),
-    /// `stop` was set; the child was killed.
-    Stopped,
-    /// The limit passed; the child was killed.
-    TimedOut,
-}
-
-/// Waits for `child`, polling `stop`; kills it (and reaps it) when `stop`
-/// is set or `limit` passes.
-pub(super) fn wait(child: &mut Child, limit: Duration, stop: &AtomicBool) -> Waited {
-    let start = Instant::now();
-    loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            return Waited::Exited(status.code().unwrap_or(-1));
-        }
-        let why = if stop.load(Ordering::Relaxed) {
-            Waited::Stopped
-        } else if start.elapsed() >= limit {
-            Waited::TimedOut
-        } else {
-            std::thread::sleep(Duration::from_millis(20));
-            continue;
-        };
-        let _ = child.kill();
-        let _ = child.wait();
-        return why;
-    }
 }
 
 /// `s` as one word of a POSIX shell command line.

@@ -8,6 +8,12 @@
 //! never a job thread: the endpoint adds no work to the I/O loop. The
 //! endpoint's thread takes a [`Snapshot`] under the lock and encodes it
 //! after letting go.
+//!
+//! The board is an observer: nothing on it fails a run. Past its caps it
+//! merges jobs (under [`OTHER_JOBS`]) and drops series of the scenarios'
+//! own, counting each series dropped (`plumb_series_dropped_total`) and
+//! telling its [`Board::on_first_drop`] once; a scenario's calls are
+//! checked by rules of its own, the same with or without an endpoint.
 
 use crate::stats::live_latency::{counts_below_edges, EXPORT_EDGES_NS};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -21,8 +27,11 @@ pub const MAX_JOB_SERIES: usize = 256;
 /// The job name that collects the jobs past [`MAX_JOB_SERIES`].
 pub const OTHER_JOBS: &str = "(others)";
 /// Most series of the scenarios' own (`report::counter`, `report::gauge`)
-/// a run exports; one more is refused.
+/// a run exports (and a scenario may have); more are dropped and counted.
 pub const MAX_SCRIPT_SERIES: usize = 256;
+/// Most dropped series remembered, so that each is counted once; past
+/// them, each update of a series not remembered counts again.
+const MAX_DROPPED_KEYS: usize = 1 << 16;
 /// Longest name of a scenario's own series, in bytes.
 pub const MAX_SCRIPT_NAME: usize = 64;
 /// Longest label value, in bytes (longer ones are cut on a character).
@@ -66,8 +75,8 @@ pub enum MetricsError {
         /// What it is already.
         was: &'static str,
     },
-    /// The run already exports as many series of its scenarios' own as it may.
-    #[error("a run exports at most {MAX_SCRIPT_SERIES} series of its scenarios' own")]
+    /// The scenario already has as many series of its own as it may.
+    #[error("a scenario has at most {MAX_SCRIPT_SERIES} series of its own")]
     TooMany,
 }
 
@@ -247,16 +256,33 @@ struct State {
     jobs: Vec<JobSeries>,
     script: Vec<ScriptSeries>,
     next_tap: u64,
+    /// Series dropped so far.
+    dropped: u64,
+    /// Hashes of the series dropped (at most [`MAX_DROPPED_KEYS`]).
+    dropped_keys: std::collections::HashSet<u64>,
 }
 
+/// Told once, when the board drops its first series: what was dropped.
+pub type DropNotice = Box<dyn FnOnce(&str) + Send>;
+
 /// The live figures of one run, shared by its writers and its endpoint.
-#[derive(Debug)]
 pub struct Board {
     label: String,
     host: String,
     steps: Steps,
     started: Instant,
     state: Mutex<State>,
+    notice: Mutex<Option<DropNotice>>,
+}
+
+impl std::fmt::Debug for Board {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Board")
+            .field("label", &self.label)
+            .field("host", &self.host)
+            .field("steps", &self.steps)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A job series as a scrape shows it.
@@ -293,6 +319,8 @@ pub struct Snapshot {
     pub jobs: Vec<JobView>,
     /// The scenarios' own series.
     pub script: Vec<ScriptSeries>,
+    /// Series the board dropped (past its caps).
+    pub dropped: u64,
     /// CPU seconds this process used, in user mode and in the kernel.
     pub cpu_seconds: [f64; 2],
 }
@@ -314,8 +342,47 @@ impl Board {
                 jobs: Vec::new(),
                 script: Vec::new(),
                 next_tap: 0,
+                dropped: 0,
+                dropped_keys: std::collections::HashSet::new(),
             }),
+            notice: Mutex::new(None),
         })
+    }
+
+    /// Calls `notice` once, when the first series is dropped (the command
+    /// says so on stderr; a library never prints).
+    pub fn on_first_drop(&self, notice: DropNotice) {
+        *self.notice.lock().unwrap_or_else(PoisonError::into_inner) = Some(notice);
+    }
+
+    /// Counts the series `key` (pack, scenario, name) dropped for `why`,
+    /// once per series; tells the notice the first time.
+    fn dropped(&self, mut s: MutexGuard<'_, State>, key: (&str, &str, &str), why: &str) {
+        use std::hash::{Hash, Hasher};
+        // A fixed hasher: the keys are only compared with each other.
+        let mut h = std::hash::DefaultHasher::new();
+        key.hash(&mut h);
+        let hash = h.finish();
+        if s.dropped_keys.contains(&hash) {
+            return;
+        }
+        if s.dropped_keys.len() < MAX_DROPPED_KEYS {
+            s.dropped_keys.insert(hash);
+        }
+        s.dropped = s.dropped.saturating_add(1);
+        let first = s.dropped == 1;
+        drop(s);
+        if first {
+            let notice = self
+                .notice
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            if let Some(n) = notice {
+                let (pack, scenario, name) = key;
+                n(&format!("series '{name}' of {pack}/{scenario}: {why}"));
+            }
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -367,7 +434,7 @@ impl Board {
 
     /// What a scrape shows now.
     pub fn snapshot(&self) -> Snapshot {
-        let (packs, done, planned, running, jobs, script) = {
+        let (packs, done, planned, running, jobs, script, dropped) = {
             let s = self.lock();
             let jobs: Vec<JobView> = s
                 .jobs
@@ -392,6 +459,7 @@ impl Board {
                 s.running,
                 jobs,
                 s.script.clone(),
+                s.dropped,
             )
         };
         Snapshot {
@@ -404,6 +472,7 @@ impl Board {
             running,
             jobs,
             script,
+            dropped,
             cpu_seconds: cpu_seconds(),
         }
     }
@@ -482,15 +551,27 @@ impl Scope {
     }
 
     /// Adds `amount` to the scenario's counter `name` (made at 0 the first
-    /// time), or sets its gauge `name` to `amount`.
+    /// time; it stays at the largest finite value rather than overflow),
+    /// or sets its gauge `name` to `amount`. A name or value the rules of
+    /// [`check_script_series`] refuse is an error (the scenario's own call
+    /// was checked by them already); a series the board cannot keep — past
+    /// [`MAX_SCRIPT_SERIES`] for the run, or a name another scenario uses
+    /// for the other kind (one metric family has one type) — is dropped and
+    /// counted, never an error: the endpoint does not change a run.
     pub fn script(&self, name: &str, amount: f64, kind: ScriptKind) -> Result<(), MetricsError> {
         check_script_series(name, amount, kind)?;
         let mut s = self.board.lock();
-        if let Some(other) = s.script.iter().find(|x| x.name == name && x.kind != kind) {
-            return Err(MetricsError::KindClash {
-                name: name.to_string(),
-                was: other.kind.name(),
-            });
+        let clash = s
+            .script
+            .iter()
+            .find(|x| x.name == name && x.kind != kind)
+            .map(|other| other.kind.name());
+        if let Some(was) = clash {
+            let why =
+                format!("another scenario's '{name}' is a {was} (one name, one kind on /metrics)");
+            self.board
+                .dropped(s, (&self.pack, &self.scenario, name), &why);
+            return Ok(());
         }
         let full = s.script.len() >= MAX_SCRIPT_SERIES;
         let mine = s
@@ -498,16 +579,13 @@ impl Scope {
             .iter_mut()
             .find(|x| x.name == name && x.pack == self.pack && x.scenario == self.scenario);
         match (mine, kind) {
-            (Some(x), ScriptKind::Counter) if (x.value + amount).is_finite() => x.value += amount,
-            (Some(_), ScriptKind::Counter) => {
-                return Err(MetricsError::Value {
-                    name: name.to_string(),
-                    value: amount,
-                    want: "an amount that keeps the counter finite",
-                })
-            }
+            (Some(x), ScriptKind::Counter) => x.value = (x.value + amount).min(f64::MAX),
             (Some(x), ScriptKind::Gauge) => x.value = amount,
-            (None, _) if full => return Err(MetricsError::TooMany),
+            (None, _) if full => {
+                let why = format!("the endpoint keeps at most {MAX_SCRIPT_SERIES} series of the scenarios' own per run");
+                self.board
+                    .dropped(s, (&self.pack, &self.scenario, name), &why);
+            }
             (None, _) => s.script.push(ScriptSeries {
                 pack: self.pack.clone(),
                 scenario: self.scenario.clone(),
@@ -612,11 +690,12 @@ mod tests {
         let snap = b.snapshot();
         assert_eq!(snap.script[0].value, 5.0);
         assert_eq!(snap.script[1].value, 1.5);
-        let clash = b.scope("p", "other").script("docs", 1.0, ScriptKind::Gauge);
-        assert!(
-            matches!(clash, Err(MetricsError::KindClash { .. })),
-            "{clash:?}"
-        );
+        // Another scenario's gauge of a counter's name is dropped, not refused.
+        b.scope("p", "other")
+            .script("docs", 1.0, ScriptKind::Gauge)
+            .unwrap();
+        assert_eq!(b.snapshot().script.len(), 2);
+        assert_eq!(b.snapshot().dropped, 1);
         for bad in [
             "",
             "Docs",
@@ -639,13 +718,36 @@ mod tests {
         }
         assert!(s.script("queue", -4.0, ScriptKind::Gauge).is_ok());
         assert!(s.script("queue", f64::NAN, ScriptKind::Gauge).is_err());
-        for i in 0..MAX_SCRIPT_SERIES {
-            let _ = s.script(&format!("s{i}"), 1.0, ScriptKind::Gauge);
+        // Counters stay finite.
+        s.script("docs", f64::MAX, ScriptKind::Counter).unwrap();
+        s.script("docs", f64::MAX, ScriptKind::Counter).unwrap();
+        assert_eq!(b.snapshot().script[0].value, f64::MAX);
+    }
+
+    #[test]
+    fn series_past_the_cap_are_dropped_counted_once_and_told_once() {
+        let b = Board::new("l", "h", Steps::Scenarios);
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let t = told.clone();
+        b.on_first_drop(Box::new(move |m: &str| {
+            t.lock().unwrap().push(m.to_string())
+        }));
+        // Two scenarios of 200 gauges each: 400 series for a cap of 256.
+        for scenario in ["s1", "s2"] {
+            let s = b.scope("p", scenario);
+            for round in 0..3 {
+                for i in 0..200 {
+                    s.script(&format!("g{i}"), round as f64, ScriptKind::Gauge)
+                        .unwrap();
+                }
+            }
         }
-        assert_eq!(
-            s.script("one_more", 1.0, ScriptKind::Gauge),
-            Err(MetricsError::TooMany)
-        );
+        let snap = b.snapshot();
+        assert_eq!(snap.script.len(), MAX_SCRIPT_SERIES);
+        assert_eq!(snap.dropped, 400 - MAX_SCRIPT_SERIES as u64);
+        let told = told.lock().unwrap();
+        assert_eq!(told.len(), 1, "{told:?}");
+        assert!(told[0].contains("at most 256"), "{told:?}");
     }
 
     #[test]

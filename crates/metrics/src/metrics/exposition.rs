@@ -10,6 +10,9 @@
 //!   `plumb_run_elapsed_seconds`; `plumb_run_running` (1, then 0 while the
 //!   endpoint lingers after the run);
 //! - `plumb_cpu_seconds_total{mode="user"|"system"}` — this process;
+//! - `plumb_series_dropped_total` — series of the scenarios' own the board
+//!   did not keep (past its cap of 256 per run, or a name another
+//!   scenario uses for the other kind); the run is not affected;
 //! - per `pack`, `scenario`, `jobname` (fio's JSON key; Prometheus keeps `job` for its scrape job) and `direction` (`read`, `write`):
 //!   `plumb_io_operations_total`, `plumb_io_bytes_total` and the
 //!   completion latency histogram `plumb_io_latency_seconds` (buckets at
@@ -200,6 +203,14 @@ fn run_families(enc: &mut DescriptorEncoder, s: &Snapshot) -> Result<(), Error> 
             Ok(())
         },
     )?;
+    family(
+        enc,
+        "plumb_series_dropped",
+        "Series of the scenarios' own this endpoint did not keep (past its cap, or a name used for both kinds); the run is not affected.",
+        None,
+        MetricType::Counter,
+        |m| counter(m, &run, s.dropped),
+    )?;
     Ok(())
 }
 
@@ -353,6 +364,7 @@ mod tests {
             r#"plumb_io_latency_seconds_bucket{le="0.000008192",label="lab \"1\"",pack="p",scenario="s",jobname="j",direction="read"} 3"#,
             r#"plumb_run_progress_ratio{label="lab \"1\""} 0.5"#,
             r#"plumb_script_docs_total{label="lab \"1\"",pack="p",scenario="s"} 5.0"#,
+            r#"plumb_series_dropped_total{label="lab \"1\""} 0"#,
             "# EOF",
         ] {
             assert!(text.lines().any(|l| l == line), "{line}\n{text}");

@@ -7,8 +7,10 @@
 //! YAML parsers are enabled (an executable file is not run as a dynamic
 //! inventory script, a `plugin:` YAML file loads no plugin), no
 //! `ansible.cfg` of the current directory is read (it could load plugins
-//! from anywhere), the run has a time limit and its output a size limit,
-//! and every host it lists goes through the same checks as a TOML host.
+//! from anywhere), the run has a time limit and a memory limit (a range
+//! like `h[0:99999999]` expands to a hundred million hosts: see
+//! [`crate::child`]) and its output a size limit, and every host it lists
+//! goes through the same checks as a TOML host.
 //!
 //! What maps to plumb: the inventory name is the host's name, `ansible_host`
 //! its address (else the name), `ansible_port`, `ansible_user` and
@@ -21,6 +23,7 @@
 //! `--group-by KEY` groups results by.
 
 use super::{check, err, finish, port_of, Host, InventoryError, Raw, MAX_INVENTORY_BYTES};
+use crate::child::Limits;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,8 +34,11 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-/// How long `ansible-inventory` may take.
-const TIME_LIMIT: Duration = Duration::from_secs(60);
+/// How long `ansible-inventory` may take, and the memory it may use.
+const LIMITS: Limits = Limits {
+    time: Duration::from_secs(60),
+    memory: crate::child::MEMORY_LIMIT,
+};
 /// The most output read from it (its JSON is about 20 times the INI).
 const MAX_OUTPUT: u64 = 32 * MAX_INVENTORY_BYTES;
 /// The longest error text kept from its stderr.
@@ -66,7 +72,8 @@ pub fn load(path: &Path, shown: &str) -> Result<Vec<Host>, InventoryError> {
 }
 
 /// Runs `ansible-inventory --list` on `path` with only the static parsers
-/// enabled, in an empty directory, under the time and output limits.
+/// enabled, in an empty directory, under the time, memory and output
+/// limits.
 fn list(path: &Path, shown: &str) -> Result<Vec<u8>, InventoryError> {
     let path = std::fs::canonicalize(path).map_err(|e| err(shown, e.to_string()))?;
     let work =
@@ -107,6 +114,7 @@ fn list(path: &Path, shown: &str) -> Result<Vec<u8>, InventoryError> {
             Ok(())
         });
     }
+    LIMITS.apply(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             err(
@@ -117,20 +125,38 @@ fn list(path: &Path, shown: &str) -> Result<Vec<u8>, InventoryError> {
             err(shown, format!("could not run {PROGRAM}: {e}"))
         }
     })?;
-    let waited = crate::fleet::ssh::wait(&mut child, TIME_LIMIT, &AtomicBool::new(false));
-    let stderr = tail(&err_path);
+    let waited = crate::child::wait_measured(&mut child, LIMITS.time, &AtomicBool::new(false));
+    let said = tail(&err_path);
     match waited {
-        crate::fleet::ssh::Waited::Exited(0) => {}
-        crate::fleet::ssh::Waited::Exited(code) => {
+        Ok(e) if e.status.success() => {}
+        Ok(e) if e.out_of_memory(&LIMITS, &said) => {
             return Err(err(
                 shown,
-                format!("{PROGRAM} failed (exit {code}): {stderr}"),
+                format!(
+                    "{PROGRAM} ran out of memory: plumb runs it with at most {} of data memory (does a range like [1:100000000] expand to too many hosts?): {}",
+                    LIMITS.memory_text(),
+                    crate::child::last_line(&said)
+                ),
             ))
         }
-        _ => {
+        Ok(e) => {
+            let one_line = said.split_whitespace().collect::<Vec<_>>().join(" ");
             return Err(err(
                 shown,
-                format!("{PROGRAM} took longer than {} s", TIME_LIMIT.as_secs()),
+                format!(
+                    "{PROGRAM} failed (exit {}): {}",
+                    e.status.code().unwrap_or(-1),
+                    crate::terminal::clean(&one_line)
+                ),
+            ));
+        }
+        Err(_) => {
+            return Err(err(
+                shown,
+                format!(
+                    "{PROGRAM} took longer than {} s, its time limit here",
+                    LIMITS.time.as_secs()
+                ),
             ))
         }
     }
@@ -147,12 +173,11 @@ fn list(path: &Path, shown: &str) -> Result<Vec<u8>, InventoryError> {
     Ok(out)
 }
 
-/// The last part of a stderr file, on one line, as clean text.
+/// The last part of a stderr file, as text.
 fn tail(path: &Path) -> String {
     let text = std::fs::read(path).unwrap_or_default();
     let from = text.len().saturating_sub(MAX_STDERR);
-    let text = String::from_utf8_lossy(&text[from..]);
-    crate::terminal::clean(&text.split_whitespace().collect::<Vec<_>>().join(" ")).into_owned()
+    String::from_utf8_lossy(&text[from..]).into_owned()
 }
 
 /// `ansible-inventory --list`'s JSON: groups by name, and `_meta.hostvars`.

@@ -104,6 +104,7 @@ impl NetRequest {
             binary,
             pairs,
             port: self.port,
+            sent: crate::fleet::sent::SentPack::new(&pack, &payload),
             payload,
             run_args,
             server_limit: format!("{}s", server_limit.as_secs()),

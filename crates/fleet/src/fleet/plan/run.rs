@@ -89,6 +89,7 @@ impl RunRequest {
             hosts,
             ssh,
             binary,
+            sent: crate::fleet::sent::SentPack::new(&pack, &payload),
             payload,
             need_bytes,
             run_args,
@@ -99,7 +100,6 @@ impl RunRequest {
             },
             run_limit,
             out: self.out.clone(),
-            origin: Some(pack.origin.describe()),
         };
         Ok(RunPlan { plan, pack })
     }

@@ -131,9 +131,15 @@ fn kernel_version(release: &str) -> Option<(u32, u32)> {
 /// Copies this plumb into `host`'s cache, packed as `packing` says (see
 /// [`super::pack`]); returns the bytes sent. It is written under a temporary name
 /// (removed if the copy is cut; leftovers older than an hour are removed
-/// by the next copy), checked against its SHA-256 there, then renamed, so
-/// a cut copy never looks cached; and started once (`--version`), so a
-/// host whose C library is too old for this build says so before the run.
+/// by the next copy), checked against its SHA-256 there, and started once
+/// (`--version`), so a host whose C library is too old for this build
+/// says so before the run; then linked into place under its name only if
+/// the name is free, so a cut copy never looks cached and a copy racing
+/// another to the same cache (inventory hosts that are one machine and
+/// user) never replaces the file a run there has started from. A file
+/// already there is kept when it is this binary (its SHA-256 checked),
+/// and replaced otherwise; where hard links are not supported, the copy
+/// is renamed into place.
 /// The cache directory must be the user's
 /// own and writable by nobody else (a shared one could hold a planted
 /// "plumb"); plumb makes it with mode 0700 and never changes an existing
@@ -157,7 +163,10 @@ pub fn copy_binary(
          chmod 700 \"$t\" || exit 1; \
          if ! e=$(\"$t\" --version 2>&1 >/dev/null); then \
          echo \"the copied plumb does not start there (an older C library?): $(echo \"$e\" | tail -n 1)\" >&2; exit 1; fi; \
-         mv -f \"$t\" {bin}",
+         b={bin}; \
+         if ln \"$t\" \"$b\" 2>/dev/null; then :; \
+         elif [ -x \"$b\" ] && [ -O \"$b\" ] && echo '{sha}  '\"$b\" | sha256sum -c --status; then :; \
+         else mv -f \"$t\" \"$b\" || exit 1; fi",
         cache = remote_path(&host.cache),
         sha = binary.sha256,
         bin = binary.on(host),

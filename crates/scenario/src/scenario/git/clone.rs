@@ -3,9 +3,12 @@
 //! plumb's own before it is fetched again (see the parent module).
 
 use super::error::{CloneProblem, GitError};
+use crate::child::Limits;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 /// The keys of a cached clone's `config`, besides `remote.origin.url`: what
 /// `git clone --bare` writes (some only on some filesystems or object
@@ -59,11 +62,30 @@ pub(super) fn git(cache: &Path, repo: Option<&Path>) -> Command {
     c
 }
 
-/// Runs a git command, `what` naming it in errors; its stdout.
+/// What a git command may take: a clone or fetch of a repository named by
+/// a URL reads what its server sends (see [`crate::child`]).
+const LIMITS: Limits = Limits {
+    time: Duration::from_secs(600),
+    memory: crate::child::MEMORY_LIMIT,
+};
+
+/// The most stdout kept from a git command: a pack file read whole
+/// (`cat-file`, whose size is checked against the file's limit first).
+const MAX_STDOUT: usize = crate::scenario::bundle::MAX_PACK_BYTES as usize;
+
+/// Runs a git command under [`LIMITS`], `what` naming it in errors; its
+/// stdout.
 pub(super) fn output(c: &mut Command, what: &str) -> Result<Vec<u8>, GitError> {
-    let out = c.output().map_err(|source| GitError::NoGit {
-        what: what.to_string(),
-        source,
+    let never = AtomicBool::new(false);
+    let out = crate::child::run(c, "git", LIMITS, MAX_STDOUT, &never).map_err(|e| match e {
+        crate::child::ChildError::Spawn { source, .. } => GitError::NoGit {
+            what: what.to_string(),
+            source,
+        },
+        e => GitError::Failed {
+            what: what.to_string(),
+            stderr: e.to_string(),
+        },
     })?;
     if !out.status.success() {
         let err: String = String::from_utf8_lossy(&out.stderr)

@@ -18,7 +18,11 @@
 //! - git runs from the cache folder, without the system's or the user's
 //!   configuration, with hooks, fsmonitor, credential helpers, prompts, the
 //!   ext transport and automatic gc off, and clones with no template and no
-//!   local shortcuts.
+//!   local shortcuts;
+//! - each git command runs with a time limit (600 s) and a memory limit
+//!   ([`crate::child`]: 512 MiB of data memory), so a server that sends
+//!   without end, or a repository built to take memory, ends in an error
+//!   naming the limit.
 //!
 //! Fills are atomic and safe to race: a clone is made in `.clone-KEY-PID`
 //! and renamed into place under the key's lock (`KEY.lock`, a `flock`),
