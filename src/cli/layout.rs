@@ -38,11 +38,10 @@ pub fn made(t: &Template, docs: &[RunDocument], c: &Comparison, command: &str) -
 /// this run's scenarios of that pack, in the order the packs ran.
 pub fn for_one_run(doc: &RunDocument, command: &str) -> Vec<Layout> {
     let mut packs: Vec<&str> = Vec::new();
-    for s in &doc.scenarios {
-        if let Some(p) = s.pack.as_deref() {
-            if !packs.contains(&p) {
-                packs.push(p);
-            }
+    let mut seen = std::collections::HashSet::new();
+    for p in doc.scenarios.iter().filter_map(|s| s.pack.as_deref()) {
+        if seen.insert(p) {
+            packs.push(p);
         }
     }
     if packs.len() > MAX_PACKS {

@@ -25,8 +25,9 @@ pub struct RunArgs {
     /// A parameter, KEY=VALUE (repeatable).
     #[arg(short = 'p', long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
-    /// Run each scenario this many times.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Run each scenario this many times (at most 100,000: a result
+    /// document's limit).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::model::document::limits::REPEAT)))]
     pub repeat: u32,
     /// Label of this run in results and comparisons.
     #[arg(long)]

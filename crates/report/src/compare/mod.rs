@@ -6,7 +6,7 @@ pub mod stats;
 
 use crate::model::comparison::run_titles;
 pub use crate::model::comparison::{Cell, Comparison, Row, Verdict, COMPARE_SCHEMA, MIN_SAMPLES};
-use crate::model::document::{Better, Mark, Metric, RunDocument, ScenarioResult};
+use crate::model::document::{cut_text, Better, Mark, Metric, RunDocument, ScenarioResult};
 use std::collections::{HashMap, HashSet};
 
 /// Builds the comparison; the first document is the baseline. A metric of a
@@ -55,6 +55,19 @@ fn compare_titled(docs: &[RunDocument], runs: Vec<String>) -> Comparison {
         index.push(found);
         scenarios.push(ran);
     }
+    // Why each run's scenario did not measure what the baseline's did:
+    // once per pair of scenarios, not per metric.
+    let apart: Vec<HashMap<&str, String>> = scenarios
+        .iter()
+        .map(|ran| {
+            ran.iter()
+                .filter_map(|(name, s)| {
+                    let b = scenarios[0].get(name)?;
+                    Some((name.as_str(), mismatch(b, s)?))
+                })
+                .collect()
+        })
+        .collect();
     let rows = keys
         .iter()
         .filter_map(|k| {
@@ -65,15 +78,12 @@ fn compare_titled(docs: &[RunDocument], runs: Vec<String>) -> Comparison {
                 .iter()
                 .enumerate()
                 .map(|(i, m)| {
-                    let why = match (scenarios[0].get(&k.0), scenarios[i].get(&k.0)) {
-                        (Some(b), Some(s)) if i > 0 && m.is_some() && base.is_some() => {
-                            mismatch(b, s)
-                        }
-                        _ => None,
-                    };
+                    let why = apart[i]
+                        .get(k.0.as_str())
+                        .filter(|_| i > 0 && m.is_some() && base.is_some());
                     let repeats = |j: usize| scenarios[j].get(&k.0).map_or(1, |s| s.repeat);
                     match why {
-                        Some(why) => not_comparable(*m, why),
+                        Some(why) => not_comparable(*m, why.clone()),
                         None => cell(i, base, *m, first.better, (repeats(0), repeats(i))),
                     }
                 })
@@ -94,9 +104,20 @@ fn compare_titled(docs: &[RunDocument], runs: Vec<String>) -> Comparison {
     }
 }
 
+/// Parameters a "params differ" reason names; the others are counted.
+pub const NAMED_PARAMS: usize = 3;
+
+/// Bytes of a parameter's name or value, or of a pack version, that a
+/// reason quotes (longer ones are cut).
+pub const QUOTED_BYTES: usize = 48;
+
 /// Why scenario `s` did not measure what the baseline's `b` did: its
-/// source, its effective parameters or its pack's version differ.
+/// source, its effective parameters or its pack's version differ. The
+/// reason is short whatever the scenarios hold: [`NAMED_PARAMS`]
+/// parameters named (each name and value cut to [`QUOTED_BYTES`]), the
+/// others counted.
 pub fn mismatch(b: &ScenarioResult, s: &ScenarioResult) -> Option<String> {
+    let quote = |t: &str| cut_text(t, QUOTED_BYTES).into_owned();
     let mut why = Vec::new();
     if b.source_sha256.is_some() && s.source_sha256.is_some() && b.source_sha256 != s.source_sha256
     {
@@ -108,24 +129,37 @@ pub fn mismatch(b: &ScenarioResult, s: &ScenarioResult) -> Option<String> {
         (Some(rb), Some(rs)) => rb.iter().chain(rs).collect(),
         _ => b.params.keys().chain(s.params.keys()).collect(),
     };
-    let differ: Vec<String> = keys
+    let mut differ = keys
         .into_iter()
-        .filter(|k| b.params.get(*k) != s.params.get(*k))
+        .filter(|k| b.params.get(*k) != s.params.get(*k));
+    let value = |p: &std::collections::BTreeMap<String, String>, k: &str| {
+        p.get(k).map_or_else(|| "unset".to_string(), |v| quote(v))
+    };
+    let named: Vec<String> = differ
+        .by_ref()
+        .take(NAMED_PARAMS)
         .map(|k| {
-            let v = |p: &std::collections::BTreeMap<String, String>| {
-                p.get(k).cloned().unwrap_or_else(|| "unset".into())
-            };
-            format!("{k} {} vs {}", v(&b.params), v(&s.params))
+            format!(
+                "{} {} vs {}",
+                quote(k),
+                value(&b.params, k),
+                value(&s.params, k)
+            )
         })
         .collect();
-    if !differ.is_empty() {
-        why.push(format!("params differ: {}", differ.join(", ")));
+    if !named.is_empty() {
+        let mut text = format!("params differ: {}", named.join(", "));
+        let more = differ.count();
+        if more > 0 {
+            text.push_str(&format!(" and {more} more"));
+        }
+        why.push(text);
     }
     if b.pack_version.is_some() && s.pack_version.is_some() && b.pack_version != s.pack_version {
         why.push(format!(
             "pack version {} vs {}",
-            b.pack_version.as_deref().unwrap_or_default(),
-            s.pack_version.as_deref().unwrap_or_default()
+            quote(b.pack_version.as_deref().unwrap_or_default()),
+            quote(s.pack_version.as_deref().unwrap_or_default())
         ));
     }
     (!why.is_empty()).then(|| why.join("; "))
@@ -304,4 +338,73 @@ pub fn undecided(c: &Comparison) -> Option<(usize, u32)> {
         .flat_map(|r| r.cells.iter().filter_map(|c| c.repeat_for_verdict))
         .collect();
     need.iter().max().map(|most| (need.len(), *most))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scenario with `params` and `metrics` metrics.
+    fn scenario(params: &[(String, String)], metrics: usize) -> ScenarioResult {
+        let metrics: Vec<serde_json::Value> = (0..metrics)
+            .map(|i| serde_json::json!({"name": format!("m{i}"), "unit": "u", "better": "higher", "value": 1.0, "samples": [1.0]}))
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "name": "s", "pack": "p", "source_sha256": null, "repeat": 1,
+            "params": params.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+            "metrics": metrics, "jobs": [], "tables": [], "error": null
+        }))
+        .unwrap()
+    }
+
+    fn doc(s: ScenarioResult) -> RunDocument {
+        serde_json::from_value(serde_json::json!({
+            "schema": "plumb.result.v1", "plumb_version": "0", "label": null,
+            "started": "", "finished": "",
+            "host": {"hostname": "h", "os": "", "kernel": "", "arch": "", "cpu_model": "", "cpus": 1, "memory_bytes": 1},
+            "target": null, "scenarios": [s]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_reason_names_a_few_parameters_cut_short_and_counts_the_rest() {
+        let params = |v: &str| -> Vec<(String, String)> {
+            (0..200)
+                .map(|i| (format!("k{i:03}{}", "n".repeat(100)), v.repeat(4000)))
+                .collect()
+        };
+        let (a, b) = (scenario(&params("A"), 0), scenario(&params("B"), 0));
+        let why = mismatch(&a, &b).unwrap();
+        assert!(why.starts_with("params differ: k000"), "{why}");
+        assert!(
+            why.ends_with(&format!("and {} more", 200 - NAMED_PARAMS)),
+            "{why}"
+        );
+        // Three names and six values, each cut, and the words between.
+        assert!(why.len() < 9 * QUOTED_BYTES + 100, "{} bytes", why.len());
+        let mut unset = b.clone();
+        unset.params.clear();
+        assert!(mismatch(&a, &unset).unwrap().contains("vs unset"));
+    }
+
+    #[test]
+    fn the_reason_is_made_once_and_every_cell_holds_it_short() {
+        let params = |v: &str| -> Vec<(String, String)> {
+            (0..50).map(|i| (format!("k{i}"), v.repeat(4000))).collect()
+        };
+        let docs = [
+            doc(scenario(&params("A"), 300)),
+            doc(scenario(&params("B"), 300)),
+        ];
+        let c = compare(&docs);
+        assert_eq!(c.rows.len(), 300);
+        let reasons: Vec<&String> = c
+            .rows
+            .iter()
+            .map(|r| r.cells[1].not_comparable.as_ref().unwrap())
+            .collect();
+        assert!(reasons.iter().all(|r| *r == reasons[0] && r.len() < 1000));
+        assert_eq!(c.not_comparable(), 300);
+    }
 }

@@ -14,12 +14,13 @@
 
 pub mod change;
 pub mod jobs;
+pub mod overlap;
 pub mod series;
 pub mod svg;
 
 use crate::model::comparison::Comparison;
 use crate::model::document::RunDocument;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// What a chart shows.
@@ -69,20 +70,31 @@ pub fn file_part(s: &str) -> String {
         .collect()
 }
 
-/// Makes file names unique: a name met before gets `-2`, `-3`, ….
+/// Makes file names unique: a name met before gets `-2`, `-3`, …; each
+/// stem remembers the number it reached, so that n charts of one stem take
+/// n steps, not n².
 #[derive(Debug, Default)]
-pub struct Names(HashSet<String>);
+pub struct Names {
+    /// The names taken.
+    taken: HashSet<String>,
+    /// Per stem, the number its next name tries.
+    next: HashMap<String, usize>,
+}
 
 impl Names {
     /// `stem.svg`, or `stem-N.svg` when taken.
     pub fn take(&mut self, stem: &str) -> String {
-        let mut name = format!("{stem}.svg");
-        let mut n = 1;
-        while !self.0.insert(name.clone()) {
-            n += 1;
-            name = format!("{stem}-{n}.svg");
+        let n = self.next.entry(stem.to_string()).or_insert(1);
+        loop {
+            let name = match *n {
+                1 => format!("{stem}.svg"),
+                k => format!("{stem}-{k}.svg"),
+            };
+            *n += 1;
+            if self.taken.insert(name.clone()) {
+                return name;
+            }
         }
-        name
     }
 }
 
@@ -148,4 +160,35 @@ pub fn write_all(
         out.push(path);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_stay_unique_when_stems_look_like_numbered_names() {
+        let mut n = Names::default();
+        let got: Vec<String> = ["a", "a-2", "a", "a", "a-2", "b"]
+            .iter()
+            .map(|s| n.take(s))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "a.svg",
+                "a-2.svg",
+                "a-3.svg",
+                "a-4.svg",
+                "a-2-2.svg",
+                "b.svg"
+            ]
+        );
+        // Many charts of one stem: each name found in a step or two.
+        let mut n = Names::default();
+        for i in 1..=20_000 {
+            let name = n.take("s");
+            assert!(i == 1 || name == format!("s-{i}.svg"), "{name}");
+        }
+    }
 }
