@@ -286,6 +286,7 @@ fn generate(kind: &str) -> Vec<u8> {
             "]".repeat(100_000)
         )
         .into_bytes(),
+        k if k.starts_with("results-cost-") => results_cost(k),
         other => panic!("unknown generator {other}"),
     }
 }
@@ -887,4 +888,75 @@ fn hostile_corpus() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// Result documents whose cost to read grows with their contents
+/// (`cases-results-cost.toml`): small enough to be read in a second or
+/// two, large enough that a reader quadratic or worse in them takes
+/// minutes or gigabytes.
+fn results_cost(kind: &str) -> Vec<u8> {
+    use serde_json::json;
+    let doc = |label: &str, scenarios: Vec<serde_json::Value>| {
+        json!({"schema": "plumb.result.v1", "plumb_version": "0.1.0", "label": label,
+               "started": "2026-11-30T10:00:00+00:00", "finished": "2026-11-30T10:01:00+00:00",
+               "host": {"hostname": "h", "os": "Linux", "kernel": "6", "arch": "x86_64",
+                        "cpu_model": "c", "cpus": 1, "memory_bytes": 1},
+               "target": null, "scenarios": scenarios})
+    };
+    let scenario = |name: &str, params: serde_json::Value, metrics: usize| {
+        let metrics: Vec<serde_json::Value> = (0..metrics)
+            .map(|i| json!({"name": format!("m{i}"), "unit": "iops", "better": "higher", "value": 1.0, "samples": [1.0]}))
+            .collect();
+        json!({"name": name, "pack": "p", "source_sha256": null, "params": params, "repeat": 1,
+               "metrics": metrics, "jobs": [], "tables": [], "error": null})
+    };
+    let value = match kind {
+        // 200 parameters of 4,000 bytes that differ, 4,000 metrics: a
+        // reason per metric naming them all is 6.4 GB.
+        "results-cost-params-a" | "results-cost-params-b" => {
+            let v = if kind.ends_with('a') { "A" } else { "B" }.repeat(4000);
+            let params: serde_json::Map<String, serde_json::Value> =
+                (0..200).map(|i| (format!("k{i:03}"), json!(v))).collect();
+            doc(kind, vec![scenario("s", params.into(), 4000)])
+        }
+        // 4,000 jobs running at once, each of its own name: what each ran
+        // beside, found by pairs, is cubic.
+        "results-cost-jobs-overlap" => {
+            let jobs: Vec<serde_json::Value> = (0..4000)
+                .map(|i| {
+                    let mut j = serde_json::to_value(plumb::model::result::JobResult {
+                        name: format!("j{i}"),
+                        rw: "randread".into(),
+                        started_s: Some(f64::from(i % 7) * 0.1),
+                        ended_s: Some(10.0),
+                        ..Default::default()
+                    })
+                    .unwrap();
+                    j["read"]["total_ios"] = 300.into();
+                    j["timeline"] = json!([{"t_ms": 0, "duration_ms": 1000, "read_ios": 100, "read_bytes": 409600, "write_ios": 0, "write_bytes": 0}]);
+                    j
+                })
+                .collect();
+            let mut s = scenario("s", json!({}), 1);
+            s["jobs"] = jobs.into();
+            doc("jobs", vec![s])
+        }
+        // 10,000 scenarios (the limit) whose names share 500 bytes, each
+        // with a series and a pack of its own: looked up by comparing
+        // names, quadratic.
+        "results-cost-scenarios" => {
+            let prefix = "x".repeat(500);
+            let scenarios = (0..10_000)
+                .map(|i| {
+                    let mut s = scenario(&format!("{prefix}{i}"), json!({}), 1);
+                    s["pack"] = json!(format!("{prefix}p{i}"));
+                    s["series"] = json!([{"name": "x", "unit": "u", "points": [[0.0, 1.0]]}]);
+                    s
+                })
+                .collect();
+            doc("scenarios", scenarios)
+        }
+        other => panic!("unknown generator {other}"),
+    };
+    serde_json::to_vec(&value).unwrap()
 }

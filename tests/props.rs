@@ -859,7 +859,8 @@ proptest! {
             Err(e) => prop_assert!(e.to_string().contains("a.json"), "load error does not name the file: {e}"),
             Ok(da) => {
                 let docs = vec![da, db];
-                let c = no_panic("compare::compare", &input, || plumb::compare::compare(&docs))?;
+                let c = no_panic("compare::compare", &input, || plumb::compare::compare(&docs))?
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
                 for f in [plumb::report::run_table::Format::Table, plumb::report::run_table::Format::Markdown, plumb::report::run_table::Format::Csv, plumb::report::run_table::Format::Json] {
                     let out = no_panic("compare::render::render", &input, || plumb::report::comparison::render(&c, &docs, f))?;
                     if f == plumb::report::run_table::Format::Table {
@@ -896,7 +897,7 @@ proptest! {
         };
         let source = format!("fn render(c) {{ {ret} }}");
         let docs = vec![plumb::compare::load::load(&write_doc(&valid_doc("a", &[1.0, 2.0]))).map_err(|e| TestCaseError::fail(e.to_string()))?];
-        let c = plumb::compare::compare(&docs);
+        let c = plumb::compare::compare(&docs).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let input = plumb::model::template::TemplateInput::new(&docs, &c);
         let out = no_panic("script::template::render", &source, || plumb::script::template::render("t.rhai", &source, &input))?;
         match out {
@@ -1885,7 +1886,7 @@ proptest! {
         };
         let db = plumb::compare::load::load(&pb).map_err(|e| TestCaseError::fail(e.to_string()))?;
         for docs in [vec![da.clone()], vec![da, db]] {
-            let c = plumb::compare::compare(&docs);
+            let c = plumb::compare::compare(&docs).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let charts = no_panic("charts::all", &input, || plumb::report::charts::all(&docs, &c))?;
             let Ok(charts) = charts else { continue };
             for chart in &charts {

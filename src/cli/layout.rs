@@ -63,7 +63,11 @@ pub fn for_one_run(doc: &RunDocument, command: &str) -> Vec<Layout> {
             ..header(doc)
         }];
         match template::for_runs(&one) {
-            Choice::Template(t) => out.extend(made(&t, &one, &compare(&one), command)),
+            // One run of one pack: within the document's own limits.
+            Choice::Template(t) => match compare(&one) {
+                Ok(c) => out.extend(made(&t, &one, &c, command)),
+                Err(e) => eprintln!("plumb {command}: note: {}", clean(&e.to_string())),
+            },
             Choice::Generic => {}
             Choice::Unavailable(why) => {
                 eprintln!("plumb {command}: note: {}", clean(&why));

@@ -31,6 +31,12 @@ pub enum Verdict {
     NotComparable,
 }
 
+/// The most cells (metrics × runs) a comparison holds: runs that share
+/// their metrics stay far within it (400 runs of 5,000 metrics), while runs
+/// sharing none would make it grow with the square of the files (500 runs
+/// of 5,000 metrics of their own: 1.25 billion cells, hundreds of GB).
+pub const MAX_CELLS: usize = 2_000_000;
+
 /// The fewest samples on each side for a better/worse verdict: with two,
 /// a bootstrap interval is the two samples' own spread and says little.
 pub const MIN_SAMPLES: usize = 3;

@@ -5,20 +5,39 @@ pub mod load;
 pub mod stats;
 
 use crate::model::comparison::run_titles;
-pub use crate::model::comparison::{Cell, Comparison, Row, Verdict, COMPARE_SCHEMA, MIN_SAMPLES};
+pub use crate::model::comparison::{
+    Cell, Comparison, Row, Verdict, COMPARE_SCHEMA, MAX_CELLS, MIN_SAMPLES,
+};
 use crate::model::document::{cut_text, Better, Mark, Metric, RunDocument, ScenarioResult};
 use std::collections::{HashMap, HashSet};
 
+/// A comparison too large to build: the runs share so few metrics that a
+/// cell per metric and run would be more than [`MAX_CELLS`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{metrics} metrics in {runs} runs make {cells} cells to compare, more than {MAX_CELLS}: the runs share few metrics; compare fewer files at once")]
+pub struct TooLarge {
+    /// The distinct (scenario, metric) pairs.
+    pub metrics: usize,
+    /// The runs.
+    pub runs: usize,
+    /// Their product.
+    pub cells: usize,
+}
+
 /// Builds the comparison; the first document is the baseline. A metric of a
 /// scenario whose source, effective parameters or pack version differ from
-/// the baseline's is marked not comparable, with the reason.
-pub fn compare(docs: &[RunDocument]) -> Comparison {
+/// the baseline's is marked not comparable, with the reason. Refused past
+/// [`MAX_CELLS`] cells, before they are made.
+pub fn compare(docs: &[RunDocument]) -> Result<Comparison, TooLarge> {
     compare_titled(docs, run_titles(docs, &[]))
 }
 
 /// [`compare`] of result files (`files`, one per document): a run without
 /// a label whose title would clash with another's takes its file's stem.
-pub fn compare_files(docs: &[RunDocument], files: &[std::path::PathBuf]) -> Comparison {
+pub fn compare_files(
+    docs: &[RunDocument],
+    files: &[std::path::PathBuf],
+) -> Result<Comparison, TooLarge> {
     let stems: Vec<String> = files
         .iter()
         .map(|f| {
@@ -31,7 +50,7 @@ pub fn compare_files(docs: &[RunDocument], files: &[std::path::PathBuf]) -> Comp
 }
 
 /// [`compare`] with the runs' column titles given.
-fn compare_titled(docs: &[RunDocument], runs: Vec<String>) -> Comparison {
+fn compare_titled(docs: &[RunDocument], runs: Vec<String>) -> Result<Comparison, TooLarge> {
     // (scenario, metric) keys in first-seen order, and per document the
     // first metric under each key: linear in the documents' size.
     let mut keys: Vec<(String, String)> = Vec::new();
@@ -54,6 +73,16 @@ fn compare_titled(docs: &[RunDocument], runs: Vec<String>) -> Comparison {
         }
         index.push(found);
         scenarios.push(ran);
+    }
+    // A cell per key and run: runs sharing no metric would make the
+    // comparison grow with the square of the files.
+    let cells = keys.len().saturating_mul(docs.len());
+    if cells > MAX_CELLS {
+        return Err(TooLarge {
+            metrics: keys.len(),
+            runs: docs.len(),
+            cells,
+        });
     }
     // Why each run's scenario did not measure what the baseline's did:
     // once per pair of scenarios, not per metric.
@@ -97,11 +126,11 @@ fn compare_titled(docs: &[RunDocument], runs: Vec<String>) -> Comparison {
             })
         })
         .collect();
-    Comparison {
+    Ok(Comparison {
         schema: COMPARE_SCHEMA,
         runs,
         rows,
-    }
+    })
 }
 
 /// Parameters a "params differ" reason names; the others are counted.
@@ -397,7 +426,7 @@ mod tests {
             doc(scenario(&params("A"), 300)),
             doc(scenario(&params("B"), 300)),
         ];
-        let c = compare(&docs);
+        let c = compare(&docs).unwrap();
         assert_eq!(c.rows.len(), 300);
         let reasons: Vec<&String> = c
             .rows
@@ -406,5 +435,37 @@ mod tests {
             .collect();
         assert!(reasons.iter().all(|r| *r == reasons[0] && r.len() < 1000));
         assert_eq!(c.not_comparable(), 300);
+    }
+}
+
+#[cfg(test)]
+mod size {
+    use super::*;
+
+    #[test]
+    fn runs_sharing_no_metric_are_refused_before_their_cells_are_made() {
+        let doc = |metrics: std::ops::Range<usize>| -> RunDocument {
+            let metrics: Vec<serde_json::Value> = metrics
+                .map(|i| serde_json::json!({"name": format!("m{i}"), "unit": "u", "better": "higher", "value": 1.0, "samples": [1.0]}))
+                .collect();
+            serde_json::from_value(serde_json::json!({
+                "schema": "plumb.result.v1", "plumb_version": "0", "label": null,
+                "started": "", "finished": "",
+                "host": {"hostname": "h", "os": "", "kernel": "", "arch": "", "cpu_model": "", "cpus": 1, "memory_bytes": 1},
+                "target": null,
+                "scenarios": [{"name": "s", "pack": null, "source_sha256": null, "params": {}, "repeat": 1,
+                               "metrics": metrics, "jobs": [], "tables": [], "error": null}]
+            }))
+            .unwrap()
+        };
+        // 50 runs of 1,000 metrics each, none shared: 2.5 million cells.
+        let per = 1_000;
+        let docs: Vec<RunDocument> = (0..50).map(|i| doc(i * per..(i + 1) * per)).collect();
+        let e = compare(&docs).unwrap_err();
+        assert_eq!((e.metrics, e.runs, e.cells), (50 * per, 50, 2_500_000));
+        assert!(e.to_string().contains("more than 2000000"), "{e}");
+        // 200 runs sharing their metrics: a cell each.
+        let shared: Vec<RunDocument> = (0..200).map(|_| doc(0..per)).collect();
+        assert_eq!(compare(&shared).unwrap().rows.len(), per);
     }
 }
