@@ -7,19 +7,20 @@
 
 use super::overlap::Overlaps;
 use super::svg::{self, Axis, Entry, Frame, Svg, PALETTE};
-use super::{file_part, Chart, Kind, Names};
+use super::{file_part, title_part, Chart, Kind, Names};
 use crate::model::document::{RunDocument, ScenarioResult};
 use crate::model::result::JobResult;
 use crate::report::run_table::shown_name;
 use crate::stats::interval_of;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// What tells one job instance from another.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Key {
     /// The scenario as named on screen (`PACK/NAME`, or `NAME` when the
-    /// pack is the scenario).
-    pub scenario: String,
+    /// pack is the scenario), shared by its jobs' keys.
+    pub scenario: Arc<str>,
     /// The job's name.
     pub job: String,
     /// Its case (the phase it started in), if the scenario marked phases.
@@ -33,10 +34,11 @@ pub struct Key {
 impl Key {
     /// How the instance is named on its charts: `cloud-compare/fio-random ·
     /// fio · randread`, with the run of the scenario when it was repeated.
+    /// Each name is cut to [`super::TITLE_NAME`] characters.
     pub fn title(&self, repeats: u32) -> String {
-        let mut t = format!("{} · {}", self.scenario, self.job);
+        let mut t = format!("{} · {}", title_part(&self.scenario), title_part(&self.job));
         if let Some(c) = &self.case {
-            t.push_str(&format!(" · {c}"));
+            t.push_str(&format!(" · {}", title_part(c)));
         }
         if self.nth > 1 {
             t.push_str(&format!(" #{}", self.nth));
@@ -79,7 +81,7 @@ pub struct Instance<'a> {
 /// The keys of a scenario's jobs, in order: linear in its jobs (the jobs
 /// of one name, case and run are counted as they come).
 pub fn keys(s: &ScenarioResult) -> Vec<Key> {
-    let scenario = shown_name(s);
+    let scenario: Arc<str> = shown_name(s).into();
     let mut seen: HashMap<(&str, Option<&str>, u32), usize> = HashMap::new();
     s.jobs
         .iter()

@@ -20,8 +20,10 @@ pub mod svg;
 
 use crate::model::comparison::Comparison;
 use crate::model::document::RunDocument;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What a chart shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,10 +52,29 @@ pub struct Chart {
     /// Its title, as drawn on it (not escaped).
     pub title: String,
     /// The scenario it belongs to, as named on screen
-    /// ([`crate::report::run_table::shown_name`]), if one.
-    pub scenario: Option<String>,
+    /// ([`crate::report::run_table::shown_name`]), if one: shared by the
+    /// scenario's charts, not copied into each.
+    pub scenario: Option<Arc<str>>,
     /// The SVG document.
     pub svg: String,
+}
+
+/// The most characters of a name (scenario, job, case, run) a chart's
+/// title quotes: a title is drawn, named in the chart's `<title>` and
+/// captioned on a page, once per chart, so a long name is cut there (with
+/// `…`) and given whole once, where its scenario's section is headed.
+pub const TITLE_NAME: usize = 120;
+
+/// `name` as a chart's title quotes it: at most [`TITLE_NAME`] characters.
+pub fn title_part(name: &str) -> Cow<'_, str> {
+    match name.char_indices().nth(TITLE_NAME) {
+        None => name.into(),
+        Some((end, _)) => {
+            let mut cut: String = name[..end].chars().take(TITLE_NAME - 1).collect();
+            cut.push('…');
+            cut.into()
+        }
+    }
 }
 
 /// `s` as a file-name part: safe characters only, at most 60 of them.

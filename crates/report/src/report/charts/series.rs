@@ -6,11 +6,12 @@
 
 use super::jobs::{keys, rate_points, Key};
 use super::svg::{self, Anchor, Axis, Entry, Frame, Svg, INK, PALETTE};
-use super::{file_part, Chart, ChartError, Kind, Names};
+use super::{file_part, title_part, Chart, ChartError, Kind, Names};
 use crate::model::document::{Phase, RunDocument, ScenarioResult, Series};
 use crate::model::result::JobResult;
 use crate::report::run_table::shown_name;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 const WIDTH: f64 = 900.0;
 const X0: f64 = 90.0;
@@ -61,13 +62,13 @@ pub fn charts(
     for (ri, d) in docs.iter().enumerate() {
         let run = runs.get(ri).map_or("", String::as_str);
         for s in &d.scenarios {
-            let scenario = shown_name(s);
+            let scenario: Arc<str> = shown_name(s).into();
             // Runs are counted from 1: a 0 names none.
             for (rep, held) in runs_of(s).into_iter().filter(|(rep, _)| *rep > 0) {
-                let mut title = scenario.clone();
+                let mut title = title_part(&scenario).into_owned();
                 let mut stem = file_part(&scenario);
                 if docs.len() > 1 {
-                    title.push_str(&format!(" · {run}"));
+                    title.push_str(&format!(" · {}", title_part(run)));
                     stem.push_str(&format!("_{}", file_part(run)));
                 }
                 if s.repeat > 1 {

@@ -84,7 +84,7 @@ fn charts_by_scenario<'c>(charts: &'c [Chart]) -> HashMap<&'c str, Vec<&'c Chart
     let mut out: HashMap<&str, Vec<&Chart>> = HashMap::new();
     for c in charts {
         if let Some(s) = &c.scenario {
-            out.entry(s.as_str()).or_default().push(c);
+            out.entry(&**s).or_default().push(c);
         }
     }
     out
