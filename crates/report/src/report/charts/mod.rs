@@ -188,6 +188,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn titles_quote_long_names_cut_at_a_character() {
+        assert_eq!(title_part("short"), "short");
+        let exact = "é".repeat(TITLE_NAME);
+        assert_eq!(title_part(&exact), exact);
+        let cut = title_part(&"é".repeat(4000)).into_owned();
+        assert_eq!(cut.chars().count(), TITLE_NAME);
+        assert!(cut.ends_with("é…"), "{cut}");
+    }
+
+    #[test]
     fn names_stay_unique_when_stems_look_like_numbered_names() {
         let mut n = Names::default();
         let got: Vec<String> = ["a", "a-2", "a", "a", "a-2", "b"]

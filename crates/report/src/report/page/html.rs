@@ -237,7 +237,8 @@ fn measured_section(p: &Page) -> String {
 /// its charts (`charts`).
 fn scenario_section(
     p: &Page,
-    (i, name): (usize, &str),
+    i: usize,
+    name: &str,
     runs: &[(usize, &ScenarioResult)],
     charts: &[&Chart],
 ) -> String {
@@ -287,7 +288,7 @@ pub fn html(p: &Page) -> String {
     body.push_str(&measured_section(p));
     for (i, (name, runs)) in sc.iter().enumerate() {
         let own = charts.get(name.as_str()).map_or(&[][..], Vec::as_slice);
-        body.push_str(&scenario_section(p, (i, name), runs, own));
+        body.push_str(&scenario_section(p, i, name, runs, own));
     }
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" content=\"plumb {}\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n{body}</main>\n<script>{SORT}</script>\n</body>\n</html>\n",
