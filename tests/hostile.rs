@@ -956,6 +956,25 @@ fn results_cost(kind: &str) -> Vec<u8> {
                 .collect();
             doc("scenarios", scenarios)
         }
+        // 1,000 metrics of 2,000 samples a side: 4,000 resamples of each
+        // cell's 4,000 samples are 16 million draws, 0.15 s a cell (`c`:
+        // run with another parameter, which --allow-mismatch judges).
+        "results-cost-samples-a" | "results-cost-samples-b" | "results-cost-samples-c" => {
+            let base = if kind.ends_with('a') { 100 } else { 103 };
+            let samples: Vec<serde_json::Value> =
+                (0..2000).map(|i| json!(base + (i * 7) % 13)).collect();
+            let params = if kind.ends_with('c') {
+                json!({"size": "1G"})
+            } else {
+                json!({})
+            };
+            let mut s = scenario("s", params, 0);
+            s["repeat"] = 2000.into();
+            s["metrics"] = (0..1000)
+                .map(|i| json!({"name": format!("m{i}"), "unit": "iops", "better": "higher", "value": 1.0, "samples": samples}))
+                .collect();
+            doc(kind, vec![s])
+        }
         // One of 60 runs with 2,000 metrics none of the others has: a cell
         // per metric and run is 7.2 million cells for 11 MB of files.
         k if k.starts_with("results-cost-disjoint-") => {

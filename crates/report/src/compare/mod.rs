@@ -97,6 +97,8 @@ fn compare_titled(docs: &[RunDocument], runs: Vec<String>) -> Result<Comparison,
                 .collect()
         })
         .collect();
+    // The bootstraps of every cell share one budget.
+    let mut budget = stats::Budget::default();
     let rows = keys
         .iter()
         .filter_map(|k| {
@@ -113,7 +115,12 @@ fn compare_titled(docs: &[RunDocument], runs: Vec<String>) -> Result<Comparison,
                     let repeats = |j: usize| scenarios[j].get(&k.0).map_or(1, |s| s.repeat);
                     match why {
                         Some(why) => not_comparable(*m, why.clone()),
-                        None => cell(i, base, *m, first.better, (repeats(0), repeats(i))),
+                        None => cell(
+                            (i, base, *m),
+                            first.better,
+                            (repeats(0), repeats(i)),
+                            &mut budget,
+                        ),
                     }
                 })
                 .collect();
@@ -217,13 +224,13 @@ fn repeat_for(samples: usize, repeat: u32) -> u32 {
 }
 
 /// Run `i`'s cell of metric `m` against the baseline's `base`; `repeats`
-/// are how many times the baseline's scenario and run `i`'s ran.
+/// are how many times the baseline's scenario and run `i`'s ran; its
+/// interval is drawn from the comparison's `budget`.
 fn cell(
-    i: usize,
-    base: Option<&Metric>,
-    m: Option<&Metric>,
+    (i, base, m): (usize, Option<&Metric>, Option<&Metric>),
     better: Better,
     repeats: (u32, u32),
+    budget: &mut stats::Budget,
 ) -> Cell {
     let empty = Cell {
         value: None,
@@ -284,7 +291,7 @@ fn cell(
             ..marked
         };
     }
-    let ratio_ci = stats::ratio_ci(&base_samples, &samples);
+    let ratio_ci = stats::ratio_ci_within(&base_samples, &samples, budget);
     let verdict = match (ratio, ratio_ci) {
         (None, _) => Verdict::Unknown,
         (Some(_), None) => Verdict::Unknown,
@@ -314,6 +321,8 @@ fn cell(
 /// by the interval of their own samples.
 pub fn regressions(c: &Comparison, pct: f64, allow_mismatch: bool) -> Vec<String> {
     let mut out = Vec::new();
+    // The intervals made here share one budget, as the comparison's did.
+    let mut budget = stats::Budget::default();
     for r in &c.rows {
         let Some(base) = r.cells.first() else {
             continue;
@@ -326,7 +335,11 @@ pub fn regressions(c: &Comparison, pct: f64, allow_mismatch: bool) -> Vec<String
                     }
                     (
                         v / b,
-                        stats::ratio_ci(&base.sample_values, &cell.sample_values),
+                        stats::ratio_ci_within(
+                            &base.sample_values,
+                            &cell.sample_values,
+                            &mut budget,
+                        ),
                     )
                 }
                 (Verdict::Worse, Some(_), _) => match cell.ratio {
