@@ -287,6 +287,7 @@ fn generate(kind: &str) -> Vec<u8> {
         )
         .into_bytes(),
         "wasm-sixteen-memories" => sixteen_memories(),
+        k if k.starts_with("results-cost-") => results_cost(k),
         other => panic!("unknown generator {other}"),
     }
 }
@@ -919,4 +920,104 @@ fn hostile_corpus() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// Result documents whose cost to read grows with their contents
+/// (`cases-results-cost.toml`): small enough to be read in a second or
+/// two, large enough that a reader quadratic or worse in them takes
+/// minutes or gigabytes.
+fn results_cost(kind: &str) -> Vec<u8> {
+    use serde_json::json;
+    let doc = |label: &str, scenarios: Vec<serde_json::Value>| {
+        json!({"schema": "plumb.result.v1", "plumb_version": "0.1.0", "label": label,
+               "started": "2026-11-30T10:00:00+00:00", "finished": "2026-11-30T10:01:00+00:00",
+               "host": {"hostname": "h", "os": "Linux", "kernel": "6", "arch": "x86_64",
+                        "cpu_model": "c", "cpus": 1, "memory_bytes": 1},
+               "target": null, "scenarios": scenarios})
+    };
+    let scenario = |name: &str, params: serde_json::Value, metrics: usize| {
+        let metrics: Vec<serde_json::Value> = (0..metrics)
+            .map(|i| json!({"name": format!("m{i}"), "unit": "iops", "better": "higher", "value": 1.0, "samples": [1.0]}))
+            .collect();
+        json!({"name": name, "pack": "p", "source_sha256": null, "params": params, "repeat": 1,
+               "metrics": metrics, "jobs": [], "tables": [], "error": null})
+    };
+    let value = match kind {
+        // 200 parameters of 4,000 bytes that differ, 4,000 metrics: a
+        // reason per metric naming them all is 6.4 GB.
+        "results-cost-params-a" | "results-cost-params-b" => {
+            let v = if kind.ends_with('a') { "A" } else { "B" }.repeat(4000);
+            let params: serde_json::Map<String, serde_json::Value> =
+                (0..200).map(|i| (format!("k{i:03}"), json!(v))).collect();
+            doc(kind, vec![scenario("s", params.into(), 4000)])
+        }
+        // 4,000 jobs running at once, each of its own name: what each ran
+        // beside, found by pairs, is cubic.
+        "results-cost-jobs-overlap" => {
+            let jobs: Vec<serde_json::Value> = (0..4000)
+                .map(|i| {
+                    let mut j = serde_json::to_value(plumb::model::result::JobResult {
+                        name: format!("j{i}"),
+                        rw: "randread".into(),
+                        started_s: Some(f64::from(i % 7) * 0.1),
+                        ended_s: Some(10.0),
+                        ..Default::default()
+                    })
+                    .unwrap();
+                    j["read"]["total_ios"] = 300.into();
+                    j["timeline"] = json!([{"t_ms": 0, "duration_ms": 1000, "read_ios": 100, "read_bytes": 409600, "write_ios": 0, "write_bytes": 0}]);
+                    j
+                })
+                .collect();
+            let mut s = scenario("s", json!({}), 1);
+            s["jobs"] = jobs.into();
+            doc("jobs", vec![s])
+        }
+        // 10,000 scenarios (the limit) whose names share 500 bytes, each
+        // with a series and a pack of its own: looked up by comparing
+        // names, quadratic.
+        "results-cost-scenarios" => {
+            let prefix = "x".repeat(500);
+            let scenarios = (0..10_000)
+                .map(|i| {
+                    let mut s = scenario(&format!("{prefix}{i}"), json!({}), 1);
+                    s["pack"] = json!(format!("{prefix}p{i}"));
+                    s["series"] = json!([{"name": "x", "unit": "u", "points": [[0.0, 1.0]]}]);
+                    s
+                })
+                .collect();
+            doc("scenarios", scenarios)
+        }
+        // 1,000 metrics of 2,000 samples a side: 4,000 resamples of each
+        // cell's 4,000 samples are 16 million draws, 0.15 s a cell (`c`:
+        // run with another parameter, which --allow-mismatch judges).
+        "results-cost-samples-a" | "results-cost-samples-b" | "results-cost-samples-c" => {
+            let base = if kind.ends_with('a') { 100 } else { 103 };
+            let samples: Vec<serde_json::Value> =
+                (0..2000).map(|i| json!(base + (i * 7) % 13)).collect();
+            let params = if kind.ends_with('c') {
+                json!({"size": "1G"})
+            } else {
+                json!({})
+            };
+            let mut s = scenario("s", params, 0);
+            s["repeat"] = 2000.into();
+            s["metrics"] = (0..1000)
+                .map(|i| json!({"name": format!("m{i}"), "unit": "iops", "better": "higher", "value": 1.0, "samples": samples}))
+                .collect();
+            doc(kind, vec![s])
+        }
+        // One of 60 runs with 2,000 metrics none of the others has: a cell
+        // per metric and run is 7.2 million cells for 11 MB of files.
+        k if k.starts_with("results-cost-disjoint-") => {
+            let n: usize = k["results-cost-disjoint-".len()..].parse().unwrap();
+            let mut s = scenario("s", json!({}), 0);
+            s["metrics"] = (n * 2000..(n + 1) * 2000)
+                .map(|i| json!({"name": format!("m{i}"), "unit": "iops", "better": "higher", "value": 1.0, "samples": [1.0]}))
+                .collect();
+            doc(&format!("r{n}"), vec![s])
+        }
+        other => panic!("unknown generator {other}"),
+    };
+    serde_json::to_vec(&value).unwrap()
 }

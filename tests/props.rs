@@ -859,7 +859,8 @@ proptest! {
             Err(e) => prop_assert!(e.to_string().contains("a.json"), "load error does not name the file: {e}"),
             Ok(da) => {
                 let docs = vec![da, db];
-                let c = no_panic("compare::compare", &input, || plumb::compare::compare(&docs))?;
+                let c = no_panic("compare::compare", &input, || plumb::compare::compare(&docs))?
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
                 for f in [plumb::report::run_table::Format::Table, plumb::report::run_table::Format::Markdown, plumb::report::run_table::Format::Csv, plumb::report::run_table::Format::Json] {
                     let out = no_panic("compare::render::render", &input, || plumb::report::comparison::render(&c, &docs, f))?;
                     if f == plumb::report::run_table::Format::Table {
@@ -896,7 +897,7 @@ proptest! {
         };
         let source = format!("fn render(c) {{ {ret} }}");
         let docs = vec![plumb::compare::load::load(&write_doc(&valid_doc("a", &[1.0, 2.0]))).map_err(|e| TestCaseError::fail(e.to_string()))?];
-        let c = plumb::compare::compare(&docs);
+        let c = plumb::compare::compare(&docs).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let input = plumb::model::template::TemplateInput::new(&docs, &c);
         let out = no_panic("script::template::render", &source, || plumb::script::template::render("t.rhai", &source, &input))?;
         match out {
@@ -1885,7 +1886,7 @@ proptest! {
         };
         let db = plumb::compare::load::load(&pb).map_err(|e| TestCaseError::fail(e.to_string()))?;
         for docs in [vec![da.clone()], vec![da, db]] {
-            let c = plumb::compare::compare(&docs);
+            let c = plumb::compare::compare(&docs).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let charts = no_panic("charts::all", &input, || plumb::report::charts::all(&docs, &c))?;
             let Ok(charts) = charts else { continue };
             for chart in &charts {
@@ -1898,6 +1899,194 @@ proptest! {
             prop_assert!(!html.contains('\u{1b}') && !html.contains('\u{9b}'), "raw ESC/CSI in the page for {input}");
             no_panic("page::markdown", &input, || plumb::report::page::markdown(&page, "c"))?;
         }
+    }
+}
+
+// ---------------------------------------------------------------- the cost of reading results
+
+/// A run number (`repeat`) as a stranger's file gives it: none, small, at
+/// the limit, past it, the largest u32.
+fn run_number() -> impl Strategy<Value = Option<u64>> {
+    let limit = u64::from(plumb::model::document::limits::REPEAT);
+    prop_oneof![
+        Just(None),
+        (0u64..=3).prop_map(Some),
+        Just(Some(limit)),
+        Just(Some(limit + 1)),
+        Just(Some(u64::from(u32::MAX))),
+        (0u64..=2 * limit).prop_map(Some),
+    ]
+}
+
+/// A job of `doc`'s shape named `name`, from `start` to `end` on the
+/// scenario's clock, in run `repeat`.
+fn timed_job(name: &str, (start, end): (f64, f64), repeat: Option<u64>) -> serde_json::Value {
+    let mut job = serde_json::to_value(plumb::model::result::JobResult {
+        name: name.into(),
+        rw: "randread".into(),
+        started_s: Some(start),
+        ended_s: Some(end),
+        ..Default::default()
+    })
+    .unwrap();
+    job["read"]["total_ios"] = 10.into();
+    job["timeline"] = serde_json::json!([{"t_ms": 0, "duration_ms": 1000, "read_ios": 10, "read_bytes": 40960, "write_ios": 0, "write_bytes": 0}]);
+    if let Some(r) = repeat {
+        job["repeat"] = r.into();
+    }
+    job
+}
+
+proptest! {
+    #![proptest_config(config(96, 0x1157_0046))]
+
+    /// Run numbers anywhere a document holds one (the scenario's `repeat`,
+    /// a job's, a series', a phase's): past the limit the file is refused
+    /// naming it and the place; within it the charts are those of the runs
+    /// held (one series chart per run a series names), whatever the count
+    /// the scenario claims.
+    #[test]
+    fn run_numbers_are_bounded_and_charts_follow_the_runs_held(
+        claimed in run_number(),
+        series in prop::collection::vec(run_number(), 0..5),
+        jobs in prop::collection::vec(run_number(), 0..5),
+        phases in prop::collection::vec(run_number(), 0..3),
+    ) {
+        let limit = u64::from(plumb::model::document::limits::REPEAT);
+        let mut doc = valid_doc("a", &[1.0]);
+        let s = &mut doc["scenarios"][0];
+        s["repeat"] = claimed.unwrap_or(1).into();
+        let with_run = |mut v: serde_json::Value, r: Option<u64>| {
+            if let Some(r) = r {
+                v["repeat"] = r.into();
+            }
+            v
+        };
+        s["series"] = series.iter().map(|r| with_run(serde_json::json!({"name": "x", "unit": "u", "points": [[0.0, 1.0]]}), *r)).collect();
+        s["jobs"] = jobs.iter().enumerate().map(|(i, r)| timed_job(&format!("j{i}"), (0.0, 1.0), *r)).collect();
+        s["phases"] = phases.iter().map(|r| with_run(serde_json::json!({"name": "p", "started_s": 0.0}), *r)).collect();
+        let path = write_doc(&doc);
+        let input = format!("repeat {claimed:?}, series {series:?}, jobs {jobs:?}, phases {phases:?}");
+        let past = [claimed].iter().chain(&series).chain(&jobs).chain(&phases).flatten().any(|r| *r > limit);
+        let loaded = no_panic("compare::load::load", &input, || plumb::compare::load::load(&path))?;
+        match loaded {
+            Err(e) => {
+                let e = e.to_string();
+                prop_assert!(past, "refused within the limit: {e} for {input}");
+                prop_assert!(e.contains(&path.display().to_string()) && e.contains("repeat") && e.contains("scenarios[0]"), "{e}");
+            }
+            Ok(d) => {
+                prop_assert!(!past, "a run number past {limit} was read: {input}");
+                let docs = vec![d];
+                let c = plumb::compare::compare(&docs).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let charts = no_panic("charts::all", &input, || plumb::report::charts::all(&docs, &c))?
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let held: std::collections::BTreeSet<u64> = series.iter().map(|r| r.unwrap_or(1)).filter(|r| *r > 0).collect();
+                let drawn = charts.iter().filter(|c| c.kind == plumb::report::charts::Kind::Series).count();
+                prop_assert_eq!(drawn, held.len(), "series charts for {}", input);
+                let names: std::collections::HashSet<&str> = charts.iter().map(|c| c.file.as_str()).collect();
+                prop_assert_eq!(names.len(), charts.len(), "two charts of one file name for {}", input);
+            }
+        }
+    }
+
+    /// Jobs of one scenario at any times, in any runs, under few names:
+    /// what each ran beside is what a check of every pair finds (the count),
+    /// with at most three named, each a job that did overlap it; each job
+    /// is an instance of its own with its two charts.
+    #[test]
+    fn what_a_job_ran_beside_is_every_overlapping_job_of_its_run(
+        spans in prop::collection::vec((0u32..30, 0u32..30, 0u8..4, prop::option::of(1u64..3)), 1..60),
+    ) {
+        let mut doc = valid_doc("a", &[1.0]);
+        doc["scenarios"][0]["jobs"] = spans.iter().map(|(a, b, n, r)| timed_job(&format!("j{n}"), (f64::from(*a) * 0.5, f64::from(*b) * 0.5), *r)).collect();
+        let input = format!("{spans:?}");
+        let d = plumb::compare::load::load(&write_doc(&doc)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let jobs = &d.scenarios[0].jobs;
+        let overlaps = plumb::report::charts::overlap::Overlaps::new(jobs);
+        let span = |j: &plumb::model::result::JobResult| (j.started_s.unwrap(), j.ended_s.unwrap());
+        for (i, j) in jobs.iter().enumerate() {
+            let (a0, a1) = span(j);
+            let beside: Vec<&plumb::model::result::JobResult> = jobs.iter().enumerate()
+                .filter(|(o, x)| *o != i && a0 < a1 && x.repeat == j.repeat)
+                .map(|(_, x)| x)
+                .filter(|x| { let (b0, b1) = span(x); b0 < b1 && b0 < a1 && a0 < b1 })
+                .collect();
+            match overlaps.beside(i) {
+                None => prop_assert!(beside.is_empty(), "job {i}: none found, {} overlap, for {input}", beside.len()),
+                Some(b) => {
+                    prop_assert_eq!(b.count, beside.len(), "job {} for {}", i, input);
+                    prop_assert!(!b.names.is_empty() && b.names.len() <= plumb::report::charts::overlap::NAMED);
+                    for n in &b.names {
+                        prop_assert!(beside.iter().any(|x| &x.name == n), "{n} did not run beside job {i}: {input}");
+                    }
+                }
+            }
+        }
+        let docs = vec![d];
+        let c = plumb::compare::compare(&docs).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let charts = plumb::report::charts::all(&docs, &c).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let latency = charts.iter().filter(|c| c.kind == plumb::report::charts::Kind::Latency).count();
+        prop_assert_eq!(latency, spans.len(), "a latency chart per job for {}", input);
+    }
+
+    /// Scenarios under names that share a long prefix, with duplicates and
+    /// packs among few, and parameters that differ between two runs: the
+    /// comparison has a row per distinct (scenario, metric), each
+    /// not-comparable reason names at most three parameters and stays
+    /// short, chart file names are unique, and the page has a section per
+    /// scenario that has charts.
+    #[test]
+    fn many_scenarios_keep_their_rows_reasons_charts_and_sections(
+        names in prop::collection::vec((0u8..12, prop::option::of(0u8..3)), 1..40),
+        params in prop::collection::vec((0u8..20, 0usize..300), 0..12),
+    ) {
+        let prefix = "x".repeat(300);
+        let make = |label: &str, tag: &str| {
+            let mut doc = valid_doc(label, &[1.0]);
+            let proto = doc["scenarios"][0].clone();
+            doc["scenarios"] = names.iter().map(|(n, p)| {
+                let mut s = proto.clone();
+                s["name"] = format!("{prefix}{n}").into();
+                s["pack"] = p.map(|p| format!("{prefix}p{p}")).into();
+                s["params"] = params.iter().map(|(k, len)| (format!("k{k}"), serde_json::Value::from(tag.repeat(*len)))).collect::<serde_json::Map<_, _>>().into();
+                s["series"] = serde_json::json!([{"name": "x", "unit": "u", "points": [[0.0, 1.0]]}]);
+                s
+            }).collect();
+            doc
+        };
+        let input = format!("{names:?} {params:?}");
+        let docs = vec![
+            plumb::compare::load::load(&write_doc(&make("a", "A"))).map_err(|e| TestCaseError::fail(e.to_string()))?,
+            plumb::compare::load::load(&write_doc(&make("b", "B"))).map_err(|e| TestCaseError::fail(e.to_string()))?,
+        ];
+        let c = no_panic("compare::compare", &input, || plumb::compare::compare(&docs))?.map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let distinct: std::collections::HashSet<String> = docs[0].scenarios.iter().map(|s| s.qualified_name()).collect();
+        prop_assert_eq!(c.rows.len(), distinct.len(), "rows for {}", input);
+        // A name given twice keeps its last value.
+        let last: std::collections::BTreeMap<u8, usize> = params.iter().copied().collect();
+        let differ = last.values().filter(|len| **len > 0).count();
+        for cell in c.rows.iter().map(|r| &r.cells[1]) {
+            match &cell.not_comparable {
+                None => prop_assert_eq!(differ, 0, "comparable though {} parameters differ: {}", differ, input),
+                Some(why) => {
+                    prop_assert!(differ > 0, "not comparable ({why}) for {input}");
+                    prop_assert!(why.len() <= 600, "a reason of {} bytes for {input}", why.len());
+                    prop_assert_eq!(why.matches(" vs ").count(), differ.min(plumb::compare::NAMED_PARAMS), "{} for {}", why, input);
+                    if differ > plumb::compare::NAMED_PARAMS {
+                        let more = format!("and {} more", differ - plumb::compare::NAMED_PARAMS);
+                        prop_assert!(why.ends_with(&more), "{why}");
+                    }
+                }
+            }
+        }
+        let charts = no_panic("charts::all", &input, || plumb::report::charts::all(&docs, &c))?.map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let files: std::collections::HashSet<&str> = charts.iter().map(|c| c.file.as_str()).collect();
+        prop_assert_eq!(files.len(), charts.len(), "two charts of one file name for {}", input);
+        let shown: std::collections::HashSet<String> = docs[0].scenarios.iter().map(plumb::report::run_table::shown_name).collect();
+        let page = plumb::report::page::Page { docs: &docs, files: &["a.json".into(), "b.json".into()], c: &c, layouts: &[], charts: &charts };
+        let html = no_panic("page::html", &input, || plumb::report::page::html(&page))?;
+        prop_assert_eq!(html.matches("class=\"scenario\"").count(), shown.len(), "sections for {}", input);
     }
 }
 

@@ -125,7 +125,13 @@ pub fn compare_main(files: &[std::path::PathBuf], options: Options) -> ExitCode 
     }
     // A file's stem titles its run where two runs without labels would
     // share a title.
-    let c = compare_files(&docs, files);
+    let c = match compare_files(&docs, files) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("plumb compare: error: {}", clean(&e.to_string()));
+            return ExitCode::BadInput;
+        }
+    };
     let versions: std::collections::BTreeSet<&str> =
         docs.iter().map(|d| d.plumb_version.as_str()).collect();
     if versions.len() > 1 {

@@ -38,11 +38,10 @@ pub fn made(t: &Template, docs: &[RunDocument], c: &Comparison, command: &str) -
 /// this run's scenarios of that pack, in the order the packs ran.
 pub fn for_one_run(doc: &RunDocument, command: &str) -> Vec<Layout> {
     let mut packs: Vec<&str> = Vec::new();
-    for s in &doc.scenarios {
-        if let Some(p) = s.pack.as_deref() {
-            if !packs.contains(&p) {
-                packs.push(p);
-            }
+    let mut seen = std::collections::HashSet::new();
+    for p in doc.scenarios.iter().filter_map(|s| s.pack.as_deref()) {
+        if seen.insert(p) {
+            packs.push(p);
         }
     }
     if packs.len() > MAX_PACKS {
@@ -64,7 +63,11 @@ pub fn for_one_run(doc: &RunDocument, command: &str) -> Vec<Layout> {
             ..header(doc)
         }];
         match template::for_runs(&one) {
-            Choice::Template(t) => out.extend(made(&t, &one, &compare(&one), command)),
+            // One run of one pack: within the document's own limits.
+            Choice::Template(t) => match compare(&one) {
+                Ok(c) => out.extend(made(&t, &one, &c, command)),
+                Err(e) => eprintln!("plumb {command}: note: {}", clean(&e.to_string())),
+            },
             Choice::Generic => {}
             Choice::Unavailable(why) => {
                 eprintln!("plumb {command}: note: {}", clean(&why));

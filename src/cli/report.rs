@@ -59,7 +59,10 @@ pub fn report_main(args: &ReportArgs) -> ExitCode {
             Err(e) => return fail(ExitCode::BadInput, &e.to_string()),
         }
     }
-    let c = compare_files(&docs, &args.files);
+    let c = match compare_files(&docs, &args.files) {
+        Ok(c) => c,
+        Err(e) => return fail(ExitCode::BadInput, &e.to_string()),
+    };
     let layouts = if docs.len() == 1 {
         layout::for_one_run(&docs[0], "report")
     } else {

@@ -25,8 +25,9 @@ pub struct RunArgs {
     /// A parameter, KEY=VALUE (repeatable).
     #[arg(short = 'p', long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
-    /// Run each scenario this many times.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Run each scenario this many times (at most 100,000: a result
+    /// document's limit).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::model::document::limits::REPEAT)))]
     pub repeat: u32,
     /// Label of this run in results and comparisons.
     #[arg(long)]
@@ -216,13 +217,16 @@ fn say_unsaved(e: &session::saved::DocumentError) {
 /// Writes the run's SVG charts into `dir`; false (and says why) when it could not.
 fn charts(dir: &std::path::Path, doc: &crate::model::document::RunDocument) -> bool {
     let docs = std::slice::from_ref(doc);
-    match crate::report::charts::write_all(dir, docs, &crate::compare::compare(docs)) {
+    let written = crate::compare::compare(docs)
+        .map_err(|e| e.to_string())
+        .and_then(|c| crate::report::charts::write_all(dir, docs, &c).map_err(|e| e.to_string()));
+    match written {
         Ok(files) => {
             eprintln!("wrote {} chart(s) to {}", files.len(), dir.display());
             true
         }
         Err(e) => {
-            eprintln!("plumb run: error: charts: {}", clean(&e.to_string()));
+            eprintln!("plumb run: error: charts: {}", clean(&e));
             false
         }
     }

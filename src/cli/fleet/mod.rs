@@ -95,8 +95,9 @@ pub struct RunArgs {
     /// Deadline per scenario, on each host.
     #[arg(long, default_value = "30m")]
     pub timeout: String,
-    /// Run each scenario this many times.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Run each scenario this many times (at most 100,000: a result
+    /// document's limit).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::model::document::limits::REPEAT)))]
     pub repeat: u32,
     /// The most bytes the run may write on each host.
     #[arg(long, value_name = "SIZE")]

@@ -4,7 +4,7 @@
 
 use crate::model::document::{Better, Mark, RunDocument};
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// Schema of `plumb compare --format json`.
 pub const COMPARE_SCHEMA: &str = "plumb.compare.v1";
@@ -30,6 +30,12 @@ pub enum Verdict {
     /// pack version differ): no ratio, no verdict.
     NotComparable,
 }
+
+/// The most cells (metrics × runs) a comparison holds: runs that share
+/// their metrics stay far within it (400 runs of 5,000 metrics), while runs
+/// sharing none would make it grow with the square of the files (500 runs
+/// of 5,000 metrics of their own: 1.25 billion cells, hundreds of GB).
+pub const MAX_CELLS: usize = 2_000_000;
 
 /// The fewest samples on each side for a better/worse verdict: with two,
 /// a bootstrap interval is the two samples' own spread and says little.
@@ -97,15 +103,19 @@ pub struct Comparison {
 /// stem (`stems`, one per document when the runs came from files), then
 /// the title with its position (`vm #2`).
 pub fn run_titles(docs: &[RunDocument], stems: &[String]) -> Vec<String> {
-    let clash =
-        |titles: &[String], i: usize| titles.iter().filter(|t| **t == titles[i]).count() > 1;
     let mut titles: Vec<String> = docs
         .iter()
         .map(|d| d.label.clone().unwrap_or_else(|| d.host.hostname.clone()))
         .collect();
     // Each step retitles the runs that still clash, until none does.
     for step in 0..3 {
-        let clashing: Vec<usize> = (0..titles.len()).filter(|&i| clash(&titles, i)).collect();
+        let mut count: HashMap<&str, usize> = HashMap::new();
+        for t in &titles {
+            *count.entry(t).or_default() += 1;
+        }
+        let clashing: Vec<usize> = (0..titles.len())
+            .filter(|&i| count[titles[i].as_str()] > 1)
+            .collect();
         if clashing.is_empty() {
             break;
         }

@@ -5,20 +5,39 @@ pub mod load;
 pub mod stats;
 
 use crate::model::comparison::run_titles;
-pub use crate::model::comparison::{Cell, Comparison, Row, Verdict, COMPARE_SCHEMA, MIN_SAMPLES};
-use crate::model::document::{Better, Mark, Metric, RunDocument, ScenarioResult};
+pub use crate::model::comparison::{
+    Cell, Comparison, Row, Verdict, COMPARE_SCHEMA, MAX_CELLS, MIN_SAMPLES,
+};
+use crate::model::document::{cut_text, Better, Mark, Metric, RunDocument, ScenarioResult};
 use std::collections::{HashMap, HashSet};
+
+/// A comparison too large to build: the runs share so few metrics that a
+/// cell per metric and run would be more than [`MAX_CELLS`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{metrics} metrics in {runs} runs make {cells} cells to compare, more than {MAX_CELLS}: the runs share few metrics; compare fewer files at once")]
+pub struct TooLarge {
+    /// The distinct (scenario, metric) pairs.
+    pub metrics: usize,
+    /// The runs.
+    pub runs: usize,
+    /// Their product.
+    pub cells: usize,
+}
 
 /// Builds the comparison; the first document is the baseline. A metric of a
 /// scenario whose source, effective parameters or pack version differ from
-/// the baseline's is marked not comparable, with the reason.
-pub fn compare(docs: &[RunDocument]) -> Comparison {
+/// the baseline's is marked not comparable, with the reason. Refused past
+/// [`MAX_CELLS`] cells, before they are made.
+pub fn compare(docs: &[RunDocument]) -> Result<Comparison, TooLarge> {
     compare_titled(docs, run_titles(docs, &[]))
 }
 
 /// [`compare`] of result files (`files`, one per document): a run without
 /// a label whose title would clash with another's takes its file's stem.
-pub fn compare_files(docs: &[RunDocument], files: &[std::path::PathBuf]) -> Comparison {
+pub fn compare_files(
+    docs: &[RunDocument],
+    files: &[std::path::PathBuf],
+) -> Result<Comparison, TooLarge> {
     let stems: Vec<String> = files
         .iter()
         .map(|f| {
@@ -31,7 +50,7 @@ pub fn compare_files(docs: &[RunDocument], files: &[std::path::PathBuf]) -> Comp
 }
 
 /// [`compare`] with the runs' column titles given.
-fn compare_titled(docs: &[RunDocument], runs: Vec<String>) -> Comparison {
+fn compare_titled(docs: &[RunDocument], runs: Vec<String>) -> Result<Comparison, TooLarge> {
     // (scenario, metric) keys in first-seen order, and per document the
     // first metric under each key: linear in the documents' size.
     let mut keys: Vec<(String, String)> = Vec::new();
@@ -55,6 +74,31 @@ fn compare_titled(docs: &[RunDocument], runs: Vec<String>) -> Comparison {
         index.push(found);
         scenarios.push(ran);
     }
+    // A cell per key and run: runs sharing no metric would make the
+    // comparison grow with the square of the files.
+    let cells = keys.len().saturating_mul(docs.len());
+    if cells > MAX_CELLS {
+        return Err(TooLarge {
+            metrics: keys.len(),
+            runs: docs.len(),
+            cells,
+        });
+    }
+    // Why each run's scenario did not measure what the baseline's did:
+    // once per pair of scenarios, not per metric.
+    let apart: Vec<HashMap<&str, String>> = scenarios
+        .iter()
+        .map(|ran| {
+            ran.iter()
+                .filter_map(|(name, s)| {
+                    let b = scenarios[0].get(name)?;
+                    Some((name.as_str(), mismatch(b, s)?))
+                })
+                .collect()
+        })
+        .collect();
+    // The bootstraps of every cell share one budget.
+    let mut budget = stats::Budget::default();
     let rows = keys
         .iter()
         .filter_map(|k| {
@@ -65,16 +109,18 @@ fn compare_titled(docs: &[RunDocument], runs: Vec<String>) -> Comparison {
                 .iter()
                 .enumerate()
                 .map(|(i, m)| {
-                    let why = match (scenarios[0].get(&k.0), scenarios[i].get(&k.0)) {
-                        (Some(b), Some(s)) if i > 0 && m.is_some() && base.is_some() => {
-                            mismatch(b, s)
-                        }
-                        _ => None,
-                    };
+                    let why = apart[i]
+                        .get(k.0.as_str())
+                        .filter(|_| i > 0 && m.is_some() && base.is_some());
                     let repeats = |j: usize| scenarios[j].get(&k.0).map_or(1, |s| s.repeat);
                     match why {
-                        Some(why) => not_comparable(*m, why),
-                        None => cell(i, base, *m, first.better, (repeats(0), repeats(i))),
+                        Some(why) => not_comparable(*m, why.clone()),
+                        None => cell(
+                            (i, base, *m),
+                            first.better,
+                            (repeats(0), repeats(i)),
+                            &mut budget,
+                        ),
                     }
                 })
                 .collect();
@@ -87,16 +133,27 @@ fn compare_titled(docs: &[RunDocument], runs: Vec<String>) -> Comparison {
             })
         })
         .collect();
-    Comparison {
+    Ok(Comparison {
         schema: COMPARE_SCHEMA,
         runs,
         rows,
-    }
+    })
 }
 
+/// Parameters a "params differ" reason names; the others are counted.
+pub const NAMED_PARAMS: usize = 3;
+
+/// Bytes of a parameter's name or value, or of a pack version, that a
+/// reason quotes (longer ones are cut).
+pub const QUOTED_BYTES: usize = 48;
+
 /// Why scenario `s` did not measure what the baseline's `b` did: its
-/// source, its effective parameters or its pack's version differ.
+/// source, its effective parameters or its pack's version differ. The
+/// reason is short whatever the scenarios hold: [`NAMED_PARAMS`]
+/// parameters named (each name and value cut to [`QUOTED_BYTES`]), the
+/// others counted.
 pub fn mismatch(b: &ScenarioResult, s: &ScenarioResult) -> Option<String> {
+    let quote = |t: &str| cut_text(t, QUOTED_BYTES).into_owned();
     let mut why = Vec::new();
     if b.source_sha256.is_some() && s.source_sha256.is_some() && b.source_sha256 != s.source_sha256
     {
@@ -108,24 +165,37 @@ pub fn mismatch(b: &ScenarioResult, s: &ScenarioResult) -> Option<String> {
         (Some(rb), Some(rs)) => rb.iter().chain(rs).collect(),
         _ => b.params.keys().chain(s.params.keys()).collect(),
     };
-    let differ: Vec<String> = keys
+    let mut differ = keys
         .into_iter()
-        .filter(|k| b.params.get(*k) != s.params.get(*k))
+        .filter(|k| b.params.get(*k) != s.params.get(*k));
+    let value = |p: &std::collections::BTreeMap<String, String>, k: &str| {
+        p.get(k).map_or_else(|| "unset".to_string(), |v| quote(v))
+    };
+    let named: Vec<String> = differ
+        .by_ref()
+        .take(NAMED_PARAMS)
         .map(|k| {
-            let v = |p: &std::collections::BTreeMap<String, String>| {
-                p.get(k).cloned().unwrap_or_else(|| "unset".into())
-            };
-            format!("{k} {} vs {}", v(&b.params), v(&s.params))
+            format!(
+                "{} {} vs {}",
+                quote(k),
+                value(&b.params, k),
+                value(&s.params, k)
+            )
         })
         .collect();
-    if !differ.is_empty() {
-        why.push(format!("params differ: {}", differ.join(", ")));
+    if !named.is_empty() {
+        let mut text = format!("params differ: {}", named.join(", "));
+        let more = differ.count();
+        if more > 0 {
+            text.push_str(&format!(" and {more} more"));
+        }
+        why.push(text);
     }
     if b.pack_version.is_some() && s.pack_version.is_some() && b.pack_version != s.pack_version {
         why.push(format!(
             "pack version {} vs {}",
-            b.pack_version.as_deref().unwrap_or_default(),
-            s.pack_version.as_deref().unwrap_or_default()
+            quote(b.pack_version.as_deref().unwrap_or_default()),
+            quote(s.pack_version.as_deref().unwrap_or_default())
         ));
     }
     (!why.is_empty()).then(|| why.join("; "))
@@ -154,13 +224,13 @@ fn repeat_for(samples: usize, repeat: u32) -> u32 {
 }
 
 /// Run `i`'s cell of metric `m` against the baseline's `base`; `repeats`
-/// are how many times the baseline's scenario and run `i`'s ran.
+/// are how many times the baseline's scenario and run `i`'s ran; its
+/// interval is drawn from the comparison's `budget`.
 fn cell(
-    i: usize,
-    base: Option<&Metric>,
-    m: Option<&Metric>,
+    (i, base, m): (usize, Option<&Metric>, Option<&Metric>),
     better: Better,
     repeats: (u32, u32),
+    budget: &mut stats::Budget,
 ) -> Cell {
     let empty = Cell {
         value: None,
@@ -221,7 +291,7 @@ fn cell(
             ..marked
         };
     }
-    let ratio_ci = stats::ratio_ci(&base_samples, &samples);
+    let ratio_ci = stats::ratio_ci_within(&base_samples, &samples, budget);
     let verdict = match (ratio, ratio_ci) {
         (None, _) => Verdict::Unknown,
         (Some(_), None) => Verdict::Unknown,
@@ -251,6 +321,8 @@ fn cell(
 /// by the interval of their own samples.
 pub fn regressions(c: &Comparison, pct: f64, allow_mismatch: bool) -> Vec<String> {
     let mut out = Vec::new();
+    // The intervals made here share one budget, as the comparison's did.
+    let mut budget = stats::Budget::default();
     for r in &c.rows {
         let Some(base) = r.cells.first() else {
             continue;
@@ -263,7 +335,11 @@ pub fn regressions(c: &Comparison, pct: f64, allow_mismatch: bool) -> Vec<String
                     }
                     (
                         v / b,
-                        stats::ratio_ci(&base.sample_values, &cell.sample_values),
+                        stats::ratio_ci_within(
+                            &base.sample_values,
+                            &cell.sample_values,
+                            &mut budget,
+                        ),
                     )
                 }
                 (Verdict::Worse, Some(_), _) => match cell.ratio {
@@ -304,4 +380,105 @@ pub fn undecided(c: &Comparison) -> Option<(usize, u32)> {
         .flat_map(|r| r.cells.iter().filter_map(|c| c.repeat_for_verdict))
         .collect();
     need.iter().max().map(|most| (need.len(), *most))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scenario with `params` and `metrics` metrics.
+    fn scenario(params: &[(String, String)], metrics: usize) -> ScenarioResult {
+        let metrics: Vec<serde_json::Value> = (0..metrics)
+            .map(|i| serde_json::json!({"name": format!("m{i}"), "unit": "u", "better": "higher", "value": 1.0, "samples": [1.0]}))
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "name": "s", "pack": "p", "source_sha256": null, "repeat": 1,
+            "params": params.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+            "metrics": metrics, "jobs": [], "tables": [], "error": null
+        }))
+        .unwrap()
+    }
+
+    fn doc(s: ScenarioResult) -> RunDocument {
+        serde_json::from_value(serde_json::json!({
+            "schema": "plumb.result.v1", "plumb_version": "0", "label": null,
+            "started": "", "finished": "",
+            "host": {"hostname": "h", "os": "", "kernel": "", "arch": "", "cpu_model": "", "cpus": 1, "memory_bytes": 1},
+            "target": null, "scenarios": [s]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_reason_names_a_few_parameters_cut_short_and_counts_the_rest() {
+        let params = |v: &str| -> Vec<(String, String)> {
+            (0..200)
+                .map(|i| (format!("k{i:03}{}", "n".repeat(100)), v.repeat(4000)))
+                .collect()
+        };
+        let (a, b) = (scenario(&params("A"), 0), scenario(&params("B"), 0));
+        let why = mismatch(&a, &b).unwrap();
+        assert!(why.starts_with("params differ: k000"), "{why}");
+        assert!(
+            why.ends_with(&format!("and {} more", 200 - NAMED_PARAMS)),
+            "{why}"
+        );
+        // Three names and six values, each cut, and the words between.
+        assert!(why.len() < 9 * QUOTED_BYTES + 100, "{} bytes", why.len());
+        let mut unset = b.clone();
+        unset.params.clear();
+        assert!(mismatch(&a, &unset).unwrap().contains("vs unset"));
+    }
+
+    #[test]
+    fn the_reason_is_made_once_and_every_cell_holds_it_short() {
+        let params = |v: &str| -> Vec<(String, String)> {
+            (0..50).map(|i| (format!("k{i}"), v.repeat(4000))).collect()
+        };
+        let docs = [
+            doc(scenario(&params("A"), 300)),
+            doc(scenario(&params("B"), 300)),
+        ];
+        let c = compare(&docs).unwrap();
+        assert_eq!(c.rows.len(), 300);
+        let reasons: Vec<&String> = c
+            .rows
+            .iter()
+            .map(|r| r.cells[1].not_comparable.as_ref().unwrap())
+            .collect();
+        assert!(reasons.iter().all(|r| *r == reasons[0] && r.len() < 1000));
+        assert_eq!(c.not_comparable(), 300);
+    }
+}
+
+#[cfg(test)]
+mod size {
+    use super::*;
+
+    #[test]
+    fn runs_sharing_no_metric_are_refused_before_their_cells_are_made() {
+        let doc = |metrics: std::ops::Range<usize>| -> RunDocument {
+            let metrics: Vec<serde_json::Value> = metrics
+                .map(|i| serde_json::json!({"name": format!("m{i}"), "unit": "u", "better": "higher", "value": 1.0, "samples": [1.0]}))
+                .collect();
+            serde_json::from_value(serde_json::json!({
+                "schema": "plumb.result.v1", "plumb_version": "0", "label": null,
+                "started": "", "finished": "",
+                "host": {"hostname": "h", "os": "", "kernel": "", "arch": "", "cpu_model": "", "cpus": 1, "memory_bytes": 1},
+                "target": null,
+                "scenarios": [{"name": "s", "pack": null, "source_sha256": null, "params": {}, "repeat": 1,
+                               "metrics": metrics, "jobs": [], "tables": [], "error": null}]
+            }))
+            .unwrap()
+        };
+        // 50 runs of 1,000 metrics each, none shared: 2.5 million cells.
+        let per = 1_000;
+        let docs: Vec<RunDocument> = (0..50).map(|i| doc(i * per..(i + 1) * per)).collect();
+        let e = compare(&docs).unwrap_err();
+        assert_eq!((e.metrics, e.runs, e.cells), (50 * per, 50, 2_500_000));
+        assert!(e.to_string().contains("more than 2000000"), "{e}");
+        // 200 runs sharing their metrics: a cell each.
+        let shared: Vec<RunDocument> = (0..200).map(|_| doc(0..per)).collect();
+        assert_eq!(compare(&shared).unwrap().rows.len(), per);
+    }
 }

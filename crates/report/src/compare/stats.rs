@@ -39,26 +39,70 @@ const RESAMPLES: usize = 4000;
 /// The most samples (both sides together) the bootstrap draws in all its
 /// resamples; past it the analytic interval is used (about 0.2 s of work).
 const BOOTSTRAP_BUDGET: usize = 20_000_000;
+/// The most samples the bootstraps of one comparison draw in all (about
+/// 2 s of work): each cell's interval costs [`RESAMPLES`] times its
+/// samples, so a file of thousands of metrics with thousands of samples
+/// each would otherwise take an hour. Past it, every further interval is
+/// the analytic one.
+pub const COMPARISON_BUDGET: usize = 200_000_000;
 /// The normal quantile of a two-sided 95% interval.
 const Z95: f64 = 1.959_964;
+
+/// What is left of a comparison's [`COMPARISON_BUDGET`].
+#[derive(Debug, Clone)]
+pub struct Budget {
+    left: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            left: COMPARISON_BUDGET,
+        }
+    }
+}
+
+impl Budget {
+    /// Takes `drawn` samples from the budget, if they fit in it and in one
+    /// bootstrap's [`BOOTSTRAP_BUDGET`].
+    fn take(&mut self, drawn: usize) -> bool {
+        let fits = drawn <= BOOTSTRAP_BUDGET && drawn <= self.left;
+        if fits {
+            self.left -= drawn;
+        }
+        fits
+    }
+}
 
 /// 95% interval of median(b)/median(a); `None` with fewer than two
 /// samples on either side (no significance can be claimed). A bootstrap
 /// while `RESAMPLES × (|a| + |b|)` stays within [`BOOTSTRAP_BUDGET`], else
 /// the order-statistics interval, so the cost is bounded whatever the sizes.
 pub fn ratio_ci(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
+    ratio_ci_within(a, b, &mut Budget::default())
+}
+
+/// [`ratio_ci`] of one cell of a comparison whose bootstraps share
+/// `budget`: a bootstrap only while it fits in what is left, else the
+/// analytic interval (and none when a median is not above zero and not
+/// even a thinned bootstrap fits).
+pub fn ratio_ci_within(a: &[f64], b: &[f64], budget: &mut Budget) -> Option<(f64, f64)> {
     if a.len() < 2 || b.len() < 2 {
         return None;
     }
-    let drawn = a.len().saturating_add(b.len()).saturating_mul(RESAMPLES);
-    if drawn <= BOOTSTRAP_BUDGET {
+    let drawn = |a: usize, b: usize| a.saturating_add(b).saturating_mul(RESAMPLES);
+    if budget.take(drawn(a.len(), b.len())) {
         return bootstrap_ratio_ci(a, b);
     }
     analytic_ratio_ci(a, b).or_else(|| {
         // Medians at or below zero: bootstrap every k-th sample (a wider,
         // conservative interval) rather than spend unbounded time.
         let keep = BOOTSTRAP_BUDGET / RESAMPLES / 2;
-        bootstrap_ratio_ci(&strided(a, keep), &strided(b, keep))
+        let (a, b) = (strided(a, keep), strided(b, keep));
+        budget
+            .take(drawn(a.len(), b.len()))
+            .then(|| bootstrap_ratio_ci(&a, &b))
+            .flatten()
     })
 }
 
@@ -188,6 +232,28 @@ mod tests {
             lo > 1.0 && hi < 1.01 && lo < 1.005 && hi > 1.005,
             "{lo} {hi}"
         );
+    }
+
+    #[test]
+    fn a_comparison_draws_at_most_its_budget_then_takes_analytic_intervals() {
+        let (a, b) = (noisy(2000, 100.0, 1), noisy(2000, 102.0, 2));
+        let mut budget = Budget::default();
+        let first = ratio_ci_within(&a, &b, &mut budget);
+        assert_eq!(first, ratio_ci(&a, &b));
+        // 4000 resamples of 4000 samples: twelve such cells fit, then
+        // every interval is the analytic one.
+        let t = std::time::Instant::now();
+        for _ in 0..500 {
+            ratio_ci_within(&a, &b, &mut budget).unwrap();
+        }
+        assert_eq!(
+            ratio_ci_within(&a, &b, &mut budget),
+            analytic_ratio_ci(&a, &b)
+        );
+        assert!(t.elapsed().as_secs_f64() < 30.0, "{:?}", t.elapsed());
+        assert!(budget.left < 4000 * 4000);
+        // A zero median past the budget: no interval, at once.
+        assert_eq!(ratio_ci_within(&[0.0; 10], &b, &mut budget), None);
     }
 
     #[test]

@@ -67,6 +67,12 @@ fn check_count(place: &str, what: &'static str, n: usize, limit: usize) -> Resul
     Ok(())
 }
 
+/// Refuses a run number (`repeat`) beyond [`limits::REPEAT`].
+fn check_repeat(place: &str, what: &'static str, repeat: Option<u32>) -> Result<(), LimitError> {
+    let n = repeat.unwrap_or(0);
+    check_count(place, what, n as usize, limits::REPEAT as usize)
+}
+
 impl RunDocument {
     /// Checks the document against [`limits`]; the error names the place.
     pub fn check_limits(&self) -> Result<(), LimitError> {
@@ -146,6 +152,7 @@ impl ScenarioResult {
             self.error_kind.as_deref().unwrap_or(""),
             NAME,
         )?;
+        check_repeat(place, "repeat", Some(self.repeat))?;
         check_count(place, "params", self.params.len(), ITEMS)?;
         for (k, v) in &self.params {
             check_len(place, "a parameter name", k, NAME)?;
@@ -183,6 +190,7 @@ impl ScenarioResult {
             check_len(&at, "name", &x.name, NAME)?;
             check_len(&at, "unit", &x.unit, NAME)?;
             check_count(&at, "points", x.points.len(), SAMPLES)?;
+            check_repeat(&at, "repeat", x.repeat)?;
             if x.points
                 .iter()
                 .flatten()
@@ -198,6 +206,7 @@ impl ScenarioResult {
         for (i, p) in self.phases.iter().enumerate() {
             let at = format!("{place}.phases[{i}]");
             check_len(&at, "name", &p.name, NAME)?;
+            check_repeat(&at, "repeat", p.repeat)?;
             if [Some(p.started_s), p.ended_s]
                 .into_iter()
                 .flatten()
@@ -214,10 +223,40 @@ impl ScenarioResult {
             let at = format!("{place}.jobs[{i}]");
             check_len(&at, "name", &j.name, NAME)?;
             check_len(&at, "case", j.case.as_deref().unwrap_or(""), NAME)?;
+            check_repeat(&at, "repeat", j.repeat)?;
             check_len(&at, "error", j.error.as_deref().unwrap_or(""), TEXT)?;
             check_count(&at, "timeline", j.timeline.len(), SAMPLES)?;
             check_count(&at, "options", j.options.len(), ITEMS)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_number_past_the_limit_is_refused_where_it_is() {
+        let mut s: ScenarioResult = serde_json::from_value(serde_json::json!({
+            "name": "s", "pack": null, "source_sha256": null, "params": {}, "repeat": limits::REPEAT,
+            "metrics": [], "jobs": [], "tables": [], "error": null,
+            "phases": [{"name": "p", "started_s": 0.0, "repeat": limits::REPEAT}]
+        }))
+        .unwrap();
+        assert_eq!(s.check_limits("scenarios[0]"), Ok(()));
+        s.phases[0].repeat = Some(limits::REPEAT + 1);
+        let e = s.check_limits("scenarios[0]").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "scenarios[0].phases[0]: repeat ({}) exceeds the limit of {}",
+                limits::REPEAT + 1,
+                limits::REPEAT
+            )
+        );
+        s.repeat = u32::MAX;
+        let e = s.check_limits("scenarios[0]").unwrap_err().to_string();
+        assert!(e.starts_with("scenarios[0]: repeat (4294967295)"), "{e}");
     }
 }

@@ -331,6 +331,9 @@ pub mod limits {
     pub const SAMPLES: usize = 10_000_000;
     /// Jobs in one document.
     pub const JOBS: usize = 10_000;
+    /// Runs of one scenario (`--repeat`): a scenario's `repeat`, and the
+    /// run a job, series or phase of it names.
+    pub const REPEAT: u32 = 100_000;
     /// Bytes of a name, label, unit or parameter.
     pub const NAME: usize = 4096;
     /// Labels of one run (a fleet inventory gives a host at most 32 and

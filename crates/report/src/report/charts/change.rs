@@ -10,6 +10,7 @@ use super::{Chart, Kind, Names};
 use crate::model::comparison::{Cell, Comparison, Row, Verdict};
 use crate::model::document::{marks_suffix, Better, RunDocument};
 use crate::units::Scale;
+use std::collections::HashMap;
 
 const WIDTH: f64 = 1000.0;
 const LABELS: f64 = 330.0;
@@ -312,10 +313,14 @@ fn changes(c: &Comparison, names: &mut Names) -> Chart {
 fn values(docs: &[RunDocument], c: &Comparison, names: &mut Names) -> Option<Chart> {
     // Units in first-seen order, each with its rows.
     let mut groups: Vec<(String, Vec<&Row>)> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
     for r in c.rows.iter().filter(|r| r.cells[0].value.is_some()) {
-        match groups.iter_mut().find(|g| g.0 == r.unit) {
-            Some(g) => g.1.push(r),
-            None => groups.push((r.unit.clone(), vec![r])),
+        match at.get(r.unit.as_str()) {
+            Some(g) => groups[*g].1.push(r),
+            None => {
+                at.insert(&r.unit, groups.len());
+                groups.push((r.unit.clone(), vec![r]));
+            }
         }
     }
     if groups.is_empty() {

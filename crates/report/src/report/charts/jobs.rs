@@ -5,19 +5,22 @@
 //! line per run and direction: the same instance across result files is
 //! drawn together.
 
+use super::overlap::Overlaps;
 use super::svg::{self, Axis, Entry, Frame, Svg, PALETTE};
-use super::{file_part, Chart, Kind, Names};
+use super::{file_part, title_part, Chart, Kind, Names};
 use crate::model::document::{RunDocument, ScenarioResult};
 use crate::model::result::JobResult;
 use crate::report::run_table::shown_name;
 use crate::stats::interval_of;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// What tells one job instance from another.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Key {
     /// The scenario as named on screen (`PACK/NAME`, or `NAME` when the
-    /// pack is the scenario).
-    pub scenario: String,
+    /// pack is the scenario), shared by its jobs' keys.
+    pub scenario: Arc<str>,
     /// The job's name.
     pub job: String,
     /// Its case (the phase it started in), if the scenario marked phases.
@@ -31,10 +34,11 @@ pub struct Key {
 impl Key {
     /// How the instance is named on its charts: `cloud-compare/fio-random ·
     /// fio · randread`, with the run of the scenario when it was repeated.
+    /// Each name is cut to [`super::TITLE_NAME`] characters.
     pub fn title(&self, repeats: u32) -> String {
-        let mut t = format!("{} · {}", self.scenario, self.job);
+        let mut t = format!("{} · {}", title_part(&self.scenario), title_part(&self.job));
         if let Some(c) = &self.case {
-            t.push_str(&format!(" · {c}"));
+            t.push_str(&format!(" · {}", title_part(c)));
         }
         if self.nth > 1 {
             t.push_str(&format!(" #{}", self.nth));
@@ -69,47 +73,54 @@ pub struct Instance<'a> {
     pub scenario: &'a ScenarioResult,
     /// (run index, its result).
     pub jobs: Vec<(usize, &'a JobResult)>,
+    /// Where its first result is: the scenario's index in its run's
+    /// document, and the job's in the scenario.
+    pub first: (usize, usize),
 }
 
-/// The keys of a scenario's jobs, in order.
+/// The keys of a scenario's jobs, in order: linear in its jobs (the jobs
+/// of one name, case and run are counted as they come).
 pub fn keys(s: &ScenarioResult) -> Vec<Key> {
-    let scenario = shown_name(s);
-    let mut out: Vec<Key> = Vec::with_capacity(s.jobs.len());
-    for j in &s.jobs {
-        let mut key = Key {
-            scenario: scenario.clone(),
-            job: j.name.clone(),
-            case: j.case.clone(),
-            repeat: j.repeat.unwrap_or(1),
-            nth: 1,
-        };
-        key.nth = 1 + out
-            .iter()
-            .filter(|k| {
-                Key {
-                    nth: 1,
-                    ..(*k).clone()
-                } == key
-            })
-            .count();
-        out.push(key);
-    }
-    out
+    let scenario: Arc<str> = shown_name(s).into();
+    let mut seen: HashMap<(&str, Option<&str>, u32), usize> = HashMap::new();
+    s.jobs
+        .iter()
+        .map(|j| {
+            let repeat = j.repeat.unwrap_or(1);
+            let nth = seen
+                .entry((j.name.as_str(), j.case.as_deref(), repeat))
+                .or_insert(0);
+            *nth += 1;
+            Key {
+                scenario: scenario.clone(),
+                job: j.name.clone(),
+                case: j.case.clone(),
+                repeat,
+                nth: *nth,
+            }
+        })
+        .collect()
 }
 
-/// Every job instance of `docs`, in first-seen order.
+/// Every job instance of `docs`, in first-seen order: linear in their
+/// jobs.
 pub fn instances(docs: &[RunDocument]) -> Vec<Instance<'_>> {
     let mut out: Vec<Instance> = Vec::new();
+    let mut at: HashMap<Key, usize> = HashMap::new();
     for (run, d) in docs.iter().enumerate() {
-        for s in &d.scenarios {
-            for (key, j) in keys(s).into_iter().zip(&s.jobs) {
-                match out.iter_mut().find(|i| i.key == key) {
-                    Some(i) => i.jobs.push((run, j)),
-                    None => out.push(Instance {
-                        key,
-                        scenario: s,
-                        jobs: vec![(run, j)],
-                    }),
+        for (si, s) in d.scenarios.iter().enumerate() {
+            for (ji, (key, j)) in keys(s).into_iter().zip(&s.jobs).enumerate() {
+                match at.get(&key) {
+                    Some(i) => out[*i].jobs.push((run, j)),
+                    None => {
+                        at.insert(key.clone(), out.len());
+                        out.push(Instance {
+                            key,
+                            scenario: s,
+                            jobs: vec![(run, j)],
+                            first: (si, ji),
+                        });
+                    }
                 }
             }
         }
@@ -139,37 +150,23 @@ fn describe(j: &JobResult) -> String {
     parts.join(", ")
 }
 
-/// The other jobs of the same scenario run that overlapped this one in
-/// time: what it ran beside.
-fn beside(s: &ScenarioResult, j: &JobResult) -> Vec<String> {
-    let (Some(a0), Some(a1)) = (j.started_s, j.ended_s) else {
-        return Vec::new();
-    };
-    let mut out: Vec<String> = Vec::new();
-    for o in &s.jobs {
-        if std::ptr::eq(o, j) || o.repeat != j.repeat {
-            continue;
-        }
-        if let (Some(b0), Some(b1)) = (o.started_s, o.ended_s) {
-            if b0 < a1 && a0 < b1 && !out.contains(&o.name) {
-                out.push(o.name.clone());
-            }
-        }
-    }
-    out
-}
-
 /// The latency and timeline charts of every job instance.
 pub fn charts(docs: &[RunDocument], runs: &[String], names: &mut Names) -> Vec<Chart> {
     let mut out = Vec::new();
+    // The overlaps of each scenario's jobs, made once: (run, scenario).
+    let mut overlaps: HashMap<(usize, usize), Overlaps> = HashMap::new();
     for inst in instances(docs) {
         let title = inst.key.title(inst.scenario.repeat);
         let stem = inst.key.stem();
-        let (_, first) = inst.jobs[0];
+        let (run, first) = inst.jobs[0];
         let mut about = vec![describe(first)];
-        let with = beside(inst.scenario, first);
-        if !with.is_empty() {
-            about[0].push_str(&format!("; ran beside {}", with.join(", ")));
+        let (si, ji) = inst.first;
+        let with = overlaps
+            .entry((run, si))
+            .or_insert_with(|| Overlaps::new(&inst.scenario.jobs))
+            .beside(ji);
+        if let Some(with) = with {
+            about[0].push_str(&format!("; {}", with.text()));
         }
         out.push(Chart {
             file: names.take(&format!("latency-{stem}")),
@@ -297,7 +294,7 @@ struct RateLines {
     /// Bandwidth, the same lines.
     bw: Vec<(String, Points)>,
     /// The lengths of the intervals, in ms, each once.
-    intervals: Vec<u64>,
+    intervals: BTreeSet<u64>,
     /// Whether a short last interval was left out.
     dropped: bool,
 }
@@ -307,12 +304,9 @@ fn rate_lines(inst: &Instance, runs: &[String]) -> RateLines {
     let mut iops: Vec<(String, Points)> = Vec::new();
     let mut bw: Vec<(String, Points)> = Vec::new();
     let mut dropped = false;
-    let mut intervals: Vec<u64> = Vec::new();
+    let mut intervals = BTreeSet::new();
     for (run, j) in &inst.jobs {
-        let interval = interval_of(&j.timeline);
-        if !intervals.contains(&interval) {
-            intervals.push(interval);
-        }
+        intervals.insert(interval_of(&j.timeline));
         for (di, name) in ["read", "write"].iter().enumerate() {
             if j.dir(di).total_ios == 0 {
                 continue;
@@ -338,7 +332,7 @@ fn rate_lines(inst: &Instance, runs: &[String]) -> RateLines {
 fn timeline_notes(
     about: &[String],
     inst: &Instance,
-    intervals: &[u64],
+    intervals: &BTreeSet<u64>,
     dropped: bool,
 ) -> Vec<String> {
     let every = intervals

@@ -14,13 +14,16 @@
 
 pub mod change;
 pub mod jobs;
+pub mod overlap;
 pub mod series;
 pub mod svg;
 
 use crate::model::comparison::Comparison;
 use crate::model::document::RunDocument;
-use std::collections::HashSet;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What a chart shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,10 +52,29 @@ pub struct Chart {
     /// Its title, as drawn on it (not escaped).
     pub title: String,
     /// The scenario it belongs to, as named on screen
-    /// ([`crate::report::run_table::shown_name`]), if one.
-    pub scenario: Option<String>,
+    /// ([`crate::report::run_table::shown_name`]), if one: shared by the
+    /// scenario's charts, not copied into each.
+    pub scenario: Option<Arc<str>>,
     /// The SVG document.
     pub svg: String,
+}
+
+/// The most characters of a name (scenario, job, case, run) a chart's
+/// title quotes: a title is drawn, named in the chart's `<title>` and
+/// captioned on a page, once per chart, so a long name is cut there (with
+/// `…`) and given whole once, where its scenario's section is headed.
+pub const TITLE_NAME: usize = 120;
+
+/// `name` as a chart's title quotes it: at most [`TITLE_NAME`] characters.
+pub fn title_part(name: &str) -> Cow<'_, str> {
+    match name.char_indices().nth(TITLE_NAME) {
+        None => name.into(),
+        Some((end, _)) => {
+            let mut cut: String = name[..end].chars().take(TITLE_NAME - 1).collect();
+            cut.push('…');
+            cut.into()
+        }
+    }
 }
 
 /// `s` as a file-name part: safe characters only, at most 60 of them.
@@ -69,20 +91,31 @@ pub fn file_part(s: &str) -> String {
         .collect()
 }
 
-/// Makes file names unique: a name met before gets `-2`, `-3`, ….
+/// Makes file names unique: a name met before gets `-2`, `-3`, …; each
+/// stem remembers the number it reached, so that n charts of one stem take
+/// n steps, not n².
 #[derive(Debug, Default)]
-pub struct Names(HashSet<String>);
+pub struct Names {
+    /// The names taken.
+    taken: HashSet<String>,
+    /// Per stem, the number its next name tries.
+    next: HashMap<String, usize>,
+}
 
 impl Names {
     /// `stem.svg`, or `stem-N.svg` when taken.
     pub fn take(&mut self, stem: &str) -> String {
-        let mut name = format!("{stem}.svg");
-        let mut n = 1;
-        while !self.0.insert(name.clone()) {
-            n += 1;
-            name = format!("{stem}-{n}.svg");
+        let n = self.next.entry(stem.to_string()).or_insert(1);
+        loop {
+            let name = match *n {
+                1 => format!("{stem}.svg"),
+                k => format!("{stem}-{k}.svg"),
+            };
+            *n += 1;
+            if self.taken.insert(name.clone()) {
+                return name;
+            }
         }
-        name
     }
 }
 
@@ -148,4 +181,45 @@ pub fn write_all(
         out.push(path);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_quote_long_names_cut_at_a_character() {
+        assert_eq!(title_part("short"), "short");
+        let exact = "é".repeat(TITLE_NAME);
+        assert_eq!(title_part(&exact), exact);
+        let cut = title_part(&"é".repeat(4000)).into_owned();
+        assert_eq!(cut.chars().count(), TITLE_NAME);
+        assert!(cut.ends_with("é…"), "{cut}");
+    }
+
+    #[test]
+    fn names_stay_unique_when_stems_look_like_numbered_names() {
+        let mut n = Names::default();
+        let got: Vec<String> = ["a", "a-2", "a", "a", "a-2", "b"]
+            .iter()
+            .map(|s| n.take(s))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "a.svg",
+                "a-2.svg",
+                "a-3.svg",
+                "a-4.svg",
+                "a-2-2.svg",
+                "b.svg"
+            ]
+        );
+        // Many charts of one stem: each name found in a step or two.
+        let mut n = Names::default();
+        for i in 1..=20_000 {
+            let name = n.take("s");
+            assert!(i == 1 || name == format!("s-{i}.svg"), "{name}");
+        }
+    }
 }

@@ -3,7 +3,9 @@
 //! the metrics or comparison, what was measured, a section per scenario),
 //! each written by the [`Html`] exporter or the page's own grids.
 
-use super::{measured_grid, packs_grid, runs_grid, scenarios, title, Page, MARKS};
+use super::{
+    charts_by_scenario, measured_grid, packs_grid, runs_grid, scenarios, title, Page, MARKS,
+};
 use crate::model::document::ScenarioResult;
 use crate::report::charts::svg::esc;
 use crate::report::charts::{Chart, Kind};
@@ -12,6 +14,7 @@ use crate::report::export::html::{grid, Html};
 use crate::report::export::{Content, Exporter, Part};
 use crate::report::made_tables;
 use crate::report::tables::Titled;
+use std::collections::HashMap;
 
 /// The content security policy: nothing is fetched, inline styles and the
 /// inline sort script run.
@@ -123,14 +126,17 @@ fn scenario_tables(p: &Page, runs: &[(usize, &ScenarioResult)]) -> String {
 
 /// The scenarios that get a section of their own: those whose figures are
 /// not all in the tables above (notes, an error, tables or charts of their
-/// own).
-fn scenario_sections<'a>(p: &Page<'a>) -> Vec<(String, Vec<(usize, &'a ScenarioResult)>)> {
+/// own, `charts` by scenario).
+fn scenario_sections<'a>(
+    p: &Page<'a>,
+    charts: &HashMap<&str, Vec<&Chart>>,
+) -> Vec<(String, Vec<(usize, &'a ScenarioResult)>)> {
     scenarios(p.docs)
         .into_iter()
         .filter(|(name, runs)| {
             runs.iter()
                 .any(|(_, s)| s.error.is_some() || !s.notes.is_empty() || !s.tables.is_empty())
-                || p.charts.iter().any(|c| c.scenario.as_deref() == Some(name))
+                || charts.contains_key(name.as_str())
         })
         .collect()
 }
@@ -228,8 +234,14 @@ fn measured_section(p: &Page) -> String {
 }
 
 /// A scenario's section: its errors and notes in every run, its tables,
-/// its charts.
-fn scenario_section(p: &Page, i: usize, name: &str, runs: &[(usize, &ScenarioResult)]) -> String {
+/// its charts (`charts`).
+fn scenario_section(
+    p: &Page,
+    i: usize,
+    name: &str,
+    runs: &[(usize, &ScenarioResult)],
+    charts: &[&Chart],
+) -> String {
     let several = p.docs.len() > 1;
     let mut body = format!(
         "<section id=\"s{i}\" class=\"scenario\">\n<h2>{}</h2>\n",
@@ -257,11 +269,7 @@ fn scenario_section(p: &Page, i: usize, name: &str, runs: &[(usize, &ScenarioRes
         }
     }
     body.push_str(&scenario_tables(p, runs));
-    for c in p
-        .charts
-        .iter()
-        .filter(|c| c.scenario.as_deref() == Some(name))
-    {
+    for c in charts {
         body.push_str(&figure(c));
     }
     body.push_str("</section>\n");
@@ -271,14 +279,16 @@ fn scenario_section(p: &Page, i: usize, name: &str, runs: &[(usize, &ScenarioRes
 /// The page as one self-contained HTML file.
 pub fn html(p: &Page) -> String {
     let title = title(p);
-    let sc = scenario_sections(p);
+    let charts = charts_by_scenario(p.charts);
+    let sc = scenario_sections(p, &charts);
     let mut body = head(p, &title, &sc);
     body.push_str(&runs_section(p));
     body.push_str(&summary_section(p));
     body.push_str(&metrics_section(p));
     body.push_str(&measured_section(p));
     for (i, (name, runs)) in sc.iter().enumerate() {
-        body.push_str(&scenario_section(p, i, name, runs));
+        let own = charts.get(name.as_str()).map_or(&[][..], Vec::as_slice);
+        body.push_str(&scenario_section(p, i, name, runs, own));
     }
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" content=\"plumb {}\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n{body}</main>\n<script>{SORT}</script>\n</body>\n</html>\n",

@@ -21,6 +21,7 @@ use crate::report::charts::Chart;
 use crate::report::results::Layout;
 use crate::report::run_table::{self, scenario_name};
 use crate::terminal::cleaned;
+use std::collections::{HashMap, HashSet};
 
 /// What a page shows.
 #[derive(Debug, Clone, Copy)]
@@ -38,35 +39,55 @@ pub struct Page<'a> {
 }
 
 /// The scenarios of the runs by name (`PACK/NAME`), in first-seen order, each
-/// with its result in every run that has it.
+/// with its result in every run that has it: linear in the scenarios.
 fn scenarios(docs: &[RunDocument]) -> Vec<(String, Vec<(usize, &ScenarioResult)>)> {
     let mut out: Vec<(String, Vec<(usize, &ScenarioResult)>)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
     for (i, d) in docs.iter().enumerate() {
         for s in &d.scenarios {
             let name = run_table::shown_name(s);
-            match out.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, v)) => v.push((i, s)),
-                None => out.push((name, vec![(i, s)])),
+            match at.get(&name) {
+                Some(k) => out[*k].1.push((i, s)),
+                None => {
+                    at.insert(name.clone(), out.len());
+                    out.push((name, vec![(i, s)]));
+                }
             }
         }
     }
     out
 }
 
-/// The page's title: the packs and the runs.
+/// The packs a page's title names, at most.
+const TITLE_PACKS: usize = 4;
+
+/// The page's title: the packs (the first [`TITLE_PACKS`]) and the runs.
 fn title(p: &Page) -> String {
-    let mut packs: Vec<String> = Vec::new();
-    for d in p.docs {
-        for s in &d.scenarios {
-            let name = s.pack.clone().unwrap_or_else(|| s.name.clone());
-            if !packs.contains(&name) {
-                packs.push(name);
-            }
+    let mut packs: Vec<&str> = Vec::new();
+    for s in p.docs.iter().flat_map(|d| &d.scenarios) {
+        if packs.len() == TITLE_PACKS {
+            break;
+        }
+        let name = s.pack.as_deref().unwrap_or(&s.name);
+        if !packs.contains(&name) {
+            packs.push(name);
         }
     }
-    packs.truncate(4);
     let runs = p.c.runs.join(" vs ");
     format!("{}: {runs}", packs.join(", "))
+}
+
+/// Each scenario's charts, by the scenario's name ([`Chart::scenario`]),
+/// in the charts' order: made once, for pages that look them up per
+/// scenario.
+fn charts_by_scenario<'c>(charts: &'c [Chart]) -> HashMap<&'c str, Vec<&'c Chart>> {
+    let mut out: HashMap<&str, Vec<&Chart>> = HashMap::new();
+    for c in charts {
+        if let Some(s) = &c.scenario {
+            out.entry(&**s).or_default().push(c);
+        }
+    }
+    out
 }
 
 /// An RFC 3339 time as a person reads it: to the second, with its offset
@@ -127,6 +148,7 @@ fn packs_grid(p: &Page) -> (Vec<String>, Vec<Vec<String>>) {
         .map(String::from)
         .to_vec();
     let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut seen: HashSet<Vec<String>> = HashSet::new();
     for (i, d) in p.docs.iter().enumerate() {
         for s in &d.scenarios {
             let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
@@ -141,7 +163,7 @@ fn packs_grid(p: &Page) -> (Vec<String>, Vec<Vec<String>>) {
             .into_iter()
             .map(|t| cleaned(&t))
             .collect();
-            if !rows.contains(&row) {
+            if seen.insert(row.clone()) {
                 rows.push(row);
             }
         }
