@@ -139,13 +139,17 @@ fn scenario_sections<'a>(p: &Page<'a>) -> Vec<(String, Vec<(usize, &'a ScenarioR
         .collect()
 }
 
+/// Where a page stopped showing tables: the section's anchor and name.
+type Cut = (String, String);
+
 /// The heading, the lead paragraph (and how many tables the page left
-/// out, `left_out`) and the table of contents.
+/// out, `left_out`, from the section `cut` on) and the table of contents.
 fn head(
     p: &Page,
     title: &str,
     sc: &[(String, Vec<(usize, &ScenarioResult)>)],
     left_out: usize,
+    cut: Option<&Cut>,
 ) -> String {
     let several = p.docs.len() > 1;
     let mut body = format!("<h1>{}</h1>\n", esc(title));
@@ -160,7 +164,10 @@ fn head(
         esc(env!("CARGO_PKG_VERSION"))
     ));
     if let Some(line) = left_out_line(left_out) {
-        body.push_str(&format!("<p class=\"note\">{}</p>\n", esc(&line)));
+        let at = cut
+            .map(|(id, name)| format!(" It stopped at <a href=\"#{id}\">{}</a>.", esc(name)))
+            .unwrap_or_default();
+        body.push_str(&format!("<p class=\"note\">{}{at}</p>\n", esc(&line)));
     }
     body.push_str("<nav><ol>\n<li><a href=\"#runs\">Runs and machines</a></li>\n");
     if !p.layouts.is_empty() {
@@ -299,14 +306,21 @@ pub fn html(p: &Page) -> String {
     let title = title(p);
     let sc = scenario_sections(p);
     let mut cells = Cells::default();
+    let mut cut: Option<Cut> = None;
     let mut sections = runs_section(p);
     sections.push_str(&summary_section(p, &mut cells));
+    if cells.left_out() > 0 {
+        cut = Some(("summary".into(), "Summary".into()));
+    }
     sections.push_str(&metrics_section(p));
     sections.push_str(&measured_section(p));
     for (i, (name, runs)) in sc.iter().enumerate() {
         sections.push_str(&scenario_section(p, i, name, runs, &mut cells));
+        if cut.is_none() && cells.left_out() > 0 {
+            cut = Some((format!("s{i}"), name.clone()));
+        }
     }
-    let body = head(p, &title, &sc, cells.left_out()) + &sections;
+    let body = head(p, &title, &sc, cells.left_out(), cut.as_ref()) + &sections;
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" content=\"plumb {}\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n{body}</main>\n<script>{SORT}</script>\n</body>\n</html>\n",
         esc(env!("CARGO_PKG_VERSION")),

@@ -199,9 +199,23 @@ fn measured_grid(p: &Page) -> (Vec<String>, Vec<Vec<String>>) {
 fn left_out_line(n: usize) -> Option<String> {
     (n > 0).then(|| {
         format!(
-            "This page leaves out {n} of the result files' tables: a page shows at most {SHOWN_CELLS} table cells in all, and a line says where it stopped. plumb show FILE --format json prints every table."
+            "This page leaves out {n} of the result files' tables: a page shows at most {} table cells in all, and a line says where it stopped (plumb show FILE --format json prints every table).",
+            grouped(SHOWN_CELLS)
         )
     })
+}
+
+/// `n` with its thousands separated by commas (`1,000,000`).
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// What the marks beside figures mean.
@@ -219,3 +233,20 @@ const MARKS: [(&str, &str); 3] = [
         "the run was stopped while the figure was measured: it covers the time until then",
     ),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::{grouped, left_out_line};
+
+    #[test]
+    fn counts_read_with_their_thousands_apart() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(1_000_000), "1,000,000");
+        assert_eq!(left_out_line(0), None);
+        assert!(left_out_line(3)
+            .unwrap()
+            .starts_with("This page leaves out 3 of the result files' tables: a page shows at most 1,000,000 table cells"));
+    }
+}
