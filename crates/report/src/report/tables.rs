@@ -75,6 +75,20 @@ impl Cells {
     }
 }
 
+/// `n` with its thousands separated by commas (`1,000,000`), for the
+/// lines that say what an output left out.
+pub(crate) fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The terminal table style, or Markdown's.
 pub fn grid(markdown: bool) -> Table {
     let mut t = Table::new();
@@ -107,4 +121,17 @@ pub fn is_figure(text: &str) -> bool {
 /// How many columns `t` shows: its header's, or its longest row's.
 pub(crate) fn columns(t: &Titled) -> usize {
     t.rows.iter().map(Vec::len).fold(t.header.len(), usize::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grouped;
+
+    #[test]
+    fn counts_read_with_their_thousands_apart() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(1_000_000), "1,000,000");
+    }
 }

@@ -8,7 +8,7 @@ use crate::model::document::RunDocument;
 use crate::report::charts::svg::esc;
 use crate::report::comparison::{metric_grid, not_comparable_line, READING};
 use crate::report::run_table;
-use crate::report::tables::{is_figure, Cells, Titled, SHOWN_CELLS};
+use crate::report::tables::{grouped, is_figure, Cells, Titled, SHOWN_CELLS};
 
 /// HTML for a page.
 #[derive(Debug, Clone, Copy)]
@@ -119,7 +119,8 @@ fn comparison(c: &Comparison) -> String {
 }
 
 /// The tables, each under its title (`<h4>`), its notes below; those past
-/// the output's `cells` are counted (with those of the `later` parts).
+/// the page's `cells` are left out, and where the first is, a note says
+/// that no table is shown from there on (the page counts them at its top).
 fn titled(tables: &[Titled], cells: &mut Cells, later: &[Part]) -> String {
     let mut out = String::new();
     let shown = shown(tables, cells, later);
@@ -132,9 +133,10 @@ fn titled(tables: &[Titled], cells: &mut Cells, later: &[Part]) -> String {
             out.push_str(&note(n));
         }
     }
-    if let Some(n) = shown.left_out {
+    if shown.left_out.is_some() {
         out.push_str(&note(&format!(
-            "({n} more table(s) not shown: more than {SHOWN_CELLS} cells in all; the result files have them)"
+            "(No table is shown from here on: a page shows at most {} table cells in all; the result files have them.)",
+            grouped(SHOWN_CELLS)
         )));
     }
     out

@@ -7,7 +7,9 @@ use crate::model::comparison::Comparison;
 use crate::model::document::RunDocument;
 use crate::report::comparison::{machine_grid, metric_grid, not_comparable_line, READING};
 use crate::report::run_table;
-use crate::report::tables::{cell_text, columns, grid, is_figure, Cells, Titled, SHOWN_CELLS};
+use crate::report::tables::{
+    cell_text, columns, grid, grouped, is_figure, Cells, Titled, SHOWN_CELLS,
+};
 use comfy_table::{Cell, CellAlignment, Table};
 
 /// Terminal tables (`markdown` false) or Markdown tables to paste into a post.
@@ -121,7 +123,8 @@ impl Text {
         let mut out: String = shown.tables.iter().map(|t| self.table(t)).collect();
         if let Some(n) = shown.left_out {
             out.push_str(&format!(
-                "({n} more table(s) not shown: more than {SHOWN_CELLS} cells in all; --format json has them)\n\n"
+                "({n} more table(s) not shown: more than {} cells in all; --format json has them)\n\n",
+                grouped(SHOWN_CELLS)
             ));
         }
         out

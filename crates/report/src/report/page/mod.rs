@@ -23,7 +23,7 @@ use crate::model::document::{RunDocument, ScenarioResult};
 use crate::report::charts::Chart;
 use crate::report::results::Layout;
 use crate::report::run_table::{self, scenario_name};
-use crate::report::tables::SHOWN_CELLS;
+use crate::report::tables::{grouped, SHOWN_CELLS};
 use crate::terminal::cleaned;
 
 /// What a page shows.
@@ -205,19 +205,6 @@ fn left_out_line(n: usize) -> Option<String> {
     })
 }
 
-/// `n` with its thousands separated by commas (`1,000,000`).
-fn grouped(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// What the marks beside figures mean.
 const MARKS: [(&str, &str); 3] = [
     (
@@ -236,14 +223,10 @@ const MARKS: [(&str, &str); 3] = [
 
 #[cfg(test)]
 mod tests {
-    use super::{grouped, left_out_line};
+    use super::left_out_line;
 
     #[test]
-    fn counts_read_with_their_thousands_apart() {
-        assert_eq!(grouped(0), "0");
-        assert_eq!(grouped(999), "999");
-        assert_eq!(grouped(1000), "1,000");
-        assert_eq!(grouped(1_000_000), "1,000,000");
+    fn the_line_on_what_was_left_out() {
         assert_eq!(left_out_line(0), None);
         assert!(left_out_line(3)
             .unwrap()
