@@ -11,9 +11,9 @@
 //! - every character that is active anywhere in a line is escaped with a
 //!   backslash (CommonMark renders an escaped ASCII punctuation character
 //!   as itself): `\` `` ` `` `*` `_` `~` `[` `]` `<` `>` `&` `#` `!` `|`
-//!   `$` `^` (math, superscripts in renderers that have them), and `:`
-//!   and `@`, whose text GitHub turns into links (`http:`, `a@b.c`), and
-//!   the `.` of `www.`;
+//!   `$` `^` (math, superscripts in renderers that have them), and `@`,
+//!   whose text GitHub turns into a link (`a@b.c`), as it does `://` and
+//!   `www.`: their `:` and `.` are escaped too;
 //! - what is active only where a line begins is escaped at the start of
 //!   the text, unless a letter or digit follows it (`-1.5`, `12.5` stay
 //!   as they are): `-`, `+`, `=` (list items, rules, setext underlines)
@@ -39,7 +39,6 @@ fn active(c: char) -> bool {
             | '|'
             | '$'
             | '^'
-            | ':'
             | '@'
     )
 }
@@ -53,7 +52,9 @@ pub fn text(s: &str) -> String {
     let digits = s.chars().take_while(char::is_ascii_digit).count();
     let mut chars = s.chars().enumerate().peekable();
     while let Some((i, c)) = chars.next() {
-        let word_follows = chars.peek().is_some_and(|(_, n)| n.is_alphanumeric());
+        let next = chars.peek().map(|(_, n)| *n);
+        let word_follows = next.is_some_and(char::is_alphanumeric);
+        let scheme = c == ':' && next == Some('/');
         let starts_a_block = !word_follows
             && ((i == 0 && matches!(c, '-' | '+' | '='))
                 || (i == digits && digits > 0 && matches!(c, '.' | ')')));
@@ -62,7 +63,7 @@ pub fn text(s: &str) -> String {
                 .as_bytes()
                 .get(out.len().saturating_sub(3)..)
                 .is_some_and(|b| b.eq_ignore_ascii_case(b"www"));
-        if active(c) || starts_a_block || www {
+        if active(c) || starts_a_block || scheme || www {
             out.push('\\');
         }
         out.push(c);
@@ -86,6 +87,7 @@ mod tests {
         assert_eq!(text("&lt;"), r"\&lt;");
         assert_eq!(text("a|b"), r"a\|b");
         assert_eq!(text("see www.evil.io"), r"see www\.evil.io");
+        assert_eq!(text("failed: at 10:00"), "failed: at 10:00");
         assert_eq!(text("me@evil.io"), r"me\@evil.io");
     }
 
