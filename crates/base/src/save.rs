@@ -44,8 +44,8 @@ pub struct SaveError {
     /// The system's reason.
     pub source: io::Error,
     /// Whether what is in the destination's place was refused (bad input,
-    /// not a failure to write): see [`Dir::write`].
-    pub refused: bool,
+    /// not a failure to write): see [`Dir::check`].
+    refused: bool,
 }
 
 impl SaveError {
@@ -72,7 +72,8 @@ impl SaveError {
         }
     }
 
-    /// Whether the destination was refused (see [`SaveError::refused`]).
+    /// Whether what is in the destination's place was refused (bad input,
+    /// not a failure to write; see [`Dir::check`]).
     pub fn refused(&self) -> bool {
         self.refused
     }
