@@ -120,6 +120,16 @@ struct Case {
     /// A directory (relative to work) whose `.svg` files must be well-formed XML.
     #[serde(default)]
     svg_xml: Option<String>,
+    /// A Markdown file (in `work`; `-` for stdout) the case writes: read as GitHub would
+    /// render it, it must hold no link, no raw HTML, no image but its own
+    /// charts (`*-charts/*.svg`) and no heading whose text begins with
+    /// `PWNED` (the corpus marks a stranger's would-be heading line
+    /// `# PWNED …`; a page's own heading may quote it after other text).
+    #[serde(default)]
+    markdown_inert: Option<String>,
+    /// Files (in `work`) the case must write: [path, the most bytes it may take].
+    #[serde(default)]
+    writes_at_most: Vec<(String, u64)>,
     /// The case runs with `--keep`: the kept run directories may take at
     /// most this many bytes on disk (every inode's blocks), then are removed.
     #[serde(default)]
@@ -189,6 +199,24 @@ fn generate(kind: &str) -> Vec<u8> {
             let table = format!(r#"{{"title":"t","header":{header},"rows":[{rows}]}}"#);
             let tables = vec![table; 30].join(",");
             doc("wide", "1.0").replace("\"tables\":[]", &format!("\"tables\":[{tables}]")).into_bytes()
+        }
+        "json-page-wide-sections" | "json-page-10000-sections" => {
+            // A table per scenario, 64 columns wide by empty rows (3 bytes
+            // of JSON each, 64 cells on a page): 40 scenarios of 10,000
+            // rows, or 10,000 scenarios of 100 rows.
+            let (scenarios, rows) = if kind.ends_with("wide-sections") { (40, 10_000) } else { (10_000, 100) };
+            let header = format!("[{}]", vec!["\"h\""; 64].join(","));
+            let rows = vec!["[]"; rows].join(",");
+            let one = |i: usize| {
+                format!(
+                    r#"{{"name":"s{i}","pack":"p","source_sha256":null,"params":{{}},"repeat":1,"metrics":[],"jobs":[],"tables":[{{"title":"t","header":{header},"rows":[{rows}]}}],"error":null}}"#
+                )
+            };
+            let all: Vec<String> = (0..scenarios).map(one).collect();
+            let d = doc("sections", "1.0");
+            let at = d.find("\"scenarios\":[").unwrap() + "\"scenarios\":[".len();
+            let end = d.rfind(']').unwrap();
+            format!("{}{}{}", &d[..at], all.join(","), &d[end..]).into_bytes()
         }
         "strace-long-line" => {
             let mut s = String::from("1234 1700000000.000001 openat(AT_FDCWD, \"");
@@ -704,6 +732,26 @@ fn run_case(c: &Case) -> Outcome {
             }
         }
     }
+    if let Some(md) = &c.markdown_inert {
+        if md == "-" {
+            problems.extend(markdown_problems(&stdout));
+        } else {
+            match std::fs::read_to_string(work.join(md)) {
+                Ok(text) => problems.extend(markdown_problems(&text)),
+                Err(e) => problems.push(format!("{md}: not written ({e})")),
+            }
+        }
+    }
+    for (file, max) in &c.writes_at_most {
+        match std::fs::symlink_metadata(work.join(file)) {
+            Ok(m) if m.is_file() && m.len() <= *max => {}
+            Ok(m) if m.is_file() => {
+                problems.push(format!("{file} is {} bytes, more than {max}", m.len()))
+            }
+            Ok(_) => problems.push(format!("{file} is not a regular file")),
+            Err(e) => problems.push(format!("{file}: not written ({e})")),
+        }
+    }
     // What the case left in the target.
     let left: Vec<String> = crate::util::entries(&target);
     if let Some(max) = c.keep_max_disk {
@@ -793,6 +841,46 @@ fn run_case(c: &Case) -> Outcome {
         secs,
         problems,
     }
+}
+
+/// What makes `text` active Markdown (see `Case::markdown_inert`), read
+/// with GitHub's extensions (tables, strikethrough, footnotes, task lists).
+fn markdown_problems(text: &str) -> Vec<String> {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let mut problems = Vec::new();
+    let mut heading: Option<String> = None;
+    for event in Parser::new_ext(text, Options::all()) {
+        match event {
+            Event::Start(Tag::Link { dest_url, .. }) => {
+                problems.push(format!("a link to {dest_url:?}"))
+            }
+            Event::Start(Tag::Image { dest_url, .. })
+                if !(dest_url.contains("-charts/")
+                    && dest_url.ends_with(".svg")
+                    && !dest_url.contains(':')) =>
+            {
+                problems.push(format!("an image from {dest_url:?}"))
+            }
+            Event::Html(h) | Event::InlineHtml(h) => problems.push(format!("raw HTML {h:?}")),
+            Event::Start(Tag::Heading { .. }) => heading = Some(String::new()),
+            Event::Text(t) | Event::Code(t) => {
+                if let Some(h) = heading.as_mut() {
+                    h.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some(h) = heading
+                    .take()
+                    .filter(|h| h.trim_start().starts_with("PWNED"))
+                {
+                    problems.push(format!("a heading made of a stranger's text: {h:?}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    problems.truncate(5);
+    problems
 }
 
 fn last_line(s: &str) -> String {

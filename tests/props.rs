@@ -2229,3 +2229,172 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------- Markdown text (issue 46, item 7)
+
+/// What a stranger may name a scenario, metric, host or table cell: remote
+/// images and links, raw HTML, headings after a newline, block starts,
+/// entities, Markdown's punctuation, any text.
+fn markdown_name() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("![x](http://evil.test/p.png)".to_string()),
+        Just("[l](http://evil.test/)".to_string()),
+        Just("[r]: http://evil.test/".to_string()),
+        Just("<img src=http://evil.test/i.png>".to_string()),
+        Just("<http://evil.test/a>".to_string()),
+        Just("www.evil.test me@evil.test".to_string()),
+        Just("\n# h\n".to_string()),
+        Just("\n===\n".to_string()),
+        Just("\n---\n".to_string()),
+        Just("\n    code".to_string()),
+        Just("1. ".to_string()),
+        Just("- ".to_string()),
+        Just("> ".to_string()),
+        Just("```".to_string()),
+        Just("$x$ ^s^ ~~d~~ **b** _e_".to_string()),
+        Just("&lt;&#x5B;&amp;".to_string()),
+        Just("[^1]".to_string()),
+        "[!-/:-@\\[-`{-~]{1,6}",
+        "[ -~]{0,8}",
+        ".{0,4}",
+    ];
+    prop::collection::vec(piece, 0..6).prop_map(|v| v.concat())
+}
+
+/// How the tests read Markdown: as GitHub does (tables, strikethrough,
+/// task lists, footnotes, math), without smart punctuation, which would
+/// change the text.
+fn gfm() -> pulldown_cmark::Options {
+    use pulldown_cmark::Options;
+    Options::ENABLE_TABLES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_MATH
+        | Options::ENABLE_GFM
+        | Options::ENABLE_SUPERSCRIPT
+        | Options::ENABLE_SUBSCRIPT
+}
+
+/// The links, images, HTML and headings of Markdown `text` (an image's
+/// destination, a heading's text), in order.
+fn markdown_active(text: &str) -> Vec<String> {
+    use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+    let mut out = Vec::new();
+    let mut heading: Option<String> = None;
+    for e in Parser::new_ext(text, gfm()) {
+        match e {
+            Event::Start(Tag::Link { dest_url, .. }) => out.push(format!("link {dest_url}")),
+            Event::Start(Tag::Image { dest_url, .. }) => out.push(format!("image {dest_url}")),
+            Event::Html(h) | Event::InlineHtml(h) => out.push(format!("html {h}")),
+            Event::Start(Tag::Heading { .. }) => heading = Some(String::new()),
+            Event::Text(t) | Event::Code(t) => {
+                if let Some(h) = heading.as_mut() {
+                    h.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                out.push(format!("heading {}", heading.take().unwrap_or_default()))
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(config(3000, 0x1157_0046))]
+
+    /// Any name as Markdown text reads back as written (cleaned of
+    /// controls), inside a line: one paragraph of plain text, nothing
+    /// else; alone on a line it starts no block (heading, list, quote,
+    /// rule, table, fence) and nothing in it is a link, an image, HTML,
+    /// emphasis, code or math.
+    #[test]
+    fn markdown_text_is_inert_and_reads_as_written(name in markdown_name()) {
+        use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag};
+        let md = no_panic("markdown::text", &name, || plumb::report::markdown::text(&name))?;
+        let cleaned = plumb::terminal::cleaned(&name);
+        let inline = format!("a{md}a");
+        let mut text = String::new();
+        for e in Parser::new_ext(&inline, gfm()) {
+            match e {
+                Event::Text(t) => text.push_str(&t),
+                Event::Start(Tag::Paragraph) | Event::End(_) => {}
+                other => prop_assert!(false, "{other:?} in {inline:?} (from {name:?})"),
+            }
+        }
+        prop_assert_eq!(text, format!("a{cleaned}a"), "{:?} does not read as written", md);
+        for e in Parser::new_ext(&md, gfm()) {
+            let plain = matches!(e, Event::Text(_) | Event::Start(Tag::Paragraph) | Event::End(_)
+                | Event::Start(Tag::CodeBlock(CodeBlockKind::Indented)));
+            prop_assert!(plain, "{e:?} in {md:?} (from {name:?})");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config(150, 0x1157_0047))]
+
+    /// A result whose every name is a stranger's text, as `show --format
+    /// markdown`, `compare --format markdown` and `report -o FILE.md` write
+    /// it: no link, no HTML, no image but the page's own charts, and no
+    /// heading but those the writer makes (one per table, the page's own).
+    #[test]
+    fn markdown_outputs_carry_nothing_active_from_names(names in prop::collection::vec(markdown_name(), 12)) {
+        use plumb::report::run_table::Format;
+        let n = |i: usize| names[i].clone();
+        let mut doc = valid_doc(&n(0), &[1.0, 2.0, 3.0]);
+        doc["host"]["hostname"] = n(1).into();
+        doc["host"]["cpu_model"] = n(2).into();
+        let s = &mut doc["scenarios"][0];
+        s["name"] = n(3).into();
+        s["pack"] = n(4).into();
+        s["params"] = serde_json::json!({ n(5): n(6) });
+        s["metrics"][0]["name"] = n(7).into();
+        s["metrics"][0]["unit"] = n(8).into();
+        s["notes"] = serde_json::json!([n(9)]);
+        s["error"] = n(10).into();
+        s["tables"] = serde_json::json!([{ "title": n(11), "header": [n(0), n(3)], "rows": [[n(7), n(9)], [n(1)]] }]);
+        let mut other = doc.clone();
+        other["label"] = "b".into();
+        let input = format!("{names:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let load = |name: &str, d: &serde_json::Value| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, serde_json::to_string(d).unwrap()).unwrap();
+            plumb::compare::load::load(&path).map_err(|e| TestCaseError::fail(format!("{e} for {input}")))
+        };
+        let a = load("a.json", &doc)?;
+        let b = load("b.json", &other)?;
+        let shown = no_panic("results::run", &input, || plumb::report::results::run(&a, &[], Format::Markdown))?;
+        let only_tables = |md: &str| -> Vec<String> {
+            markdown_active(md).into_iter().filter(|x| !x.starts_with("heading ")).collect()
+        };
+        prop_assert_eq!(only_tables(&shown), Vec::<String>::new(), "show: {}", shown);
+        prop_assert_eq!(markdown_active(&shown).len(), 1, "show makes one heading (its table's): {}", shown);
+        let docs = vec![a, b];
+        let c = plumb::compare::compare(&docs);
+        let compared = no_panic("comparison::render", &input, || plumb::report::comparison::render(&c, &docs, Format::Markdown))?;
+        prop_assert_eq!(markdown_active(&compared), Vec::<String>::new(), "compare: {}", compared);
+        for docs in [&docs[..1], &docs[..]] {
+            let c = plumb::compare::compare(docs);
+            let charts = plumb::report::charts::all(docs, &c).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let files: Vec<String> = vec![n(5), n(6)];
+            let page = plumb::report::page::Page { docs, files: &files, c: &c, layouts: &[], charts: &charts };
+            let md = no_panic("page::markdown", &input, || plumb::report::page::markdown(&page, "r-charts"))?;
+            let mut headings = 0;
+            for x in markdown_active(&md) {
+                if x.starts_with("heading ") {
+                    headings += 1;
+                } else {
+                    prop_assert!(x.starts_with("image r-charts/") && !x.contains(':'), "{} in the page: {}", x, md);
+                }
+            }
+            // The title, Runs, What was measured, Results, Charts; a heading
+            // per scenario table of each run, and per chart.
+            let expected = 5 + docs.len() + charts.len();
+            prop_assert_eq!(headings, expected, "the page's headings: {}", md);
+        }
+    }
+}

@@ -2,13 +2,16 @@
 //! as one page to publish (see [`crate::report::page`]). The first file is
 //! the baseline; the runs' pack's comparison template lays out the summary
 //! as `plumb compare` does. Markdown gets its charts as SVG files in
-//! `STEM-charts/` beside it.
+//! `STEM-charts/` beside it. The page and its charts are written where
+//! `-o` names them and nowhere else: a symlink (or anything but a regular
+//! file) in the page's place, or anything but a directory in the charts'
+//! place, is refused before anything is written ([`Dir`]).
 
 use super::{layout, ExitCode};
 use crate::compare::{compare_files, load};
 use crate::report::charts;
 use crate::report::page::{self, Page};
-use crate::save::write_atomic;
+use crate::save::{Dir, SaveError};
 use crate::scenario::template;
 use crate::terminal::clean;
 use std::path::{Path, PathBuf};
@@ -36,8 +39,9 @@ fn fail(code: ExitCode, msg: &str) -> ExitCode {
     code
 }
 
-/// `plumb report`: exit 0 once written, 2 for a file that cannot be read
-/// or an output that is neither `.html` nor `.md`, 1 when writing fails.
+/// `plumb report`: exit 0 once written, 2 for a file that cannot be read,
+/// an output that is neither `.html` nor `.md` or a place refused, 1 when
+/// writing fails.
 pub fn report_main(args: &ReportArgs) -> ExitCode {
     let kind = match args.output.extension().and_then(|e| e.to_str()) {
         Some("html" | "htm") => Output::Html,
@@ -90,8 +94,9 @@ pub fn report_main(args: &ReportArgs) -> ExitCode {
         charts: &all,
     };
     let written = match kind {
-        Output::Html => write_atomic(&args.output, page::html(&p).as_bytes())
-            .map_err(|e| format!("{}: {e}", args.output.display())),
+        Output::Html => {
+            Dir::of(&args.output).and_then(|(dir, name)| dir.write(name, page::html(&p).as_bytes()))
+        }
         Output::Markdown => write_markdown(&args.output, &p),
     };
     match written {
@@ -104,23 +109,24 @@ pub fn report_main(args: &ReportArgs) -> ExitCode {
             );
             ExitCode::Ok
         }
-        Err(e) => fail(ExitCode::Failed, &e),
+        Err(e) if e.refused() => fail(ExitCode::BadInput, &e.to_string()),
+        Err(e) => fail(ExitCode::Failed, &e.to_string()),
     }
 }
 
-/// The Markdown page, and its charts in `STEM-charts/` beside it.
-fn write_markdown(out: &Path, p: &Page) -> Result<(), String> {
+/// The Markdown page, and its charts in `STEM-charts/` beside it; the
+/// page's place is checked before the first chart is written.
+fn write_markdown(out: &Path, p: &Page) -> Result<(), SaveError> {
     let stem = out
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "report".into());
     let dir_name = format!("{}-charts", charts::file_part(&stem));
-    let dir = out.with_file_name(&dir_name);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let (dir, name) = Dir::of(out)?;
+    dir.check(name)?;
+    let charts_dir = dir.sub(dir_name.as_ref())?;
     for c in p.charts {
-        let path = dir.join(&c.file);
-        write_atomic(&path, c.svg.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+        charts_dir.write(c.file.as_ref(), c.svg.as_bytes())?;
     }
-    write_atomic(out, page::markdown(p, &dir_name).as_bytes())
-        .map_err(|e| format!("{}: {e}", out.display()))
+    dir.write(name, page::markdown(p, &dir_name).as_bytes())
 }

@@ -15,6 +15,7 @@ pub mod fio_num;
 pub mod fio_terse;
 pub mod made_tables;
 pub mod many;
+pub mod markdown;
 pub mod page;
 pub mod replay;
 pub mod replay_result;

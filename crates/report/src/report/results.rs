@@ -15,7 +15,7 @@ use crate::report::export::{exporter, Content, Machine, Part};
 use crate::report::made_tables;
 use crate::report::many::{self, ManyError, ManyOptions};
 use crate::report::run_table::{scenario_name, Format};
-use crate::report::tables::Titled;
+use crate::report::tables::{Cells, Titled};
 use crate::terminal::cleaned;
 
 /// The tables a pack's comparison template made, and the template's file.
@@ -75,13 +75,26 @@ fn titled<'a>(named: &'a [(String, Titled<'a>)]) -> Vec<Titled<'a>> {
 /// with errors and notes under it, the scenarios' tables, then `layouts`
 /// (the suite's own tables for this one run).
 pub fn run(doc: &RunDocument, layouts: &[Layout], format: Format) -> String {
+    run_within(doc, layouts, format, &mut Cells::default())
+}
+
+/// [`run`] as a part of a larger output, its tables within `cells`.
+pub fn run_within(
+    doc: &RunDocument,
+    layouts: &[Layout],
+    format: Format,
+    cells: &mut Cells,
+) -> String {
     let named = scenario_tables(std::slice::from_ref(doc), &[]);
     let mut all = titled(&named);
     all.extend(layout_tables(layouts));
-    exporter(format).write(&Content {
-        parts: vec![Part::Metrics(doc), Part::tables(all)],
-        machine: Some(Machine::Document(doc)),
-    })
+    exporter(format).write_within(
+        &Content {
+            parts: vec![Part::Metrics(doc), Part::tables(all)],
+            machine: Some(Machine::Document(doc)),
+        },
+        cells,
+    )
 }
 
 /// Several runs (or one) side by side, as `plumb compare` prints them: the
@@ -99,6 +112,18 @@ pub fn compare(
     layout: Option<&Layout>,
     format: Format,
     many: &ManyOptions,
+) -> Result<String, ManyError> {
+    compare_within(c, docs, layout, format, many, &mut Cells::default())
+}
+
+/// [`compare`] as a part of a larger output, its tables within `cells`.
+pub fn compare_within(
+    c: &Comparison,
+    docs: &[RunDocument],
+    layout: Option<&Layout>,
+    format: Format,
+    many: &ManyOptions,
+    cells: &mut Cells,
 ) -> Result<String, ManyError> {
     if c.runs.len() > many::WIDE_RUNS && matches!(format, Format::Table | Format::Markdown) {
         let t = many::table(c, docs, many)?;
@@ -119,10 +144,13 @@ pub fn compare(
             rows: &t.rows,
             notes: &notes,
         };
-        return Ok(exporter(format).write(&Content {
-            parts: vec![Part::tables(vec![titled])],
-            machine: Some(Machine::Comparison(c)),
-        }));
+        return Ok(exporter(format).write_within(
+            &Content {
+                parts: vec![Part::tables(vec![titled])],
+                machine: Some(Machine::Comparison(c)),
+            },
+            cells,
+        ));
     }
     let named = scenario_tables(docs, &c.runs);
     let scenario = Part::tables(titled(&named));
@@ -137,5 +165,5 @@ pub fn compare(
             machine: Some(Machine::Comparison(c)),
         },
     };
-    Ok(exporter(format).write(&content))
+    Ok(exporter(format).write_within(&content, cells))
 }

@@ -6,7 +6,6 @@
 //! (a spreadsheet computes with them), one section per kind of record.
 
 use crate::model::document::{marks_suffix, Metric, RunDocument, ScenarioResult};
-use crate::report::tables::cell_text;
 use crate::terminal::cleaned;
 use crate::units::Scale;
 
@@ -61,13 +60,11 @@ pub(crate) fn spread(m: &Metric) -> Option<(f64, f64)> {
     })
 }
 
-/// The metric table of one run: its header, its rows (texts cleaned, `|`
-/// escaped in Markdown, figures scaled per row) and the columns that hold
-/// figures. One definition for the terminal, Markdown and HTML.
-pub fn metric_grid(
-    doc: &RunDocument,
-    markdown: bool,
-) -> (Vec<String>, Vec<Vec<String>>, Vec<usize>) {
+/// The metric table of one run: its header, its rows (texts cleaned,
+/// figures scaled per row) and the columns that hold figures. One
+/// definition for the terminal, Markdown and HTML (whose exporters make
+/// each text Markdown or HTML).
+pub fn metric_grid(doc: &RunDocument) -> (Vec<String>, Vec<Vec<String>>, Vec<usize>) {
     let repeated = repeated(doc);
     let header: Vec<&str> = if repeated {
         vec![
@@ -78,24 +75,21 @@ pub fn metric_grid(
     };
     let mut rows = Vec::new();
     for s in &doc.scenarios {
-        let scenario = cell_text(&shown_name(s), markdown);
+        let scenario = scenario_name(s);
         for m in &s.metrics {
             let scale = Scale::of(m.value, &m.unit);
-            let mut row = vec![
-                scenario.clone(),
-                cell_text(&m.name, markdown),
-                scale.number(m.value),
-            ];
+            let mut row = vec![scenario.clone(), cleaned(&m.name), scale.number(m.value)];
             if repeated {
                 let (lo, hi) = spread(m)
                     .map(|(lo, hi)| (scale.number(lo), scale.number(hi)))
                     .unwrap_or_default();
                 row.extend([lo, hi]);
             }
-            row.push(cell_text(
-                &format!("{}{}", scale.unit(), marks_suffix(&m.marks)),
-                markdown,
-            ));
+            row.push(cleaned(&format!(
+                "{}{}",
+                scale.unit(),
+                marks_suffix(&m.marks)
+            )));
             if repeated {
                 row.push(s.repeat.to_string());
             }
@@ -109,8 +103,8 @@ pub fn metric_grid(
 }
 
 /// The lines under the metric table: one per failed scenario and per
-/// note (texts cleaned, `|` escaped in Markdown).
-pub fn lines(doc: &RunDocument, markdown: bool) -> Vec<String> {
+/// note (texts cleaned).
+pub fn lines(doc: &RunDocument) -> Vec<String> {
     let mut lines = Vec::new();
     for s in &doc.scenarios {
         if let Some(e) = &s.error {
@@ -120,20 +114,12 @@ pub fn lines(doc: &RunDocument, markdown: bool) -> Vec<String> {
                 Some("interrupted") => "stopped",
                 _ => "failed",
             };
-            lines.push(format!(
-                "{} {how}: {}",
-                scenario_name(s),
-                cell_text(first, markdown)
-            ));
+            lines.push(format!("{} {how}: {}", scenario_name(s), cleaned(first)));
         }
     }
     for s in &doc.scenarios {
         for n in &s.notes {
-            lines.push(format!(
-                "note ({}): {}",
-                scenario_name(s),
-                cell_text(n, markdown)
-            ));
+            lines.push(format!("note ({}): {}", scenario_name(s), cleaned(n)));
         }
     }
     lines

@@ -7,7 +7,7 @@ use crate::model::comparison::Comparison;
 use crate::model::document::RunDocument;
 use crate::report::comparison::verdict_text;
 use crate::report::run_table::{better, scenario_name, spread};
-use crate::report::tables::Titled;
+use crate::report::tables::{Cells, Titled};
 use crate::terminal::cleaned;
 
 /// CSV.
@@ -17,8 +17,9 @@ pub struct Csv;
 impl Exporter for Csv {
     /// The metric or comparison records, each a section, then the titled
     /// tables (and summaries, as tables of their own) in one long-form
-    /// section; notes are left out.
-    fn write(&self, content: &Content) -> String {
+    /// section, every table in full (a record per cell it holds); notes
+    /// are left out.
+    fn write_within(&self, content: &Content, _cells: &mut Cells) -> String {
         let mut sections = Vec::new();
         let mut tables: Option<Vec<Titled>> = None;
         let summary_header = [String::from("line")];

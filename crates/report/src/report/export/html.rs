@@ -2,27 +2,31 @@
 //! is escaped, figures aligned right, sortable by their headings; notes
 //! as paragraphs under them.
 
-use super::{with_summary, Content, Exporter, Part};
+use super::{shown, with_summary, Content, Exporter, Part};
 use crate::model::comparison::{Comparison, Verdict};
 use crate::model::document::RunDocument;
 use crate::report::charts::svg::esc;
 use crate::report::comparison::{metric_grid, not_comparable_line, READING};
 use crate::report::run_table;
-use crate::report::tables::{columns, is_figure, Titled, SHOWN_CELLS};
+use crate::report::tables::{grouped, is_figure, Cells, Titled, SHOWN_CELLS};
 
 /// HTML for a page.
 #[derive(Debug, Clone, Copy)]
 pub struct Html;
 
 impl Exporter for Html {
-    /// The parts one after another.
-    fn write(&self, content: &Content) -> String {
+    /// The parts one after another, the tables past `cells` counted, not
+    /// shown.
+    fn write_within(&self, content: &Content, cells: &mut Cells) -> String {
         let mut out = String::new();
-        for part in &content.parts {
+        for (i, part) in content.parts.iter().enumerate() {
             out.push_str(&match part {
                 Part::Metrics(doc) => metrics(doc),
                 Part::Comparison(c, _) => comparison(c),
-                Part::Tables { tables, summary } => titled(&with_summary(tables, summary)),
+                Part::Tables { tables, summary } => {
+                    let tables = with_summary(tables, summary);
+                    titled(&tables, cells, &content.parts[i + 1..])
+                }
                 Part::Note(line) => note(line),
             });
         }
@@ -78,13 +82,13 @@ pub fn grid(
 
 /// The metric table, the errors and notes under it.
 fn metrics(doc: &RunDocument) -> String {
-    let (header, rows, _) = run_table::metric_grid(doc, false);
+    let (header, rows, _) = run_table::metric_grid(doc);
     let mut out = if rows.is_empty() {
         String::new()
     } else {
         grid(&header, &rows, &|_, _| None)
     };
-    for l in run_table::lines(doc, false) {
+    for l in run_table::lines(doc) {
         out.push_str(&note(&l));
     }
     out
@@ -114,21 +118,13 @@ fn comparison(c: &Comparison) -> String {
     out
 }
 
-/// The tables, each under its title (`<h4>`), its notes below; past
-/// [`SHOWN_CELLS`] cells, the rest are counted.
-fn titled(tables: &[Titled]) -> String {
+/// The tables, each under its title (`<h4>`), its notes below; those past
+/// the page's `cells` are left out, and where the first is, a note says
+/// that no table is shown from there on (the page counts them at its top).
+fn titled(tables: &[Titled], cells: &mut Cells, later: &[Part]) -> String {
     let mut out = String::new();
-    let mut budget = SHOWN_CELLS;
-    for (i, t) in tables.iter().enumerate() {
-        let cells = columns(t).saturating_mul(t.rows.len() + 1);
-        if cells > budget {
-            out.push_str(&note(&format!(
-                "({} more table(s) not shown: more than {SHOWN_CELLS} cells in all; the result files have them)",
-                tables.len() - i
-            )));
-            break;
-        }
-        budget -= cells;
+    let shown = shown(tables, cells, later);
+    for t in &shown.tables {
         if !t.title.is_empty() {
             out.push_str(&format!("<h4>{}</h4>\n", esc(t.title)));
         }
@@ -136,6 +132,12 @@ fn titled(tables: &[Titled]) -> String {
         for n in t.notes {
             out.push_str(&note(n));
         }
+    }
+    if shown.left_out.is_some() {
+        out.push_str(&note(&format!(
+            "(No table is shown from here on: a page shows at most {} table cells in all; the result files have them.)",
+            grouped(SHOWN_CELLS)
+        )));
     }
     out
 }

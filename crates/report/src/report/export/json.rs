@@ -5,6 +5,7 @@ use super::{Content, Exporter, Machine};
 use crate::model::comparison::Comparison;
 use crate::model::template::MadeTable;
 use crate::report::replay::SavedReplay;
+use crate::report::tables::Cells;
 use crate::terminal::{clean_json, cleaned};
 use serde::Serialize;
 
@@ -14,8 +15,8 @@ pub struct Json;
 
 impl Exporter for Json {
     /// The machine form, pretty-printed, with a newline at the end;
-    /// nothing when the content has none.
-    fn write(&self, content: &Content) -> String {
+    /// nothing when the content has none; every table in full.
+    fn write_within(&self, content: &Content, _cells: &mut Cells) -> String {
         content.machine.map(machine).unwrap_or_default()
     }
 }

@@ -15,13 +15,20 @@ use crate::model::comparison::Comparison;
 use crate::model::document::RunDocument;
 use crate::model::template::MadeTable;
 use crate::report::run_table::Format;
-use crate::report::tables::Titled;
+use crate::report::tables::{Cells, Titled};
 use crate::trace::replay::ReplayResult;
 
 /// Writes [`Content`] in one output format.
 pub trait Exporter {
-    /// `content` in this format, ready to print.
-    fn write(&self, content: &Content) -> String;
+    /// `content` in this format, ready to print, as a part of an output
+    /// whose tables all take their cells from `cells` (a report's page
+    /// writes a section at a time).
+    fn write_within(&self, content: &Content, cells: &mut Cells) -> String;
+
+    /// `content` as a whole output: its tables within one [`Cells`].
+    fn write(&self, content: &Content) -> String {
+        self.write_within(content, &mut Cells::default())
+    }
 }
 
 /// The exporter of `format`: the one place the output format is matched.
@@ -112,6 +119,37 @@ pub(crate) fn join(parts: &[String]) -> String {
         String::new()
     } else {
         parts.join("\n\n") + "\n"
+    }
+}
+
+/// The tables of one [`Part::Tables`] that an output's [`Cells`] allow.
+pub(crate) struct Shown<'a> {
+    /// The tables shown, the part's first ones.
+    pub tables: Vec<Titled<'a>>,
+    /// When the allowance closed at one of this part's tables: how many
+    /// tables the content leaves out from there on (this part's and its
+    /// later parts'), for the note under the tables shown. None when all
+    /// were shown, or when it had closed before this part (the note was
+    /// written where it closed).
+    pub left_out: Option<usize>,
+}
+
+/// Which of `tables` (a part of a content whose parts after it are
+/// `later`) are shown within `cells`, taking their cells.
+pub(crate) fn shown<'a>(tables: &[Titled<'a>], cells: &mut Cells, later: &[Part]) -> Shown<'a> {
+    let closed_before = cells.left_out() > 0;
+    let shown: Vec<Titled<'a>> = tables.iter().copied().filter(|t| cells.take(t)).collect();
+    let here = tables.len() - shown.len();
+    let after: usize = later
+        .iter()
+        .map(|p| match p {
+            Part::Tables { tables, .. } => tables.len(),
+            _ => 0,
+        })
+        .sum();
+    Shown {
+        tables: shown,
+        left_out: (!closed_before && here > 0).then_some(here + after),
     }
 }
 

@@ -2,13 +2,14 @@
 //! under it, the comparison's machine and metric tables, titled tables
 //! under their titles with their notes below.
 
-use super::{join, with_summary, Content, Exporter, Part};
+use super::{join, shown, with_summary, Content, Exporter, Part};
 use crate::model::comparison::Comparison;
 use crate::model::document::RunDocument;
 use crate::report::comparison::{machine_grid, metric_grid, not_comparable_line, READING};
 use crate::report::run_table;
-use crate::report::tables::{cell_text, columns, grid, is_figure, Titled, SHOWN_CELLS};
-use crate::terminal::cleaned;
+use crate::report::tables::{
+    cell_text, columns, grid, grouped, is_figure, Cells, Titled, SHOWN_CELLS,
+};
 use comfy_table::{Cell, CellAlignment, Table};
 
 /// Terminal tables (`markdown` false) or Markdown tables to paste into a post.
@@ -20,23 +21,28 @@ pub struct Text {
 
 impl Exporter for Text {
     /// The parts as sections (see [`join`]); a note goes under the section
-    /// before it.
-    fn write(&self, content: &Content) -> String {
+    /// before it. Tables past `cells` are counted, not printed.
+    fn write_within(&self, content: &Content, cells: &mut Cells) -> String {
         let mut sections: Vec<String> = Vec::new();
-        for part in &content.parts {
+        for (i, part) in content.parts.iter().enumerate() {
             match part {
                 Part::Metrics(doc) => sections.push(self.metrics(doc)),
                 Part::Comparison(c, docs) => sections.push(self.comparison(c, docs)),
                 Part::Tables { tables, summary } => {
-                    sections.push(self.tables(&with_summary(tables, summary)))
+                    let tables = with_summary(tables, summary);
+                    let later = &content.parts[i + 1..];
+                    sections.push(self.tables(&tables, cells, later))
                 }
-                Part::Note(line) => match sections.last_mut() {
-                    Some(last) => {
-                        last.push_str(line);
-                        last.push('\n');
+                Part::Note(line) => {
+                    let line = cell_text(line, self.markdown);
+                    match sections.last_mut() {
+                        Some(last) => {
+                            last.push_str(&line);
+                            last.push('\n');
+                        }
+                        None => sections.push(format!("{line}\n")),
                     }
-                    None => sections.push(format!("{line}\n")),
-                },
+                }
             }
         }
         join(&sections)
@@ -59,11 +65,12 @@ impl Text {
     /// The metric table, then one line per failed scenario and per note.
     fn metrics(&self, doc: &RunDocument) -> String {
         let markdown = self.markdown;
-        let (header, rows, right) = run_table::metric_grid(doc, markdown);
+        let (header, rows, right) = run_table::metric_grid(doc);
         let mut table = grid(markdown);
-        table.set_header(header);
+        table.set_header(header.iter().map(|h| cell_text(h, markdown)));
         for row in &rows {
             table.add_row(row.iter().enumerate().map(|(i, c)| {
+                let c = cell_text(c, markdown);
                 if right.contains(&i) {
                     Cell::new(c).set_alignment(CellAlignment::Right)
                 } else {
@@ -77,11 +84,11 @@ impl Text {
             format!("{table}\n")
         };
         let bullet = if markdown { "- " } else { "" };
-        let lines = run_table::lines(doc, markdown);
+        let lines = run_table::lines(doc);
         if !lines.is_empty() {
             out.push('\n');
             for l in lines {
-                out.push_str(&format!("{bullet}{l}\n"));
+                out.push_str(&format!("{bullet}{}\n", cell_text(&l, markdown)));
             }
         }
         out
@@ -90,39 +97,35 @@ impl Text {
     /// The machine table, the metric table, how to read them, and the line
     /// counting cells not comparable.
     fn comparison(&self, c: &Comparison, docs: &[RunDocument]) -> String {
+        let markdown = self.markdown;
         let table = |(header, rows): (Vec<String>, Vec<Vec<String>>)| -> Table {
-            let mut t = grid(self.markdown);
-            t.set_header(header);
+            let mut t = grid(markdown);
+            t.set_header(header.iter().map(|h| cell_text(h, markdown)));
             for r in rows {
-                t.add_row(r);
+                t.add_row(r.iter().map(|c| cell_text(c, markdown)));
             }
             t
         };
         let machines = table(machine_grid(c, docs));
         let metrics = table(metric_grid(c));
         let apart = not_comparable_line(c)
-            .map(|l| format!("\n{l}"))
+            .map(|l| format!("\n{}", cell_text(&l, markdown)))
             .unwrap_or_default();
-        format!("{machines}\n\n{metrics}\n\n{READING}{apart}\n")
+        let reading = cell_text(READING, markdown);
+        format!("{machines}\n\n{metrics}\n\n{reading}{apart}\n")
     }
 
     /// The tables, each under its title (`### title` in Markdown), its
-    /// notes below, a blank line after; past [`SHOWN_CELLS`] cells, the
-    /// remaining tables are counted, not printed.
-    fn tables(&self, tables: &[Titled]) -> String {
-        let mut out = String::new();
-        let mut budget = SHOWN_CELLS;
-        for (i, t) in tables.iter().enumerate() {
-            let cells = columns(t).saturating_mul(t.rows.len() + 1);
-            if cells > budget {
-                out.push_str(&format!(
-                    "({} more table(s) not shown: more than {SHOWN_CELLS} cells in all; --format json has them)\n\n",
-                    tables.len() - i
-                ));
-                break;
-            }
-            budget -= cells;
-            out.push_str(&self.table(t));
+    /// notes below, a blank line after; those past the output's `cells`
+    /// are counted (with those of the `later` parts), not printed.
+    fn tables(&self, tables: &[Titled], cells: &mut Cells, later: &[Part]) -> String {
+        let shown = shown(tables, cells, later);
+        let mut out: String = shown.tables.iter().map(|t| self.table(t)).collect();
+        if let Some(n) = shown.left_out {
+            out.push_str(&format!(
+                "({n} more table(s) not shown: more than {} cells in all; --format json has them)\n\n",
+                grouped(SHOWN_CELLS)
+            ));
         }
         out
     }
@@ -165,7 +168,7 @@ impl Text {
             out.push('\n');
         }
         for n in t.notes {
-            out.push_str(&format!("{}\n", cleaned(n)));
+            out.push_str(&format!("{}\n", cell_text(n, markdown)));
         }
         out.push('\n');
         out

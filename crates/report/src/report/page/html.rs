@@ -4,7 +4,8 @@
 //! each written by the [`Html`] exporter or the page's own grids.
 
 use super::{
-    charts_by_scenario, measured_grid, packs_grid, runs_grid, scenarios, title, Page, MARKS,
+    charts_by_scenario, left_out_line, measured_grid, packs_grid, runs_grid, scenarios, title,
+    Page, MARKS,
 };
 use crate::model::document::ScenarioResult;
 use crate::report::charts::svg::esc;
@@ -13,7 +14,7 @@ use crate::report::comparison;
 use crate::report::export::html::{grid, Html};
 use crate::report::export::{Content, Exporter, Part};
 use crate::report::made_tables;
-use crate::report::tables::Titled;
+use crate::report::tables::{Cells, Titled};
 use std::collections::HashMap;
 
 /// The content security policy: nothing is fetched, inline styles and the
@@ -85,16 +86,20 @@ pub fn kind_name(k: Kind) -> &'static str {
     }
 }
 
-/// `parts` in HTML.
-fn html_of(parts: Vec<Part>) -> String {
-    Html.write(&Content {
-        parts,
-        machine: None,
-    })
+/// `parts` in HTML (a page's part: tables within its `cells`).
+fn html_of(parts: Vec<Part>, cells: &mut Cells) -> String {
+    Html.write_within(
+        &Content {
+            parts,
+            machine: None,
+        },
+        cells,
+    )
 }
 
-/// A scenario's tables of every run, titled with the run when several.
-fn scenario_tables(p: &Page, runs: &[(usize, &ScenarioResult)]) -> String {
+/// A scenario's tables of every run, titled with the run when several,
+/// within the page's `cells`.
+fn scenario_tables(p: &Page, runs: &[(usize, &ScenarioResult)], cells: &mut Cells) -> String {
     let named: Vec<(String, &crate::model::document::Table)> = runs
         .iter()
         .flat_map(|(i, s)| {
@@ -121,7 +126,7 @@ fn scenario_tables(p: &Page, runs: &[(usize, &ScenarioResult)]) -> String {
             notes: &[],
         })
         .collect();
-    html_of(vec![Part::tables(titled)])
+    html_of(vec![Part::tables(titled)], cells)
 }
 
 /// The scenarios that get a section of their own: those whose figures are
@@ -141,8 +146,18 @@ fn scenario_sections<'a>(
         .collect()
 }
 
-/// The heading, the lead paragraph and the table of contents.
-fn head(p: &Page, title: &str, sc: &[(String, Vec<(usize, &ScenarioResult)>)]) -> String {
+/// Where a page stopped showing tables: the section's anchor and name.
+type Cut = (String, String);
+
+/// The heading, the lead paragraph (and how many tables the page left
+/// out, `left_out`, from the section `cut` on) and the table of contents.
+fn head(
+    p: &Page,
+    title: &str,
+    sc: &[(String, Vec<(usize, &ScenarioResult)>)],
+    left_out: usize,
+    cut: Option<&Cut>,
+) -> String {
     let several = p.docs.len() > 1;
     let mut body = format!("<h1>{}</h1>\n", esc(title));
     body.push_str(&format!(
@@ -155,6 +170,12 @@ fn head(p: &Page, title: &str, sc: &[(String, Vec<(usize, &ScenarioResult)>)]) -
         },
         esc(env!("CARGO_PKG_VERSION"))
     ));
+    if let Some(line) = left_out_line(left_out) {
+        let at = cut
+            .map(|(id, name)| format!(" It stopped at <a href=\"#{id}\">{}</a>.", esc(name)))
+            .unwrap_or_default();
+        body.push_str(&format!("<p class=\"note\">{}{at}</p>\n", esc(&line)));
+    }
     body.push_str("<nav><ol>\n<li><a href=\"#runs\">Runs and machines</a></li>\n");
     if !p.layouts.is_empty() {
         body.push_str("<li><a href=\"#summary\">Summary</a></li>\n");
@@ -181,8 +202,9 @@ fn runs_section(p: &Page) -> String {
     body
 }
 
-/// The tables the pack's comparison template made, when it made some.
-fn summary_section(p: &Page) -> String {
+/// The tables the pack's comparison template made, when it made some,
+/// within the page's `cells`.
+fn summary_section(p: &Page, cells: &mut Cells) -> String {
     if p.layouts.is_empty() {
         return String::new();
     }
@@ -192,7 +214,7 @@ fn summary_section(p: &Page) -> String {
             "<p class=\"note\">Laid out by the pack's comparison template {}.</p>\n",
             esc(&l.file)
         ));
-        body.push_str(&Html.write(&made_tables::content(&l.tables, &l.file, p.c)));
+        body.push_str(&Html.write_within(&made_tables::content(&l.tables, &l.file, p.c), cells));
     }
     body.push_str("</section>\n");
     body
@@ -207,9 +229,15 @@ fn metrics_section(p: &Page) -> String {
         if several { "Comparison" } else { "Metrics" }
     );
     if several {
-        body.push_str(&html_of(vec![Part::Comparison(p.c, p.docs)]));
+        body.push_str(&Html.write(&Content {
+            parts: vec![Part::Comparison(p.c, p.docs)],
+            machine: None,
+        }));
     } else if let Some(d) = p.docs.first() {
-        body.push_str(&html_of(vec![Part::Metrics(d)]));
+        body.push_str(&Html.write(&Content {
+            parts: vec![Part::Metrics(d)],
+            machine: None,
+        }));
     }
     for c in p.charts.iter().filter(|c| c.scenario.is_none()) {
         body.push_str(&figure(c));
@@ -233,14 +261,15 @@ fn measured_section(p: &Page) -> String {
     body
 }
 
-/// A scenario's section: its errors and notes in every run, its tables,
-/// its charts (`charts`).
+/// A scenario's section: its errors and notes in every run, its tables
+/// (within the page's `cells`), its charts (`charts`).
 fn scenario_section(
     p: &Page,
     i: usize,
     name: &str,
     runs: &[(usize, &ScenarioResult)],
     charts: &[&Chart],
+    cells: &mut Cells,
 ) -> String {
     let several = p.docs.len() > 1;
     let mut body = format!(
@@ -268,7 +297,7 @@ fn scenario_section(
             ));
         }
     }
-    body.push_str(&scenario_tables(p, runs));
+    body.push_str(&scenario_tables(p, runs, cells));
     for c in charts {
         body.push_str(&figure(c));
     }
@@ -281,15 +310,23 @@ pub fn html(p: &Page) -> String {
     let title = title(p);
     let charts = charts_by_scenario(p.charts);
     let sc = scenario_sections(p, &charts);
-    let mut body = head(p, &title, &sc);
-    body.push_str(&runs_section(p));
-    body.push_str(&summary_section(p));
-    body.push_str(&metrics_section(p));
-    body.push_str(&measured_section(p));
+    let mut cells = Cells::default();
+    let mut cut: Option<Cut> = None;
+    let mut sections = runs_section(p);
+    sections.push_str(&summary_section(p, &mut cells));
+    if cells.left_out() > 0 {
+        cut = Some(("summary".into(), "Summary".into()));
+    }
+    sections.push_str(&metrics_section(p));
+    sections.push_str(&measured_section(p));
     for (i, (name, runs)) in sc.iter().enumerate() {
         let own = charts.get(name.as_str()).map_or(&[][..], Vec::as_slice);
-        body.push_str(&scenario_section(p, i, name, runs, own));
+        sections.push_str(&scenario_section(p, i, name, runs, own, &mut cells));
+        if cut.is_none() && cells.left_out() > 0 {
+            cut = Some((format!("s{i}"), name.clone()));
+        }
     }
+    let body = head(p, &title, &sc, cells.left_out(), cut.as_ref()) + &sections;
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" content=\"plumb {}\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n{body}</main>\n<script>{SORT}</script>\n</body>\n</html>\n",
         esc(env!("CARGO_PKG_VERSION")),

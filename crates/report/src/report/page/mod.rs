@@ -7,7 +7,10 @@
 //! The page is assembled from the renderers every command uses — the run
 //! table, the comparison, the template's tables, titled tables, the
 //! charts — in one more output format; every text from a result file is
-//! escaped where it is written.
+//! escaped where it is written. A page is one output: all its tables, in
+//! every section, share one allowance of cells
+//! ([`crate::report::tables::Cells`]), and the page says at its top how
+//! many tables it left out.
 
 mod html;
 mod markdown;
@@ -20,6 +23,7 @@ use crate::model::document::{RunDocument, ScenarioResult};
 use crate::report::charts::Chart;
 use crate::report::results::Layout;
 use crate::report::run_table::{self, scenario_name};
+use crate::report::tables::{grouped, SHOWN_CELLS};
 use crate::terminal::cleaned;
 use std::collections::{HashMap, HashSet};
 
@@ -212,6 +216,17 @@ fn measured_grid(p: &Page) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
+/// The line at the top of a page that left out `n` tables (none when it
+/// left out none).
+fn left_out_line(n: usize) -> Option<String> {
+    (n > 0).then(|| {
+        format!(
+            "This page leaves out {n} of the result files' tables: a page shows at most {} table cells in all, and a line says where it stopped (plumb show FILE --format json prints every table).",
+            grouped(SHOWN_CELLS)
+        )
+    })
+}
+
 /// What the marks beside figures mean.
 const MARKS: [(&str, &str); 3] = [
     (
@@ -227,3 +242,16 @@ const MARKS: [(&str, &str); 3] = [
         "the run was stopped while the figure was measured: it covers the time until then",
     ),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::left_out_line;
+
+    #[test]
+    fn the_line_on_what_was_left_out() {
+        assert_eq!(left_out_line(0), None);
+        assert!(left_out_line(3)
+            .unwrap()
+            .starts_with("This page leaves out 3 of the result files' tables: a page shows at most 1,000,000 table cells"));
+    }
+}
