@@ -2374,11 +2374,11 @@ proptest! {
         prop_assert_eq!(only_tables(&shown), Vec::<String>::new(), "show: {}", shown);
         prop_assert_eq!(markdown_active(&shown).len(), 1, "show makes one heading (its table's): {}", shown);
         let docs = vec![a, b];
-        let c = plumb::compare::compare(&docs);
+        let c = plumb::compare::compare(&docs).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let compared = no_panic("comparison::render", &input, || plumb::report::comparison::render(&c, &docs, Format::Markdown))?;
         prop_assert_eq!(markdown_active(&compared), Vec::<String>::new(), "compare: {}", compared);
         for docs in [&docs[..1], &docs[..]] {
-            let c = plumb::compare::compare(docs);
+            let c = plumb::compare::compare(docs).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let charts = plumb::report::charts::all(docs, &c).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let files: Vec<String> = vec![n(5), n(6)];
             let page = plumb::report::page::Page { docs, files: &files, c: &c, layouts: &[], charts: &charts };
