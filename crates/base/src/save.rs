@@ -66,7 +66,7 @@ impl SaveError {
             step: what,
             source: io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "refused: plumb writes only a regular file in its place, never through a link; remove it or name another file",
+                "refused: plumb never writes through it nor replaces it; remove it or name another place",
             ),
             refused: true,
         }
