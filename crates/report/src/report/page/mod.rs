@@ -80,7 +80,7 @@ fn title(p: &Page) -> String {
 /// Each scenario's charts, by the scenario's name ([`Chart::scenario`]),
 /// in the charts' order: made once, for pages that look them up per
 /// scenario.
-fn charts_by_scenario<'c>(charts: &'c [Chart]) -> HashMap<&'c str, Vec<&'c Chart>> {
+fn charts_by_scenario(charts: &[Chart]) -> HashMap<&str, Vec<&Chart>> {
     let mut out: HashMap<&str, Vec<&Chart>> = HashMap::new();
     for c in charts {
         if let Some(s) = &c.scenario {
