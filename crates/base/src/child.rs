@@ -290,8 +290,8 @@ pub fn run(
         program: program.to_string(),
         source,
     })?;
-    let out = drain(child.stdout.take().expect("piped"), max_stdout, false);
-    let err = drain(child.stderr.take().expect("piped"), MAX_STDERR, true);
+    let out = collect(child.stdout.take().expect("piped"), max_stdout, Keep::Head);
+    let err = collect(child.stderr.take().expect("piped"), MAX_STDERR, Keep::Tail);
     let waited = wait_measured(&mut child, limits.time, stop);
     // The child is gone (ended or killed and reaped): the pipes end once
     // its own children let go of them.
@@ -338,12 +338,20 @@ pub fn last_line(text: &str) -> String {
     crate::terminal::clean(line).chars().take(200).collect()
 }
 
-/// Reads a pipe to its end in a thread, keeping at most `max` bytes: the
-/// first ones, or the last ones when `tail`.
-fn drain<R: Read + Send + 'static>(
+/// Which bytes of a stream [`collect`] keeps.
+#[derive(Debug, Clone, Copy)]
+pub enum Keep {
+    /// The first ones (data: what comes after the bound is dropped).
+    Head,
+    /// The last ones (messages: the reason for failing comes last).
+    Tail,
+}
+
+/// Reads a pipe to its end in a thread, keeping at most `max` bytes.
+pub fn collect<R: Read + Send + 'static>(
     mut r: R,
     max: usize,
-    tail: bool,
+    keep: Keep,
 ) -> std::thread::JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
         let mut kept = Vec::new();
@@ -351,16 +359,18 @@ fn drain<R: Read + Send + 'static>(
         loop {
             match r.read(&mut buf) {
                 Ok(0) | Err(_) => break,
-                Ok(n) if tail => {
-                    kept.extend_from_slice(&buf[..n]);
-                    if kept.len() > 2 * max {
-                        kept.drain(..kept.len() - max);
+                Ok(n) => match keep {
+                    Keep::Head => {
+                        let room = max.saturating_sub(kept.len());
+                        kept.extend_from_slice(&buf[..n.min(room)]);
                     }
-                }
-                Ok(n) => {
-                    let room = max.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
-                }
+                    Keep::Tail => {
+                        kept.extend_from_slice(&buf[..n]);
+                        if kept.len() > 2 * max {
+                            kept.drain(..kept.len() - max);
+                        }
+                    }
+                },
             }
         }
         if kept.len() > max {

@@ -19,8 +19,8 @@
 //! at once.
 
 use super::inventory::Host;
+use crate::child::{collect, Keep};
 pub(super) use crate::child::{wait, Waited};
-use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -393,48 +393,6 @@ pub fn reason(code: i32, stderr: &str) -> String {
     } else {
         format!("{category}: {last}")
     }
-}
-
-/// Which bytes of a stream [`collect`] keeps.
-#[derive(Debug, Clone, Copy)]
-enum Keep {
-    /// The first ones (data: what comes after the bound is dropped).
-    Head,
-    /// The last ones (messages: the reason for failing comes last).
-    Tail,
-}
-
-/// Reads a pipe to its end in a thread, keeping at most `max` bytes.
-fn collect<R: Read + Send + 'static>(
-    mut r: R,
-    max: usize,
-    keep: Keep,
-) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut buf = [0u8; 8192];
-        loop {
-            match r.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => match keep {
-                    Keep::Head => {
-                        let room = max.saturating_sub(kept.len());
-                        kept.extend_from_slice(&buf[..n.min(room)]);
-                    }
-                    Keep::Tail => {
-                        kept.extend_from_slice(&buf[..n]);
-                        if kept.len() > 2 * max {
-                            kept.drain(..kept.len() - max);
-                        }
-                    }
-                },
-            }
-        }
-        if kept.len() > max {
-            kept.drain(..kept.len() - max);
-        }
-        kept
-    })
 }
 
 /// `s` as one word of a POSIX shell command line.
