@@ -154,8 +154,7 @@ proptest! {
 // ---------------------------------------------------------------- fio options and job files
 
 fn option_name() -> impl Strategy<Value = String> {
-    let names: Vec<String> = plumb::job::options::OPTIONS
-        .iter()
+    let names: Vec<String> = plumb::job::options::all_options()
         .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
         .map(str::to_string)
         .collect();

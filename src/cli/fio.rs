@@ -48,6 +48,15 @@ pub struct FioInvocation {
     pub description: String,
     /// The live /metrics endpoint (`--metrics-listen`, `--metrics-linger`).
     pub metrics: super::metrics::MetricsArgs,
+    /// Run, only parse, or show the command line.
+    pub mode: Mode,
+    /// The progress line.
+    pub eta: Eta,
+    /// Options accepted without the effect they have in fio, one line
+    /// each; with `--warnings-fatal` they are refused instead.
+    pub warnings: Vec<String>,
+    /// The job files as command lines (`--showcmd` only).
+    pub command_lines: String,
 }
 
 /// Bad command-line input, with the place it was found.
@@ -57,7 +66,36 @@ pub struct UsageError(pub String);
 
 const USAGE: &str =
     "usage: plumb fio [--version] [--output-format=normal|json|terse] [--output=FILE] [--json FILE] \
-[--label NAME] [--allow-device] [--metrics-listen ADDR:PORT [--metrics-linger DURATION]] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]";
+[--label NAME] [--allow-device] [--metrics-listen ADDR:PORT [--metrics-linger DURATION]] \
+[--parse-only] [--showcmd] [--section=NAME] [--max-jobs=N] [--warnings-fatal] [--cmdhelp[=OPTION]] [--enghelp[=ENGINE]] \
+[--eta=auto|always|never] [--eta-newline=TIME] [--status-interval=TIME] \
+[--name=JOB --OPTION=VALUE ...] [JOBFILE ...]";
+
+/// What `plumb fio` does with the jobs it parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Runs them.
+    #[default]
+    Run,
+    /// Parses and checks them, writes nothing (`--parse-only`).
+    ParseOnly,
+    /// Prints each job file as one command line (`--showcmd`).
+    ShowCmd,
+}
+
+/// How the progress line is shown (`--eta`, `--eta-newline`, `--status-interval`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Eta {
+    /// Redrawn in place on a terminal, logged every few seconds otherwise.
+    #[default]
+    Auto,
+    /// Shown even when stderr is not a terminal.
+    Always,
+    /// Never shown.
+    Never,
+    /// A plain line at this interval.
+    Every(std::time::Duration),
+}
 
 /// `plumb fio`'s own switches, as they are read (the job options and
 /// files go to [`JobArgs`]).
@@ -69,6 +107,21 @@ struct Switches {
     label: Option<String>,
     allow_device: bool,
     metrics: super::metrics::MetricsArgs,
+    mode: Mode,
+    eta: Eta,
+    warnings_fatal: bool,
+}
+
+/// fio's time switches: seconds without a unit, at least 100 ms.
+fn interval(name: &str, text: &str) -> Result<std::time::Duration, UsageError> {
+    crate::units::parse_duration_at_most(text, options::MAX_JOB_DURATION)
+        .ok()
+        .filter(|d| *d >= std::time::Duration::from_millis(100))
+        .ok_or_else(|| {
+            UsageError(format!(
+                "--{name}: '{text}' is not a time of at least 100ms (e.g. 5 or 500ms)"
+            ))
+        })
 }
 
 impl Switches {
@@ -111,11 +164,27 @@ impl Switches {
             "metrics-listen" => self.metrics.metrics_listen = Some(value()?),
             "metrics-linger" => self.metrics.metrics_linger = Some(value()?),
             "minimal" => self.format = OutputFormat::Terse,
-            // Display-only switches of fio's command line.
-            "eta" | "eta-newline" | "eta-interval" | "status-interval" => {
-                if inline.is_none() && name != "eta-newline" {
-                    value()?;
+            "parse-only" => self.mode = Mode::ParseOnly,
+            "showcmd" => self.mode = Mode::ShowCmd,
+            "warnings-fatal" => self.warnings_fatal = true,
+            "eta" => {
+                self.eta = match value()?.as_str() {
+                    "auto" => Eta::Auto,
+                    "always" => Eta::Always,
+                    "never" => Eta::Never,
+                    other => {
+                        return Err(UsageError(format!(
+                            "--eta: '{other}' is not auto, always or never"
+                        )))
+                    }
                 }
+            }
+            "eta-newline" | "status-interval" => {
+                self.eta = Eta::Every(interval(name, &value()?)?);
+            }
+            // How often fio recomputes its ETA: plumb's line is redrawn as it changes.
+            "eta-interval" => {
+                interval(name, &value()?)?;
             }
             _ => return Ok(false),
         }
@@ -139,7 +208,22 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
                 Some((n, v)) => (n, Some(v)),
                 None => (body, None),
             };
-            if !switches.take(name, inline, args, &mut i)? {
+            if name == "section" || name == "max-jobs" {
+                let value = match inline {
+                    Some(v) => v.to_string(),
+                    None => {
+                        i += 1;
+                        args.get(i)
+                            .cloned()
+                            .ok_or_else(|| UsageError(format!("--{name}: needs a value")))?
+                    }
+                };
+                if name == "section" {
+                    job_args.only_section(&value);
+                } else {
+                    job_args.max_jobs(&value).map_err(usage)?;
+                }
+            } else if !switches.take(name, inline, args, &mut i)? {
                 let next = args.get(i + 1).map(String::as_str);
                 if job_args.option(name, inline, next).map_err(usage)? {
                     i += 1;
@@ -152,6 +236,11 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
     }
     let mut description = args.join(" ");
     let jobs = job_args.jobs(&mut description).map_err(usage)?;
+    let command_lines = if switches.mode == Mode::ShowCmd {
+        job_args.command_lines().map_err(usage)?
+    } else {
+        String::new()
+    };
     if jobs.is_empty() {
         return Err(UsageError(format!(
             "no jobs given (start one with --name=NAME)\n{USAGE}"
@@ -164,7 +253,17 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
         label,
         allow_device,
         metrics,
+        mode,
+        eta,
+        warnings_fatal,
     } = switches;
+    let warnings = without_effect(&jobs);
+    if warnings_fatal && !warnings.is_empty() {
+        return Err(UsageError(format!(
+            "--warnings-fatal: {}",
+            warnings.join("; ")
+        )));
+    }
     if metrics.metrics_linger.is_some() && metrics.metrics_listen.is_none() {
         return Err(UsageError(
             "--metrics-linger: only with --metrics-listen".into(),
@@ -179,7 +278,31 @@ pub fn parse_args(args: &[String]) -> Result<FioInvocation, UsageError> {
         allow_device,
         description,
         metrics,
+        mode,
+        eta,
+        warnings,
+        command_lines,
     })
+}
+
+/// One line per option, per job, that plumb accepts without the effect
+/// it has in fio.
+fn without_effect(jobs: &[JobSpec]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for job in jobs {
+        for (name, _) in &job.given {
+            if let Some(why) = options::without_effect(name) {
+                let line = format!(
+                    "job '{}': option '{name}' has no effect in plumb: {why}",
+                    job.name
+                );
+                if !lines.contains(&line) {
+                    lines.push(line);
+                }
+            }
+        }
+    }
+    lines
 }
 
 /// Runs `plumb fio ARGS` and returns the process exit code.
@@ -193,8 +316,34 @@ pub fn main(args: &[String]) -> ExitCode {
         print_help();
         return ExitCode::Ok;
     }
+    // As fio: help on options and engines, whatever else the line holds.
+    for a in args {
+        if let Some(rest) = a.strip_prefix("--cmdhelp") {
+            print!("{}", crate::job::help::options(rest.strip_prefix('=')));
+            return ExitCode::Ok;
+        }
+        if let Some(rest) = a.strip_prefix("--enghelp") {
+            print!("{}", crate::job::help::engines(rest.strip_prefix('=')));
+            return ExitCode::Ok;
+        }
+    }
     match parse_args(args) {
-        Ok(inv) => run(&inv),
+        Ok(inv) if inv.mode == Mode::ShowCmd => {
+            print!("{}", inv.command_lines);
+            ExitCode::Ok
+        }
+        Ok(inv) if inv.mode == Mode::ParseOnly => {
+            for w in &inv.warnings {
+                eprintln!("plumb fio: warning: {w}");
+            }
+            ExitCode::Ok
+        }
+        Ok(inv) => {
+            for w in &inv.warnings {
+                eprintln!("plumb fio: warning: {w}");
+            }
+            run(&inv)
+        }
         Err(e) => {
             eprintln!("plumb fio: error: {e}");
             ExitCode::BadInput
@@ -205,7 +354,7 @@ pub fn main(args: &[String]) -> ExitCode {
 /// The usage and every supported option.
 fn print_help() {
     println!("{USAGE}\n\nSupported job options:");
-    for o in options::OPTIONS {
+    for o in options::all_options() {
         println!("  --{:<22} {}", o.name, o.help);
     }
     println!(
@@ -235,12 +384,15 @@ fn run(inv: &FioInvocation) -> ExitCode {
     let stop = signals.stop.clone();
     // On a terminal the live line is drawn in place by a ticker; otherwise
     // the runner logs it every two seconds.
-    let activity = std::io::stderr()
-        .is_terminal()
-        .then(|| Arc::new(Activity::default()));
+    let shown = match inv.eta {
+        Eta::Auto => std::io::stderr().is_terminal(),
+        Eta::Always | Eta::Every(_) => true,
+        Eta::Never => false,
+    };
+    let activity = shown.then(|| Arc::new(Activity::default()));
     let opts = RunOptions {
         allow_device: inv.allow_device,
-        progress: true,
+        progress: inv.eta != Eta::Never,
         stop: stop.clone(),
         activity: activity.clone(),
         // As in the result document: the scenario "fio", no pack.
@@ -263,7 +415,10 @@ fn run(inv: &FioInvocation) -> ExitCode {
     if inv.format == OutputFormat::Normal && inv.output.is_none() {
         print!("{}", fio_normal::header(&inv.jobs));
     }
-    let ticker = activity.map(|a| Ticker::start("plumb fio".into(), a, None));
+    let ticker = activity.map(|a| match inv.eta {
+        Eta::Every(every) => Ticker::start_lines("plumb fio".into(), a, every),
+        _ => Ticker::start("plumb fio".into(), a, None),
+    });
     let report = prepared.run(&opts);
     drop(ticker);
     let report = match report {

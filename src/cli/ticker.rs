@@ -39,6 +39,21 @@ impl Ticker {
     /// last repeat's time), for an ETA. When no thread can be started the
     /// run goes on without progress lines.
     pub fn start(title: String, activity: Arc<Activity>, expected: Option<Duration>) -> Ticker {
+        Ticker::spawn(title, activity, expected, None)
+    }
+
+    /// Like [`Ticker::start`], but a plain line every `every` from the
+    /// start, on a terminal too (fio's `--eta-newline`, `--status-interval`).
+    pub fn start_lines(title: String, activity: Arc<Activity>, every: Duration) -> Ticker {
+        Ticker::spawn(title, activity, None, Some(every))
+    }
+
+    fn spawn(
+        title: String,
+        activity: Arc<Activity>,
+        expected: Option<Duration>,
+        lines: Option<Duration>,
+    ) -> Ticker {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         // plumb's own thread, one per run at a time, not the scenario's
@@ -46,7 +61,7 @@ impl Ticker {
         let thread = std::thread::Builder::new()
             .name("plumb-progress".into())
             .stack_size(64 << 10)
-            .spawn(move || print_until(&flag, &title, &activity, expected))
+            .spawn(move || print_until(&flag, &title, &activity, expected, lines))
             .ok();
         Ticker { stop, thread }
     }
@@ -82,15 +97,23 @@ fn line(title: &str, activity: &Activity, elapsed: Duration, expected: Option<Du
     s
 }
 
-/// The printer's loop (see the module's doc).
-fn print_until(stop: &AtomicBool, title: &str, activity: &Activity, expected: Option<Duration>) {
+/// The printer's loop (see the module's doc); with `lines`, plain lines
+/// at that interval only.
+fn print_until(
+    stop: &AtomicBool,
+    title: &str,
+    activity: &Activity,
+    expected: Option<Duration>,
+    lines: Option<Duration>,
+) {
     let start = Instant::now();
-    let bar = std::io::stderr().is_terminal().then(live_line);
-    let mut next_plain = QUIET;
+    let bar = (lines.is_none() && std::io::stderr().is_terminal()).then(live_line);
+    let quiet = lines.unwrap_or(QUIET);
+    let mut next_plain = quiet;
     while !stop.load(Ordering::Relaxed) {
-        std::thread::park_timeout(TICK);
+        std::thread::park_timeout(TICK.min(quiet));
         let elapsed = start.elapsed();
-        if elapsed < QUIET || stop.load(Ordering::Relaxed) {
+        if elapsed < quiet || stop.load(Ordering::Relaxed) {
             continue;
         }
         let msg = line(title, activity, elapsed, expected);
@@ -101,7 +124,7 @@ fn print_until(stop: &AtomicBool, title: &str, activity: &Activity, expected: Op
             }
             None if elapsed >= next_plain => {
                 tracing::info!(target: "plumb::progress", "{msg}");
-                next_plain = elapsed + PLAIN_EVERY;
+                next_plain = elapsed + lines.unwrap_or(PLAIN_EVERY);
             }
             None => {}
         }

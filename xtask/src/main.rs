@@ -48,6 +48,11 @@ const TOOLS: &[Tool] = &[
         used_by: "comparisons with the real fio",
     },
     Tool {
+        program: "/usr/share/doc/fio/examples/backwards-read.fio",
+        package: "fio-examples",
+        used_by: "fio's own example job files, run by plumb fio and by fio",
+    },
+    Tool {
         program: "ip",
         package: "iproute2",
         used_by: "network namespaces in the net tests",
@@ -358,6 +363,10 @@ fn add_wasm_target() -> Result<(), String> {
 /// Whether `program` is an executable file in a directory of PATH.
 fn on_path(program: &str) -> bool {
     use std::os::unix::fs::PermissionsExt;
+    if program.starts_with('/') {
+        // A data file a package provides (fio's example job files).
+        return Path::new(program).is_file();
+    }
     let Some(path) = std::env::var_os("PATH") else {
         return false;
     };

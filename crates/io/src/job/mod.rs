@@ -2,6 +2,8 @@
 //! the command-line and job-file parsers.
 
 pub mod cmdline;
+pub mod expand;
+pub mod help;
 pub mod jobfile;
 pub mod options;
 pub mod spec;

@@ -96,6 +96,14 @@ pub enum ValueError {
     /// A verify method plumb does not have.
     #[error("verify method '{0}' is not supported (plumb has: crc32c)")]
     Verify(String),
+    /// A value that is not one of the forms the option takes.
+    #[error("'{value}' is not {expected}")]
+    Expected {
+        /// The value as given.
+        value: String,
+        /// What the option takes, in words (`a CPU list like 0-3,6`).
+        expected: String,
+    },
 }
 
 /// A boolean as fio writes them (`1`, `true`, `yes`, `on` and their

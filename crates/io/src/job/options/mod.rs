@@ -4,9 +4,35 @@
 //! only tune fio's own bookkeeping are accepted with no effect (they still
 //! appear among the options given).
 
+/// One [`OptionDef`]: name, aliases, flag, help line and setter.
+macro_rules! opt {
+    ($name:expr, [$($alias:expr),*], $flag:expr, $help:expr, $setter:expr) => {
+        OptionDef { name: $name, aliases: &[$($alias),*], flag: $flag, help: $help, setter: $setter }
+    };
+}
+
+mod data;
+mod engine;
+mod pacing;
+mod pattern;
+mod placement;
 mod table;
 
-pub use table::OPTIONS;
+/// Every option table, one per area of the job: the core (`table`), then
+/// the pattern, pacing, placement, data and engine options.
+pub static TABLES: &[&[OptionDef]] = &[
+    table::OPTIONS,
+    pattern::OPTIONS,
+    pacing::OPTIONS,
+    placement::OPTIONS,
+    data::OPTIONS,
+    engine::OPTIONS,
+];
+
+/// Every option plumb understands, over all tables.
+pub fn all_options() -> impl Iterator<Item = &'static OptionDef> {
+    TABLES.iter().flat_map(|t| t.iter())
+}
 
 use super::spec::{BlockSize, Dir, JobSpec, Verify};
 use super::values::ValueError;
@@ -69,9 +95,23 @@ pub enum Problem {
     /// A job file's option before its first section.
     #[error("an option before any [section]")]
     NoSection,
-    /// More threads in all than a run allows.
-    #[error("the jobs add up to {0} threads, above the limit of {MAX_NUMJOBS} per run")]
-    TooManyThreads(u64),
+    /// More threads in all than a run allows (`--max-jobs`, at most [`MAX_NUMJOBS`]).
+    #[error("the jobs add up to {total} threads, above the limit of {max} per run")]
+    TooManyThreads {
+        /// Threads the jobs ask for.
+        total: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// A job file's section name longer than fio reads.
+    #[error("a section name of {0} bytes, above fio's 255")]
+    LongSectionName(usize),
+    /// An `include` line that cannot be followed.
+    #[error("{0}")]
+    Include(String),
+    /// A value whose `${VAR}`, keyword or arithmetic does not expand.
+    #[error(transparent)]
+    Expand(#[from] crate::job::expand::ExpandError),
 }
 
 /// Most clones of one job (`numjobs`): each is a thread with its own buffers
@@ -125,11 +165,22 @@ pub const BOOKKEEPING_ONLY: &[&str] = &[
     "clocksource",
 ];
 
+/// Options plumb accepts although it does not reproduce the effect they
+/// have in fio, each with the reason; `plumb fio` warns about each, and
+/// refuses them with `--warnings-fatal`.
+pub const WITHOUT_EFFECT: &[(&str, &str)] = &[];
+
+/// The reason `name` is accepted without effect, if it is.
+pub fn without_effect(name: &str) -> Option<&'static str> {
+    WITHOUT_EFFECT
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, why)| *why)
+}
+
 /// Finds an option by name or alias.
 pub fn find_option(name: &str) -> Option<&'static OptionDef> {
-    OPTIONS
-        .iter()
-        .find(|o| o.name == name || o.aliases.contains(&name))
+    all_options().find(|o| o.name == name || o.aliases.contains(&name))
 }
 
 /// True when `name` is a known option (supported or bookkeeping-only).
@@ -139,8 +190,7 @@ pub fn is_known(name: &str) -> bool {
 
 /// The known option closest to `name`, for "did you mean".
 pub fn suggest(name: &str) -> Option<&'static str> {
-    OPTIONS
-        .iter()
+    all_options()
         .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
         .chain(BOOKKEEPING_ONLY.iter().copied())
         .map(|cand| (strsim::jaro_winkler(name, cand), cand))
@@ -230,6 +280,11 @@ pub fn validate(job: &JobSpec) -> Result<(), OptionError> {
             },
         ));
     }
+    pattern::validate(job)?;
+    pacing::validate(job)?;
+    placement::validate(job)?;
+    data::validate(job)?;
+    engine::validate(job)?;
     Ok(())
 }
 

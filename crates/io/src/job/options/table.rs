@@ -10,12 +10,6 @@ use crate::job::values::{
 };
 use crate::units::{parse_duration_at_most, parse_size, parse_size_spec};
 
-macro_rules! opt {
-    ($name:expr, [$($alias:expr),*], $flag:expr, $help:expr, $setter:expr) => {
-        OptionDef { name: $name, aliases: &[$($alias),*], flag: $flag, help: $help, setter: $setter }
-    };
-}
-
 /// Every option plumb understands, in fio's names.
 pub static OPTIONS: &[OptionDef] = &[
     opt!(
@@ -342,7 +336,7 @@ pub static OPTIONS: &[OptionDef] = &[
     ),
     opt!(
         "thread",
-        [],
+        ["threads"],
         true,
         "run jobs as threads (plumb always does)",
         |j, v| {

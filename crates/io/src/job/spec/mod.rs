@@ -1,5 +1,17 @@
 //! `JobSpec`: one job described with fio's option names, typed and validated.
 
+mod data;
+mod engine;
+mod pacing;
+mod pattern;
+mod placement;
+
+pub use data::DataOpts;
+pub use engine::EngineOpts;
+pub use pacing::Pacing;
+pub use pattern::PatternOpts;
+pub use placement::Placement;
+
 use crate::units::SizeSpec;
 use std::time::Duration;
 
@@ -229,6 +241,16 @@ pub struct JobSpec {
     pub create_only: bool,
     /// `write_iolog`: record every I/O issued to this file (fio's iolog v2).
     pub write_iolog: Option<String>,
+    /// Offsets, files and directions beyond `rw` and `bs`.
+    pub pattern: PatternOpts,
+    /// When I/Os are issued and jobs start and stop.
+    pub pacing: Pacing,
+    /// Where the job's threads run, at what priority.
+    pub placement: Placement,
+    /// What the buffers hold and how they are allocated.
+    pub data: DataOpts,
+    /// Options of one engine.
+    pub engine: EngineOpts,
     /// Every option as given, for reporting (`job options` in fio's JSON).
     pub given: Vec<(String, String)>,
 }
@@ -275,6 +297,11 @@ impl Default for JobSpec {
             invalidate: true,
             create_only: false,
             write_iolog: None,
+            pattern: PatternOpts::default(),
+            pacing: Pacing::default(),
+            placement: Placement::default(),
+            data: DataOpts::default(),
+            engine: EngineOpts::default(),
             given: Vec::new(),
         }
     }
