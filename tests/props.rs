@@ -214,16 +214,21 @@ proptest! {
         option_name(),
         "[ -~]{0,20}",
         Just("include /etc/passwd".to_string()),
+        Just("include j.fio".to_string()),
+        (option_name(), "[-+*/%^()0-9kms ]{0,16}").prop_map(|(k, v)| format!("{k}=({v})")),
+        (option_name(), prop::sample::select(vec!["$ncpus", "$mb_memory*8", "${HOME}", "${}", "$pagesize^9"])).prop_map(|(k, v)| format!("{k}={v}")),
+        (option_name(), hostile_number()).prop_map(|(k, v)| format!("{k}={v} ; a comment # more")),
     ], 0..12)) {
         let text = lines.join("\n");
-        let r = no_panic("parse_job_file", &text, || plumb::job::jobfile::parse_job_file(&text, "j.fio"))?;
+        let keywords = plumb::job::expand::Keywords::of_this_machine();
+        let r = no_panic("parse_job_file", &text, || plumb::job::jobfile::parse_job_file(&text, "j.fio", &mut plumb::job::jobfile::Includes::default()))?;
         match r {
             Err(e) => {
                 let msg = e.to_string();
-                prop_assert!(msg.contains("j.fio:"), "job file error without its place: {msg}");
+                prop_assert!(msg.contains("j.fio:") || msg.contains("/etc/passwd:"), "job file error without its place: {msg}");
             }
             Ok(sections) => {
-                let jobs = no_panic("jobs_from_sections", &text, || plumb::job::jobfile::jobs_from_sections(&[], &sections))?;
+                let jobs = no_panic("jobs_from_sections", &text, || plumb::job::jobfile::jobs_from_sections(&[], &sections, &keywords))?;
                 if let Err(e) = jobs { named("jobs_from_sections", &text, &e.to_string())?; }
             }
         }

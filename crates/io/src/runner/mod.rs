@@ -9,6 +9,7 @@ pub mod activity;
 pub mod iolog;
 mod jobstats;
 pub mod live;
+pub mod logs;
 mod progress;
 mod verify;
 mod worker;
@@ -237,6 +238,10 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
 
 fn plan<'a>(jobs: &'a [JobSpec], space: &FileSpace) -> Result<Vec<Planned<'a>>, FileError> {
     let mut out = Vec::new();
+    // fio's thread numbers (1-based over every clone of the run) and the
+    // run's log files, shared by the threads that write the same one.
+    let mut thread_number = 0u32;
+    let log_files = Arc::new(logs::LogFiles::default());
     let (mut run_set, mut group) = (0u32, 0u32);
     for (i, job) in jobs.iter().enumerate() {
         if i > 0 && job.stonewall {
@@ -263,8 +268,11 @@ fn plan<'a>(jobs: &'a [JobSpec], space: &FileSpace) -> Result<Vec<Planned<'a>>, 
                     .unwrap_or(1)
                     ^ (clone as u64) << 32
             };
+            thread_number = thread_number.saturating_add(1);
             workers.push(WorkerPlan {
                 clone,
+                thread_number,
+                log_files: Arc::clone(&log_files),
                 files,
                 budget,
                 seed,

@@ -6,6 +6,7 @@ mod drive;
 
 use super::iolog::IologWriter;
 use super::jobstats::JobStats;
+use super::logs::{JobLogs, LogFiles};
 use super::verify::WrittenBlocks;
 use crate::buffer::AlignedBuf;
 use crate::engine::{self, EngineSetup, JobFiles, SlotMemory};
@@ -56,6 +57,11 @@ fn publish(live: &LiveCounters, stats: &JobStats) {
 pub struct WorkerPlan {
     /// Which clone (0-based).
     pub clone: u32,
+    /// fio's number of the thread: 1-based over every clone of the run
+    /// (the `N` of its log files' names).
+    pub thread_number: u32,
+    /// The run's log files (`write_bw_log` …), shared with the other threads.
+    pub log_files: Arc<LogFiles>,
     /// The files it does I/O on, each with its region.
     pub files: Vec<FilePlan>,
     /// Bytes to issue; `None` for time-based jobs.
@@ -154,6 +160,8 @@ struct Worker<'a> {
     dirty: Vec<bool>,
     /// The iolog being written (`write_iolog=`).
     iolog: Option<IologWriter>,
+    /// fio's bandwidth, IOPS and latency logs (`write_bw_log=` …).
+    logs: Option<JobLogs>,
 }
 
 impl<'a> Worker<'a> {
@@ -205,6 +213,12 @@ impl<'a> Worker<'a> {
             .as_deref()
             .map(|p| IologWriter::create(p, plan.clone, &paths))
             .transpose()?;
+        let logs = JobLogs::open(
+            job,
+            plan.thread_number,
+            &plan.log_files,
+            std::time::SystemTime::now(),
+        )?;
         let now = Instant::now();
         let mut w = Worker {
             job,
@@ -212,6 +226,7 @@ impl<'a> Worker<'a> {
             fds,
             paths,
             iolog,
+            logs,
             memory,
             inflight: vec![
                 InFlight {

@@ -13,13 +13,14 @@ macro_rules! opt {
 
 mod data;
 mod engine;
+mod logs;
 mod pacing;
 mod pattern;
 mod placement;
 mod table;
 
 /// Every option table, one per area of the job: the core (`table`), then
-/// the pattern, pacing, placement, data and engine options.
+/// the pattern, pacing, placement, data, engine and log options.
 pub static TABLES: &[&[OptionDef]] = &[
     table::OPTIONS,
     pattern::OPTIONS,
@@ -27,6 +28,7 @@ pub static TABLES: &[&[OptionDef]] = &[
     placement::OPTIONS,
     data::OPTIONS,
     engine::OPTIONS,
+    logs::OPTIONS,
 ];
 
 /// Every option plumb understands, over all tables.
@@ -146,6 +148,9 @@ pub struct OptionDef {
 
 /// Options accepted for compatibility that only tune fio's own bookkeeping.
 pub const BOOKKEEPING_ONLY: &[&str] = &[
+    "log_compression",
+    "log_compression_cpus",
+    "log_entries",
     "gtod_reduce",
     "clat_percentiles",
     "lat_percentiles",
@@ -285,6 +290,7 @@ pub fn validate(job: &JobSpec) -> Result<(), OptionError> {
     placement::validate(job)?;
     data::validate(job)?;
     engine::validate(job)?;
+    logs::validate(job)?;
     Ok(())
 }
 

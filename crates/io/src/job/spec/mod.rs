@@ -2,12 +2,14 @@
 
 mod data;
 mod engine;
+mod logs;
 mod pacing;
 mod pattern;
 mod placement;
 
 pub use data::DataOpts;
 pub use engine::EngineOpts;
+pub use logs::{LogOpts, LogWindow};
 pub use pacing::Pacing;
 pub use pattern::PatternOpts;
 pub use placement::Placement;
@@ -251,6 +253,8 @@ pub struct JobSpec {
     pub data: DataOpts,
     /// Options of one engine.
     pub engine: EngineOpts,
+    /// fio's bandwidth, IOPS and latency logs.
+    pub logs: LogOpts,
     /// Every option as given, for reporting (`job options` in fio's JSON).
     pub given: Vec<(String, String)>,
 }
@@ -302,6 +306,7 @@ impl Default for JobSpec {
             placement: Placement::default(),
             data: DataOpts::default(),
             engine: EngineOpts::default(),
+            logs: LogOpts::default(),
             given: Vec::new(),
         }
     }

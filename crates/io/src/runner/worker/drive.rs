@@ -6,6 +6,7 @@ use super::{publish, InFlight, LiveCounters, Worker};
 use crate::engine::{Completion, IoEngine, IoRequest, Op};
 use crate::job::spec::{Dir, JobSpec, Verify};
 use crate::runner::jobstats::{batch_bucket, depth_bucket, JobStats};
+use crate::runner::logs::Sample;
 use crate::runner::verify;
 use crate::stats::{LatencyRecorder, Timeline};
 use crate::workload::{stamp_block, verify_block, NextIo, OffsetGenerator, RateLimiter};
@@ -332,6 +333,9 @@ impl Worker<'_> {
             last_completion = Instant::now();
         }
         let end = last_completion.max(d.start);
+        if let Some(logs) = self.logs.take() {
+            logs.finish(end - d.start)?;
+        }
         stats.runtime = end - d.start;
         stats.runtime_sum = stats.runtime;
         stats.timeline = d.timeline.finish(end);
@@ -419,12 +423,31 @@ impl Worker<'_> {
                 if let Some(l) = &live.latency {
                     l[dir].record(clat);
                 }
-                match issue {
-                    Issue::Inline => s.lat.record(clat),
+                let slat = match issue {
+                    Issue::Inline => {
+                        s.lat.record(clat);
+                        None
+                    }
                     Issue::Submitted => {
                         let slat = nanos(io.issued.saturating_duration_since(io.start));
                         s.slat.record(slat);
                         s.lat.record(clat.saturating_add(slat));
+                        Some(slat)
+                    }
+                };
+                if let Some(logs) = &mut self.logs {
+                    let sample = Sample {
+                        at: now.saturating_duration_since(d.start),
+                        dir: io.dir,
+                        bytes: moved,
+                        offset: io.offset,
+                        slat,
+                        clat,
+                        lat: clat.saturating_add(slat.unwrap_or(0)),
+                        prio: 0,
+                    };
+                    if let Err(e) = logs.record(&sample) {
+                        stats.error.get_or_insert_with(|| e.to_string());
                     }
                 }
                 s.ios += 1;
