@@ -492,7 +492,7 @@ mod tests {
                 "{bad}"
             );
         }
-        let long = "${SIZE}".repeat(2000);
+        let long = "${SIZE}".repeat(3000);
         assert_eq!(ex(&long), Err(ExpandError::TooLong));
     }
 }
