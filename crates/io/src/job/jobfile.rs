@@ -126,11 +126,21 @@ impl Includes {
 }
 
 /// Reads a text file of at most `limit` bytes.
+///
+/// Only a regular file: a FIFO would block the open or the read, a device
+/// would never end. Opened without blocking, then checked.
 pub fn read_bounded(path: &std::path::Path, limit: u64) -> std::io::Result<String> {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
     let mut text = String::new();
-    std::fs::File::open(path)?
-        .take(limit.saturating_add(1))
+    file.take(limit.saturating_add(1))
         .read_to_string(&mut text)?;
     if text.len() as u64 > limit {
         return Err(std::io::Error::other(format!(

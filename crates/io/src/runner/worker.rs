@@ -7,7 +7,7 @@ mod drive;
 use super::iolog::IologWriter;
 use super::jobstats::JobStats;
 use super::logs::{JobLogs, LogFiles};
-use super::verify::WrittenBlocks;
+use super::verify::{Backlog, ReadBack, WrittenBlocks};
 use crate::buffer::AlignedBuf;
 use crate::engine::{self, EngineSetup, JobFiles, SlotMemory};
 use crate::files::{open_for_job, FilePlan};
@@ -144,6 +144,8 @@ struct Worker<'a> {
     inflight: Vec<InFlight>,
     /// Blocks written (verify only), read back after the run.
     written: WrittenBlocks,
+    /// Blocks written since the last check (`verify_backlog`).
+    backlog: Option<Backlog>,
     regions: Vec<Region>,
     /// Writes issued so far: stamped into each block written.
     write_seq: u64,
@@ -198,7 +200,10 @@ impl<'a> Worker<'a> {
             memory: Arc::clone(&memory),
             depth,
         })?;
-        let written = if job.verify != Verify::None && job.rw.does(Dir::Write) {
+        let verify_writes = job.verify != Verify::None && job.rw.does(Dir::Write);
+        let backlog = (verify_writes && job.verify_opts.backlog > 0)
+            .then(|| Backlog::new(job.verify_opts.backlog));
+        let written = if verify_writes && backlog.is_none() {
             WrittenBlocks::new(&regions, job.min_bs())?
         } else {
             WrittenBlocks::none()
@@ -240,6 +245,7 @@ impl<'a> Worker<'a> {
                 depth as usize
             ],
             written,
+            backlog,
             dirty: vec![false; regions.len()],
             regions,
             write_seq: 0,
@@ -260,7 +266,11 @@ impl<'a> Worker<'a> {
             && stats.error.is_none()
         {
             live.phase.store(3, Ordering::Relaxed);
+            // fio's runtime takes in its verify phase.
+            let t = Instant::now();
             w.verify_written(stats, stop)?;
+            stats.runtime += t.elapsed();
+            stats.runtime_sum = stats.runtime;
         }
         if let Some(log) = w.iolog.take() {
             log.close(&w.paths)?;
@@ -288,12 +298,43 @@ impl<'a> Worker<'a> {
     }
 
     /// Reads back every block written and checks it (`do_verify`), through
-    /// slot 0.
-    fn verify_written(&self, stats: &mut JobStats, stop: &AtomicBool) -> std::io::Result<()> {
-        // SAFETY: nothing is in flight during verification, and this is the
-        // only reference to slot 0 while it runs.
-        let buf = unsafe { self.slot(0, self.job.min_bs() as usize) };
-        self.written
-            .read_back(&self.fds, buf, stats, stop, |f| self.file_name(f))
+    /// slot 0: the blocks still in the backlog, or every block written.
+    fn verify_written(&mut self, stats: &mut JobStats, stop: &AtomicBool) -> std::io::Result<()> {
+        let mut backlog = self.backlog.take();
+        let written = std::mem::replace(&mut self.written, WrittenBlocks::none());
+        let mut rb = self.read_back();
+        match &mut backlog {
+            Some(b) => b.check(&mut rb, stats, stop),
+            None => written.read_back(&mut rb, stats, stop),
+        }
+    }
+
+    /// True when the backlog waits for its check (`verify_backlog`).
+    fn backlog_due(&self) -> bool {
+        self.backlog.as_ref().is_some_and(Backlog::due)
+    }
+
+    /// Checks the blocks of the backlog (nothing in flight), through slot 0.
+    fn check_backlog(&mut self, stats: &mut JobStats, stop: &AtomicBool) -> std::io::Result<()> {
+        if let Some(mut b) = self.backlog.take() {
+            let result = b.check(&mut self.read_back(), stats, stop);
+            self.backlog = Some(b);
+            result?;
+        }
+        Ok(())
+    }
+
+    /// What a read-back needs: slot 0 (idle: nothing is in flight while
+    /// blocks are read back), the files, the options and their names.
+    fn read_back(&self) -> ReadBack<'_, impl Fn(u32) -> String + '_> {
+        // SAFETY: verification runs only when nothing is in flight, and this
+        // is the only reference to slot 0 while it runs.
+        let buf = unsafe { self.slot(0, self.memory.slot_len()) };
+        ReadBack {
+            fds: &self.fds,
+            buf,
+            opts: &self.job.verify_opts,
+            name: |f| self.file_name(f),
+        }
     }
 }

@@ -95,9 +95,12 @@ impl Host {
     /// A job's options as a job: refused options, capabilities, and the
     /// runtime capped at the time left.
     fn job_spec(&self, op: &str, options: Vec<(String, String)>) -> Result<JobSpec, ApiError> {
-        if let Some((k, _)) = options.iter().find(|(k, _)| k == "write_iolog") {
+        if let Some((k, _)) = options
+            .iter()
+            .find(|(k, _)| plumb_io::job::options::WRITES_HOST_FILES.contains(&k.as_str()))
+        {
             return Err(ApiError::Invalid(format!(
-                "{op}: option '{k}' is not allowed in scenarios (use report:: for results)"
+                "{op}: option '{k}' is not allowed in scenarios: it writes files outside the run directory (use report:: for results)"
             )));
         }
         let mut job =

@@ -18,9 +18,10 @@ mod pacing;
 mod pattern;
 mod placement;
 mod table;
+mod verify;
 
 /// Every option table, one per area of the job: the core (`table`), then
-/// the pattern, pacing, placement, data, engine and log options.
+/// the pattern, pacing, placement, data, engine, log and verify options.
 pub static TABLES: &[&[OptionDef]] = &[
     table::OPTIONS,
     pattern::OPTIONS,
@@ -29,6 +30,7 @@ pub static TABLES: &[&[OptionDef]] = &[
     data::OPTIONS,
     engine::OPTIONS,
     logs::OPTIONS,
+    verify::OPTIONS,
 ];
 
 /// Every option plumb understands, over all tables.
@@ -148,6 +150,8 @@ pub struct OptionDef {
 
 /// Options accepted for compatibility that only tune fio's own bookkeeping.
 pub const BOOKKEEPING_ONLY: &[&str] = &[
+    "verify_async",
+    "verify_async_cpus",
     "log_compression",
     "log_compression_cpus",
     "log_entries",
@@ -182,6 +186,19 @@ pub fn without_effect(name: &str) -> Option<&'static str> {
         .find(|(n, _)| *n == name)
         .map(|(_, why)| *why)
 }
+
+/// Options that write files by a name of their own, beside the job's files
+/// (`write_iolog`, fio's logs, `verify_dump`): `plumb fio` writes them as
+/// fio does, and scenarios refuse them (their names would escape the run
+/// directory's resolver).
+pub const WRITES_HOST_FILES: &[&str] = &[
+    "write_iolog",
+    "write_bw_log",
+    "write_iops_log",
+    "write_lat_log",
+    "write_hist_log",
+    "verify_dump",
+];
 
 /// Finds an option by name or alias.
 pub fn find_option(name: &str) -> Option<&'static OptionDef> {
@@ -291,6 +308,7 @@ pub fn validate(job: &JobSpec) -> Result<(), OptionError> {
     data::validate(job)?;
     engine::validate(job)?;
     logs::validate(job)?;
+    verify::validate(job)?;
     Ok(())
 }
 

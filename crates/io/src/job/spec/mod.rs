@@ -6,6 +6,7 @@ mod logs;
 mod pacing;
 mod pattern;
 mod placement;
+mod verify;
 
 pub use data::DataOpts;
 pub use engine::EngineOpts;
@@ -13,6 +14,7 @@ pub use logs::{LogOpts, LogWindow};
 pub use pacing::Pacing;
 pub use pattern::PatternOpts;
 pub use placement::Placement;
+pub use verify::VerifyOpts;
 
 use crate::units::SizeSpec;
 use std::time::Duration;
@@ -255,6 +257,8 @@ pub struct JobSpec {
     pub engine: EngineOpts,
     /// fio's bandwidth, IOPS and latency logs.
     pub logs: LogOpts,
+    /// When and how strictly written data is verified.
+    pub verify_opts: VerifyOpts,
     /// Every option as given, for reporting (`job options` in fio's JSON).
     pub given: Vec<(String, String)>,
 }
@@ -307,6 +311,7 @@ impl Default for JobSpec {
             data: DataOpts::default(),
             engine: EngineOpts::default(),
             logs: LogOpts::default(),
+            verify_opts: VerifyOpts::default(),
             given: Vec::new(),
         }
     }

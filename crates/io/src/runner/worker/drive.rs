@@ -172,6 +172,10 @@ impl Worker<'_> {
             if stopping && inflight == 0 {
                 break;
             }
+            if self.backlog_due() && inflight == 0 {
+                self.check_backlog(stats, stop)?;
+                now = Instant::now();
+            }
             if self.sync_file.is_some() && inflight == 0 {
                 let only = self.sync_file.take();
                 self.sync_dirty(&mut stats.sync, only)?;
@@ -231,7 +235,7 @@ impl Worker<'_> {
     ) -> std::io::Result<Option<Duration>> {
         let reuse = !self.verify_reads;
         let mut clock = reuse.then_some(now);
-        while self.sync_file.is_none() {
+        while self.sync_file.is_none() && !self.backlog_due() {
             let Some(&slot) = d.free.last() else { break };
             let io = match d.held.take().or_else(|| gen.next_io()) {
                 Some(io) => io,
@@ -406,6 +410,9 @@ impl Worker<'_> {
             if io.dir == Dir::Write {
                 self.dirty[io.file as usize] = true;
                 self.written.mark(io.file, io.offset);
+                if let Some(b) = &mut self.backlog {
+                    b.push(io.file, io.offset, moved);
+                }
             } else if self.verify_reads {
                 stats.verified += 1;
                 // SAFETY: the request on this slot has completed.
@@ -414,6 +421,12 @@ impl Worker<'_> {
                 {
                     let file = self.file_name(io.file);
                     verify::record_failure(stats, &file, io.offset, u64::from(io.len), &e);
+                    if self.job.verify_opts.dump {
+                        // SAFETY: as above: the request on this slot has completed.
+                        verify::dump(&file, io.offset, unsafe {
+                            self.slot(c.slot, moved as usize)
+                        });
+                    }
                 }
             }
             if d.measuring {
