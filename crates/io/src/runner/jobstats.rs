@@ -56,6 +56,8 @@ pub struct JobStats {
     pub verified: u64,
     /// Blocks that failed verification.
     pub verify_errors: u64,
+    /// What steady state came to (`ss=`), from the clone that sampled it.
+    pub steady: Option<crate::model::result::SteadyOutcome>,
     /// errno of the first error.
     pub errno: i32,
     /// First error message.
@@ -124,6 +126,9 @@ impl JobStats {
         add_counts(&mut self.complete_counts, &other.complete_counts);
         self.verified += other.verified;
         self.verify_errors += other.verify_errors;
+        if self.steady.is_none() {
+            self.steady = other.steady.clone();
+        }
         if self.error.is_none() {
             self.error.clone_from(&other.error);
             self.errno = other.errno;
@@ -210,6 +215,7 @@ impl JobStats {
             runtime_ms,
             verified_blocks: self.verified,
             verify_errors: self.verify_errors,
+            steadystate: self.steady.clone(),
             errno: self.errno,
             error: self.error.clone(),
             timeline: self.timeline.clone(),

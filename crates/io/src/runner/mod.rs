@@ -11,6 +11,7 @@ mod jobstats;
 pub mod live;
 pub mod logs;
 mod progress;
+pub mod steady;
 mod verify;
 mod worker;
 
@@ -252,7 +253,23 @@ fn plan<'a>(jobs: &'a [JobSpec], space: &FileSpace) -> Result<Vec<Planned<'a>>, 
         }
         let diskless = engine::find(&job.ioengine).is_some_and(|e| e.caps.diskless);
         let mut workers = Vec::new();
+        // Steady state: one watch for the job's clones reported together,
+        // else one per clone (as fio watches each thread).
+        let group_watch = job
+            .steady
+            .as_ref()
+            .filter(|_| job.group_reporting)
+            .and_then(steady::SteadyWatch::new)
+            .map(Arc::new);
         for clone in 0..job.numjobs {
+            let steady = match &group_watch {
+                Some(w) => Some((Arc::clone(w), clone == 0)),
+                None => job
+                    .steady
+                    .as_ref()
+                    .and_then(steady::SteadyWatch::new)
+                    .map(|w| (Arc::new(w), true)),
+            };
             let files = files::plan_files(job, clone, diskless, space)?;
             let total: u64 = files.iter().map(|f| f.region.len).sum();
             let per_loop = job.io_size.map(|s| s.resolve(total)).unwrap_or(total);
@@ -273,6 +290,7 @@ fn plan<'a>(jobs: &'a [JobSpec], space: &FileSpace) -> Result<Vec<Planned<'a>>, 
                 clone,
                 thread_number,
                 log_files: Arc::clone(&log_files),
+                steady,
                 files,
                 budget,
                 seed,

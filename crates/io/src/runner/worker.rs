@@ -7,6 +7,7 @@ mod drive;
 use super::iolog::IologWriter;
 use super::jobstats::JobStats;
 use super::logs::{JobLogs, LogFiles};
+use super::steady::SteadyWatch;
 use super::verify::{Backlog, ReadBack, WrittenBlocks};
 use crate::buffer::AlignedBuf;
 use crate::engine::{self, EngineSetup, JobFiles, SlotMemory};
@@ -62,6 +63,9 @@ pub struct WorkerPlan {
     pub thread_number: u32,
     /// The run's log files (`write_bw_log` …), shared with the other threads.
     pub log_files: Arc<LogFiles>,
+    /// The steady-state watch (`ss=`) this clone adds to, and whether it
+    /// is the one that samples it.
+    pub steady: Option<(Arc<SteadyWatch>, bool)>,
     /// The files it does I/O on, each with its region.
     pub files: Vec<FilePlan>,
     /// Bytes to issue; `None` for time-based jobs.
@@ -164,6 +168,8 @@ struct Worker<'a> {
     iolog: Option<IologWriter>,
     /// fio's bandwidth, IOPS and latency logs (`write_bw_log=` …).
     logs: Option<JobLogs>,
+    /// The steady-state watch (`ss=`) and whether this clone samples it.
+    steady: Option<(Arc<SteadyWatch>, bool)>,
 }
 
 impl<'a> Worker<'a> {
@@ -232,6 +238,7 @@ impl<'a> Worker<'a> {
             paths,
             iolog,
             logs,
+            steady: plan.steady.clone(),
             memory,
             inflight: vec![
                 InFlight {
@@ -257,6 +264,9 @@ impl<'a> Worker<'a> {
         let mut gen = OffsetGenerator::new(job, &w.regions, plan.budget, plan.seed)
             .map_err(std::io::Error::other)?;
         let result = w.drive(engine.as_mut(), &mut gen, depth, live, stop, stats);
+        if let Some((watch, true)) = &w.steady {
+            stats.steady = watch.outcome();
+        }
         // Waits for whatever the loop left in flight (after an error).
         drop(engine);
         result?;

@@ -57,6 +57,32 @@ pub struct SyncResult {
     pub lat: LatencySummary,
 }
 
+/// What steady state came to, for fio's `steadystate` block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SteadyOutcome {
+    /// The criterion as fio writes it (`iops:10.000000%`).
+    pub ss: String,
+    /// The window in seconds.
+    pub duration: u64,
+    /// True once attained.
+    pub attained: bool,
+    /// The window's figure against the bound (a percentage of the mean for
+    /// a percentage bound).
+    pub criterion: String,
+    /// Largest deviation from the mean (not slope criteria).
+    pub max_deviation: f64,
+    /// Slope of the least-squares line per sample (slope criteria).
+    pub slope: f64,
+    /// Mean bandwidth over the window, bytes/s.
+    pub bw_mean: u64,
+    /// Mean IOPS over the window.
+    pub iops_mean: u64,
+    /// The window's IOPS samples.
+    pub iops: Vec<u64>,
+    /// The window's bandwidth samples, bytes/s.
+    pub bw: Vec<u64>,
+}
+
 /// The result of one job (or of a group of clones reported together).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct JobResult {
@@ -137,6 +163,10 @@ pub struct JobResult {
     /// job belongs to. Absent in documents older than the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
+    /// fio's steady state (`ss=`): what the window came to, and whether
+    /// the job stopped because it was attained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<SteadyOutcome>,
     /// The options as given.
     pub options: BTreeMap<String, String>,
 }

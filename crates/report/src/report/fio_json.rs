@@ -35,6 +35,25 @@ pub fn render(report: &RunReport) -> Value {
     })
 }
 
+/// fio's `steadystate` block: the criterion, whether it was attained, and
+/// the window's samples.
+fn steadystate(ss: &crate::model::result::SteadyOutcome) -> Value {
+    json!({
+        "ss": ss.ss,
+        "duration": ss.duration,
+        "attained": u8::from(ss.attained),
+        "criterion": ss.criterion,
+        "max_deviation": ss.max_deviation,
+        "slope": ss.slope,
+        "data": {
+            "bw_mean": ss.bw_mean,
+            "iops_mean": ss.iops_mean,
+            "iops": ss.iops,
+            "bw": ss.bw,
+        },
+    })
+}
+
 fn job(r: &JobResult) -> Value {
     let options: Map<String, Value> = r
         .options
@@ -71,6 +90,9 @@ fn job(r: &JobResult) -> Value {
     });
     if let Value::Object(fields) = &mut out {
         fields.extend(latency_target_defaults(r.iodepth));
+        if let Some(ss) = &r.steadystate {
+            fields.insert("steadystate".into(), steadystate(ss));
+        }
     }
     out
 }

@@ -17,11 +17,13 @@ mod logs;
 mod pacing;
 mod pattern;
 mod placement;
+mod steady;
 mod table;
 mod verify;
 
 /// Every option table, one per area of the job: the core (`table`), then
-/// the pattern, pacing, placement, data, engine, log and verify options.
+/// the pattern, pacing, placement, data, engine, log, verify and
+/// steady-state options.
 pub static TABLES: &[&[OptionDef]] = &[
     table::OPTIONS,
     pattern::OPTIONS,
@@ -31,6 +33,7 @@ pub static TABLES: &[&[OptionDef]] = &[
     engine::OPTIONS,
     logs::OPTIONS,
     verify::OPTIONS,
+    steady::OPTIONS,
 ];
 
 /// Every option plumb understands, over all tables.
@@ -309,6 +312,7 @@ pub fn validate(job: &JobSpec) -> Result<(), OptionError> {
     engine::validate(job)?;
     logs::validate(job)?;
     verify::validate(job)?;
+    steady::validate(job)?;
     Ok(())
 }
 

@@ -6,6 +6,7 @@ mod logs;
 mod pacing;
 mod pattern;
 mod placement;
+mod steady;
 mod verify;
 
 pub use data::DataOpts;
@@ -14,6 +15,7 @@ pub use logs::{LogOpts, LogWindow};
 pub use pacing::Pacing;
 pub use pattern::PatternOpts;
 pub use placement::Placement;
+pub use steady::{SteadyLimit, SteadyMetric, SteadyOpts};
 pub use verify::VerifyOpts;
 
 use crate::units::SizeSpec;
@@ -259,6 +261,8 @@ pub struct JobSpec {
     pub logs: LogOpts,
     /// When and how strictly written data is verified.
     pub verify_opts: VerifyOpts,
+    /// `ss=`: stop once the throughput has settled.
+    pub steady: Option<SteadyOpts>,
     /// Every option as given, for reporting (`job options` in fio's JSON).
     pub given: Vec<(String, String)>,
 }
@@ -312,6 +316,7 @@ impl Default for JobSpec {
             engine: EngineOpts::default(),
             logs: LogOpts::default(),
             verify_opts: VerifyOpts::default(),
+            steady: None,
             given: Vec::new(),
         }
     }

@@ -164,7 +164,13 @@ impl Worker<'_> {
         loop {
             let mut now = just_completed.take().unwrap_or_else(Instant::now);
             d.end_ramp_if_due(self.job, now, stats, live);
+            if d.measuring {
+                if let Some((watch, true)) = &self.steady {
+                    watch.tick(now.saturating_duration_since(d.start));
+                }
+            }
             let stopping = d.exhausted
+                || self.steady.as_ref().is_some_and(|(w, _)| w.attained())
                 || stats.error.is_some()
                 || stop.load(Ordering::Relaxed)
                 || d.deadline.is_some_and(|t| now >= t);
@@ -465,6 +471,9 @@ impl Worker<'_> {
                 }
                 s.ios += 1;
                 s.bytes += moved;
+                if let Some((watch, _)) = &self.steady {
+                    watch.add(moved);
+                }
                 if moved < io.len as u64 {
                     s.short += 1;
                 }
