@@ -100,3 +100,171 @@ fn parse_only_accepts_fios_examples() {
         refused.join("\n")
     );
 }
+
+/// Options whose values the run test shrinks to small, short, local ones.
+fn shrink_value(key: &str, value: &str, dir: &Path) -> Option<String> {
+    let local = |v: &str| {
+        let base = Path::new(v.trim())
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "data".into());
+        dir.join(base).display().to_string()
+    };
+    let at_most = |v: &str, max: u64| -> String {
+        v.trim()
+            .parse::<u64>()
+            .map(|n| n.min(max).to_string())
+            .unwrap_or_else(|_| max.to_string())
+    };
+    Some(match key {
+        "filename" => value.split(':').map(local).collect::<Vec<_>>().join(":"),
+        "directory" => dir.display().to_string(),
+        "size" | "filesize" | "io_size" | "io_limit" if !value.trim().ends_with('%') => "1m".into(),
+        "offset_increment" | "zonesize" | "zonerange" => "256k".into(),
+        "zoneskip" => "128k".into(),
+        "offset" if !value.trim().ends_with('%') => "0".into(),
+        "runtime" | "ss_dur" | "latency_window" => "1".into(),
+        "ramp_time" | "startdelay" | "ss_ramp" => "0".into(),
+        "numjobs" => at_most(value, 2),
+        "iodepth" => at_most(value, 8),
+        "nrfiles" => at_most(value, 8),
+        "loops" => "1".into(),
+        "number_ios" => at_most(value, 64),
+        "fill_device" => return None,
+        _ => return Some(value.to_string()),
+    })
+}
+
+/// An example job file made small: local files in `dir`, sizes of 1 MiB,
+/// runtimes of a second, at most 2 clones, 8 files and depth 8.
+fn shrink(text: &str, dir: &Path) -> String {
+    let mut out = String::new();
+    for raw in text.lines() {
+        let line = raw.split([';', '#']).next().unwrap_or("").trim();
+        match line.split_once('=') {
+            Some((k, v)) if !line.starts_with('[') => {
+                if let Some(v) = shrink_value(k.trim(), v.trim(), dir) {
+                    out.push_str(&format!("{}={v}\n", k.trim()));
+                }
+            }
+            _ if line == "fill_device" => {}
+            _ => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// Per job, the KiB read and written, from fio's JSON; a job that mixes
+/// reads and writes at random counts only its total (the split follows
+/// each tool's random generator).
+fn kbytes(doc: &serde_json::Value) -> Vec<(String, u64, Option<(u64, u64)>)> {
+    let mut out = Vec::new();
+    for job in doc["jobs"].as_array().into_iter().flatten() {
+        let kib = |dir: &str| job[dir]["io_kbytes"].as_u64().unwrap_or(0);
+        let (r, w) = (kib("read"), kib("write"));
+        let rw = job["job options"]["rw"].as_str().unwrap_or("");
+        let mixed = rw.contains("randrw") || rw.starts_with("rw") || rw.contains("readwrite");
+        out.push((
+            job["jobname"].as_str().unwrap_or("").to_string(),
+            r + w,
+            (!mixed).then_some((r, w)),
+        ));
+    }
+    out.sort();
+    out
+}
+
+fn json_of(stdout: &str, stderr: &str, who: &str, name: &str) -> serde_json::Value {
+    let start = stdout.find('{').unwrap_or(0);
+    serde_json::from_str(&stdout[start..])
+        .unwrap_or_else(|e| panic!("{who} on {name}: no JSON ({e}): {stderr}"))
+}
+
+/// Every example plumb accepts also runs, made small, beside real fio on
+/// the same shrunken job file; where the job is deterministic (no
+/// `time_based`, no runtime cut, no rate, steady state or exit rule that
+/// ends it at a time) both move the same bytes per job and direction.
+#[test]
+fn examples_run_small_beside_fio() {
+    require_tool("fio", "--version", "fio");
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for name in LOCAL {
+        let text = std::fs::read_to_string(example(name)).unwrap();
+        let (a, b) = (workdir(), workdir());
+        let plumb_job = b.path().join("job.fio");
+        std::fs::write(&plumb_job, shrink(&text, b.path())).unwrap();
+        let parse = plumb(
+            b.path(),
+            &["fio", "--parse-only", plumb_job.to_str().unwrap()],
+        );
+        if parse.code != 0 {
+            // Refused before any I/O, naming the option: counted by
+            // parse_only_accepts_fios_examples.
+            continue;
+        }
+        let fio_job = a.path().join("job.fio");
+        std::fs::write(&fio_job, shrink(&text, a.path())).unwrap();
+        let fio = std::process::Command::new("timeout")
+            .args(["60", "fio", "--output-format=json"])
+            .arg(&fio_job)
+            .current_dir(a.path())
+            .output()
+            .expect("run fio");
+        let ours = plumb(
+            b.path(),
+            &["fio", "--output-format=json", plumb_job.to_str().unwrap()],
+        );
+        if ours.code != 0 && fio.status.success() {
+            failures.push(format!(
+                "{name}: fio runs it, plumb fails: {}",
+                ours.stderr.trim()
+            ));
+            continue;
+        }
+        let timed = [
+            "time_based",
+            "runtime",
+            "rate",
+            "ss",
+            "exitall",
+            "flow",
+            "latency_target",
+            "number_ios",
+            "thinktime",
+            "cpuio",
+            "filecreate",
+            "filestat",
+            "filedelete",
+            "ftruncate",
+        ]
+        .iter()
+        .any(|k| text.contains(k));
+        if !fio.status.success() || timed {
+            continue;
+        }
+        let fio_out = String::from_utf8_lossy(&fio.stdout);
+        let fio_err = String::from_utf8_lossy(&fio.stderr);
+        let f = kbytes(&json_of(&fio_out, &fio_err, "fio", name));
+        let o = kbytes(&json_of(&ours.stdout, &ours.stderr, "plumb", name));
+        compared += 1;
+        if f != o {
+            failures.push(format!(
+                "{name}: KiB per job and direction: fio {f:?}, plumb {o:?}"
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} examples differ from fio ({compared} compared):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        compared >= 15,
+        "only {compared} examples were compared with fio"
+    );
+}
