@@ -165,7 +165,10 @@ fn kbytes(doc: &serde_json::Value) -> Vec<(String, u64, Option<(u64, u64)>)> {
     for job in doc["jobs"].as_array().into_iter().flatten() {
         let kib = |dir: &str| job[dir]["io_kbytes"].as_u64().unwrap_or(0);
         let (r, w) = (kib("read"), kib("write"));
-        let rw = job["job options"]["rw"].as_str().unwrap_or("");
+        let rw = job["job options"]["rw"]
+            .as_str()
+            .or_else(|| doc["global options"]["rw"].as_str())
+            .unwrap_or("");
         let mixed = rw.contains("randrw") || rw.starts_with("rw") || rw.contains("readwrite");
         out.push((
             job["jobname"].as_str().unwrap_or("").to_string(),
