@@ -76,7 +76,9 @@ impl OffsetGenerator {
         let mut rng = SmallRng::seed_from_u64(seed);
         let random = job.rw.is_random();
         let align = Shape::random_align(job);
-        let zones = job.pattern.zones(regions.len() as u64);
+        let zones = job
+            .pattern
+            .zones(job.pattern.open_files(regions.len() as u64));
         let files = regions
             .iter()
             .map(|r| {

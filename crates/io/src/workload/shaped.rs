@@ -68,6 +68,40 @@ struct FilePicker {
     next: usize,
     /// For zipf, pareto and normal: the file's rank.
     skew: Option<BlockChooser>,
+    /// Files that get I/O at once (`openfiles`): a file joins when fewer
+    /// are open, and leaves when it is done.
+    open_limit: usize,
+    open: Vec<bool>,
+    open_count: usize,
+}
+
+impl FilePicker {
+    /// Whether file `f` can take the next I/O: it is open, or there is
+    /// room to open it.
+    fn can_use(&self, f: usize, done: bool) -> bool {
+        !done && (self.open[f] || self.open_count < self.open_limit)
+    }
+
+    /// Uses file `f` from now on (opens it if it is not).
+    fn take(&mut self, f: usize) {
+        if !self.open[f] {
+            self.open[f] = true;
+            self.open_count += 1;
+        }
+        self.current = Some(f);
+        self.left = self.per_pick - 1;
+    }
+
+    /// File `f` is done with: it no longer counts as open.
+    fn close(&mut self, f: usize) {
+        if self.open[f] {
+            self.open[f] = false;
+            self.open_count -= 1;
+        }
+        if self.current == Some(f) {
+            self.current = None;
+        }
+    }
 }
 
 /// The state of fio's pattern options for one job clone.
@@ -127,7 +161,8 @@ impl Shape {
         let random = job.rw.is_random();
         let used = |d: Dir| job.rw.does(d);
         let dir_align = Self::dir_align(job);
-        let zones = p.zones(regions.len() as u64);
+        let open_limit = p.open_files(regions.len() as u64);
+        let zones = p.zones(open_limit);
         let plain = p.seq_add == 0
             && (!random
                 || (p.seq_nr == 1
@@ -137,7 +172,9 @@ impl Shape {
             && zones.is_none()
             && p.number_ios == 0
             && (regions.len() == 1
-                || (p.file_service == FileService::RoundRobin && p.file_service_nr == 1))
+                || (p.file_service == FileService::RoundRobin
+                    && p.file_service_nr == 1
+                    && open_limit == regions.len() as u64))
             && (!(used(Dir::Read) && used(Dir::Write)) || dir_align[0] == dir_align[1]);
         if plain {
             return None;
@@ -182,6 +219,9 @@ impl Shape {
                 current: None,
                 next: 0,
                 skew: skewed,
+                open_limit: open_limit as usize,
+                open: vec![false; regions.len()],
+                open_count: 0,
             },
         })
     }
@@ -221,8 +261,10 @@ impl Shape {
         self.loop_ios = 0;
         self.zone_bytes = 0;
         self.done_files = 0;
-        self.picker.current = None;
         self.picker.next = 0;
+        for f in 0..self.files.len() {
+            self.picker.close(f);
+        }
         self.files.iter_mut().for_each(Position::reset);
         true
     }
@@ -263,7 +305,7 @@ impl Shape {
             } else {
                 self.files[fi].done = true;
                 self.done_files += 1;
-                self.picker.current = None;
+                self.picker.close(fi);
             }
         }
         None
@@ -285,26 +327,24 @@ impl Shape {
                 return Some(c);
             }
         }
+        let files = &self.files;
         let f = match (&mut pk.skew, pk.service) {
             (Some(skew), _) => skew.next(n as u64, Dir::Read, &mut g.rng) as usize,
             (None, FileService::Random) => {
                 let first = g.rng.random_range(0..n);
-                // The first file not done from a random place: uniform
-                // while none is done, always an answer when some are.
-                (0..n)
-                    .map(|i| (first + i) % n)
-                    .find(|f| !self.files[*f].done)?
+                // The first usable file from a random place: uniform
+                // while all are usable, always an answer when some are.
+                let usable = |f: &usize| pk.can_use(*f, files[*f].done);
+                (0..n).map(|i| (first + i) % n).find(usable)?
             }
             _ => {
-                let f = (0..n)
-                    .map(|i| (pk.next + i) % n)
-                    .find(|f| !self.files[*f].done)?;
+                let usable = |f: &usize| pk.can_use(*f, files[*f].done);
+                let f = (0..n).map(|i| (pk.next + i) % n).find(usable)?;
                 pk.next = (f + 1) % n;
                 f
             }
         };
-        pk.current = Some(f);
-        pk.left = pk.per_pick - 1;
+        pk.take(f);
         Some(f)
     }
 

@@ -150,6 +150,15 @@ pub struct PatternOpts {
 }
 
 impl PatternOpts {
+    /// Files open at once for a job with `files` files (`openfiles`, at
+    /// most `files`; all of them by default).
+    pub fn open_files(&self, files: u64) -> u64 {
+        match self.openfiles {
+            0 => files,
+            n => u64::from(n).min(files),
+        }
+    }
+
     /// The strided zones the job runs in, if any: `zonemode=strided` (or a
     /// `zonesize` without `zonemode`, as fio), `zonerange` defaulting to
     /// `zonesize`. Like fio, only a job with one open file uses them.
