@@ -34,7 +34,7 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         false,
         "none or strided (zonesize of every zonerange, then skip zoneskip)",
         |j, v| {
-            j.pattern.zonemode = Some(match v {
+            j.pattern.zonemode = match v {
                 "none" => ZoneMode::None,
                 "strided" => ZoneMode::Strided,
                 "zbd" => return Err(expected(
@@ -42,7 +42,7 @@ pub(super) static OPTIONS: &[OptionDef] = &[
                     "none or strided (zbd needs zoned block devices, which plumb does not drive)",
                 )),
                 _ => return Err(expected(v, "none or strided")),
-            });
+            };
             Ok(())
         }
     ),
@@ -304,16 +304,17 @@ pub(super) fn validate(job: &JobSpec) -> Result<(), OptionError> {
         problem: Problem::Value(e),
     };
     let p = &job.pattern;
-    if p.zonemode == Some(ZoneMode::None) && p.zone_size > 0 {
+    // fio 3.33: zones are strided only when zonemode says so.
+    if p.zonemode == ZoneMode::None && p.zone_size > 0 {
         return Err(err(
             "zonesize",
             expected(
                 &p.zone_size.to_string(),
-                "allowed with zonemode=none (fio refuses it too)",
+                "usable with zonemode=none (give zonemode=strided, as fio 3.33 asks)",
             ),
         ));
     }
-    if p.zonemode == Some(ZoneMode::Strided) && p.zone_size == 0 {
+    if p.zonemode == ZoneMode::Strided && p.zone_size == 0 {
         return Err(err(
             "zonemode",
             expected("strided", "usable without a zonesize"),
@@ -361,7 +362,13 @@ mod tests {
         assert!(e.to_string().contains("zbd"), "{e}");
         assert!(job(&[("zonemode", "strided")]).is_err());
         assert!(job(&[("zonemode", "none"), ("zonesize", "1m")]).is_err());
-        let j = job(&[("zonesize", "1m"), ("zoneskip", "2m")]).unwrap();
+        assert!(job(&[("zonesize", "1m")]).is_err());
+        let j = job(&[
+            ("zonemode", "strided"),
+            ("zonesize", "1m"),
+            ("zoneskip", "2m"),
+        ])
+        .unwrap();
         let z = j.pattern.zones(1).unwrap();
         assert_eq!((z.size, z.range, z.skip), (1 << 20, 1 << 20, 2 << 20));
         assert_eq!(j.pattern.zones(2), None);

@@ -111,8 +111,8 @@ pub struct PatternOpts {
     pub seq_nr: u32,
     /// `rw_sequencer`.
     pub sequencer: Sequencer,
-    /// `zonemode` as given (`zonesize` alone implies strided, as in fio).
-    pub zonemode: Option<ZoneMode>,
+    /// `zonemode`.
+    pub zonemode: ZoneMode,
     /// `zonesize`, `zonerange`, `zoneskip` as given (checked in `validate`).
     pub zone_size: u64,
     /// `zonerange`.
@@ -159,23 +159,20 @@ impl PatternOpts {
         }
     }
 
-    /// The strided zones the job runs in, if any: `zonemode=strided` (or a
-    /// `zonesize` without `zonemode`, as fio), `zonerange` defaulting to
-    /// `zonesize`. Like fio, only a job with one open file uses them.
+    /// The strided zones the job runs in, if any: `zonemode=strided`,
+    /// `zonerange` defaulting to `zonesize`. Like fio, only a job with one
+    /// open file uses them.
     pub fn zones(&self, open_files: u64) -> Option<Zones> {
-        let strided = match self.zonemode {
-            Some(ZoneMode::Strided) => true,
-            Some(ZoneMode::None) => false,
-            None => self.zone_size > 0,
-        };
-        (strided && self.zone_size > 0 && open_files == 1).then(|| Zones {
-            size: self.zone_size,
-            range: if self.zone_range == 0 {
-                self.zone_size
-            } else {
-                self.zone_range
-            },
-            skip: self.zone_skip,
+        (self.zonemode == ZoneMode::Strided && self.zone_size > 0 && open_files == 1).then(|| {
+            Zones {
+                size: self.zone_size,
+                range: if self.zone_range == 0 {
+                    self.zone_size
+                } else {
+                    self.zone_range
+                },
+                skip: self.zone_skip,
+            }
         })
     }
 }
@@ -186,7 +183,7 @@ impl Default for PatternOpts {
             seq_add: 0,
             seq_nr: 1,
             sequencer: Sequencer::Sequential,
-            zonemode: None,
+            zonemode: ZoneMode::None,
             zone_size: 0,
             zone_range: 0,
             zone_skip: 0,
