@@ -476,3 +476,125 @@ impl Shape {
         rel
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::options::{apply, validate};
+
+    /// A validated job from options, or `None` when the options refuse it.
+    fn job(opts: &[(&str, &str)]) -> Option<JobSpec> {
+        let mut j = JobSpec {
+            name: "t".into(),
+            ..JobSpec::default()
+        };
+        for (k, v) in opts {
+            apply(&mut j, k, Some(v)).ok()?;
+        }
+        validate(&j).ok()?;
+        Some(j)
+    }
+
+    /// Every combination of hostile pattern values the options accept
+    /// issues I/O inside its regions, ends, and never panics.
+    #[test]
+    fn hostile_shapes_stay_inside_their_regions() {
+        let rws = [
+            "read:-8k",
+            "read:-8E",
+            "write:7E",
+            "read:1",
+            "randread:4294967295",
+            "randrw:2",
+            "rw:-4k",
+        ];
+        let extras: &[&[(&str, &str)]] = &[
+            &[],
+            &[
+                ("zonemode", "strided"),
+                ("zonesize", "8E"),
+                ("zoneskip", "8E"),
+            ],
+            &[
+                ("zonemode", "strided"),
+                ("zonesize", "4k"),
+                ("zonerange", "8E"),
+            ],
+            &[
+                ("zonemode", "strided"),
+                ("zonesize", "4k"),
+                ("zonerange", "4k"),
+                ("zoneskip", "1"),
+            ],
+            &[("ba", "1g,512")],
+            &[("bsrange", "512-64k"), ("bs_unaligned", "1")],
+            &[("number_ios", "18446744073709551615")],
+            &[("percentage_random", "1,99")],
+            &[("file_service_type", "zipf:100")],
+            &[
+                ("file_service_type", "random:1073741824"),
+                ("openfiles", "1"),
+            ],
+            &[("random_distribution", "zoned_abs:1/8E:99/1")],
+        ];
+        let regions = [
+            Region {
+                start: 0,
+                len: 4096,
+            },
+            Region {
+                start: (1 << 62) - (1 << 20),
+                len: 1 << 20,
+            },
+            Region {
+                start: 12288,
+                len: 64 << 10,
+            },
+        ];
+        for rw in rws {
+            for extra in extras {
+                let mut opts = vec![("rw", rw), ("bs", "4k")];
+                opts.extend_from_slice(extra);
+                let Some(j) = job(&opts) else { continue };
+                for budget in [Some(1 << 20), None] {
+                    let mut g = OffsetGenerator::new(&j, &regions, budget, 7).unwrap();
+                    for _ in 0..5000 {
+                        let Some(io) = g.next_io() else { break };
+                        let r = regions[io.file as usize];
+                        assert!(
+                            io.offset >= r.start && io.offset + io.len <= r.start + r.len,
+                            "{opts:?}: {io:?} outside {r:?}"
+                        );
+                        assert!(io.len > 0, "{opts:?}: {io:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn loops_restart_a_pattern_that_ends_its_file() {
+        // fio: past the region but inside the file, the file is done; the
+        // next loop starts it again (checked against fio 3.33's iolog).
+        let j = job(&[("rw", "write:12k"), ("bs", "4k"), ("loops", "3")]).unwrap();
+        let r = Region {
+            start: 16 << 10,
+            len: 64 << 10,
+        };
+        let mut g = OffsetGenerator::new(&j, &[r], Some(3 * (64 << 10)), 1).unwrap();
+        let offsets: Vec<u64> = std::iter::from_fn(|| g.next_io())
+            .map(|io| io.offset / 4096)
+            .collect();
+        assert_eq!(offsets, [4, 8, 12, 16].repeat(3));
+        // Past the file's end, fio wraps to the start instead: the budget ends it.
+        let r = Region {
+            start: 0,
+            len: 64 << 10,
+        };
+        let mut g = OffsetGenerator::new(&j, &[r], Some(3 * (64 << 10)), 1).unwrap();
+        let offsets: Vec<u64> = std::iter::from_fn(|| g.next_io())
+            .map(|io| io.offset / 4096)
+            .collect();
+        assert_eq!(offsets, [0, 4, 8, 12].repeat(12));
+    }
+}
