@@ -15,6 +15,7 @@ mod engines;
 mod file_api;
 mod fio_examples;
 mod fio_logs;
+mod fio_pattern;
 mod fio_readers;
 mod fio_steady;
 mod fio_verify_opts;

@@ -6,7 +6,7 @@ mod space;
 
 pub use space::{FileSpace, Found, FsInfo, SpaceError};
 
-use crate::job::spec::{Dir, JobSpec};
+use crate::job::spec::{Dir, Fallocate, JobSpec};
 use crate::units::{format_bytes_binary, SizeSpec};
 use crate::workload::{fill_random, stamp_block, Region};
 use std::collections::BTreeMap;
@@ -156,7 +156,8 @@ fn naming_option(job: &JobSpec) -> &'static str {
 
 /// The paths of clone `clone`'s files, following fio's naming: the
 /// `filename` list (`:`-separated, relative ones in `directory`), else
-/// `NAME.CLONE.N` for each of `nrfiles`.
+/// `filename_format` (default `$jobname.$jobnum.$filenum`) for each of
+/// `nrfiles`.
 fn file_paths(job: &JobSpec, clone: u32) -> Vec<PathBuf> {
     let dir = job.directory.as_deref().map(PathBuf::from);
     match &job.filename {
@@ -170,7 +171,7 @@ fn file_paths(job: &JobSpec, clone: u32) -> Vec<PathBuf> {
             .collect(),
         None => (0..job.nrfiles)
             .map(|f| {
-                let name = format!("{}.{}.{}", job.name, clone, f);
+                let name = format_file_name(job, clone, f);
                 dir.as_ref()
                     .map(|d| d.join(&name))
                     .unwrap_or_else(|| PathBuf::from(name))
@@ -179,11 +180,47 @@ fn file_paths(job: &JobSpec, clone: u32) -> Vec<PathBuf> {
     }
 }
 
+/// A file's name from `filename_format`: `$jobname`, `$jobnum` (the
+/// clone), `$filenum` and `$clientuid` (empty: plumb runs no fio client)
+/// replaced wherever they appear, in any case, as fio does.
+fn format_file_name(job: &JobSpec, clone: u32, file: u32) -> String {
+    let Some(format) = job.pattern.filename_format.as_deref() else {
+        return format!("{}.{}.{}", job.name, clone, file);
+    };
+    let keys: [(&str, String); 4] = [
+        ("$jobname", job.name.clone()),
+        ("$jobnum", clone.to_string()),
+        ("$filenum", file.to_string()),
+        ("$clientuid", String::new()),
+    ];
+    let mut out = String::with_capacity(format.len());
+    let mut rest = format;
+    'scan: while !rest.is_empty() {
+        if rest.starts_with('$') {
+            for (key, value) in &keys {
+                if rest
+                    .get(..key.len())
+                    .is_some_and(|head| head.eq_ignore_ascii_case(key))
+                {
+                    out.push_str(value);
+                    rest = &rest[key.len()..];
+                    continue 'scan;
+                }
+            }
+        }
+        let c = rest.chars().next().unwrap_or_default();
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
 /// The region every file of `job` works on: its offset and length, sizes
 /// given as percentages resolved against the largest `existing` file;
 /// `first` names the first file in messages.
 fn plan_region(
     job: &JobSpec,
+    clone: u32,
     count: u64,
     existing: u64,
     first: &Path,
@@ -204,7 +241,11 @@ fn plan_region(
             s => Ok(s.resolve(existing)),
         }
     };
-    let offset = resolve_pct(job.offset, "offset")?;
+    // Clone N starts N × offset_increment further (fio's get_start_offset);
+    // past the largest file, the end check below names the offset.
+    let increment = resolve_pct(job.pattern.offset_increment, "offset_increment")?;
+    let offset = resolve_pct(job.offset, "offset")?
+        .saturating_add(u64::from(clone).saturating_mul(increment));
     let per_file = match (job.filesize, job.size) {
         (Some(fs), _) => resolve_pct(fs, "filesize")?,
         (None, Some(size)) => resolve_pct(size, "size")? / count,
@@ -271,7 +312,7 @@ pub fn plan_files(
         devices.push(found.is_some_and(|f| f.is_device));
     }
     let largest = existing.iter().copied().max().unwrap_or(0);
-    let region = plan_region(job, paths.len() as u64, largest, first)?;
+    let region = plan_region(job, clone, paths.len() as u64, largest, first)?;
     Ok(paths
         .iter()
         .cloned()
@@ -364,6 +405,8 @@ pub struct Layout {
     /// otherwise only allocate it, as fio does for jobs that only write:
     /// their writes then allocate as they go, not overwrite.
     pub fill: bool,
+    /// How a file that is not filled is allocated (`fallocate=`).
+    pub fallocate: Fallocate,
 }
 
 /// Whether a job needs its files' blocks written before it runs: it reads
@@ -380,6 +423,10 @@ fn needs_data(job: &JobSpec) -> bool {
 pub fn layout_list(plans: &[(&JobSpec, Vec<FilePlan>)]) -> Vec<Layout> {
     let mut out: BTreeMap<PathBuf, Layout> = BTreeMap::new();
     for (job, files) in plans {
+        // create_on_open: a file only written is made when the job opens it.
+        if job.pattern.create_on_open && !needs_data(job) {
+            continue;
+        }
         for f in files.iter().filter(|f| !f.is_device) {
             let e = out.entry(f.path.clone()).or_insert(Layout {
                 path: f.path.clone(),
@@ -387,6 +434,7 @@ pub fn layout_list(plans: &[(&JobSpec, Vec<FilePlan>)]) -> Vec<Layout> {
                 from: f.existing,
                 to: 0,
                 fill: false,
+                fallocate: job.pattern.fallocate,
             });
             e.to = e.to.max(f.needed_end());
             e.fill |= needs_data(job);
@@ -424,15 +472,8 @@ pub fn lay_out(
             };
             if !l.fill {
                 // Allocated, not written (fio's layout for jobs that only
-                // write); where the filesystem cannot allocate, only sized.
-                let len = i64::try_from(l.to - l.from).unwrap_or(i64::MAX);
-                let from = i64::try_from(l.from).unwrap_or(i64::MAX);
-                // SAFETY: a valid descriptor; offsets checked above.
-                match unsafe { libc::posix_fallocate(f.as_raw_fd(), from, len) } {
-                    0 => {}
-                    libc::EOPNOTSUPP | libc::EINVAL => f.set_len(l.to).map_err(io_err)?,
-                    e => return Err(io_err(std::io::Error::from_raw_os_error(e)).into()),
-                }
+                // write): their writes then allocate as they go, or not.
+                allocate(&f, l).map_err(io_err)?;
                 progress(l.to - l.from);
                 continue;
             }
@@ -466,6 +507,34 @@ pub fn lay_out(
     result
 }
 
+/// Gives a file that is not filled its size the way `fallocate=` says:
+/// reserved blocks (`posix`/`native`; only sized where the filesystem
+/// cannot reserve), blocks reserved past an unchanged size then sized
+/// (`keep`), or only sized and sparse (`none`, `truncate`).
+fn allocate(f: &File, l: &Layout) -> std::io::Result<()> {
+    let len = i64::try_from(l.to - l.from).unwrap_or(i64::MAX);
+    let from = i64::try_from(l.from).unwrap_or(i64::MAX);
+    match l.fallocate {
+        Fallocate::None | Fallocate::Truncate => return f.set_len(l.to),
+        // SAFETY (both): a valid descriptor; offsets within i64 above.
+        Fallocate::Posix => match unsafe { libc::posix_fallocate(f.as_raw_fd(), from, len) } {
+            0 => return Ok(()),
+            libc::EOPNOTSUPP | libc::EINVAL => {}
+            e => return Err(std::io::Error::from_raw_os_error(e)),
+        },
+        Fallocate::Keep => {
+            let r = unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, from, len) };
+            if r != 0 {
+                let e = std::io::Error::last_os_error();
+                if !matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EINVAL)) {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    f.set_len(l.to)
+}
+
 /// Opens a job's file for its I/O (in its space, never blocking on a FIFO).
 pub fn open_for_job(plan: &FilePlan, job: &JobSpec) -> Result<File, FileError> {
     let mut flags = if job.rw.does(Dir::Write) {
@@ -476,7 +545,10 @@ pub fn open_for_job(plan: &FilePlan, job: &JobSpec) -> Result<File, FileError> {
     if job.direct {
         flags |= libc::O_DIRECT;
     }
-    let f = plan.space.open(&plan.path, flags, 0)?;
+    if job.pattern.create_on_open && !plan.is_device {
+        flags |= libc::O_CREAT;
+    }
+    let f = plan.space.open(&plan.path, flags, 0o644)?;
     if job.invalidate && !plan.is_device {
         // SAFETY: advisory call on an open descriptor.
         unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };

@@ -1,7 +1,7 @@
 //! Parsers for option values: booleans, counts, block sizes, bssplit,
 //! distributions, and fio's per-direction `read,write[,trim]` syntax.
 
-use super::spec::{BlockSize, Distribution};
+use super::spec::{AccessZone, BlockSize, Distribution, ZoneSplit};
 use crate::units::{parse_size, UnitError};
 
 /// Why an option's value is refused (the option is named by
@@ -74,7 +74,7 @@ pub enum ValueError {
     #[error("'{0}': normal σ is a percentage in (0, 100]")]
     Normal(String),
     /// A distribution plumb does not have.
-    #[error("distribution '{0}' is not supported (random, zipf:θ, pareto:h, normal:σ)")]
+    #[error("distribution '{0}' is not supported (random, zipf:θ, pareto:h, normal:σ, zoned:, zoned_abs:)")]
     Distribution(String),
     /// More than `read,write,trim` values.
     #[error("'{0}': at most read,write,trim values")]
@@ -243,9 +243,25 @@ pub(super) fn parse_bssplit(s: &str) -> Result<BlockSize, ValueError> {
 /// anyway, and non-finite values (nan, inf) are not distributions at all.
 const MAX_ZIPF_THETA: f64 = 100.0;
 
-/// A `random_distribution`: `random`, `zipf:θ`, `pareto:h`, `normal:σ`.
+/// A `random_distribution`: `random`, `zipf:θ`, `pareto:h`, `normal:σ`,
+/// `zoned:` or `zoned_abs:` zones (`access%/size` entries separated by
+/// `:`, per direction separated by `,`).
 pub(super) fn parse_distribution(v: &str) -> Result<Distribution, ValueError> {
     let (kind, param) = v.split_once(':').unwrap_or((v, ""));
+    match kind {
+        "random" => Ok(Distribution::Uniform),
+        "zoned" | "zoned_abs" => parse_zoned(param, kind == "zoned_abs", v),
+        _ => parse_distribution_param(kind, param, v),
+    }
+}
+
+/// A skewed distribution `kind` (`zipf`, `pareto`, `normal`/`gauss`) with
+/// its parameter `param`; `v` is the whole value, for messages.
+pub(super) fn parse_distribution_param(
+    kind: &str,
+    param: &str,
+    v: &str,
+) -> Result<Distribution, ValueError> {
     let num = |example: &'static str| -> Result<f64, ValueError> {
         param
             .parse::<f64>()
@@ -256,7 +272,6 @@ pub(super) fn parse_distribution(v: &str) -> Result<Distribution, ValueError> {
             })
     };
     match kind {
-        "random" => Ok(Distribution::Uniform),
         "zipf" => {
             let t = num("1.2")?;
             if !(t > 0.0 && t <= MAX_ZIPF_THETA) || t == 1.0 {
@@ -280,6 +295,108 @@ pub(super) fn parse_distribution(v: &str) -> Result<Distribution, ValueError> {
         }
         _ => Err(ValueError::Distribution(kind.into())),
     }
+}
+
+/// Most zones of a `zoned` distribution (fio's limit).
+const MAX_ACCESS_ZONES: usize = 256;
+
+/// The zones of `zoned:`/`zoned_abs:` (`param` is what follows the `:`):
+/// one list for both directions, or `read,write[,trim]` lists.
+fn parse_zoned(param: &str, absolute: bool, v: &str) -> Result<Distribution, ValueError> {
+    let lists: Vec<&str> = param.split(',').collect();
+    if lists.len() > 3 {
+        return Err(ValueError::TooManyDirections(v.into()));
+    }
+    let read = parse_zone_list(lists[0], absolute, v)?;
+    let write = match lists.get(1) {
+        Some(w) if !w.trim().is_empty() => parse_zone_list(w, absolute, v)?,
+        _ => read.clone(),
+    };
+    Ok(Distribution::Zoned(Box::new(ZoneSplit {
+        absolute,
+        zones: [read, write],
+    })))
+}
+
+/// One direction's zones: `access/size` entries; a blank access share
+/// (and, for `zoned`, a blank size) takes an equal part of what is left.
+fn parse_zone_list(list: &str, absolute: bool, v: &str) -> Result<Vec<AccessZone>, ValueError> {
+    let bad = |why: &str| ValueError::Expected {
+        value: v.into(),
+        expected: format!("a zoned distribution ({why}), e.g. zoned:60/10:30/20:10/"),
+    };
+    let mut raw: Vec<(Option<u64>, Option<u64>)> = Vec::new();
+    for entry in list.split(':').map(str::trim).filter(|e| !e.is_empty()) {
+        if raw.len() == MAX_ACCESS_ZONES {
+            return Err(bad("at most 256 zones"));
+        }
+        let (access, size) = entry
+            .split_once('/')
+            .ok_or_else(|| bad("each zone is access%/size"))?;
+        let access = match access.trim() {
+            "" => None,
+            a => Some(u64::from(parse_percent(a)?)),
+        };
+        let size = match size.trim() {
+            "" => None,
+            s if absolute => Some(parse_size(s)?),
+            s => Some(u64::from(parse_percent(s)?)),
+        };
+        raw.push((access, size));
+    }
+    if raw.is_empty() {
+        return Err(bad("no zone given"));
+    }
+    let access = fill_shares(raw.iter().map(|r| r.0), &bad, true)?;
+    let sizes: Vec<u64> = if absolute {
+        raw.iter()
+            .map(|r| r.1.ok_or_else(|| bad("zoned_abs needs every size")))
+            .collect::<Result<_, _>>()?
+    } else {
+        fill_shares(raw.iter().map(|r| r.1), &bad, false)?
+    };
+    Ok(access
+        .into_iter()
+        .zip(sizes)
+        .map(|(access_pct, size)| AccessZone {
+            access_pct: access_pct as u32,
+            size,
+        })
+        .collect())
+}
+
+/// Percent shares with blanks taking equal parts of what is left (the last
+/// blank the remainder); they must reach 100 when `exact`, and at most 100
+/// otherwise.
+fn fill_shares(
+    shares: impl Iterator<Item = Option<u64>>,
+    bad: &dyn Fn(&str) -> ValueError,
+    exact: bool,
+) -> Result<Vec<u64>, ValueError> {
+    let shares: Vec<Option<u64>> = shares.collect();
+    let given: u64 = shares.iter().flatten().sum();
+    if given > 100 {
+        return Err(bad("percentages add up to more than 100"));
+    }
+    let blanks = shares.iter().filter(|s| s.is_none()).count() as u64;
+    if exact && blanks == 0 && given != 100 {
+        return Err(bad("the access percentages must add up to 100"));
+    }
+    let rest = 100 - given;
+    let mut seen = 0;
+    Ok(shares
+        .into_iter()
+        .map(|s| {
+            s.unwrap_or_else(|| {
+                seen += 1;
+                if seen == blanks {
+                    rest - rest / blanks * (blanks - 1)
+                } else {
+                    rest / blanks
+                }
+            })
+        })
+        .collect())
 }
 
 /// Applies fio's `read,write[,trim]` syntax: one value sets both directions.

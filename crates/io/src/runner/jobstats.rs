@@ -1,7 +1,7 @@
 //! Raw statistics of a job thread, mergeable across clones and groups, and
 //! their summary into a [`JobResult`].
 
-use crate::job::spec::JobSpec;
+use crate::job::spec::{JobSpec, UnifiedReporting};
 use crate::model::result::{DirResult, JobResult, SyncResult, BATCH_LABELS, DEPTH_LABELS};
 use crate::stats::{coarsen, interval_of, CpuUsage, LatencyRecorder, TimelinePoint, COARSE_MS};
 use std::collections::BTreeMap;
@@ -135,21 +135,40 @@ impl JobStats {
         }
     }
 
+    /// Reads and writes as one direction (fio's `mixed`).
+    fn mixed(&self) -> DirStats {
+        let mut m = self.dirs[0].clone();
+        let w = &self.dirs[1];
+        m.clat.merge(&w.clat);
+        m.slat.merge(&w.slat);
+        m.lat.merge(&w.lat);
+        m.bytes += w.bytes;
+        m.ios += w.ios;
+        m.short += w.short;
+        m
+    }
+
     /// Summarises into the result kept and printed.
     pub fn to_result(&self, job: &JobSpec, groupid: u32) -> JobResult {
         let runtime_ms = self.runtime.as_millis() as u64;
         let secs = self.runtime.as_secs_f64();
         let seconds = coarsen(&self.timeline, COARSE_MS);
-        let dir = |i: usize| -> DirResult {
-            let d = &self.dirs[i];
+        // A direction's figures; `dirs` are the timeline's directions its
+        // per-second samples sum (both for fio's `mixed`).
+        let dir_of = |d: &DirStats, dirs: &[usize]| -> DirResult {
             // fio's per-second samples, whatever the timeline's interval.
             let full: Vec<TimelinePoint> = seconds
                 .iter()
                 .filter(|p| p.duration_ms >= COARSE_MS)
                 .cloned()
                 .collect();
-            let (iops_s, bw_s): (Vec<f64>, Vec<f64>) =
-                full.iter().map(|p| (p.iops(i), p.bw_bytes(i))).unzip();
+            let (iops_s, bw_s): (Vec<f64>, Vec<f64>) = full
+                .iter()
+                .map(|p| {
+                    dirs.iter()
+                        .fold((0.0, 0.0), |(i, b), &k| (i + p.iops(k), b + p.bw_bytes(k)))
+                })
+                .unzip();
             let (iops_min, iops_max, iops_mean, iops_stddev) = spread(&iops_s);
             let (bw_min, bw_max, bw_mean, bw_stddev) = spread(&bw_s);
             DirResult {
@@ -200,8 +219,11 @@ impl JobStats {
             ioengine: job.ioengine.clone(),
             rw: job.rw.name().to_string(),
             iodepth: job.iodepth,
-            read: dir(0),
-            write: dir(1),
+            read: dir_of(&self.dirs[0], &[0]),
+            write: dir_of(&self.dirs[1], &[1]),
+            mixed: (job.pattern.unified_rw_reporting != UnifiedReporting::None)
+                .then(|| dir_of(&self.mixed(), &[0, 1])),
+            mixed_only: job.pattern.unified_rw_reporting == UnifiedReporting::Mixed,
             sync: SyncResult {
                 total_ios: self.sync.count(),
                 lat: self.sync.summary(),

@@ -1,13 +1,16 @@
 //! Workload generation: which file, direction, offset and size comes next.
 
 mod blocksize;
+mod chooser;
 mod offsets;
 mod pattern;
 mod permutation;
 mod rate;
+mod shaped;
 
 pub use blocksize::BlockSizePicker;
-pub use offsets::{DistributionError, NextIo, OffsetGenerator, Region};
+pub use chooser::DistributionError;
+pub use offsets::{NextIo, OffsetGenerator, Region};
 pub use pattern::{fill_random, stamp_block, verify_block, VerifyError, HEADER_LEN};
 pub use permutation::Permutation;
 pub use rate::RateLimiter;

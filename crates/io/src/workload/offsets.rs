@@ -1,10 +1,17 @@
-//! The sequence of I/Os: file (round robin), direction (rwmix), size and offset
+//! The sequence of I/Os: file, direction (rwmix), size and offset
 //! (sequential, or random under a distribution), within a byte budget.
+//!
+//! A plain job (files in turn, every I/O sequential or every I/O random)
+//! runs the short path here; fio's pattern options (`rw=read:-8k`,
+//! `randread:8`, `percentage_random`, strided zones, `number_ios`,
+//! `file_service_type`, per-direction `blockalign`) run [`Shape`]'s, chosen
+//! once when the generator is built.
 
-use super::{BlockSizePicker, Permutation};
-use crate::job::spec::{Dir, Distribution, JobSpec};
-use rand::{rngs::SmallRng, Rng, RngCore, SeedableRng};
-use rand_distr::{Distribution as _, Normal, Zipf};
+use super::chooser::{BlockChooser, DistributionError};
+use super::shaped::Shape;
+use super::BlockSizePicker;
+use crate::job::spec::{Dir, JobSpec};
+use rand::{rngs::SmallRng, Rng, SeedableRng};
 
 /// The part of a file a job works on.
 #[derive(Debug, Clone, Copy)]
@@ -28,44 +35,31 @@ pub struct NextIo {
     pub len: u64,
 }
 
-enum BlockChooser {
-    /// Every block once per pass (fio's random map).
-    Map { perm: Permutation, pos: u64 },
-    /// Uniform with repeats (`norandommap`).
-    Uniform,
-    /// Zipf rank, spread over the region by a fixed permutation.
-    Zipf {
-        zipf: Zipf<f64>,
-        spread: Permutation,
-    },
-    /// fio's pareto: rank = (n-1)·u^(ln h / ln(1-h)).
-    Pareto { power: f64, spread: Permutation },
-    /// Normal around the middle of the region.
-    Normal {
-        normal: Normal<f64>,
-        spread: Permutation,
-    },
-}
-
-struct FileState {
-    region: Region,
-    blocks: u64,
-    seq: [u64; 2],
-    chooser: Option<BlockChooser>,
+/// One file's region and where the job is in it.
+pub(super) struct FileState {
+    pub(super) region: Region,
+    /// Random blocks in the region (or in a zone, with strided zones).
+    pub(super) blocks: u64,
+    /// The plain path's next sequential offset per direction, relative.
+    pub(super) seq: [u64; 2],
+    pub(super) chooser: Option<BlockChooser>,
 }
 
 /// Generates the I/Os of one job clone.
 pub struct OffsetGenerator {
-    files: Vec<FileState>,
-    random: bool,
+    pub(super) files: Vec<FileState>,
+    pub(super) random: bool,
     read_pct: u32,
     mixed: bool,
     only_dir: Dir,
-    pickers: [BlockSizePicker; 2],
-    align: u64,
-    rng: SmallRng,
+    pub(super) pickers: [BlockSizePicker; 2],
+    /// Alignment of random offsets (`blockalign`, else the smallest block).
+    pub(super) align: u64,
+    pub(super) rng: SmallRng,
     next_file: usize,
-    remaining: Option<u64>,
+    pub(super) remaining: Option<u64>,
+    /// fio's pattern options, when the job has any.
+    shape: Option<Box<Shape>>,
 }
 
 impl OffsetGenerator {
@@ -80,14 +74,27 @@ impl OffsetGenerator {
         seed: u64,
     ) -> Result<Self, DistributionError> {
         let mut rng = SmallRng::seed_from_u64(seed);
-        let align = job.min_bs();
         let random = job.rw.is_random();
+        let align = Shape::random_align(job);
+        let zones = job
+            .pattern
+            .zones(job.pattern.open_files(regions.len() as u64));
         let files = regions
             .iter()
             .map(|r| {
-                let blocks = (r.len / align).max(1);
+                // With strided zones, random offsets fall in the current zone.
+                let span = zones.map_or(r.len, |z| z.range.min(r.len));
+                let blocks = (span / align).max(1);
                 let chooser = random
-                    .then(|| make_chooser(job, blocks, &mut rng))
+                    .then(|| {
+                        BlockChooser::new(
+                            &job.random_distribution,
+                            job.norandommap,
+                            blocks,
+                            align,
+                            &mut rng,
+                        )
+                    })
                     .transpose()?;
                 Ok(FileState {
                     region: *r,
@@ -108,13 +115,14 @@ impl OffsetGenerator {
                 Dir::Write
             },
             pickers: [
-                BlockSizePicker::new(&job.bs[0]),
-                BlockSizePicker::new(&job.bs[1]),
+                BlockSizePicker::new(&job.bs[0], job.pattern.bs_unaligned),
+                BlockSizePicker::new(&job.bs[1], job.pattern.bs_unaligned),
             ],
             align,
             rng,
             next_file: 0,
             remaining: budget,
+            shape: Shape::new(job, regions, budget).map(Box::new),
         })
     }
 
@@ -123,10 +131,10 @@ impl OffsetGenerator {
         self.remaining
     }
 
-    /// Draws the next I/O, or `None` when the byte budget is spent.
+    /// The direction of the next I/O (rwmix).
     #[inline]
-    pub fn next_io(&mut self) -> Option<NextIo> {
-        let dir = if self.mixed {
+    pub(super) fn next_dir(&mut self) -> Dir {
+        if self.mixed {
             if self.rng.random_range(0..100u32) < self.read_pct {
                 Dir::Read
             } else {
@@ -134,7 +142,19 @@ impl OffsetGenerator {
             }
         } else {
             self.only_dir
-        };
+        }
+    }
+
+    /// Draws the next I/O, or `None` when the job is done (its byte budget
+    /// spent, or with fio's pattern options its I/O count or its files).
+    #[inline]
+    pub fn next_io(&mut self) -> Option<NextIo> {
+        if let Some(mut shape) = self.shape.take() {
+            let io = shape.next_io(self);
+            self.shape = Some(shape);
+            return io;
+        }
+        let dir = self.next_dir();
         let mut len = self.pickers[dir.index()].pick(&mut self.rng);
         if let Some(rem) = self.remaining {
             if rem == 0 {
@@ -152,11 +172,11 @@ impl OffsetGenerator {
         let f = &mut self.files[fi];
         len = len.min(f.region.len);
         let rel = if self.random {
-            let block = next_block(
-                f.chooser.as_mut().expect("random file state"),
-                f.blocks,
-                &mut self.rng,
-            );
+            let block =
+                f.chooser
+                    .as_mut()
+                    .expect("random file state")
+                    .next(f.blocks, dir, &mut self.rng);
             let mut rel = block * self.align;
             if rel + len > f.region.len {
                 rel = (f.region.len - len) / self.align * self.align;
@@ -180,75 +200,6 @@ impl OffsetGenerator {
     }
 }
 
-/// A `random_distribution` whose parameters cannot describe a distribution.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("random_distribution {0:?} cannot be used over {1} blocks")]
-pub struct DistributionError(Distribution, u64);
-
-fn make_chooser(
-    job: &JobSpec,
-    blocks: u64,
-    rng: &mut SmallRng,
-) -> Result<BlockChooser, DistributionError> {
-    let spread = Permutation::new(blocks, rng.next_u64());
-    let bad = || DistributionError(job.random_distribution, blocks);
-    Ok(match job.random_distribution {
-        Distribution::Uniform if job.norandommap => BlockChooser::Uniform,
-        Distribution::Uniform => BlockChooser::Map {
-            perm: Permutation::new(blocks, rng.next_u64()),
-            pos: 0,
-        },
-        Distribution::Zipf(theta) => BlockChooser::Zipf {
-            zipf: Zipf::new(blocks as f64, theta).map_err(|_| bad())?,
-            spread,
-        },
-        Distribution::Pareto(h) => BlockChooser::Pareto {
-            power: h.ln() / (1.0 - h).ln(),
-            spread,
-        },
-        Distribution::Normal(sigma_pct) => BlockChooser::Normal {
-            normal: Normal::new(
-                blocks as f64 / 2.0,
-                (blocks as f64 * sigma_pct / 100.0).max(1e-9),
-            )
-            .map_err(|_| bad())?,
-            spread,
-        },
-    })
-}
-
-#[inline]
-fn next_block(chooser: &mut BlockChooser, blocks: u64, rng: &mut SmallRng) -> u64 {
-    match chooser {
-        BlockChooser::Map { perm, pos } => {
-            if *pos == blocks {
-                *perm = Permutation::new(blocks, rng.next_u64());
-                *pos = 0;
-            }
-            let b = perm.get(*pos);
-            *pos += 1;
-            b
-        }
-        BlockChooser::Uniform => rng.random_range(0..blocks),
-        BlockChooser::Zipf { zipf, spread } => {
-            let rank = (zipf.sample(rng) as u64).clamp(1, blocks) - 1;
-            spread.get(rank)
-        }
-        BlockChooser::Pareto { power, spread } => {
-            let u: f64 = rng.random();
-            let rank = (((blocks - 1) as f64) * u.powf(*power)) as u64;
-            spread.get(rank.min(blocks - 1))
-        }
-        BlockChooser::Normal { normal, spread } => loop {
-            let x = normal.sample(rng);
-            if x >= 0.0 && x < blocks as f64 {
-                // Rank by distance from the centre so the hot blocks are the spread's first.
-                break spread.get(x as u64);
-            }
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,7 +219,7 @@ mod tests {
     #[test]
     fn a_zipf_theta_the_parser_would_refuse_is_an_error_not_a_panic() {
         let mut j = job(&[("rw", "randread"), ("bs", "4k")]);
-        j.random_distribution = Distribution::Zipf(f64::NAN);
+        j.random_distribution = crate::job::spec::Distribution::Zipf(f64::NAN);
         let region = Region {
             start: 0,
             len: 4096 * 10,

@@ -169,6 +169,14 @@ pub struct JobResult {
     pub steadystate: Option<SteadyOutcome>,
     /// The options as given.
     pub options: BTreeMap<String, String>,
+    /// Reads and writes summed as one direction (fio's `mixed`), with
+    /// `unified_rw_reporting`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mixed: Option<DirResult>,
+    /// True when `mixed` replaces the directions in fio's outputs
+    /// (`unified_rw_reporting=mixed`), false when it joins them (`both`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mixed_only: bool,
 }
 
 impl JobResult {

@@ -43,11 +43,13 @@ impl DirSpan {
     /// The span of direction `dir` (0 read, 1 write) over `results`, or
     /// `None` when no entry moved a byte in it.
     pub fn over(results: &[JobResult], dir: usize) -> Option<DirSpan> {
-        let active: Vec<&DirResult> = results
-            .iter()
-            .map(|r| r.dir(dir))
-            .filter(|d| d.io_bytes > 0)
-            .collect();
+        Self::of(results.iter().map(|r| r.dir(dir)))
+    }
+
+    /// The span of the entries' figures `dirs` in one direction (fio's
+    /// `mixed` too), or `None` when none moved a byte.
+    pub fn of<'a>(dirs: impl Iterator<Item = &'a DirResult>) -> Option<DirSpan> {
+        let active: Vec<&DirResult> = dirs.filter(|d| d.io_bytes > 0).collect();
         let bw = active.iter().map(|d| d.bw_bytes);
         let run = active.iter().map(|d| d.runtime_ms);
         let io_bytes = active

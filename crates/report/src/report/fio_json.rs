@@ -93,6 +93,16 @@ fn job(r: &JobResult) -> Value {
         if let Some(ss) = &r.steadystate {
             fields.insert("steadystate".into(), steadystate(ss));
         }
+        // unified_rw_reporting: fio's `mixed` replaces the directions and
+        // sync (`mixed`), or joins them (`both`).
+        if let Some(m) = &r.mixed {
+            if r.mixed_only {
+                for key in ["read", "write", "trim", "sync"] {
+                    fields.remove(key);
+                }
+            }
+            fields.insert("mixed".into(), dir(m));
+        }
     }
     out
 }

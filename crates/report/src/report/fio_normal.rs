@@ -97,10 +97,13 @@ fn job_block(out: &mut String, r: &JobResult) {
     }
     for d in Dir::BOTH {
         let dr = r.dir(d.index());
-        if dr.total_ios == 0 {
+        if dr.total_ios == 0 || r.mixed_only {
             continue;
         }
         dir_block(out, d.name(), dr);
+    }
+    if let Some(m) = r.mixed.as_ref() {
+        dir_block(out, "mixed", m);
     }
     if r.sync.total_ios > 0 {
         let _ = writeln!(out, "  fsync/fdatasync/sync_file_range:");
@@ -267,12 +270,20 @@ fn lat_unit(l: &LatencySummary) -> (&'static str, u64) {
 /// bytes moved and the range of runtimes.
 fn group_status(out: &mut String, g: &GroupReport) {
     let _ = writeln!(out, "\nRun status group {} (all jobs):", g.id);
+    let mixed_only = g.results.iter().any(|r| r.mixed_only);
     for d in Dir::BOTH {
         let Some(span) = &g.spans[d.index()] else {
             continue;
         };
+        if mixed_only {
+            continue;
+        }
         let label = if d == Dir::Read { "   READ" } else { "  WRITE" };
         let _ = writeln!(out, "{label}: {}", status_line(span));
+    }
+    // unified_rw_reporting: the MIXED line over the entries' `mixed`.
+    if let Some(span) = DirSpan::of(g.results.iter().filter_map(|r| r.mixed.as_ref())) {
+        let _ = writeln!(out, "  MIXED: {}", status_line(&span));
     }
 }
 

@@ -15,8 +15,14 @@ pub fn render(report: &RunReport) -> String {
             r.groupid.to_string(),
             r.errno.to_string(),
         ];
-        dir_fields(&mut f, &r.read);
-        dir_fields(&mut f, &r.write);
+        match (&r.mixed, r.mixed_only) {
+            // unified_rw_reporting=mixed: one block, as fio's.
+            (Some(m), true) => dir_fields(&mut f, m),
+            _ => {
+                dir_fields(&mut f, &r.read);
+                dir_fields(&mut f, &r.write);
+            }
+        }
         f.push(format!("{:.6}%", r.usr_cpu));
         f.push(format!("{:.6}%", r.sys_cpu));
         f.extend([r.ctx.to_string(), r.majf.to_string(), r.minf.to_string()]);

@@ -3,7 +3,7 @@
 
 use super::{OptionDef, MAX_IODEPTH, MAX_JOB_DURATION, MAX_NRFILES, MAX_NUMJOBS};
 use crate::engine;
-use crate::job::spec::{BlockSize, Pattern, Verify};
+use crate::job::spec::{BlockSize, Verify};
 use crate::job::values::{
     parse_block, parse_bool, parse_bsrange, parse_bssplit, parse_count, parse_count_in,
     parse_distribution, parse_percent, set_opt_per_dir, set_per_dir, ValueError,
@@ -84,12 +84,8 @@ pub static OPTIONS: &[OptionDef] = &[
         "rw",
         ["readwrite"],
         false,
-        "read, write, randread, randwrite, rw, randrw",
-        |j, v| {
-            // fio allows a suffix like "randread:8" (sequence of N); plumb does not.
-            j.rw = Pattern::parse(v).ok_or_else(|| ValueError::Pattern(v.into()))?;
-            Ok(())
-        }
+        "read, write, randread, randwrite, rw, randrw; read:-8k (offset step), randread:8 (I/Os per random offset)",
+        super::pattern::set_rw
     ),
     opt!(
         "rwmixread",
@@ -276,7 +272,7 @@ pub static OPTIONS: &[OptionDef] = &[
         "random_distribution",
         [],
         false,
-        "random, zipf:θ, pareto:h, normal:σ",
+        "random, zipf:θ, pareto:h, normal:σ, zoned:60/10:40/90, zoned_abs:60/1g:40/",
         |j, v| {
             j.random_distribution = parse_distribution(v)?;
             Ok(())

@@ -13,7 +13,10 @@ pub use data::DataOpts;
 pub use engine::EngineOpts;
 pub use logs::{LogOpts, LogWindow};
 pub use pacing::Pacing;
-pub use pattern::PatternOpts;
+pub use pattern::{
+    AccessZone, Fallocate, FileService, PatternOpts, Sequencer, UnifiedReporting, ZoneMode,
+    ZoneSplit, Zones,
+};
 pub use placement::Placement;
 pub use steady::{SteadyLimit, SteadyMetric, SteadyOpts};
 pub use verify::VerifyOpts;
@@ -114,7 +117,7 @@ impl Pattern {
 }
 
 /// How offsets of random I/O are distributed (`random_distribution=`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Distribution {
     /// Uniform over the region.
     Uniform,
@@ -124,6 +127,9 @@ pub enum Distribution {
     Pareto(f64),
     /// Normal around the middle with σ in percent of the region.
     Normal(f64),
+    /// `zoned:` / `zoned_abs:`: shares of the accesses to consecutive zones
+    /// of the region, per direction.
+    Zoned(Box<ZoneSplit>),
 }
 
 /// The block sizes of one direction.
