@@ -8,7 +8,7 @@ mod placement;
 
 pub use data::DataOpts;
 pub use engine::EngineOpts;
-pub use pacing::Pacing;
+pub use pacing::{ErrorClasses, ExitWhat, Pacing, RateProcess, SubmitMode, ThinkCount};
 pub use pattern::PatternOpts;
 pub use placement::Placement;
 
