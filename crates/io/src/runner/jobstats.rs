@@ -2,7 +2,9 @@
 //! their summary into a [`JobResult`].
 
 use crate::job::spec::JobSpec;
-use crate::model::result::{DirResult, JobResult, SyncResult, BATCH_LABELS, DEPTH_LABELS};
+use crate::model::result::{
+    ContinuedErrors, DirResult, JobResult, LatencySearch, SyncResult, BATCH_LABELS, DEPTH_LABELS,
+};
 use crate::stats::{coarsen, interval_of, CpuUsage, LatencyRecorder, TimelinePoint, COARSE_MS};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -60,6 +62,15 @@ pub struct JobStats {
     pub errno: i32,
     /// First error message.
     pub error: Option<String>,
+    /// Errors the job went on after (`continue_on_error`).
+    pub total_err: u64,
+    /// errno of the first of them.
+    pub first_error: i32,
+    /// The depth a `latency_target` search settled on.
+    pub latency_depth: Option<u32>,
+    /// When the job's I/O began (after `startdelay` and `wait_for`): the
+    /// earliest among merged threads.
+    pub job_start: Option<std::time::SystemTime>,
 }
 
 impl JobStats {
@@ -124,6 +135,17 @@ impl JobStats {
         add_counts(&mut self.complete_counts, &other.complete_counts);
         self.verified += other.verified;
         self.verify_errors += other.verify_errors;
+        self.total_err += other.total_err;
+        if self.first_error == 0 {
+            self.first_error = other.first_error;
+        }
+        self.job_start = match (self.job_start, other.job_start) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if self.latency_depth.is_none() {
+            self.latency_depth = other.latency_depth;
+        }
         if self.error.is_none() {
             self.error.clone_from(&other.error);
             self.errno = other.errno;
@@ -210,8 +232,27 @@ impl JobStats {
             runtime_ms,
             verified_blocks: self.verified,
             verify_errors: self.verify_errors,
-            errno: self.errno,
+            // fio: a job that went on after errors reports the first.
+            errno: if self.errno == 0 && job.pacing.continues_on_error() {
+                self.first_error
+            } else {
+                self.errno
+            },
             error: self.error.clone(),
+            job_start_ms: self
+                .job_start
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_millis() as u64),
+            continued_errors: job.pacing.continues_on_error().then_some(ContinuedErrors {
+                total: self.total_err,
+                first_errno: self.first_error,
+            }),
+            latency_search: job.pacing.latency_target.map(|target| LatencySearch {
+                depth: self.latency_depth.unwrap_or(job.iodepth),
+                target_ns: u64::try_from(target.as_nanos()).unwrap_or(u64::MAX),
+                window_us: u64::try_from(job.pacing.latency_window.as_micros()).unwrap_or(u64::MAX),
+                percentile: job.pacing.latency_percentile,
+            }),
             timeline: self.timeline.clone(),
             // Set by the scenario API, which knows the scenario's clock.
             started_s: None,

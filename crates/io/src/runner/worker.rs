@@ -13,7 +13,7 @@ use crate::files::{open_for_job, FilePlan};
 use crate::job::spec::{Dir, JobSpec, Verify};
 use crate::stats::live_latency::LiveLatency;
 use crate::stats::CpuUsage;
-use crate::workload::{OffsetGenerator, Region};
+use crate::workload::{Flows, OffsetGenerator, Region};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -83,13 +83,14 @@ pub fn run_worker(
     plan: &WorkerPlan,
     live: &LiveCounters,
     stop: &AtomicBool,
+    flows: &Flows,
 ) -> JobStats {
     let mut stats = JobStats {
         threads: 1,
         ..JobStats::default()
     };
     let cpu_start = CpuUsage::thread_now();
-    if let Err(e) = Worker::run(job, plan, live, stop, &mut stats) {
+    if let Err(e) = Worker::run(job, plan, live, stop, flows, &mut stats) {
         stats.errno = e.raw_os_error().unwrap_or(libc::EIO);
         stats.error.get_or_insert_with(|| e.to_string());
     }
@@ -164,6 +165,7 @@ impl<'a> Worker<'a> {
         plan: &WorkerPlan,
         live: &LiveCounters,
         stop: &AtomicBool,
+        flows: &Flows,
         stats: &mut JobStats,
     ) -> std::io::Result<()> {
         let info = engine::find(&job.ioengine).ok_or_else(|| {
@@ -235,7 +237,16 @@ impl<'a> Worker<'a> {
         };
         let mut gen = OffsetGenerator::new(job, &w.regions, plan.budget, plan.seed)
             .map_err(std::io::Error::other)?;
-        let result = w.drive(engine.as_mut(), &mut gen, depth, live, stop, stats);
+        let result = w.drive(
+            engine.as_mut(),
+            &mut gen,
+            depth,
+            live,
+            stop,
+            stats,
+            flows,
+            plan.seed,
+        );
         // Waits for whatever the loop left in flight (after an error).
         drop(engine);
         result?;

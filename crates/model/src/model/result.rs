@@ -137,8 +137,48 @@ pub struct JobResult {
     /// job belongs to. Absent in documents older than the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
+    /// When the job's I/O began, in ms since the epoch (fio's `job_start`);
+    /// 0 when unknown.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub job_start_ms: u64,
+    /// With `continue_on_error`: the errors the job went on after (fio's
+    /// `total_err`, with the errno of the first in `first_error`); absent
+    /// without it, as in fio's output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continued_errors: Option<ContinuedErrors>,
+    /// With `latency_target`: the queue depth the search settled on (fio's
+    /// `latency_depth`) and the target it searched for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_search: Option<LatencySearch>,
     /// The options as given.
     pub options: BTreeMap<String, String>,
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
+}
+
+/// Errors a job went on after (`continue_on_error`).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct ContinuedErrors {
+    /// How many (fio's `total_err`).
+    pub total: u64,
+    /// errno of the first, 0 when none (fio's `first_error`).
+    pub first_errno: i32,
+}
+
+/// What a job's `latency_target` search found.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct LatencySearch {
+    /// The deepest queue whose latency stayed under the target (fio's
+    /// `latency_depth`).
+    pub depth: u32,
+    /// The target, in ns.
+    pub target_ns: u64,
+    /// The window each depth was measured over, in µs.
+    pub window_us: u64,
+    /// The percentile of I/Os that had to be under the target.
+    pub percentile: f64,
 }
 
 impl JobResult {
