@@ -25,7 +25,7 @@ use crate::model::run::{DirSpan, GroupReport, RunReport};
 use crate::stats::DiskSnapshot;
 use crate::units::format_bytes_binary;
 use crate::workload::Flows;
-use order::SetOrder;
+use order::{Cue, SetOrder, StartGate};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -348,6 +348,12 @@ fn run_set(members: &[&Planned], opts: &RunOptions, run: &RunShared) -> SetOutco
     let order = SetOrder::new(&shape, run.exitall, run.start, &run.halt);
     let order = &order;
     let flows = &run.flows;
+    let at_once = (0..members.len())
+        .filter(|&i| order.starts_at_once(i))
+        .map(|i| members[i].workers.len() as u32)
+        .sum();
+    let gate = StartGate::new(at_once);
+    let gate = &gate;
     std::thread::scope(|scope| {
         let mut spawn_error: Option<String> = None;
         let mut handles: Vec<Vec<Result<_, String>>> = Vec::with_capacity(members.len());
@@ -360,6 +366,13 @@ fn run_set(members: &[&Planned], opts: &RunOptions, run: &RunShared) -> SetOutco
                     continue;
                 }
                 let name = format!("{}.{}", job.name, w.clone);
+                // A clone joins its flow when its turn comes, as fio's job
+                // threads; one whose turn is now joins before any thread of
+                // the set runs, so none runs ahead while another starts.
+                let p = &job.pacing;
+                let join = || flows.join(p.flow_id, p.flow, p.flow_sleep);
+                let at_once = order.starts_at_once(i);
+                let early = at_once.then(join).flatten();
                 match crate::gate::thread(name.clone())
                     .spawn_scoped(scope, move || {
                         if !order.wait_turn(i, w.seed) {
@@ -369,8 +382,13 @@ fn run_set(members: &[&Planned], opts: &RunOptions, run: &RunShared) -> SetOutco
                                 ..JobStats::default()
                             };
                         }
+                        let cue = if at_once {
+                            Cue::new(early, Some(gate))
+                        } else {
+                            Cue::new(join(), None)
+                        };
                         let started = SystemTime::now();
-                        let mut s = worker::run_worker(job, w, c, order.stop_of(i), flows);
+                        let mut s = worker::run_worker(job, w, c, order.stop_of(i), cue);
                         s.job_start = Some(started);
                         order.ended(i, s.error.is_some());
                         s

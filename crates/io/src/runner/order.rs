@@ -84,6 +84,12 @@ impl<'a> SetOrder<'a> {
         }
     }
 
+    /// True when member `i` starts with the set: no start delay, no waitee.
+    pub(super) fn starts_at_once(&self, i: usize) -> bool {
+        let m = &self.members[i];
+        m.waitee.is_none() && m.job.pacing.startdelay.1.is_zero()
+    }
+
     /// Waits until clone `clone` of member `i` may start: its start delay
     /// has passed and its waitee has ended. False when it was stopped
     /// first (it never starts).
@@ -140,6 +146,74 @@ impl<'a> SetOrder<'a> {
         }
         if m.job.pacing.exit_what == ExitWhat::All {
             self.halt.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The clones of a set that start together, released together once each
+/// has set up (opened files, allocated buffers), as fio's threads wait for
+/// each other before their first I/O: jobs measured side by side (a flow,
+/// `exitall`) start their clocks at the same time.
+#[derive(Debug)]
+pub struct StartGate {
+    /// Clones not yet arrived.
+    waiting: AtomicU32,
+    /// When the last clone arrived: the start of every clone's clock, so
+    /// their runtimes end at the same instant.
+    released: std::sync::OnceLock<Instant>,
+}
+
+impl StartGate {
+    /// A gate for `clones` clones.
+    pub(super) fn new(clones: u32) -> StartGate {
+        StartGate {
+            waiting: AtomicU32::new(clones),
+            released: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+/// What a clone takes into its thread when its turn comes: its flow, and
+/// the gate it waits at before its first I/O. Dropped without
+/// [`Cue::ready`] (a clone that failed to set up), it still arrives, so
+/// the others go on.
+#[derive(Debug)]
+pub struct Cue<'a> {
+    /// The clone's membership in its flow.
+    pub flow: Option<crate::workload::Flow>,
+    gate: Option<&'a StartGate>,
+}
+
+impl<'a> Cue<'a> {
+    /// A cue with `flow`, waiting at `gate` if it starts with the set.
+    pub(super) fn new(flow: Option<crate::workload::Flow>, gate: Option<&'a StartGate>) -> Self {
+        Cue { flow, gate }
+    }
+
+    /// Arrives at the gate and waits until every clone of it has arrived
+    /// (or `stop` is raised); returns the flow and, for a clone of the gate,
+    /// the instant the gate opened (the clone's clock starts there).
+    pub fn ready(mut self, stop: &AtomicBool) -> (Option<crate::workload::Flow>, Option<Instant>) {
+        let mut opened = None;
+        if let Some(gate) = self.gate.take() {
+            if gate.waiting.fetch_sub(1, Ordering::AcqRel) == 1 {
+                let _ = gate.released.set(Instant::now());
+            }
+            while gate.released.get().is_none() && !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+            opened = gate.released.get().copied();
+        }
+        (self.flow.take(), opened)
+    }
+}
+
+impl Drop for Cue<'_> {
+    fn drop(&mut self) {
+        if let Some(gate) = self.gate.take() {
+            if gate.waiting.fetch_sub(1, Ordering::AcqRel) == 1 {
+                let _ = gate.released.set(Instant::now());
+            }
         }
     }
 }

@@ -13,7 +13,8 @@ use crate::files::{open_for_job, FilePlan};
 use crate::job::spec::{Dir, JobSpec, Verify};
 use crate::stats::live_latency::LiveLatency;
 use crate::stats::CpuUsage;
-use crate::workload::{Flows, OffsetGenerator, Region};
+use super::order::Cue;
+use crate::workload::{OffsetGenerator, Region};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -83,14 +84,14 @@ pub fn run_worker(
     plan: &WorkerPlan,
     live: &LiveCounters,
     stop: &AtomicBool,
-    flows: &Flows,
+    cue: Cue,
 ) -> JobStats {
     let mut stats = JobStats {
         threads: 1,
         ..JobStats::default()
     };
     let cpu_start = CpuUsage::thread_now();
-    if let Err(e) = Worker::run(job, plan, live, stop, flows, &mut stats) {
+    if let Err(e) = Worker::run(job, plan, live, stop, cue, &mut stats) {
         stats.errno = e.raw_os_error().unwrap_or(libc::EIO);
         stats.error.get_or_insert_with(|| e.to_string());
     }
@@ -165,7 +166,7 @@ impl<'a> Worker<'a> {
         plan: &WorkerPlan,
         live: &LiveCounters,
         stop: &AtomicBool,
-        flows: &Flows,
+        cue: Cue,
         stats: &mut JobStats,
     ) -> std::io::Result<()> {
         let info = engine::find(&job.ioengine).ok_or_else(|| {
@@ -244,7 +245,7 @@ impl<'a> Worker<'a> {
             live,
             stop,
             stats,
-            flows,
+            cue,
             plan.seed,
         );
         // Waits for whatever the loop left in flight (after an error).

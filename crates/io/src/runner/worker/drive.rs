@@ -7,10 +7,11 @@ mod pace;
 use super::{publish, InFlight, LiveCounters, Worker};
 use crate::engine::{Completion, IoEngine, IoRequest, Op};
 use crate::job::spec::{Dir, ErrorClasses, JobSpec, Verify};
+use crate::runner::order::Cue;
 use crate::runner::jobstats::{batch_bucket, depth_bucket, JobStats};
 use crate::runner::verify;
 use crate::stats::{LatencyRecorder, Timeline};
-use crate::workload::{stamp_block, verify_block, Flows, NextIo, OffsetGenerator, RateLimiter};
+use crate::workload::{stamp_block, verify_block, Flow, NextIo, OffsetGenerator, RateLimiter};
 use pace::Pace;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -50,7 +51,14 @@ struct Drive {
 
 impl Drive {
     /// The state at the start of the job, in the ramp if it has one.
-    fn new(job: &JobSpec, depth: u32, live: &LiveCounters, flows: &Flows, seed: u64) -> Drive {
+    fn new(
+        job: &JobSpec,
+        depth: u32,
+        live: &LiveCounters,
+        flow: Option<Flow>,
+        seed: u64,
+        begin: Instant,
+    ) -> Drive {
         let verify_writes = job.verify != Verify::None && job.rw.does(Dir::Write);
         let batch = if job.given.iter().any(|(k, _)| k == "iodepth_batch_submit") {
             // fio: 0 means the same as 1.
@@ -75,7 +83,6 @@ impl Drive {
             seed,
         );
         let paced = !rate.is_unlimited();
-        let begin = Instant::now();
         let ramp_end = (!job.ramp_time.is_zero())
             .then(|| after(begin, job.ramp_time))
             .flatten();
@@ -102,7 +109,7 @@ impl Drive {
             timeline: Timeline::new(begin),
             last_completion: begin,
             inline_done: 0,
-            pace: Pace::new(job, flows, begin),
+            pace: Pace::new(job, flow, begin),
         }
     }
 
@@ -171,10 +178,13 @@ impl Worker<'_> {
         live: &LiveCounters,
         stop: &AtomicBool,
         stats: &mut JobStats,
-        flows: &Flows,
+        cue: Cue,
         seed: u64,
     ) -> std::io::Result<()> {
-        let mut d = Drive::new(self.job, depth, live, flows, seed);
+        // Set up: wait for the clones that start with this one.
+        let (flow, opened) = cue.ready(stop);
+        let begin = opened.unwrap_or_else(Instant::now);
+        let mut d = Drive::new(self.job, depth, live, flow, seed, begin);
         // The time of the completions just recorded serves as the next
         // turn's clock: one clock read less per turn (a third of the clock
         // reads of a QD1 job), stale by the few instructions between.

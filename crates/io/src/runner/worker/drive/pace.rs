@@ -5,7 +5,7 @@
 
 use crate::job::spec::{Dir, JobSpec};
 use crate::runner::jobstats::JobStats;
-use crate::workload::{Flow, Flows, MinRate, Think};
+use crate::workload::{Flow, MinRate, Think};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -21,12 +21,13 @@ pub(super) struct Pace {
 }
 
 impl Pace {
-    /// The pacing of `job` from `start`, or none when it has none.
-    pub(super) fn new(job: &JobSpec, flows: &Flows, start: Instant) -> Option<Box<Pace>> {
+    /// The pacing of `job` from `start`, in `flow` if it is in one; none
+    /// when it has none.
+    pub(super) fn new(job: &JobSpec, flow: Option<Flow>, start: Instant) -> Option<Box<Pace>> {
         let p = &job.pacing;
         let pace = Pace {
             think: Think::new(p, start),
-            flow: flows.join(p.flow_id, p.flow, p.flow_sleep),
+            flow,
             min_rate: MinRate::new(p, start),
             think_due: false,
             flow_held: false,
