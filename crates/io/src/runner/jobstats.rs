@@ -3,7 +3,7 @@
 
 use crate::job::spec::JobSpec;
 use crate::model::result::{
-    ContinuedErrors, DirResult, JobResult, LatencySearch, SyncResult, BATCH_LABELS, DEPTH_LABELS,
+    ContinuedErrors, DirResult, JobResult, SyncResult, BATCH_LABELS, DEPTH_LABELS,
 };
 use crate::stats::{coarsen, interval_of, CpuUsage, LatencyRecorder, TimelinePoint, COARSE_MS};
 use std::collections::BTreeMap;
@@ -66,8 +66,6 @@ pub struct JobStats {
     pub total_err: u64,
     /// errno of the first of them.
     pub first_error: i32,
-    /// The depth a `latency_target` search settled on.
-    pub latency_depth: Option<u32>,
     /// When the job's I/O began (after `startdelay` and `wait_for`): the
     /// earliest among merged threads.
     pub job_start: Option<std::time::SystemTime>,
@@ -143,9 +141,6 @@ impl JobStats {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        if self.latency_depth.is_none() {
-            self.latency_depth = other.latency_depth;
-        }
         if self.error.is_none() {
             self.error.clone_from(&other.error);
             self.errno = other.errno;
@@ -246,12 +241,6 @@ impl JobStats {
             continued_errors: job.pacing.continues_on_error().then_some(ContinuedErrors {
                 total: self.total_err,
                 first_errno: self.first_error,
-            }),
-            latency_search: job.pacing.latency_target.map(|target| LatencySearch {
-                depth: self.latency_depth.unwrap_or(job.iodepth),
-                target_ns: u64::try_from(target.as_nanos()).unwrap_or(u64::MAX),
-                window_us: u64::try_from(job.pacing.latency_window.as_micros()).unwrap_or(u64::MAX),
-                percentile: job.pacing.latency_percentile,
             }),
             timeline: self.timeline.clone(),
             // Set by the scenario API, which knows the scenario's clock.

@@ -146,10 +146,6 @@ pub struct JobResult {
     /// without it, as in fio's output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continued_errors: Option<ContinuedErrors>,
-    /// With `latency_target`: the queue depth the search settled on (fio's
-    /// `latency_depth`) and the target it searched for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency_search: Option<LatencySearch>,
     /// The options as given.
     pub options: BTreeMap<String, String>,
 }
@@ -165,20 +161,6 @@ pub struct ContinuedErrors {
     pub total: u64,
     /// errno of the first, 0 when none (fio's `first_error`).
     pub first_errno: i32,
-}
-
-/// What a job's `latency_target` search found.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
-pub struct LatencySearch {
-    /// The deepest queue whose latency stayed under the target (fio's
-    /// `latency_depth`).
-    pub depth: u32,
-    /// The target, in ns.
-    pub target_ns: u64,
-    /// The window each depth was measured over, in µs.
-    pub window_us: u64,
-    /// The percentile of I/Os that had to be under the target.
-    pub percentile: f64,
 }
 
 impl JobResult {

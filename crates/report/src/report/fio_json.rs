@@ -70,7 +70,7 @@ fn job(r: &JobResult) -> Value {
         "latency_ms": r.latency_ms,
     });
     if let Value::Object(fields) = &mut out {
-        fields.extend(latency_target(r));
+        fields.extend(latency_target_defaults(r.iodepth));
         if let Some(e) = &r.continued_errors {
             fields.insert("total_err".into(), json!(e.total));
             fields.insert("first_error".into(), json!(e.first_errno));
@@ -79,26 +79,19 @@ fn job(r: &JobResult) -> Value {
     out
 }
 
-/// fio's `latency_*` keys: the depth the `latency_target` search settled
-/// on, the target, the window and the percentile; without a target, the
-/// job's `iodepth` (fio's `latency_qd` starts there), no target, no window,
-/// the 100th percentile. fio 3.33 prints `latency_target` (ns) and
-/// `latency_window` (µs); later versions add the same values with their
-/// units in the name (`_ns`, `_us`).
-fn latency_target(r: &JobResult) -> Map<String, Value> {
-    let s = r.latency_search.unwrap_or(crate::model::result::LatencySearch {
-        depth: r.iodepth,
-        target_ns: 0,
-        window_us: 0,
-        percentile: 100.0,
-    });
+/// fio's `latency_*` keys of a job without `latency_target` (plumb has
+/// none): the depth is the job's `iodepth` (fio's `latency_qd` starts
+/// there), no target, no window, the 100th percentile. fio 3.33 prints
+/// `latency_target` and `latency_window`; later versions add the same
+/// values with their units in the name (`_ns`, `_us`).
+fn latency_target_defaults(iodepth: u32) -> Map<String, Value> {
     let mut fields = Map::new();
-    fields.insert("latency_depth".into(), json!(s.depth));
-    fields.insert("latency_target".into(), json!(s.target_ns));
-    fields.insert("latency_target_ns".into(), json!(s.target_ns));
-    fields.insert("latency_percentile".into(), json!(s.percentile));
-    fields.insert("latency_window".into(), json!(s.window_us));
-    fields.insert("latency_window_us".into(), json!(s.window_us));
+    fields.insert("latency_depth".into(), json!(iodepth));
+    fields.insert("latency_target".into(), json!(0));
+    fields.insert("latency_target_ns".into(), json!(0));
+    fields.insert("latency_percentile".into(), json!(100.0));
+    fields.insert("latency_window".into(), json!(0));
+    fields.insert("latency_window_us".into(), json!(0));
     fields
 }
 

@@ -453,15 +453,6 @@ pub(super) fn validate(job: &JobSpec) -> Result<(), OptionError> {
             }),
         });
     }
-    if p.latency_target.is_some() && p.latency_window.is_zero() {
-        return Err(OptionError {
-            option: "latency_window".into(),
-            problem: Problem::Value(ValueError::Expected {
-                value: "0".into(),
-                expected: "a window above 0 with latency_target".into(),
-            }),
-        });
-    }
     if p.wait_for.as_deref() == Some(job.name.as_str()) {
         return Err(OptionError {
             option: "wait_for".into(),

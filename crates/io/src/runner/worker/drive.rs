@@ -435,8 +435,12 @@ impl Worker<'_> {
                     Dir::Write => ErrorClasses::WRITE,
                 };
                 if self.job.pacing.tolerates(class, errno) {
-                    // continue_on_error: counted, and the job goes on.
+                    // continue_on_error: counted, and the job goes on; fio
+                    // counts the I/O among the direction's (no bytes moved).
                     stats.total_err += 1;
+                    if d.measuring {
+                        stats.dirs[io.dir.index()].ios += 1;
+                    }
                     if stats.first_error == 0 {
                         stats.first_error = errno;
                     }
