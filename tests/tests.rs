@@ -16,6 +16,7 @@ mod file_api;
 mod fio_examples;
 mod fio_logs;
 mod fio_pattern;
+mod fio_pacing;
 mod fio_readers;
 mod fio_steady;
 mod fio_verify_opts;

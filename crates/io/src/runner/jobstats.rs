@@ -2,7 +2,9 @@
 //! their summary into a [`JobResult`].
 
 use crate::job::spec::{JobSpec, UnifiedReporting};
-use crate::model::result::{DirResult, JobResult, SyncResult, BATCH_LABELS, DEPTH_LABELS};
+use crate::model::result::{
+    ContinuedErrors, DirResult, JobResult, SyncResult, BATCH_LABELS, DEPTH_LABELS,
+};
 use crate::stats::{coarsen, interval_of, CpuUsage, LatencyRecorder, TimelinePoint, COARSE_MS};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -62,6 +64,13 @@ pub struct JobStats {
     pub errno: i32,
     /// First error message.
     pub error: Option<String>,
+    /// Errors the job went on after (`continue_on_error`).
+    pub total_err: u64,
+    /// errno of the first of them.
+    pub first_error: i32,
+    /// When the job's I/O began (after `startdelay` and `wait_for`): the
+    /// earliest among merged threads.
+    pub job_start: Option<std::time::SystemTime>,
 }
 
 impl JobStats {
@@ -129,6 +138,14 @@ impl JobStats {
         if self.steady.is_none() {
             self.steady = other.steady.clone();
         }
+        self.total_err += other.total_err;
+        if self.first_error == 0 {
+            self.first_error = other.first_error;
+        }
+        self.job_start = match (self.job_start, other.job_start) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         if self.error.is_none() {
             self.error.clone_from(&other.error);
             self.errno = other.errno;
@@ -238,8 +255,21 @@ impl JobStats {
             verified_blocks: self.verified,
             verify_errors: self.verify_errors,
             steadystate: self.steady.clone(),
-            errno: self.errno,
+            // fio: a job that went on after errors reports the first.
+            errno: if self.errno == 0 && job.pacing.continues_on_error() {
+                self.first_error
+            } else {
+                self.errno
+            },
             error: self.error.clone(),
+            job_start_ms: self
+                .job_start
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_millis() as u64),
+            continued_errors: job.pacing.continues_on_error().then_some(ContinuedErrors {
+                total: self.total_err,
+                first_errno: self.first_error,
+            }),
             timeline: self.timeline.clone(),
             // Set by the scenario API, which knows the scenario's clock.
             started_s: None,

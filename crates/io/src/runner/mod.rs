@@ -10,6 +10,7 @@ pub mod iolog;
 mod jobstats;
 pub mod live;
 pub mod logs;
+mod order;
 mod progress;
 pub mod steady;
 mod verify;
@@ -25,6 +26,8 @@ use crate::metrics::JobFigures;
 use crate::model::run::{DirSpan, GroupReport, RunReport};
 use crate::stats::DiskSnapshot;
 use crate::units::format_bytes_binary;
+use crate::workload::Flows;
+use order::{Cue, SetOrder, StartGate};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -198,15 +201,21 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
         disks.iter().filter_map(|d| DiskSnapshot::take(d)).collect();
     let mut groups: Vec<GroupBuilder> = Vec::new();
     let run_sets = planned.iter().map(|p| p.run_set).max().unwrap_or(0);
+    let run = RunShared {
+        flows: Flows::default(),
+        halt: AtomicBool::new(false),
+        exitall: jobs.iter().any(|j| j.pacing.exitall),
+        start: Instant::now(),
+    };
     for set in 0..=run_sets {
-        if opts.stopping() {
+        if opts.stopping() || run.halt.load(Ordering::Relaxed) {
             break;
         }
         let members: Vec<&Planned> = planned
             .iter()
             .filter(|p| p.run_set == set && !p.job.create_only)
             .collect();
-        let outcome = run_set(&members, opts);
+        let outcome = run_set(&members, opts, &run);
         for (p, per_worker) in members.iter().zip(outcome.stats) {
             add_to_group(&mut groups, p, per_worker);
         }
@@ -308,6 +317,16 @@ fn plan<'a>(jobs: &'a [JobSpec], space: &FileSpace) -> Result<Vec<Planned<'a>>, 
     Ok(out)
 }
 
+/// What the sets of one run share: the flows, the start of the run
+/// (`startdelay` counts from it), whether `exitall` applies, and the flag
+/// `exit_what=all` raises to end the run.
+struct RunShared {
+    flows: Flows,
+    halt: AtomicBool,
+    exitall: bool,
+    start: Instant,
+}
+
 /// What one stonewalled set of jobs produced.
 struct SetOutcome {
     /// Statistics per member, per clone (failed or unstarted clones carry their error).
@@ -319,11 +338,13 @@ struct SetOutcome {
 /// Runs one stonewalled set: a thread per clone, watched until every thread
 /// has ended.
 ///
-/// Workers see a stop flag of the set's own, raised by the caller's stop
-/// flag (a signal) or when a thread cannot be started; then the threads
-/// already running stop early and are joined. A worker that panics ends as
-/// an error of its job rather than taking the run down.
-fn run_set(members: &[&Planned], opts: &RunOptions) -> SetOutcome {
+/// Workers see a stop flag of their job's own, raised by the caller's stop
+/// flag (a signal), when a thread cannot be started, or by another job's
+/// `exitall`; then the threads already running stop early and are joined.
+/// A clone waits for its turn (`startdelay`, `wait_for`) in its thread. A
+/// worker that panics ends as an error of its job rather than taking the
+/// run down.
+fn run_set(members: &[&Planned], opts: &RunOptions, run: &RunShared) -> SetOutcome {
     if let Some(message) = buffers_beyond_memory(members).or_else(|| beyond_thread_cap(members)) {
         return SetOutcome {
             stats: members
@@ -346,10 +367,23 @@ fn run_set(members: &[&Planned], opts: &RunOptions) -> SetOutcome {
     let tap = opts.metrics.as_ref().map(|m| m.tap(&names));
     let set_stop = AtomicBool::new(false);
     let set_stop = &set_stop;
+    let shape: Vec<_> = members
+        .iter()
+        .map(|p| (p.job, p.group, p.workers.len() as u32))
+        .collect();
+    let order = SetOrder::new(&shape, run.exitall, run.start, &run.halt);
+    let order = &order;
+    let flows = &run.flows;
+    let at_once = (0..members.len())
+        .filter(|&i| order.starts_at_once(i))
+        .map(|i| members[i].workers.len() as u32)
+        .sum();
+    let gate = StartGate::new(at_once);
+    let gate = &gate;
     std::thread::scope(|scope| {
         let mut spawn_error: Option<String> = None;
         let mut handles: Vec<Vec<Result<_, String>>> = Vec::with_capacity(members.len());
-        for (p, counters) in members.iter().zip(&live) {
+        for (i, (p, counters)) in members.iter().zip(&live).enumerate() {
             let job = p.job;
             let mut started = Vec::with_capacity(p.workers.len());
             for (w, c) in p.workers.iter().zip(counters) {
@@ -358,12 +392,38 @@ fn run_set(members: &[&Planned], opts: &RunOptions) -> SetOutcome {
                     continue;
                 }
                 let name = format!("{}.{}", job.name, w.clone);
+                // A clone joins its flow when its turn comes, as fio's job
+                // threads; one whose turn is now joins before any thread of
+                // the set runs, so none runs ahead while another starts.
+                let p = &job.pacing;
+                let join = || flows.join(p.flow_id, p.flow, p.flow_sleep);
+                let at_once = order.starts_at_once(i);
+                let early = at_once.then(join).flatten();
                 match crate::gate::thread(name.clone())
-                    .spawn_scoped(scope, move || worker::run_worker(job, w, c, set_stop))
+                    .spawn_scoped(scope, move || {
+                        if !order.wait_turn(i, w.seed) {
+                            order.skipped(i);
+                            return JobStats {
+                                threads: 1,
+                                ..JobStats::default()
+                            };
+                        }
+                        let cue = if at_once {
+                            Cue::new(early, Some(gate))
+                        } else {
+                            Cue::new(join(), None)
+                        };
+                        let started = SystemTime::now();
+                        let mut s = worker::run_worker(job, w, c, order.stop_of(i), cue);
+                        s.job_start = Some(started);
+                        order.ended(i, s.error.is_some());
+                        s
+                    })
                 {
                     Ok(h) => started.push(Ok(h)),
                     Err(e) => {
                         set_stop.store(true, Ordering::Relaxed);
+                        order.stop_all();
                         let message = format!("could not start thread {name}: {e}");
                         started.push(Err(message.clone()));
                         spawn_error = Some(message);
@@ -380,6 +440,9 @@ fn run_set(members: &[&Planned], opts: &RunOptions) -> SetOutcome {
             })
             .collect();
         let all_ended = || {
+            if set_stop.load(Ordering::Relaxed) {
+                order.stop_all();
+            }
             handles
                 .iter()
                 .flatten()

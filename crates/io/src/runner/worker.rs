@@ -15,6 +15,7 @@ use crate::files::{open_for_job, FilePlan};
 use crate::job::spec::{Dir, JobSpec, Verify};
 use crate::stats::live_latency::LiveLatency;
 use crate::stats::CpuUsage;
+use super::order::Cue;
 use crate::workload::{OffsetGenerator, Region};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -93,13 +94,14 @@ pub fn run_worker(
     plan: &WorkerPlan,
     live: &LiveCounters,
     stop: &AtomicBool,
+    cue: Cue,
 ) -> JobStats {
     let mut stats = JobStats {
         threads: 1,
         ..JobStats::default()
     };
     let cpu_start = CpuUsage::thread_now();
-    if let Err(e) = Worker::run(job, plan, live, stop, &mut stats) {
+    if let Err(e) = Worker::run(job, plan, live, stop, cue, &mut stats) {
         stats.errno = e.raw_os_error().unwrap_or(libc::EIO);
         stats.error.get_or_insert_with(|| e.to_string());
     }
@@ -180,6 +182,7 @@ impl<'a> Worker<'a> {
         plan: &WorkerPlan,
         live: &LiveCounters,
         stop: &AtomicBool,
+        cue: Cue,
         stats: &mut JobStats,
     ) -> std::io::Result<()> {
         let info = engine::find(&job.ioengine).ok_or_else(|| {
@@ -263,7 +266,16 @@ impl<'a> Worker<'a> {
         };
         let mut gen = OffsetGenerator::new(job, &w.regions, plan.budget, plan.seed)
             .map_err(std::io::Error::other)?;
-        let result = w.drive(engine.as_mut(), &mut gen, depth, live, stop, stats);
+        let result = w.drive(
+            engine.as_mut(),
+            &mut gen,
+            depth,
+            live,
+            stop,
+            stats,
+            cue,
+            plan.seed,
+        );
         if let Some((watch, true)) = &w.steady {
             stats.steady = watch.outcome();
         }

@@ -167,6 +167,15 @@ pub struct JobResult {
     /// the job stopped because it was attained.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steadystate: Option<SteadyOutcome>,
+    /// When the job's I/O began, in ms since the epoch (fio's `job_start`);
+    /// 0 when unknown.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub job_start_ms: u64,
+    /// With `continue_on_error`: the errors the job went on after (fio's
+    /// `total_err`, with the errno of the first in `first_error`); absent
+    /// without it, as in fio's output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continued_errors: Option<ContinuedErrors>,
     /// The options as given.
     pub options: BTreeMap<String, String>,
     /// Reads and writes summed as one direction (fio's `mixed`), with
@@ -177,6 +186,19 @@ pub struct JobResult {
     /// (`unified_rw_reporting=mixed`), false when it joins them (`both`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mixed_only: bool,
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
+}
+
+/// Errors a job went on after (`continue_on_error`).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct ContinuedErrors {
+    /// How many (fio's `total_err`).
+    pub total: u64,
+    /// errno of the first, 0 when none (fio's `first_error`).
+    pub first_errno: i32,
 }
 
 impl JobResult {

@@ -63,7 +63,7 @@ fn job(r: &JobResult) -> Value {
     let mut out = json!({
         "jobname": r.name,
         "groupid": r.groupid,
-        "job_start": 0,
+        "job_start": r.job_start_ms,
         "error": r.errno,
         "eta": 0,
         "elapsed": r.runtime_ms.div_ceil(1000),
@@ -102,6 +102,10 @@ fn job(r: &JobResult) -> Value {
                 }
             }
             fields.insert("mixed".into(), dir(m));
+        }
+        if let Some(e) = &r.continued_errors {
+            fields.insert("total_err".into(), json!(e.total));
+            fields.insert("first_error".into(), json!(e.first_errno));
         }
     }
     out

@@ -180,7 +180,20 @@ pub const BOOKKEEPING_ONLY: &[&str] = &[
 /// Options plumb accepts although it does not reproduce the effect they
 /// have in fio, each with the reason; `plumb fio` warns about each, and
 /// refuses them with `--warnings-fatal`.
-pub const WITHOUT_EFFECT: &[(&str, &str)] = &[];
+pub const WITHOUT_EFFECT: &[(&str, &str)] = &[
+    (
+        "latency_target",
+        "plumb does not search the queue depth: the job runs at its iodepth",
+    ),
+    ("latency_window", "used only by latency_target's search"),
+    ("latency_percentile", "used only by latency_target's search"),
+    ("latency_run", "used only by latency_target's search"),
+    (
+        "io_submit_mode",
+        "plumb's job thread submits (offload's submitter thread is not reproduced; \
+         rated I/Os keep their schedule either way)",
+    ),
+];
 
 /// The reason `name` is accepted without effect, if it is.
 pub fn without_effect(name: &str) -> Option<&'static str> {

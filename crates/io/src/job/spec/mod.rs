@@ -12,7 +12,7 @@ mod verify;
 pub use data::DataOpts;
 pub use engine::EngineOpts;
 pub use logs::{LogOpts, LogWindow};
-pub use pacing::Pacing;
+pub use pacing::{ErrorClasses, ExitWhat, Pacing, RateProcess, SubmitMode, ThinkCount};
 pub use pattern::{
     AccessZone, Fallocate, FileService, PatternOpts, Sequencer, UnifiedReporting, ZoneMode,
     ZoneSplit, Zones,

@@ -2,14 +2,18 @@
 //! the rate limit, through the ramp and the measured phase, and records
 //! every completion.
 
+mod pace;
+
 use super::{publish, InFlight, LiveCounters, Worker};
 use crate::engine::{Completion, IoEngine, IoRequest, Op};
-use crate::job::spec::{Dir, JobSpec, Verify};
+use crate::job::spec::{Dir, ErrorClasses, JobSpec, Verify};
+use crate::runner::order::Cue;
 use crate::runner::jobstats::{batch_bucket, depth_bucket, JobStats};
 use crate::runner::logs::Sample;
 use crate::runner::verify;
 use crate::stats::{LatencyRecorder, Timeline};
-use crate::workload::{stamp_block, verify_block, NextIo, OffsetGenerator, RateLimiter};
+use crate::workload::{stamp_block, verify_block, Flow, NextIo, OffsetGenerator, RateLimiter};
+use pace::Pace;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -42,11 +46,20 @@ struct Drive {
     last_completion: Instant,
     /// I/Os the engine completed inside `queue` (synchronous engines).
     inline_done: u64,
+    /// Think time, flow and minimum rates; none when the job has none.
+    pace: Option<Box<Pace>>,
 }
 
 impl Drive {
     /// The state at the start of the job, in the ramp if it has one.
-    fn new(job: &JobSpec, depth: u32, live: &LiveCounters) -> Drive {
+    fn new(
+        job: &JobSpec,
+        depth: u32,
+        live: &LiveCounters,
+        flow: Option<Flow>,
+        seed: u64,
+        begin: Instant,
+    ) -> Drive {
         let verify_writes = job.verify != Verify::None && job.rw.does(Dir::Write);
         let batch = if job.given.iter().any(|(k, _)| k == "iodepth_batch_submit") {
             // fio: 0 means the same as 1.
@@ -62,9 +75,15 @@ impl Drive {
             // fio runs. One at a time, as fio's default, it does.
             1
         };
-        let rate = RateLimiter::new(job.rate_iops, job.rate);
+        let min_bs = [job.bs[0].min(), job.bs[1].min()];
+        let rate = RateLimiter::new(
+            job.rate_iops,
+            job.rate,
+            job.pacing.rate_process,
+            min_bs,
+            seed,
+        );
         let paced = !rate.is_unlimited();
-        let begin = Instant::now();
         let ramp_end = (!job.ramp_time.is_zero())
             .then(|| after(begin, job.ramp_time))
             .flatten();
@@ -91,6 +110,7 @@ impl Drive {
             timeline: Timeline::new(begin),
             last_completion: begin,
             inline_done: 0,
+            pace: Pace::new(job, flow, begin),
         }
     }
 
@@ -117,6 +137,9 @@ impl Drive {
             self.start = now;
             self.timeline = Timeline::new(now);
             self.rate.restart(now);
+            if let Some(p) = &mut self.pace {
+                p.restart(now);
+            }
             self.deadline = job.runtime.and_then(|r| after(now, r));
             live.phase.store(2, Ordering::Relaxed);
         }
@@ -147,6 +170,7 @@ impl Worker<'_> {
     /// The hot loop: keeps the queue full until the budget, the runtime or
     /// a stop ends the job, then waits for what is in flight and makes the
     /// end sync (`end_fsync`).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn drive(
         &mut self,
         engine: &mut dyn IoEngine,
@@ -155,8 +179,13 @@ impl Worker<'_> {
         live: &LiveCounters,
         stop: &AtomicBool,
         stats: &mut JobStats,
+        cue: Cue,
+        seed: u64,
     ) -> std::io::Result<()> {
-        let mut d = Drive::new(self.job, depth, live);
+        // Set up: wait for the clones that start with this one.
+        let (flow, opened) = cue.ready(stop);
+        let begin = opened.unwrap_or_else(Instant::now);
+        let mut d = Drive::new(self.job, depth, live, flow, seed, begin);
         // The time of the completions just recorded serves as the next
         // turn's clock: one clock read less per turn (a third of the clock
         // reads of a QD1 job), stale by the few instructions between.
@@ -205,6 +234,9 @@ impl Worker<'_> {
                 }
                 d.last_completion = self.complete(&mut d, live, stats, Issue::Submitted);
                 just_completed = Some(d.last_completion);
+            } else if let Some(p) = d.pace.as_deref_mut().filter(|p| !stopping && p.waiting()) {
+                // The queue is drained: think, or let the flow catch up.
+                just_completed = Some(p.wait(d.deadline, stop));
             } else if let Some(wait) = sleep_for {
                 let cap = d
                     .deadline
@@ -243,6 +275,11 @@ impl Worker<'_> {
         let mut clock = reuse.then_some(now);
         while self.sync_file.is_none() && !self.backlog_due() {
             let Some(&slot) = d.free.last() else { break };
+            if let Some(p) = &mut d.pace {
+                if !p.may_issue() {
+                    break;
+                }
+            }
             let io = match d.held.take().or_else(|| gen.next_io()) {
                 Some(io) => io,
                 None => {
@@ -259,6 +296,9 @@ impl Worker<'_> {
                 d.rate.issued(io.dir, io.len);
             }
             d.free.pop();
+            if let Some(p) = &mut d.pace {
+                p.issued(t);
+            }
             let req = self.prepare(slot, &io, t, d.verify_writes);
             match engine.queue(&req)? {
                 Some(result) => {
@@ -275,7 +315,10 @@ impl Worker<'_> {
                     if d.inline_done.is_multiple_of(64) {
                         publish(live, stats);
                     }
-                    if d.deadline.is_some_and(|t| done >= t) || stop.load(Ordering::Relaxed) {
+                    if d.deadline.is_some_and(|t| done >= t)
+                        || stop.load(Ordering::Relaxed)
+                        || stats.error.is_some()
+                    {
                         break;
                     }
                 }
@@ -388,6 +431,7 @@ impl Worker<'_> {
         issue: Issue,
     ) -> Instant {
         let now = Instant::now();
+        let done = d.completions.len() as u64;
         for c in d.completions.drain(..) {
             let io = self.inflight[c.slot as usize];
             d.free.push(c.slot);
@@ -398,7 +442,34 @@ impl Worker<'_> {
                 }
             }
             if c.result < 0 {
-                let err = std::io::Error::from_raw_os_error((-c.result) as i32);
+                let errno = (-c.result) as i32;
+                let err = std::io::Error::from_raw_os_error(errno);
+                let class = match io.dir {
+                    Dir::Read => ErrorClasses::READ,
+                    Dir::Write => ErrorClasses::WRITE,
+                };
+                if self.job.pacing.tolerates(class, errno) {
+                    // continue_on_error: counted, and the job goes on; fio
+                    // counts the I/O among the direction's (no bytes moved).
+                    stats.total_err += 1;
+                    if d.measuring {
+                        stats.dirs[io.dir.index()].ios += 1;
+                    }
+                    if stats.first_error == 0 {
+                        stats.first_error = errno;
+                    }
+                    if self.job.pacing.error_dump {
+                        tracing::warn!(
+                            "{}: {} error on file {} at offset {} (length {}): {err}",
+                            self.job.name,
+                            io.dir.name(),
+                            self.file_name(io.file),
+                            io.offset,
+                            io.len
+                        );
+                    }
+                    continue;
+                }
                 if stats.error.is_none() {
                     stats.errno = (-c.result) as i32;
                     stats.error = Some(format!(
@@ -479,6 +550,9 @@ impl Worker<'_> {
                 }
                 d.timeline.add(now, dir, 1, moved);
             }
+        }
+        if let Some(p) = &mut d.pace {
+            p.completed(done, now, stats, self.job);
         }
         now
     }
