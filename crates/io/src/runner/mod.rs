@@ -9,6 +9,7 @@ pub mod activity;
 pub mod iolog;
 mod jobstats;
 pub mod live;
+pub mod placement;
 mod progress;
 mod verify;
 mod worker;
@@ -238,6 +239,9 @@ fn run_prepared(prepared: &PreparedRun, opts: &RunOptions) -> Result<RunReport, 
 fn plan<'a>(jobs: &'a [JobSpec], space: &FileSpace) -> Result<Vec<Planned<'a>>, FileError> {
     let mut out = Vec::new();
     let (mut run_set, mut group) = (0u32, 0u32);
+    // fio's thread numbers: every clone of every job, in order.
+    let threads = jobs.iter().fold(0u32, |n, j| n.saturating_add(j.numjobs));
+    let mut thread = 0u32;
     for (i, job) in jobs.iter().enumerate() {
         if i > 0 && job.stonewall {
             run_set += 1;
@@ -268,7 +272,10 @@ fn plan<'a>(jobs: &'a [JobSpec], space: &FileSpace) -> Result<Vec<Planned<'a>>, 
                 files,
                 budget,
                 seed,
+                thread,
+                threads,
             });
+            thread = thread.saturating_add(1);
         }
         out.push(Planned {
             job,

@@ -6,11 +6,11 @@ mod pacing;
 mod pattern;
 mod placement;
 
-pub use data::DataOpts;
+pub use data::{DataOpts, DedupeMode};
 pub use engine::EngineOpts;
 pub use pacing::Pacing;
 pub use pattern::PatternOpts;
-pub use placement::Placement;
+pub use placement::{CpusPolicy, MemPolicy, Placement};
 
 use crate::units::SizeSpec;
 use std::time::Duration;
