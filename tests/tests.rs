@@ -14,6 +14,7 @@ mod dbench;
 mod engines;
 mod file_api;
 mod fio_examples;
+mod fio_placedata;
 mod fio_readers;
 mod fleet;
 mod fleet_inventories;

@@ -143,6 +143,12 @@ pub(super) static OPTIONS: &[OptionDef] = &[
                     IoMem::NAMES.join(", ")
                 ),
             };
+            if kind == "cudamalloc" {
+                return Err(ValueError::Expected {
+                    value: v.into(),
+                    expected: "available: cudamalloc is GPU memory for fio's rdma engine, which plumb does not have".into(),
+                });
+            }
             if file.is_some() {
                 return Err(expected());
             }
@@ -201,7 +207,7 @@ pub(super) fn validate(job: &JobSpec) -> Result<(), OptionError> {
         let (total, _, _) = huge_pages();
         if total == 0 {
             return Err(err(
-                "mem",
+                "iomem",
                 d.iomem.name().into(),
                 "usable here: no huge pages are reserved (/proc/sys/vm/nr_hugepages is 0; reserve some, or use iomem=malloc)",
             ));
