@@ -554,3 +554,49 @@ fn iomem_kinds_and_alignment() {
         }
     }
 }
+
+mod hostile {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, RngSeed};
+
+    /// Values shaped like the placement and data options' own syntax.
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[-+0-9a-fA-Fx,:\"' %]{0,24}",
+            "(default|prefer|bind|interleave|local)(:[-0-9,a-z]{0,8})?",
+            "(malloc|shm|shmhuge|mmap|mmaphuge|mmapshared|cudamalloc)(:[a-z/]{0,6})?",
+            Just("0-4294967295".to_string()),
+            Just("18446744073709551615".to_string()),
+            Just("0xffffffffffffffffff".to_string()),
+            Just("\"".to_string()),
+            Just("'".to_string()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(Config { cases: 3000, rng_seed: RngSeed::Fixed(0x91ace), failure_persistence: None, ..Config::default() })]
+
+        /// Placement and data options with values in their own syntax: no
+        /// panic in apply or validate, and every error names its option.
+        #[test]
+        fn placement_and_data_values_never_panic(opts in prop::collection::vec((prop::sample::select(vec![
+            "cpus_allowed", "cpumask", "cpus_allowed_policy", "numa_cpu_nodes", "numa_mem_policy",
+            "prio", "prioclass", "nice", "buffer_pattern", "buffer_compress_percentage",
+            "buffer_compress_chunk", "dedupe_percentage", "dedupe_mode",
+            "dedupe_working_set_percentage", "iomem", "mem_align", "zero_buffers",
+            "scramble_buffers", "refill_buffers",
+        ]), value()), 1..6)) {
+            let mut job = plumb::job::JobSpec::default();
+            job.name = "h".into();
+            for (name, v) in &opts {
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plumb::job::options::apply(&mut job, name, Some(v))));
+                prop_assert!(r.is_ok(), "apply panicked on {opts:?}");
+                if let Ok(Err(e)) = r {
+                    prop_assert!(e.to_string().contains(&format!("option '{name}'")), "{e}");
+                }
+            }
+            let v = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plumb::job::options::validate(&job)));
+            prop_assert!(v.is_ok(), "validate panicked on {opts:?}");
+        }
+    }
+}

@@ -129,6 +129,13 @@ fn read_file(path: &str, out: &mut Vec<u8>) -> Result<(), PatternError> {
         reason: e.to_string(),
     };
     let file = std::fs::File::open(path).map_err(err)?;
+    // Only a regular file: a FIFO or a device could block or never end.
+    if !file.metadata().map_err(err)?.is_file() {
+        return Err(PatternError::File {
+            path: path.into(),
+            reason: "not a regular file".into(),
+        });
+    }
     // As fio: a file longer than the room left is cut, not refused.
     let room = MAX_PATTERN_BYTES.saturating_sub(out.len()) as u64;
     let before = out.len();
