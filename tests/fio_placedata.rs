@@ -586,8 +586,7 @@ mod hostile {
             "dedupe_working_set_percentage", "iomem", "mem_align", "zero_buffers",
             "scramble_buffers", "refill_buffers",
         ]), value()), 1..6)) {
-            let mut job = plumb::job::JobSpec::default();
-            job.name = "h".into();
+            let mut job = plumb::job::JobSpec { name: "h".into(), ..Default::default() };
             for (name, v) in &opts {
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plumb::job::options::apply(&mut job, name, Some(v))));
                 prop_assert!(r.is_ok(), "apply panicked on {opts:?}");

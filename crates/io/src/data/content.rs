@@ -235,8 +235,10 @@ mod tests {
     use std::collections::HashSet;
 
     fn job(opts: &[(&str, &str)]) -> JobSpec {
-        let mut j = JobSpec::default();
-        j.name = "t".into();
+        let mut j = JobSpec {
+            name: "t".into(),
+            ..JobSpec::default()
+        };
         for (k, v) in opts {
             apply(&mut j, k, Some(v)).unwrap();
         }
