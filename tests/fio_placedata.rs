@@ -372,9 +372,10 @@ fn each_clone_runs_where_and_how_it_was_placed() {
     assert!(child.wait().unwrap().success());
 }
 
-/// NUMA options are applied on this machine's nodes and refused for a
-/// node it does not have, before any I/O; CPU lists and masks beyond
-/// the machine are refused the same way.
+/// NUMA options are applied on this machine's nodes; a node it does not
+/// have fails the job as its thread starts (fio reads such a job file and
+/// fails at the start too); CPU lists and masks beyond the machine and
+/// malformed values are refused before any I/O.
 #[test]
 fn numa_and_cpu_sets_are_checked_and_applied() {
     let dir = workdir();
@@ -399,8 +400,25 @@ fn numa_and_cpu_sets_are_checked_and_applied() {
         );
     }
     for (bad, option) in [
-        ("--numa_mem_policy=bind:4095", "numa_mem_policy"),
-        ("--numa_cpu_nodes=77", "numa_cpu_nodes"),
+        ("--numa_mem_policy=bind:1023", "numa_mem_policy"),
+        ("--numa_mem_policy=prefer:1000", "numa_mem_policy"),
+        ("--numa_cpu_nodes=1000", "numa_cpu_nodes"),
+    ] {
+        let r = plumb(
+            d,
+            &["fio", "--name=n", "--ioengine=null", "--size=256k", bad],
+        );
+        assert_eq!(r.code, 1, "{bad}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("{option}: NUMA node")),
+            "{bad}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("does not exist"), "{bad}: {}", r.stderr);
+    }
+    for (bad, option) in [
+        ("--numa_mem_policy=bind:4096", "numa_mem_policy"),
+        ("--numa_cpu_nodes=0-", "numa_cpu_nodes"),
         ("--numa_mem_policy=prefer", "numa_mem_policy"),
         ("--numa_mem_policy=local:0", "numa_mem_policy"),
         ("--cpus_allowed=1023", "cpus_allowed"),

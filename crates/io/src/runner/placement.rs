@@ -103,6 +103,7 @@ pub fn apply(p: &Placement, thread: u32) -> io::Result<()> {
         set_affinity(&mine).map_err(|e| named("cpus_allowed", e))?;
     }
     if let Some(nodes) = &p.numa_cpu_nodes {
+        nodes_exist(nodes).map_err(|e| named("numa_cpu_nodes", e))?;
         let mut cpus = Vec::new();
         for n in nodes {
             cpus.extend(node_cpus(*n).map_err(|e| named("numa_cpu_nodes", e))?);
@@ -110,6 +111,12 @@ pub fn apply(p: &Placement, thread: u32) -> io::Result<()> {
         set_affinity(&cpus).map_err(|e| named("numa_cpu_nodes", e))?;
     }
     if let Some(policy) = &p.numa_mem_policy {
+        let nodes = match policy {
+            MemPolicy::Prefer(n) => std::slice::from_ref(n),
+            MemPolicy::Bind(v) | MemPolicy::Interleave(v) => v.as_slice(),
+            MemPolicy::Default | MemPolicy::Local => &[],
+        };
+        nodes_exist(nodes).map_err(|e| named("numa_mem_policy", e))?;
         set_mem_policy(policy).map_err(|e| named("numa_mem_policy", e))?;
     }
     if p.prio.is_some() || p.prioclass.is_some() {
@@ -119,6 +126,25 @@ pub fn apply(p: &Placement, thread: u32) -> io::Result<()> {
         add_nice(inc).map_err(|e| named("nice", e))?;
     }
     Ok(())
+}
+
+/// An error naming the first of `nodes` that is not online.
+fn nodes_exist(nodes: &[u32]) -> io::Result<()> {
+    let online = online_nodes();
+    match nodes.iter().find(|n| !online.contains(n)) {
+        None => Ok(()),
+        Some(n) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "NUMA node {n} does not exist here (online: {})",
+                online
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        )),
+    }
 }
 
 /// Binds the calling thread to `cpus`.
