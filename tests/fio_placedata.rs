@@ -335,7 +335,7 @@ fn each_clone_runs_where_and_how_it_was_placed() {
             "--rw=randwrite",
             "--size=1m",
             "--time_based",
-            "--runtime=3",
+            "--runtime=2",
             "--numjobs=3",
             &set,
             "--cpus_allowed_policy=split",
