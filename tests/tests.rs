@@ -17,6 +17,7 @@ mod fio_examples;
 mod fio_logs;
 mod fio_pattern;
 mod fio_pacing;
+mod fio_placedata;
 mod fio_readers;
 mod fio_steady;
 mod fio_verify_opts;

@@ -17,6 +17,9 @@
 //! two; in a huge page it is one segment and one request. Measured with
 //! fio on this machine's disk, 1 MiB QD8 direct reads went from 1.95
 //! requests per read and ≈ 0.8 GB/s to 0.98 and ≈ 1.6–1.9 GB/s.
+//!
+//! fio's other kinds of buffer memory (`iomem=shm|shmhuge|mmap|mmaphuge|
+//! mmapshared`) and its `iomem_align` come through [`AlignedBuf::allocate`].
 
 use crate::workload::fill_random;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -36,6 +39,90 @@ pub const HUGE_FROM: usize = 1 << 20;
 /// buffer of [`HUGE_FROM`] bytes or more.
 const HUGE_PAGE: usize = 2 << 20;
 
+/// The largest `iomem_align`: the first buffer's start past a page is
+/// taken from one extra allocation of this much at most.
+pub const MAX_MEM_ALIGN: u64 = 1 << 20;
+
+/// How I/O buffers are allocated (fio's `iomem=`/`mem=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IoMem {
+    /// plumb's own allocation (fio's `malloc`): heap pages, or from
+    /// [`HUGE_FROM`] on a mapping advised to use transparent huge pages.
+    #[default]
+    Malloc,
+    /// System V shared memory (`shmget`).
+    Shm,
+    /// System V shared memory in reserved huge pages (`SHM_HUGETLB`).
+    ShmHuge,
+    /// A private anonymous mapping of ordinary pages.
+    Mmap,
+    /// A private anonymous mapping of reserved huge pages (`MAP_HUGETLB`).
+    MmapHuge,
+    /// A shared anonymous mapping.
+    MmapShared,
+}
+
+impl IoMem {
+    /// fio's name of each kind, in fio's order.
+    pub const NAMES: &'static [&'static str] =
+        &["malloc", "shm", "shmhuge", "mmap", "mmaphuge", "mmapshared"];
+
+    /// The kind fio calls `name`.
+    pub fn parse(name: &str) -> Option<IoMem> {
+        Some(match name {
+            "malloc" => IoMem::Malloc,
+            "shm" => IoMem::Shm,
+            "shmhuge" => IoMem::ShmHuge,
+            "mmap" => IoMem::Mmap,
+            "mmaphuge" => IoMem::MmapHuge,
+            "mmapshared" => IoMem::MmapShared,
+            _ => return None,
+        })
+    }
+
+    /// fio's name.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// True for the kinds that need reserved huge pages.
+    pub fn needs_huge_pages(self) -> bool {
+        matches!(self, IoMem::ShmHuge | IoMem::MmapHuge)
+    }
+}
+
+/// The reserved huge pages: (total, free, size in bytes), from
+/// /proc/meminfo (zeros when it does not say).
+pub fn huge_pages() -> (u64, u64, usize) {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let size = field("Hugepagesize:")
+        .and_then(|kb| usize::try_from(kb.checked_mul(1024)?).ok())
+        .filter(|s| s.is_power_of_two() && *s >= ALIGN)
+        .unwrap_or(HUGE_PAGE);
+    (
+        field("HugePages_Total:").unwrap_or(0),
+        field("HugePages_Free:").unwrap_or(0),
+        size,
+    )
+}
+
+/// The error for huge-page memory the kernel refused with `err`.
+fn no_huge_pages(kind: IoMem, err: std::io::Error) -> BufError {
+    let (total, free, _) = huge_pages();
+    BufError::NoHugePages {
+        kind: kind.name(),
+        free,
+        total,
+        reason: err.to_string(),
+    }
+}
+
 /// Why a buffer could not be made or viewed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BufError {
@@ -50,6 +137,28 @@ pub enum BufError {
     /// The allocator refused.
     #[error("cannot allocate an I/O buffer of {0} bytes: out of memory")]
     OutOfMemory(usize),
+    /// `iomem=shmhuge|mmaphuge` without free huge pages.
+    #[error("iomem={kind} needs free huge pages, and the system has {free} of {total} free ({reason}); reserve some (echo 64 > /proc/sys/vm/nr_hugepages) or use iomem=malloc")]
+    NoHugePages {
+        /// The kind asked for.
+        kind: &'static str,
+        /// Huge pages free.
+        free: u64,
+        /// Huge pages reserved in all.
+        total: u64,
+        /// What the kernel said.
+        reason: String,
+    },
+    /// The kernel refused the kind of memory asked for.
+    #[error("cannot allocate {len} bytes of iomem={kind} buffers: {reason}")]
+    Refused {
+        /// The kind asked for.
+        kind: &'static str,
+        /// Bytes asked for.
+        len: usize,
+        /// What the kernel said.
+        reason: String,
+    },
     /// A range outside the buffer.
     #[error("range {start}..{end} is outside the {len}-byte buffer")]
     OutOfBounds {
@@ -131,7 +240,10 @@ pub fn footprint(len: usize) -> usize {
 /// checked against the allocation.
 #[derive(Debug)]
 pub struct AlignedBuf {
+    /// The first usable byte (past `iomem_align` bytes of the allocation).
     ptr: NonNull<u8>,
+    /// The start of the allocation, to give it back.
+    base: NonNull<u8>,
     /// Bytes usable: the request rounded up to whole pages.
     len: usize,
     backing: Backing,
@@ -144,6 +256,9 @@ enum Backing {
     Heap(Layout),
     /// An anonymous mapping of its own, this long (whole huge pages).
     Mapped(usize),
+    /// A System V shared memory segment attached here, this long (its id
+    /// is already marked for removal: it goes when detached).
+    Shm(usize),
 }
 
 // SAFETY: the buffer owns its allocation and hands out access only through
@@ -173,6 +288,7 @@ impl AlignedBuf {
             .ok_or(BufError::OutOfMemory(size))?;
         Ok(AlignedBuf {
             ptr,
+            base: ptr,
             len: size,
             backing: Backing::Heap(layout),
         })
@@ -218,8 +334,128 @@ impl AlignedBuf {
         let ptr = NonNull::new(start).ok_or(BufError::OutOfMemory(size))?;
         Ok(AlignedBuf {
             ptr,
+            base: ptr,
             len: size,
             backing: Backing::Mapped(map_len),
+        })
+    }
+
+    /// At least `len` zeroed bytes of the kind of memory `mem` names,
+    /// starting `align` bytes past a page boundary (fio's `iomem_align`;
+    /// at most [`MAX_MEM_ALIGN`]). `IoMem::Malloc` with no offset is
+    /// [`AlignedBuf::zeroed`]. The huge-page kinds fail with
+    /// [`BufError::NoHugePages`] when none are free, as fio's do (fio
+    /// does not fall back either).
+    pub fn allocate(len: usize, mem: IoMem, align: usize) -> Result<AlignedBuf, BufError> {
+        if mem == IoMem::Malloc && align == 0 {
+            return Self::zeroed(len);
+        }
+        let limit = checked_len(len as u128 + align as u128)?;
+        if align as u64 > MAX_MEM_ALIGN {
+            return Err(BufError::TooLarge {
+                requested: len as u128 + align as u128,
+                limit,
+            });
+        }
+        let size = len.max(ALIGN).next_multiple_of(ALIGN);
+        // Whole pages past the start, then the buffer: `align` bytes in.
+        let total = size + align.next_multiple_of(ALIGN);
+        let mut b = match mem {
+            IoMem::Malloc => Self::zeroed(total)?,
+            IoMem::Shm | IoMem::ShmHuge => Self::shm(total, mem)?,
+            IoMem::Mmap | IoMem::MmapHuge | IoMem::MmapShared => Self::mmap(total, mem)?,
+        };
+        // In bounds: the allocation holds `align` rounded up plus `size`.
+        b.ptr =
+            NonNull::new(b.base.as_ptr().wrapping_add(align)).ok_or(BufError::OutOfMemory(size))?;
+        b.len = size;
+        Ok(b)
+    }
+
+    /// `size` bytes of System V shared memory (in huge pages for
+    /// `IoMem::ShmHuge`), marked for removal at once so it never outlives
+    /// the buffer.
+    fn shm(size: usize, mem: IoMem) -> Result<AlignedBuf, BufError> {
+        let (mut flags, mut len) = (libc::IPC_CREAT | 0o600, size);
+        if mem == IoMem::ShmHuge {
+            flags |= libc::SHM_HUGETLB;
+            len = size.next_multiple_of(huge_pages().2);
+        }
+        // SAFETY: plain System V calls; the segment is private to this process.
+        unsafe {
+            let id = libc::shmget(libc::IPC_PRIVATE, len, flags);
+            if id < 0 {
+                let e = std::io::Error::last_os_error();
+                return Err(if mem == IoMem::ShmHuge {
+                    no_huge_pages(mem, e)
+                } else {
+                    BufError::Refused {
+                        kind: mem.name(),
+                        len,
+                        reason: e.to_string(),
+                    }
+                });
+            }
+            let at = libc::shmat(id, std::ptr::null(), 0);
+            let e = std::io::Error::last_os_error();
+            libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
+            if at as isize == -1 {
+                return Err(BufError::Refused {
+                    kind: mem.name(),
+                    len,
+                    reason: e.to_string(),
+                });
+            }
+            let ptr = NonNull::new(at.cast::<u8>()).ok_or(BufError::OutOfMemory(len))?;
+            Ok(AlignedBuf {
+                ptr,
+                base: ptr,
+                len,
+                backing: Backing::Shm(len),
+            })
+        }
+    }
+
+    /// `size` bytes of an anonymous mapping: private, shared, or of huge pages.
+    fn mmap(size: usize, mem: IoMem) -> Result<AlignedBuf, BufError> {
+        let (mut flags, mut len) = (libc::MAP_ANONYMOUS | libc::MAP_PRIVATE, size);
+        match mem {
+            IoMem::MmapShared => flags = libc::MAP_ANONYMOUS | libc::MAP_SHARED,
+            IoMem::MmapHuge => {
+                flags |= libc::MAP_HUGETLB;
+                len = size.next_multiple_of(huge_pages().2);
+            }
+            _ => {}
+        }
+        // SAFETY: a fresh anonymous mapping; nothing else refers to it.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            let e = std::io::Error::last_os_error();
+            return Err(if mem == IoMem::MmapHuge {
+                no_huge_pages(mem, e)
+            } else {
+                BufError::Refused {
+                    kind: mem.name(),
+                    len,
+                    reason: e.to_string(),
+                }
+            });
+        }
+        let ptr = NonNull::new(base.cast::<u8>()).ok_or(BufError::OutOfMemory(len))?;
+        Ok(AlignedBuf {
+            ptr,
+            base: ptr,
+            len,
+            backing: Backing::Mapped(len),
         })
     }
 
@@ -240,7 +476,7 @@ impl AlignedBuf {
     pub fn footprint(&self) -> usize {
         match self.backing {
             Backing::Heap(layout) => layout.size(),
-            Backing::Mapped(map_len) => map_len,
+            Backing::Mapped(map_len) | Backing::Shm(map_len) => map_len,
         }
     }
 
@@ -305,10 +541,14 @@ impl Drop for AlignedBuf {
     fn drop(&mut self) {
         match self.backing {
             // SAFETY: allocated in `zeroed` with this layout.
-            Backing::Heap(layout) => unsafe { System.dealloc(self.ptr.as_ptr(), layout) },
-            // SAFETY: mapped in `mapped`, this long, from this address.
+            Backing::Heap(layout) => unsafe { System.dealloc(self.base.as_ptr(), layout) },
+            // SAFETY: mapped in `mapped` or `mmap`, this long, from this address.
             Backing::Mapped(len) => unsafe {
-                libc::munmap(self.ptr.as_ptr().cast(), len);
+                libc::munmap(self.base.as_ptr().cast(), len);
+            },
+            // SAFETY: attached in `shm` at this address.
+            Backing::Shm(_) => unsafe {
+                libc::shmdt(self.base.as_ptr().cast());
             },
         }
     }

@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod buffer;
+pub mod data;
 pub mod engine;
 pub mod files;
 pub mod job;

@@ -11,6 +11,7 @@ mod jobstats;
 pub mod live;
 pub mod logs;
 mod order;
+pub mod placement;
 mod progress;
 pub mod steady;
 mod verify;
@@ -253,6 +254,9 @@ fn plan<'a>(jobs: &'a [JobSpec], space: &FileSpace) -> Result<Vec<Planned<'a>>, 
     let mut thread_number = 0u32;
     let log_files = Arc::new(logs::LogFiles::default());
     let (mut run_set, mut group) = (0u32, 0u32);
+    // fio's thread numbers: every clone of every job, in order.
+    let threads = jobs.iter().fold(0u32, |n, j| n.saturating_add(j.numjobs));
+    let mut thread = 0u32;
     for (i, job) in jobs.iter().enumerate() {
         if i > 0 && job.stonewall {
             run_set += 1;
@@ -303,7 +307,10 @@ fn plan<'a>(jobs: &'a [JobSpec], space: &FileSpace) -> Result<Vec<Planned<'a>>, 
                 files,
                 budget,
                 seed,
+                thread,
+                threads,
             });
+            thread = thread.saturating_add(1);
         }
         out.push(Planned {
             job,

@@ -10,6 +10,7 @@ use super::logs::{JobLogs, LogFiles};
 use super::steady::SteadyWatch;
 use super::verify::{Backlog, ReadBack, WrittenBlocks};
 use crate::buffer::AlignedBuf;
+use crate::data::{Content, Participation};
 use crate::engine::{self, EngineSetup, JobFiles, SlotMemory};
 use crate::files::{open_for_job, FilePlan};
 use crate::job::spec::{Dir, JobSpec, Verify};
@@ -73,6 +74,12 @@ pub struct WorkerPlan {
     pub budget: Option<u64>,
     /// Seed of its random generators.
     pub seed: u64,
+    /// Its number among all the run's threads (0-based, in job order, as
+    /// fio's thread number): `cpus_allowed_policy=split` and
+    /// `dedupe_global` place it by this.
+    pub thread: u32,
+    /// The run's threads in all.
+    pub threads: u32,
 }
 
 /// The I/O a slot holds, until it completes.
@@ -111,13 +118,27 @@ pub fn run_worker(
 }
 
 /// The slot memory of a clone: `depth` slots of the largest block size
-/// (rounded up to 4 KiB) filled with random data from `seed`.
-fn slot_memory(job: &JobSpec, depth: u32, seed: u64) -> std::io::Result<Arc<SlotMemory>> {
+/// (rounded up to 4 KiB), of the memory `iomem` names starting
+/// `iomem_align` bytes past a page, each filled by `content` (random data
+/// unless the data options say otherwise), so every page is touched
+/// before the job starts.
+fn slot_memory(
+    job: &JobSpec,
+    depth: u32,
+    content: &mut Content,
+) -> std::io::Result<Arc<SlotMemory>> {
     // Sizes in u128: block size × depth from the options never wraps
     // before AlignedBuf checks it against its bound.
     let slot_size = u128::from(job.max_bs()).next_multiple_of(4096);
-    let buffer = crate::buffer::checked_len(slot_size * u128::from(depth))
-        .and_then(|_| AlignedBuf::random((slot_size * u128::from(depth)) as usize, seed))
+    let align = usize::try_from(job.data.mem_align).unwrap_or(usize::MAX);
+    let mut buffer = crate::buffer::checked_len(slot_size * u128::from(depth))
+        .and_then(|_| {
+            AlignedBuf::allocate(
+                (slot_size * u128::from(depth)) as usize,
+                job.data.iomem,
+                align,
+            )
+        })
         .map_err(|e| {
             let e = std::io::Error::from(e);
             std::io::Error::new(
@@ -130,7 +151,15 @@ fn slot_memory(job: &JobSpec, depth: u32, seed: u64) -> std::io::Result<Arc<Slot
             )
         })?;
     // Within the buffer's bound, hence a usize.
-    SlotMemory::new(buffer, slot_size as usize, depth)
+    let slot_len = slot_size as usize;
+    for slot in buffer
+        .as_mut_slice()
+        .chunks_mut(slot_len)
+        .take(depth as usize)
+    {
+        content.fill(slot);
+    }
+    SlotMemory::new(buffer, slot_len, depth)
 }
 
 /// A job clone's resources and running state: its files, the buffer cut
@@ -172,6 +201,8 @@ struct Worker<'a> {
     logs: Option<JobLogs>,
     /// The steady-state watch (`ss=`) and whether this clone samples it.
     steady: Option<(Arc<SteadyWatch>, bool)>,
+    /// What each write holds (the data options).
+    content: Content,
 }
 
 impl<'a> Worker<'a> {
@@ -185,6 +216,7 @@ impl<'a> Worker<'a> {
         cue: Cue,
         stats: &mut JobStats,
     ) -> std::io::Result<()> {
+        super::placement::apply(&job.placement, plan.thread)?;
         let info = engine::find(&job.ioengine).ok_or_else(|| {
             std::io::Error::other(format!("engine '{}' is not supported", job.ioengine))
         })?;
@@ -203,7 +235,16 @@ impl<'a> Worker<'a> {
         } else {
             1
         };
-        let memory = slot_memory(job, depth, plan.seed)?;
+        let mut content = Content::new(
+            job,
+            plan.seed,
+            Participation {
+                thread: plan.thread,
+                threads: plan.threads,
+                region_bytes: regions.iter().map(|r| r.len).sum(),
+            },
+        );
+        let memory = slot_memory(job, depth, &mut content)?;
         let mut engine = (info.create)(EngineSetup {
             files: Arc::clone(&files),
             memory: Arc::clone(&memory),
@@ -242,6 +283,7 @@ impl<'a> Worker<'a> {
             iolog,
             logs,
             steady: plan.steady.clone(),
+            content,
             memory,
             inflight: vec![
                 InFlight {

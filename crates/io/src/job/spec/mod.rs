@@ -9,7 +9,7 @@ mod placement;
 mod steady;
 mod verify;
 
-pub use data::DataOpts;
+pub use data::{DataOpts, DedupeMode};
 pub use engine::EngineOpts;
 pub use logs::{LogOpts, LogWindow};
 pub use pacing::{ErrorClasses, ExitWhat, Pacing, RateProcess, SubmitMode, ThinkCount};
@@ -17,7 +17,7 @@ pub use pattern::{
     AccessZone, Fallocate, FileService, PatternOpts, Sequencer, UnifiedReporting, ZoneMode,
     ZoneSplit, Zones,
 };
-pub use placement::Placement;
+pub use placement::{CpusPolicy, MemPolicy, Placement};
 pub use steady::{SteadyLimit, SteadyMetric, SteadyOpts};
 pub use verify::VerifyOpts;
 

@@ -12,7 +12,7 @@ use crate::runner::jobstats::{batch_bucket, depth_bucket, JobStats};
 use crate::runner::logs::Sample;
 use crate::runner::verify;
 use crate::stats::{LatencyRecorder, Timeline};
-use crate::workload::{stamp_block, verify_block, Flow, NextIo, OffsetGenerator, RateLimiter};
+use crate::workload::{verify_block, Flow, NextIo, OffsetGenerator, RateLimiter};
 use pace::Pace;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -342,8 +342,10 @@ impl Worker<'_> {
             Dir::Write => {
                 self.write_seq += 1;
                 // SAFETY: the slot was just taken from the free list.
-                let buf = unsafe { self.slot(slot, io.len as usize) };
-                stamp_block(buf, io.offset, self.write_seq, verify_writes);
+                let buf = unsafe { self.memory.slot_mut(slot, io.len as usize) };
+                // The data options: refill, scramble, verify header (crate::data).
+                self.content
+                    .before_write(buf, io.offset, self.write_seq, verify_writes);
                 Op::Write
             }
         };
