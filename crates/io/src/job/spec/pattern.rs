@@ -147,6 +147,10 @@ pub struct PatternOpts {
     pub fallocate: Fallocate,
     /// `unified_rw_reporting`.
     pub unified_rw_reporting: UnifiedReporting,
+    /// `random_distribution=zipf:θ:base` (pareto, normal too): where the
+    /// hottest block lands, as a fraction of the region (fio's center);
+    /// `None`: a place drawn from the seed.
+    pub random_base: Option<f64>,
 }
 
 impl PatternOpts {
@@ -199,6 +203,7 @@ impl Default for PatternOpts {
             create_on_open: false,
             fallocate: Fallocate::Posix,
             unified_rw_reporting: UnifiedReporting::None,
+            random_base: None,
         }
     }
 }
