@@ -167,7 +167,7 @@ impl PatternOpts {
     /// `zonerange` defaulting to `zonesize`. Like fio, only a job with one
     /// open file uses them.
     pub fn zones(&self, open_files: u64) -> Option<Zones> {
-        (self.zonemode == ZoneMode::Strided && self.zone_size > 0 && open_files == 1).then(|| {
+        (self.zonemode == ZoneMode::Strided && self.zone_size > 0 && open_files == 1).then_some(
             Zones {
                 size: self.zone_size,
                 range: if self.zone_range == 0 {
@@ -176,8 +176,8 @@ impl PatternOpts {
                     self.zone_range
                 },
                 skip: self.zone_skip,
-            }
-        })
+            },
+        )
     }
 }
 
