@@ -311,7 +311,7 @@ fn parse_file_service(v: &str) -> Result<(FileService, u32), ValueError> {
                 Distribution::Zipf(t) => FileService::Zipf(t),
                 Distribution::Pareto(h) => FileService::Pareto(h),
                 Distribution::Normal(s) => FileService::Normal(s),
-                _ => unreachable!("parse_distribution_param gives zipf, pareto or normal"),
+                _ => return Err(expected(v, "zipf:θ, pareto:h or normal:σ")),
             };
             (d, 1)
         }
