@@ -4,7 +4,8 @@
 use super::{OptionDef, OptionError, Problem, MAX_NRFILES};
 use crate::files::MAX_FILE_END;
 use crate::job::spec::{
-    Distribution, Fallocate, FileService, JobSpec, Pattern, Sequencer, UnifiedReporting, ZoneMode,
+    Dir, Distribution, Fallocate, FileService, JobSpec, Pattern, Sequencer, UnifiedReporting,
+    Verify, ZoneMode,
 };
 use crate::job::values::{
     parse_block, parse_bool, parse_count, parse_count_in, parse_distribution,
@@ -341,6 +342,25 @@ pub(super) fn validate(job: &JobSpec) -> Result<(), OptionError> {
             ),
         ));
     }
+    // plumb's verify keeps one mark per block: writes that overlap
+    // blocks (offsets off the block size) cannot be checked.
+    if job.verify != Verify::None {
+        for d in [Dir::Read, Dir::Write] {
+            let (Some(ba), true) = (p.blockalign[d.index()], job.rw.does(d)) else {
+                continue;
+            };
+            let bs = job.bs[d.index()].min();
+            if ba % bs != 0 {
+                return Err(err(
+                    "blockalign",
+                    expected(
+                        &ba.to_string(),
+                        &format!("a multiple of the block size ({bs}) with verify"),
+                    ),
+                ));
+            }
+        }
+    }
     if p.zonemode == ZoneMode::Strided && p.zone_size == 0 {
         return Err(err(
             "zonemode",
@@ -414,6 +434,13 @@ mod tests {
         assert!(matches!(j.pattern.file_service, FileService::Normal(_)));
         assert!(job(&[("file_service_type", "random:0")]).is_err());
         assert!(job(&[("file_service_type", "lottery")]).is_err());
+    }
+
+    #[test]
+    fn verify_needs_whole_block_alignment() {
+        let e = job(&[("rw", "randwrite"), ("verify", "crc32c"), ("ba", "512")]).unwrap_err();
+        assert_eq!(e.option, "blockalign");
+        assert!(job(&[("rw", "randwrite"), ("verify", "crc32c"), ("ba", "8k")]).is_ok());
     }
 
     #[test]
