@@ -11,9 +11,12 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Command;
 
+/// One logged I/O: file, action, offset, length.
+type Io = (String, String, u64, u64);
+
 /// The I/Os of an iolog, fio's v3 (with times) or v2 (plumb's), each as
 /// (file, action, offset, length), in the order they were issued.
-fn ios(path: &Path) -> Vec<(String, String, u64, u64)> {
+fn ios(path: &Path) -> Vec<Io> {
     let text =
         std::fs::read_to_string(path).unwrap_or_else(|e| panic!("iolog {}: {e}", path.display()));
     text.lines()
@@ -39,7 +42,7 @@ fn ios(path: &Path) -> Vec<(String, String, u64, u64)> {
 }
 
 /// Runs the real fio with `args` and `--write_iolog` in `dir`; its I/Os.
-fn fio_ios(dir: &Path, args: &[&str]) -> Vec<(String, String, u64, u64)> {
+fn fio_ios(dir: &Path, args: &[&str]) -> Vec<Io> {
     require_tool("fio", "--version", "fio");
     let out = Command::new("fio")
         .args(args)
@@ -57,7 +60,7 @@ fn fio_ios(dir: &Path, args: &[&str]) -> Vec<(String, String, u64, u64)> {
 
 /// Runs `plumb fio` with `args` and `--write_iolog` in `dir`; the I/Os of
 /// every clone (`io.log`, `io.log.1`, ...), clone by clone.
-fn plumb_ios(dir: &Path, args: &[&str]) -> Vec<(String, String, u64, u64)> {
+fn plumb_ios(dir: &Path, args: &[&str]) -> Vec<Io> {
     let mut all = vec!["fio", "--ioengine=psync", "--write_iolog=io.log"];
     all.extend_from_slice(args);
     let r = plumb(dir, &all);
@@ -74,12 +77,7 @@ fn plumb_ios(dir: &Path, args: &[&str]) -> Vec<(String, String, u64, u64)> {
 }
 
 /// Both tools' I/Os for the same job, each in a fresh directory.
-fn both(
-    args: &[&str],
-) -> (
-    Vec<(String, String, u64, u64)>,
-    Vec<(String, String, u64, u64)>,
-) {
+fn both(args: &[&str]) -> (Vec<Io>, Vec<Io>) {
     let (f, p) = (workdir(), workdir());
     (fio_ios(f.path(), args), plumb_ios(p.path(), args))
 }
@@ -339,7 +337,7 @@ fn random_modifiers_keep_fios_shape() {
 }
 
 /// The share of `ios` with an offset below `limit`.
-fn share_below(ios: &[(String, String, u64, u64)], dir: &str, limit: u64) -> f64 {
+fn share_below(ios: &[Io], dir: &str, limit: u64) -> f64 {
     let of_dir: Vec<_> = ios.iter().filter(|io| io.1 == dir).collect();
     of_dir.iter().filter(|io| io.2 < limit).count() as f64 / of_dir.len().max(1) as f64
 }

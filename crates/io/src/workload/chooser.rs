@@ -13,20 +13,47 @@ pub(super) enum BlockChooser {
     /// Uniform with repeats (`norandommap`).
     Uniform,
     /// Zipf rank, spread over the region by a fixed permutation.
-    Zipf {
-        zipf: Zipf<f64>,
-        spread: Permutation,
-    },
+    Zipf { zipf: Zipf<f64>, spread: Spread },
     /// fio's pareto: rank = (n-1)·u^(ln h / ln(1-h)).
-    Pareto { power: f64, spread: Permutation },
+    Pareto { power: f64, spread: Spread },
     /// Normal around the middle of the region.
-    Normal {
-        normal: Normal<f64>,
-        spread: Permutation,
-    },
+    Normal { normal: Normal<f64>, spread: Spread },
     /// `zoned`/`zoned_abs`: a zone by its share of the accesses, then a
     /// uniform block inside it.
     Zoned(Box<ZoneTables>),
+}
+
+/// Ranks of a skewed distribution spread over the region: a fixed
+/// permutation, turned so the hottest rank lands where the distribution's
+/// base says (fio's center), or where the permutation puts it.
+pub(super) struct Spread {
+    perm: Permutation,
+    shift: u64,
+}
+
+impl Spread {
+    fn new(blocks: u64, seed: u64, base: Option<f64>) -> Spread {
+        let perm = Permutation::new(blocks, seed);
+        let shift = match base {
+            // The block the base names, less where rank 0 lands, mod blocks.
+            Some(b) => {
+                let at = ((blocks as f64 * b) as u64).min(blocks - 1);
+                (at + blocks - perm.get(0)) % blocks
+            }
+            None => 0,
+        };
+        Spread { perm, shift }
+    }
+
+    #[inline]
+    fn get(&self, rank: u64) -> u64 {
+        let b = self.perm.get(rank) + self.shift;
+        if b >= self.perm.len() {
+            b - self.perm.len()
+        } else {
+            b
+        }
+    }
 }
 
 /// A `random_distribution` whose parameters cannot describe a distribution.
@@ -36,15 +63,18 @@ pub struct DistributionError(pub(super) Distribution, pub(super) u64);
 
 impl BlockChooser {
     /// The chooser of `dist` over `blocks` blocks of `align` bytes;
-    /// `norandommap` turns the uniform map into draws with repeats.
+    /// `norandommap` turns the uniform map into draws with repeats; `base`
+    /// places a skewed distribution's hottest block (a fraction of the
+    /// region).
     pub(super) fn new(
         dist: &Distribution,
         norandommap: bool,
+        base: Option<f64>,
         blocks: u64,
         align: u64,
         rng: &mut SmallRng,
     ) -> Result<BlockChooser, DistributionError> {
-        let spread = Permutation::new(blocks, rng.next_u64());
+        let spread = Spread::new(blocks.max(1), rng.next_u64(), base);
         let bad = || DistributionError(dist.clone(), blocks);
         Ok(match dist {
             Distribution::Uniform if norandommap => BlockChooser::Uniform,
@@ -206,6 +236,7 @@ mod tests {
         let mut c = BlockChooser::new(
             &Distribution::Zoned(Box::new(split)),
             true,
+            None,
             1000,
             4096,
             &mut rng,
@@ -217,6 +248,25 @@ mod tests {
             .count() as f64;
         assert!((first / n as f64 - 0.6).abs() < 0.02, "{first}");
         assert!((0..1000).all(|_| c.next(1000, Dir::Write, &mut rng) < 500));
+    }
+
+    #[test]
+    fn a_base_places_the_hottest_block() {
+        let mut rng = SmallRng::seed_from_u64(5);
+        let mut c = BlockChooser::new(
+            &Distribution::Zipf(3.0),
+            true,
+            Some(0.25),
+            1000,
+            4096,
+            &mut rng,
+        )
+        .unwrap();
+        let hits = (0..1000)
+            .filter(|_| c.next(1000, Dir::Read, &mut rng) == 250)
+            .count();
+        // θ = 3: rank 0 takes about 83% of the draws.
+        assert!(hits > 700, "{hits}");
     }
 
     #[test]

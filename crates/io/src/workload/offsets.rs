@@ -90,6 +90,7 @@ impl OffsetGenerator {
                         BlockChooser::new(
                             &job.random_distribution,
                             job.norandommap,
+                            job.pattern.random_base,
                             blocks,
                             align,
                             &mut rng,

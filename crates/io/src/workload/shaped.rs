@@ -186,7 +186,7 @@ impl Shape {
         let skew = |d: Distribution| {
             // Files ranked by the distribution over the file count.
             let mut rng = SmallRng::seed_from_u64(job.randseed ^ 0xf11e);
-            BlockChooser::new(&d, true, n.max(1), 1, &mut rng).ok()
+            BlockChooser::new(&d, true, None, n.max(1), 1, &mut rng).ok()
         };
         let skewed = match p.file_service {
             FileService::Zipf(t) => skew(Distribution::Zipf(t)),

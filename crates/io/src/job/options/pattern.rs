@@ -4,11 +4,12 @@
 use super::{OptionDef, OptionError, Problem, MAX_NRFILES};
 use crate::files::MAX_FILE_END;
 use crate::job::spec::{
-    Distribution, Fallocate, FileService, JobSpec, Pattern, Sequencer, UnifiedReporting, ZoneMode,
+    Dir, Distribution, Fallocate, FileService, JobSpec, Pattern, Sequencer, UnifiedReporting,
+    Verify, ZoneMode,
 };
 use crate::job::values::{
-    parse_block, parse_bool, parse_count, parse_count_in, parse_distribution_param, parse_percent,
-    set_per_dir, ValueError,
+    parse_block, parse_bool, parse_count, parse_count_in, parse_distribution,
+    parse_distribution_param, parse_percent, set_per_dir, ValueError,
 };
 use crate::units::{parse_size, parse_size_spec, SizeSpec};
 
@@ -257,6 +258,33 @@ pub(super) fn set_rw(job: &mut JobSpec, v: &str) -> Result<(), ValueError> {
     Ok(())
 }
 
+/// `random_distribution`: the distribution, and for zipf, pareto and
+/// normal fio's optional base after a second `:` (`zipf:1.2:0.25`): where
+/// in the region, as a fraction in [0, 1], the hottest block lands.
+pub(super) fn set_random_distribution(job: &mut JobSpec, v: &str) -> Result<(), ValueError> {
+    let skewed = ["zipf:", "pareto:", "normal:", "gauss:"]
+        .iter()
+        .any(|k| v.starts_with(k));
+    let (dist, base) = match v.rsplit_once(':') {
+        Some((head, base)) if skewed && head.contains(':') => (head, Some(base)),
+        _ => (v, None),
+    };
+    job.random_distribution = parse_distribution(dist)?;
+    job.pattern.random_base = match base {
+        None => None,
+        Some(b) => match b.trim().parse::<f64>() {
+            Ok(x) if (0.0..=1.0).contains(&x) => Some(x),
+            _ => {
+                return Err(expected(
+                    v,
+                    "a base between 0 and 1 after the parameter, e.g. zipf:1.2:0.25",
+                ))
+            }
+        },
+    };
+    Ok(())
+}
+
 /// Most I/Os on one file before switching (`file_service_type=...:N`).
 const MAX_FILE_SERVICE_NR: u64 = 1 << 30;
 
@@ -284,7 +312,7 @@ fn parse_file_service(v: &str) -> Result<(FileService, u32), ValueError> {
                 Distribution::Zipf(t) => FileService::Zipf(t),
                 Distribution::Pareto(h) => FileService::Pareto(h),
                 Distribution::Normal(s) => FileService::Normal(s),
-                _ => unreachable!("parse_distribution_param gives zipf, pareto or normal"),
+                _ => return Err(expected(v, "zipf:θ, pareto:h or normal:σ")),
             };
             (d, 1)
         }
@@ -313,6 +341,25 @@ pub(super) fn validate(job: &JobSpec) -> Result<(), OptionError> {
                 "usable with zonemode=none (give zonemode=strided, as fio 3.33 asks)",
             ),
         ));
+    }
+    // plumb's verify keeps one mark per block: writes that overlap
+    // blocks (offsets off the block size) cannot be checked.
+    if job.verify != Verify::None {
+        for d in [Dir::Read, Dir::Write] {
+            let (Some(ba), true) = (p.blockalign[d.index()], job.rw.does(d)) else {
+                continue;
+            };
+            let bs = job.bs[d.index()].min();
+            if ba % bs != 0 {
+                return Err(err(
+                    "blockalign",
+                    expected(
+                        &ba.to_string(),
+                        &format!("a multiple of the block size ({bs}) with verify"),
+                    ),
+                ));
+            }
+        }
     }
     if p.zonemode == ZoneMode::Strided && p.zone_size == 0 {
         return Err(err(
@@ -387,6 +434,25 @@ mod tests {
         assert!(matches!(j.pattern.file_service, FileService::Normal(_)));
         assert!(job(&[("file_service_type", "random:0")]).is_err());
         assert!(job(&[("file_service_type", "lottery")]).is_err());
+    }
+
+    #[test]
+    fn verify_needs_whole_block_alignment() {
+        let e = job(&[("rw", "randwrite"), ("verify", "crc32c"), ("ba", "512")]).unwrap_err();
+        assert_eq!(e.option, "blockalign");
+        assert!(job(&[("rw", "randwrite"), ("verify", "crc32c"), ("ba", "8k")]).is_ok());
+    }
+
+    #[test]
+    fn distribution_base() {
+        let j = job(&[("random_distribution", "zipf:1.2:0.25")]).unwrap();
+        assert_eq!(j.random_distribution, Distribution::Zipf(1.2));
+        assert_eq!(j.pattern.random_base, Some(0.25));
+        let j = job(&[("random_distribution", "zipf:1.2")]).unwrap();
+        assert_eq!(j.pattern.random_base, None);
+        assert!(job(&[("random_distribution", "normal:10:1.5")]).is_err());
+        assert!(job(&[("random_distribution", "zipf:1.2:nan")]).is_err());
+        assert!(job(&[("random_distribution", "zoned:50/50:50/50:0.5")]).is_err());
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::engine;
 use crate::job::spec::{BlockSize, Verify};
 use crate::job::values::{
     parse_block, parse_bool, parse_bsrange, parse_bssplit, parse_count, parse_count_in,
-    parse_distribution, parse_percent, set_opt_per_dir, set_per_dir, ValueError,
+    parse_percent, set_opt_per_dir, set_per_dir, ValueError,
 };
 use crate::units::{parse_duration_at_most, parse_size, parse_size_spec};
 
@@ -272,11 +272,8 @@ pub static OPTIONS: &[OptionDef] = &[
         "random_distribution",
         [],
         false,
-        "random, zipf:θ, pareto:h, normal:σ, zoned:60/10:40/90, zoned_abs:60/1g:40/",
-        |j, v| {
-            j.random_distribution = parse_distribution(v)?;
-            Ok(())
-        }
+        "random, zipf:θ[:base], pareto:h[:base], normal:σ[:base], zoned:60/10:40/90, zoned_abs:60/1g:40/3g",
+        super::pattern::set_random_distribution
     ),
     opt!(
         "randrepeat",

@@ -147,6 +147,10 @@ pub struct PatternOpts {
     pub fallocate: Fallocate,
     /// `unified_rw_reporting`.
     pub unified_rw_reporting: UnifiedReporting,
+    /// `random_distribution=zipf:θ:base` (pareto, normal too): where the
+    /// hottest block lands, as a fraction of the region (fio's center);
+    /// `None`: a place drawn from the seed.
+    pub random_base: Option<f64>,
 }
 
 impl PatternOpts {
@@ -163,7 +167,7 @@ impl PatternOpts {
     /// `zonerange` defaulting to `zonesize`. Like fio, only a job with one
     /// open file uses them.
     pub fn zones(&self, open_files: u64) -> Option<Zones> {
-        (self.zonemode == ZoneMode::Strided && self.zone_size > 0 && open_files == 1).then(|| {
+        (self.zonemode == ZoneMode::Strided && self.zone_size > 0 && open_files == 1).then_some(
             Zones {
                 size: self.zone_size,
                 range: if self.zone_range == 0 {
@@ -172,8 +176,8 @@ impl PatternOpts {
                     self.zone_range
                 },
                 skip: self.zone_skip,
-            }
-        })
+            },
+        )
     }
 }
 
@@ -199,6 +203,7 @@ impl Default for PatternOpts {
             create_on_open: false,
             fallocate: Fallocate::Posix,
             unified_rw_reporting: UnifiedReporting::None,
+            random_base: None,
         }
     }
 }
