@@ -14,6 +14,8 @@ pub const INFO: EngineInfo = EngineInfo {
     caps: EngineCaps {
         is_async: true,
         diskless: false,
+        by_path: false,
+        own_latency: false,
     },
     create,
 };

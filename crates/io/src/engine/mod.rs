@@ -7,14 +7,24 @@
 //! when they are dropped. The runner decides when to submit, so the batching
 //! policy lives in one place.
 
+mod cpuio;
+mod falloc;
+mod ftruncate;
 mod io_uring;
 mod libaio;
 pub mod memory;
+mod metadata;
+mod mmap;
 mod null;
+mod posixaio;
 mod psync;
+mod pvsync;
 mod sync;
 
+pub use cpuio::pacing as cpuio_pacing;
 pub use memory::{JobFiles, SlotMemory};
+use crate::files::FilePlan;
+use crate::job::spec::EngineOpts;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
@@ -61,6 +71,11 @@ pub struct EngineSetup {
     pub memory: Arc<SlotMemory>,
     /// Most requests in flight at once (at most the number of slots).
     pub depth: u32,
+    /// The files by name, for an engine that works on paths
+    /// ([`EngineCaps::by_path`]); empty for the others.
+    pub paths: Vec<FilePlan>,
+    /// The job's engine options.
+    pub options: EngineOpts,
 }
 
 impl EngineSetup {
@@ -79,6 +94,13 @@ pub trait IoEngine {
     /// Submits what is queued, waits for at least `min` completions and appends
     /// up to `max` of those available to `out`.
     fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()>;
+    /// For an engine that times its own operations
+    /// ([`EngineCaps::own_latency`]): the latency of the operation the last
+    /// request made, in ns, or `None` when it made none (a request on a
+    /// file whose operation is done moves no bytes and takes no time).
+    fn op_latency(&mut self) -> Option<u64> {
+        None
+    }
 }
 
 /// Capabilities of an engine, as fio's engine flags.
@@ -86,8 +108,24 @@ pub trait IoEngine {
 pub struct EngineCaps {
     /// Requests complete later; `iodepth` applies.
     pub is_async: bool,
-    /// No data moves and no file is needed (fio's diskless engines).
+    /// No data moves and no file is laid out (fio's diskless engines).
     pub diskless: bool,
+    /// The engine works on file names, not on descriptors the runner opens
+    /// (fio's file operation engines): it gets [`EngineSetup::paths`].
+    pub by_path: bool,
+    /// The engine times its operations itself, and only they are latency
+    /// samples ([`IoEngine::op_latency`]), as fio's `FIO_NOSTATS` engines.
+    pub own_latency: bool,
+}
+
+impl EngineCaps {
+    /// A synchronous engine on open files (psync and its kin).
+    pub const SYNC: EngineCaps = EngineCaps {
+        is_async: false,
+        diskless: false,
+        by_path: false,
+        own_latency: false,
+    };
 }
 
 /// A registered engine.
@@ -107,6 +145,17 @@ pub static ENGINES: &[EngineInfo] = &[
     psync::INFO,
     sync::INFO,
     null::INFO,
+    pvsync::PVSYNC,
+    pvsync::PVSYNC2,
+    sync::VSYNC,
+    posixaio::INFO,
+    mmap::INFO,
+    metadata::FILECREATE,
+    metadata::FILESTAT,
+    metadata::FILEDELETE,
+    ftruncate::INFO,
+    falloc::INFO,
+    cpuio::INFO,
 ];
 
 /// Finds an engine by its fio name.

@@ -10,6 +10,8 @@ pub const INFO: EngineInfo = EngineInfo {
     caps: EngineCaps {
         is_async: true,
         diskless: true,
+        by_path: false,
+        own_latency: false,
     },
     create,
 };

@@ -11,10 +11,7 @@ use std::sync::Arc;
 /// Registry entry.
 pub const INFO: EngineInfo = EngineInfo {
     name: "psync",
-    caps: EngineCaps {
-        is_async: false,
-        diskless: false,
-    },
+    caps: EngineCaps::SYNC,
     create,
 };
 

@@ -121,6 +121,19 @@ fn slot_memory(job: &JobSpec, depth: u32, seed: u64) -> std::io::Result<Arc<Slot
     SlotMemory::new(buffer, slot_size as usize, depth)
 }
 
+/// The job as an engine runs it, when the engine needs a change: `cpuio`
+/// paces its bursts with the rate limit, one burst of `cpuchunks` every
+/// `cpuchunks × 100 / cpuload` (fio's think time between bursts).
+fn engine_pacing(job: &JobSpec, info: &engine::EngineInfo) -> Option<JobSpec> {
+    (info.name == "cpuio").then(|| {
+        let mut paced = job.clone();
+        let bytes_per_sec = engine::cpuio_pacing(&job.engine, job.min_bs());
+        paced.rate = [Some(bytes_per_sec); 2];
+        paced.rate_iops = [None; 2];
+        paced
+    })
+}
+
 /// A job clone's resources and running state: its files, the buffer cut
 /// into one slot per queue entry, what each slot holds, and the sync,
 /// verify and iolog bookkeeping.
@@ -154,6 +167,8 @@ struct Worker<'a> {
     dirty: Vec<bool>,
     /// The iolog being written (`write_iolog=`).
     iolog: Option<IologWriter>,
+    /// The engine times its own operations ([`engine::EngineCaps::own_latency`]).
+    own_latency: bool,
 }
 
 impl<'a> Worker<'a> {
@@ -169,7 +184,10 @@ impl<'a> Worker<'a> {
         let info = engine::find(&job.ioengine).ok_or_else(|| {
             std::io::Error::other(format!("engine '{}' is not supported", job.ioengine))
         })?;
-        let files: JobFiles = if info.caps.diskless {
+        // An engine's own needs: files it opens itself, and cpuio's pace.
+        let paced_job = engine_pacing(job, info);
+        let job = paced_job.as_ref().unwrap_or(job);
+        let files: JobFiles = if info.caps.diskless || info.caps.by_path {
             Arc::new([])
         } else {
             plan.files
@@ -189,6 +207,8 @@ impl<'a> Worker<'a> {
             files: Arc::clone(&files),
             memory: Arc::clone(&memory),
             depth,
+            paths: plan.files.clone(),
+            options: job.engine.clone(),
         })?;
         let written = if job.verify != Verify::None && job.rw.does(Dir::Write) {
             WrittenBlocks::new(&regions, job.min_bs())?
@@ -232,6 +252,7 @@ impl<'a> Worker<'a> {
             sync_every: job.fsync.max(job.fdatasync),
             sync_file: None,
             verify_reads: job.verify != Verify::None && job.rw.does(Dir::Read),
+            own_latency: info.caps.own_latency,
         };
         let mut gen = OffsetGenerator::new(job, &w.regions, plan.budget, plan.seed)
             .map_err(std::io::Error::other)?;

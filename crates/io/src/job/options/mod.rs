@@ -168,7 +168,10 @@ pub const BOOKKEEPING_ONLY: &[&str] = &[
 /// Options plumb accepts although it does not reproduce the effect they
 /// have in fio, each with the reason; `plumb fio` warns about each, and
 /// refuses them with `--warnings-fatal`.
-pub const WITHOUT_EFFECT: &[(&str, &str)] = &[];
+pub const WITHOUT_EFFECT: &[(&str, &str)] = &[(
+    "exit_on_io_done",
+    "a cpuio job runs for its own runtime: plumb does not end it when the other jobs end",
+)];
 
 /// The reason `name` is accepted without effect, if it is.
 pub fn without_effect(name: &str) -> Option<&'static str> {

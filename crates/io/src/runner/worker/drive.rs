@@ -135,6 +135,10 @@ enum Issue {
     Inline,
     /// Submitted to the kernel and reaped.
     Submitted,
+    /// Completed inside `queue` by an engine that timed its operation
+    /// itself: that latency (ns) is the completion latency, or no sample
+    /// when the I/O made no operation (fio's `FIO_NOSTATS` engines).
+    Timed(Option<u64>),
 }
 
 /// A latency in whole nanoseconds (saturating: 584 years).
@@ -255,7 +259,12 @@ impl Worker<'_> {
                         stats.count_inline_io();
                     }
                     d.completions.push(Completion { slot, result });
-                    let done = self.complete(d, live, stats, Issue::Inline);
+                    let issue = if self.own_latency {
+                        Issue::Timed(engine.op_latency())
+                    } else {
+                        Issue::Inline
+                    };
+                    let done = self.complete(d, live, stats, issue);
                     d.last_completion = done;
                     clock = reuse.then_some(done);
                     // Synchronous engines stay in this loop for the whole
@@ -414,18 +423,27 @@ impl Worker<'_> {
             }
             if d.measuring {
                 let s = &mut stats.dirs[dir];
-                let clat = nanos(now.saturating_duration_since(io.issued));
-                s.clat.record(clat);
-                if let Some(l) = &live.latency {
-                    l[dir].record(clat);
-                }
+                let record_clat = |s: &mut crate::runner::jobstats::DirStats, clat: u64| {
+                    s.clat.record(clat);
+                    if let Some(l) = &live.latency {
+                        l[dir].record(clat);
+                    }
+                };
                 match issue {
-                    Issue::Inline => s.lat.record(clat),
+                    Issue::Inline => {
+                        let clat = nanos(now.saturating_duration_since(io.issued));
+                        record_clat(s, clat);
+                        s.lat.record(clat);
+                    }
                     Issue::Submitted => {
+                        let clat = nanos(now.saturating_duration_since(io.issued));
+                        record_clat(s, clat);
                         let slat = nanos(io.issued.saturating_duration_since(io.start));
                         s.slat.record(slat);
                         s.lat.record(clat.saturating_add(slat));
                     }
+                    Issue::Timed(Some(clat)) => record_clat(s, clat),
+                    Issue::Timed(None) => {}
                 }
                 s.ios += 1;
                 s.bytes += moved;
