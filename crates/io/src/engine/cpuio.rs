@@ -24,7 +24,7 @@ pub const INFO: EngineInfo = EngineInfo {
 };
 
 /// Numbers sorted per round in `qsort` mode: a round takes about 0.1 ms,
-/// so a burst overshoots its length by at most that.
+/// so a burst overshoots its length by about that.
 const QSORT_LEN: usize = 1 << 12;
 
 /// The byte rate that spaces bursts of `len`-byte I/Os so a thread is busy
@@ -62,22 +62,52 @@ fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
     }))
 }
 
-impl IoEngine for CpuIo {
-    fn queue(&mut self, _req: &IoRequest) -> io::Result<Option<i64>> {
+/// The CPU time this thread has used.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock id and a timespec to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(
+        u64::try_from(ts.tv_sec).unwrap_or(0),
+        u32::try_from(ts.tv_nsec).unwrap_or(0),
+    )
+}
+
+/// How long the burst works between two looks at the thread's CPU time.
+const STEP: Duration = Duration::from_micros(100);
+
+impl CpuIo {
+    /// Works for about `STEP` of wall time.
+    fn step(&mut self) {
         let start = Instant::now();
         match self.mode {
             CpuMode::Noop => {
-                while start.elapsed() < self.chunk {
+                while start.elapsed() < STEP {
                     std::hint::spin_loop();
                 }
             }
             CpuMode::Qsort => {
-                while start.elapsed() < self.chunk {
-                    self.work.copy_from_slice(&self.data);
-                    self.work.sort_unstable();
-                    std::hint::black_box(&self.work);
-                }
+                self.work.copy_from_slice(&self.data);
+                self.work.sort_unstable();
+                std::hint::black_box(&self.work);
             }
+        }
+    }
+}
+
+impl IoEngine for CpuIo {
+    /// One burst: works until the thread has used `cpuchunks` of CPU time
+    /// (not of wall time: on a busy machine a burst takes longer, but each
+    /// still burns what it should), or twice that in wall time, so a
+    /// thread the scheduler starves still sees the job's end.
+    fn queue(&mut self, _req: &IoRequest) -> io::Result<Option<i64>> {
+        let wall = Instant::now();
+        let until = thread_cpu() + self.chunk;
+        while thread_cpu() < until && wall.elapsed() < self.chunk * 2 {
+            self.step();
         }
         Ok(Some(0))
     }
