@@ -44,7 +44,7 @@ struct CpuIo {
     work: Vec<u32>,
 }
 
-fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
     let o = &setup.options;
     let (data, work) = match o.cpumode {
         CpuMode::Noop => (Vec::new(), Vec::new()),

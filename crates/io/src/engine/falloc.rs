@@ -26,7 +26,7 @@ struct Falloc {
     files: Vec<File>,
 }
 
-fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
     let files = setup
         .paths
         .iter()

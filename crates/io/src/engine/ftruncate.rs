@@ -19,7 +19,7 @@ struct Ftruncate {
     _files: JobFiles,
 }
 
-fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
     Ok(Box::new(Ftruncate {
         fds: setup.raw_fds(),
         _files: setup.files,

@@ -67,7 +67,7 @@ struct FileOps<const OP: u8> {
     last: Option<u64>,
 }
 
-fn create<const OP: u8>(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create<const OP: u8>(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
     let names = setup
         .paths
         .iter()

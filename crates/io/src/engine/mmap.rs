@@ -52,7 +52,7 @@ fn page_size() -> u64 {
     u64::try_from(p).unwrap_or(4096).max(1)
 }
 
-fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
     let page = page_size();
     let mut maps = Vec::with_capacity(setup.files.len());
     let mut direct = false;

@@ -27,7 +27,9 @@ use crate::files::FilePlan;
 use crate::job::spec::EngineOpts;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// What an I/O does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +66,7 @@ pub struct Completion {
 
 /// What an engine is given to start: it keeps both `Arc`s until every
 /// request it handed the kernel has completed.
-pub struct EngineSetup {
+pub struct EngineSetup<'a> {
     /// Open files, indexed by [`IoRequest::file`].
     pub files: JobFiles,
     /// Slot memory, one slot per request in flight ([`IoRequest::slot`]).
@@ -76,9 +78,15 @@ pub struct EngineSetup {
     pub paths: Vec<FilePlan>,
     /// The job's engine options.
     pub options: EngineOpts,
+    /// The job's stop flag, for an engine that waits on something else
+    /// than the kernel (a peer to connect): it waits in slices and gives up
+    /// when the flag is raised or `until` has passed.
+    pub stop: &'a AtomicBool,
+    /// When the job's runtime ends, if it has one.
+    pub until: Option<Instant>,
 }
 
-impl EngineSetup {
+impl EngineSetup<'_> {
     /// The raw descriptors of the files, in order.
     fn raw_fds(&self) -> Vec<RawFd> {
         self.files.iter().map(|f| f.as_raw_fd()).collect()
@@ -135,7 +143,7 @@ pub struct EngineInfo {
     /// What it can do.
     pub caps: EngineCaps,
     /// Starts an instance, which owns what `setup` lends it.
-    pub create: fn(EngineSetup) -> io::Result<Box<dyn IoEngine>>,
+    pub create: for<'a> fn(EngineSetup<'a>) -> io::Result<Box<dyn IoEngine + 'a>>,
 }
 
 /// Every engine plumb has.

@@ -41,7 +41,7 @@ struct PosixAio {
     pending: Vec<u32>,
 }
 
-fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
     let slots = setup.memory.slots() as usize;
     // SAFETY: aiocb is plain data; all zeroes is its documented initial state.
     let cbs = (0..slots)

@@ -22,7 +22,7 @@ struct Psync {
     _files: JobFiles,
 }
 
-fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
     Ok(Box::new(Psync {
         fds: setup.raw_fds(),
         memory: setup.memory,

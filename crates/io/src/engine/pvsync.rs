@@ -47,7 +47,7 @@ struct Pvsync<const V2: bool> {
     rng: SmallRng,
 }
 
-fn create<const V2: bool>(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create<const V2: bool>(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
     let o = &setup.options;
     let mut flags = 0;
     if o.nowait {

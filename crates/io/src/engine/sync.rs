@@ -34,7 +34,7 @@ struct Sync<const VECTORED: bool> {
     positions: Vec<Option<u64>>,
 }
 
-fn create<const VECTORED: bool>(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create<const VECTORED: bool>(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
     Ok(Box::new(Sync::<VECTORED> {
         fds: setup.raw_fds(),
         positions: vec![None; setup.files.len()],

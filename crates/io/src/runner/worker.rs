@@ -209,6 +209,10 @@ impl<'a> Worker<'a> {
             depth,
             paths: plan.files.clone(),
             options: job.engine.clone(),
+            stop,
+            until: job
+                .runtime
+                .and_then(|r| Instant::now().checked_add(job.ramp_time.saturating_add(r))),
         })?;
         let written = if job.verify != Verify::None && job.rw.does(Dir::Write) {
             WrittenBlocks::new(&regions, job.min_bs())?
