@@ -33,7 +33,9 @@ const QSORT_LEN: usize = 1 << 12;
 pub fn pacing(opts: &EngineOpts, len: u64) -> u64 {
     let period_us = u128::from(opts.cpuchunks) * 100;
     let per_sec = u128::from(len) * 1_000_000 * u128::from(opts.cpuload.max(1));
-    u64::try_from((per_sec + period_us / 2) / period_us.max(1)).unwrap_or(u64::MAX).max(1)
+    u64::try_from((per_sec + period_us / 2) / period_us.max(1))
+        .unwrap_or(u64::MAX)
+        .max(1)
 }
 
 struct CpuIo {

@@ -2,7 +2,9 @@
 //! or shrinking it), as fio's engine; it moves no data and counts the I/O's
 //! length. Reads are refused with `EINVAL`, as fio does.
 
-use super::{syscall_result, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, JobFiles, Op};
+use super::{
+    syscall_result, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, JobFiles, Op,
+};
 use std::io;
 use std::os::fd::RawFd;
 

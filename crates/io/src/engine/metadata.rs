@@ -116,7 +116,9 @@ impl<const OP: u8> FileOps<OP> {
                         Err(errno(io::Error::last_os_error()))
                     }
                 }
-                FileSpace::Sandboxed(_) => plan.space.remove(&plan.path).map_err(|e| space_errno(&e)),
+                FileSpace::Sandboxed(_) => {
+                    plan.space.remove(&plan.path).map_err(|e| space_errno(&e))
+                }
             },
         }
     }
@@ -151,13 +153,7 @@ fn stat(path: &CString, kind: StatType) -> io::Result<()> {
             }
             StatType::Statx => {
                 let mut st: libc::statx = std::mem::zeroed();
-                libc::statx(
-                    libc::AT_FDCWD,
-                    path.as_ptr(),
-                    0,
-                    libc::STATX_ALL,
-                    &mut st,
-                )
+                libc::statx(libc::AT_FDCWD, path.as_ptr(), 0, libc::STATX_ALL, &mut st)
             }
         }
     };

@@ -15,16 +15,17 @@ mod libaio;
 pub mod memory;
 mod metadata;
 mod mmap;
+mod net;
 mod null;
 mod posixaio;
 mod psync;
 mod pvsync;
 mod sync;
 
-pub use cpuio::pacing as cpuio_pacing;
-pub use memory::{JobFiles, SlotMemory};
 use crate::files::FilePlan;
 use crate::job::spec::EngineOpts;
+pub use cpuio::pacing as cpuio_pacing;
+pub use memory::{JobFiles, SlotMemory};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::AtomicBool;
@@ -84,6 +85,10 @@ pub struct EngineSetup<'a> {
     pub stop: &'a AtomicBool,
     /// When the job's runtime ends, if it has one.
     pub until: Option<Instant>,
+    /// Which clone of the job this is (`numjobs`): the net engine's port offset.
+    pub clone_index: u32,
+    /// The job writes (a UDP `net` job that only reads is the receiver).
+    pub writes: bool,
 }
 
 impl EngineSetup<'_> {
@@ -108,6 +113,12 @@ pub trait IoEngine {
     /// file whose operation is done moves no bytes and takes no time).
     fn op_latency(&mut self) -> Option<u64> {
         None
+    }
+    /// True once the engine has nothing more to do whatever the job's
+    /// size (the net engine's peer has closed). Asked only after a request
+    /// that moved 0 bytes; that request is then not counted.
+    fn ended(&self) -> bool {
+        false
     }
 }
 
@@ -164,6 +175,7 @@ pub static ENGINES: &[EngineInfo] = &[
     ftruncate::INFO,
     falloc::INFO,
     cpuio::INFO,
+    net::INFO,
 ];
 
 /// Finds an engine by its fio name.

@@ -213,6 +213,8 @@ impl<'a> Worker<'a> {
             until: job
                 .runtime
                 .and_then(|r| Instant::now().checked_add(job.ramp_time.saturating_add(r))),
+            clone_index: plan.clone,
+            writes: job.rw.does(Dir::Write),
         })?;
         let written = if job.verify != Verify::None && job.rw.does(Dir::Write) {
             WrittenBlocks::new(&regions, job.min_bs())?

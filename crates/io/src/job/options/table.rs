@@ -141,7 +141,7 @@ pub static OPTIONS: &[OptionDef] = &[
         "ioengine",
         [],
         false,
-        "io_uring, libaio, psync, sync, vsync, pvsync, pvsync2, posixaio, mmap, null, filecreate, filestat, filedelete, ftruncate, falloc, cpuio",
+        "io_uring, libaio, psync, sync, vsync, pvsync, pvsync2, posixaio, mmap, null, filecreate, filestat, filedelete, ftruncate, falloc, cpuio, net",
         |j, v| {
             if engine::find(v).is_none() {
                 return Err(ValueError::Engine {

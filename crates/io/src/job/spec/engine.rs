@@ -1,5 +1,5 @@
 //! Options that belong to one engine: `pvsync2`'s request flags,
-//! `filestat`'s system call, `cpuio`'s load.
+//! `filestat`'s system call, `cpuio`'s load, the `net` engine's peer.
 
 /// The job's engine options, with fio's defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +21,21 @@ pub struct EngineOpts {
     pub cpumode: CpuMode,
     /// `cpuchunks`: microseconds of one `cpuio` burst.
     pub cpuchunks: u32,
+    /// `hostname`: the `net` engine's peer (or, listening, the address to bind).
+    pub hostname: Option<String>,
+    /// `port`: the `net` engine's first port (clone N uses `port + N`);
+    /// 0 until given.
+    pub port: u16,
+    /// `protocol`: the `net` engine's transport.
+    pub protocol: NetProtocol,
+    /// `listen`: the `net` job waits for its peer instead of connecting.
+    pub listen: bool,
+    /// `nodelay`: `TCP_NODELAY` on the connection.
+    pub nodelay: bool,
+    /// `window_size`: the socket's send and receive buffer sizes.
+    pub window_size: Option<u32>,
+    /// `pingpong`: each message is answered by the peer with the same bytes.
+    pub pingpong: bool,
 }
 
 impl Default for EngineOpts {
@@ -34,6 +49,13 @@ impl Default for EngineOpts {
             cpuload: 0,
             cpumode: CpuMode::Noop,
             cpuchunks: 50_000,
+            hostname: None,
+            port: 0,
+            protocol: NetProtocol::Tcp,
+            listen: false,
+            nodelay: false,
+            window_size: None,
+            pingpong: false,
         }
     }
 }
@@ -56,4 +78,36 @@ pub enum CpuMode {
     Noop,
     /// Sorting an array of random numbers, again and again, for the burst.
     Qsort,
+}
+
+/// The `net` engine's transport (`protocol=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetProtocol {
+    /// TCP over IPv4.
+    Tcp,
+    /// TCP over IPv6.
+    TcpV6,
+    /// UDP over IPv4.
+    Udp,
+    /// UDP over IPv6.
+    UdpV6,
+    /// A Unix stream socket at the job's `filename`.
+    Unix,
+}
+
+impl NetProtocol {
+    /// True for the datagram protocols.
+    pub fn is_udp(self) -> bool {
+        matches!(self, NetProtocol::Udp | NetProtocol::UdpV6)
+    }
+
+    /// True for TCP, the one protocol with `listen`.
+    pub fn is_tcp(self) -> bool {
+        matches!(self, NetProtocol::Tcp | NetProtocol::TcpV6)
+    }
+
+    /// True for the IPv6 protocols.
+    pub fn is_v6(self) -> bool {
+        matches!(self, NetProtocol::TcpV6 | NetProtocol::UdpV6)
+    }
 }

@@ -7,7 +7,7 @@ mod pattern;
 mod placement;
 
 pub use data::DataOpts;
-pub use engine::{CpuMode, EngineOpts, StatType};
+pub use engine::{CpuMode, EngineOpts, NetProtocol, StatType};
 pub use pacing::Pacing;
 pub use pattern::PatternOpts;
 pub use placement::Placement;

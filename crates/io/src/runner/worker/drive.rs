@@ -254,6 +254,13 @@ impl Worker<'_> {
             d.free.pop();
             let req = self.prepare(slot, &io, t, d.verify_writes);
             match engine.queue(&req)? {
+                Some(0) if engine.ended() => {
+                    // The engine is done (its peer closed): this request
+                    // moved nothing and is not an I/O.
+                    d.free.push(slot);
+                    d.exhausted = true;
+                    break;
+                }
                 Some(result) => {
                     if d.measuring {
                         stats.count_inline_io();
