@@ -339,6 +339,7 @@ fn a_dropped_async_engine_waits_for_the_kernel_before_its_memory_goes() {
         "blkio.throttle.read_iops_device",
         &format!("{} 16", crate::util::disk_of(dir.path())),
     );
+    static NO_STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     for name in ["io_uring", "libaio", "posixaio"] {
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -354,7 +355,7 @@ fn a_dropped_async_engine_waits_for_the_kernel_before_its_memory_goes() {
             depth: SLOTS,
             paths: Vec::new(),
             options: Default::default(),
-            stop: &std::sync::atomic::AtomicBool::new(false),
+            stop: &NO_STOP,
             until: None,
             clone_index: 0,
             writes: false,

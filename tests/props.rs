@@ -216,14 +216,14 @@ proptest! {
         Just("include /etc/passwd".to_string()),
     ], 0..12)) {
         let text = lines.join("\n");
-        let r = no_panic("parse_job_file", &text, || plumb::job::jobfile::parse_job_file(&text, "j.fio"))?;
+        let r = no_panic("parse_job_file", &text, || plumb::job::jobfile::parse_job_file(&text, "j.fio", &mut plumb::job::jobfile::Includes::default()))?;
         match r {
             Err(e) => {
                 let msg = e.to_string();
-                prop_assert!(msg.contains("j.fio:"), "job file error without its place: {msg}");
+                prop_assert!(msg.contains("j.fio:") || msg.contains("/etc/passwd:"), "job file error without its place: {msg}");
             }
             Ok(sections) => {
-                let jobs = no_panic("jobs_from_sections", &text, || plumb::job::jobfile::jobs_from_sections(&[], &sections))?;
+                let jobs = no_panic("jobs_from_sections", &text, || plumb::job::jobfile::jobs_from_sections(&[], &sections, &plumb::job::expand::Keywords::of_this_machine()))?;
                 if let Err(e) = jobs { named("jobs_from_sections", &text, &e.to_string())?; }
             }
         }
