@@ -339,7 +339,8 @@ fn a_dropped_async_engine_waits_for_the_kernel_before_its_memory_goes() {
         "blkio.throttle.read_iops_device",
         &format!("{} 16", crate::util::disk_of(dir.path())),
     );
-    for name in ["io_uring", "libaio"] {
+    static NO_STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    for name in ["io_uring", "libaio", "posixaio"] {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_DIRECT)
@@ -352,6 +353,12 @@ fn a_dropped_async_engine_waits_for_the_kernel_before_its_memory_goes() {
             files: std::sync::Arc::new([file]),
             memory: std::sync::Arc::clone(&memory),
             depth: SLOTS,
+            paths: Vec::new(),
+            options: Default::default(),
+            stop: &NO_STOP,
+            until: None,
+            clone_index: 0,
+            writes: false,
         })
         .unwrap();
         for slot in 0..SLOTS {

@@ -13,6 +13,7 @@ mod compare_many;
 mod dbench;
 mod engines;
 mod file_api;
+mod fio_engines;
 mod fio_examples;
 mod fio_logs;
 mod fio_pattern;

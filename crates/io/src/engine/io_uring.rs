@@ -22,6 +22,8 @@ pub const INFO: EngineInfo = EngineInfo {
     caps: EngineCaps {
         is_async: true,
         diskless: false,
+        by_path: false,
+        own_latency: false,
     },
     create,
 };
@@ -75,7 +77,7 @@ fn ring_error(depth: u32, entries: u32, e: io::Error) -> io::Error {
     )
 }
 
-fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
     let depth = setup.depth.max(1);
     let entries = depth
         .checked_next_power_of_two()

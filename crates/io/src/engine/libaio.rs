@@ -14,6 +14,8 @@ pub const INFO: EngineInfo = EngineInfo {
     caps: EngineCaps {
         is_async: true,
         diskless: false,
+        by_path: false,
+        own_latency: false,
     },
     create,
 };
@@ -64,7 +66,7 @@ struct Libaio {
     events: Vec<IoEvent>,
 }
 
-fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
     let mut ctx: libc::c_ulong = 0;
     // SAFETY: io_setup writes the context id into `ctx`.
     let r = unsafe {

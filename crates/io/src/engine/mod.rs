@@ -7,17 +7,30 @@
 //! when they are dropped. The runner decides when to submit, so the batching
 //! policy lives in one place.
 
+mod cpuio;
+mod falloc;
+mod ftruncate;
 mod io_uring;
 mod libaio;
 pub mod memory;
+mod metadata;
+mod mmap;
+mod net;
 mod null;
+mod posixaio;
 mod psync;
+mod pvsync;
 mod sync;
 
+use crate::files::FilePlan;
+use crate::job::spec::EngineOpts;
+pub use cpuio::pacing as cpuio_pacing;
 pub use memory::{JobFiles, SlotMemory};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// What an I/O does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,16 +67,31 @@ pub struct Completion {
 
 /// What an engine is given to start: it keeps both `Arc`s until every
 /// request it handed the kernel has completed.
-pub struct EngineSetup {
+pub struct EngineSetup<'a> {
     /// Open files, indexed by [`IoRequest::file`].
     pub files: JobFiles,
     /// Slot memory, one slot per request in flight ([`IoRequest::slot`]).
     pub memory: Arc<SlotMemory>,
     /// Most requests in flight at once (at most the number of slots).
     pub depth: u32,
+    /// The files by name, for an engine that works on paths
+    /// ([`EngineCaps::by_path`]); empty for the others.
+    pub paths: Vec<FilePlan>,
+    /// The job's engine options.
+    pub options: EngineOpts,
+    /// The job's stop flag, for an engine that waits on something else
+    /// than the kernel (a peer to connect): it waits in slices and gives up
+    /// when the flag is raised or `until` has passed.
+    pub stop: &'a AtomicBool,
+    /// When the job's runtime ends, if it has one.
+    pub until: Option<Instant>,
+    /// Which clone of the job this is (`numjobs`): the net engine's port offset.
+    pub clone_index: u32,
+    /// The job writes (a UDP `net` job that only reads is the receiver).
+    pub writes: bool,
 }
 
-impl EngineSetup {
+impl EngineSetup<'_> {
     /// The raw descriptors of the files, in order.
     fn raw_fds(&self) -> Vec<RawFd> {
         self.files.iter().map(|f| f.as_raw_fd()).collect()
@@ -79,6 +107,19 @@ pub trait IoEngine {
     /// Submits what is queued, waits for at least `min` completions and appends
     /// up to `max` of those available to `out`.
     fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()>;
+    /// For an engine that times its own operations
+    /// ([`EngineCaps::own_latency`]): the latency of the operation the last
+    /// request made, in ns, or `None` when it made none (a request on a
+    /// file whose operation is done moves no bytes and takes no time).
+    fn op_latency(&mut self) -> Option<u64> {
+        None
+    }
+    /// True once the engine has nothing more to do whatever the job's
+    /// size (the net engine's peer has closed). Asked only after a request
+    /// that moved 0 bytes; that request is then not counted.
+    fn ended(&self) -> bool {
+        false
+    }
 }
 
 /// Capabilities of an engine, as fio's engine flags.
@@ -86,8 +127,24 @@ pub trait IoEngine {
 pub struct EngineCaps {
     /// Requests complete later; `iodepth` applies.
     pub is_async: bool,
-    /// No data moves and no file is needed (fio's diskless engines).
+    /// No data moves and no file is laid out (fio's diskless engines).
     pub diskless: bool,
+    /// The engine works on file names, not on descriptors the runner opens
+    /// (fio's file operation engines): it gets [`EngineSetup::paths`].
+    pub by_path: bool,
+    /// The engine times its operations itself, and only they are latency
+    /// samples ([`IoEngine::op_latency`]), as fio's `FIO_NOSTATS` engines.
+    pub own_latency: bool,
+}
+
+impl EngineCaps {
+    /// A synchronous engine on open files (psync and its kin).
+    pub const SYNC: EngineCaps = EngineCaps {
+        is_async: false,
+        diskless: false,
+        by_path: false,
+        own_latency: false,
+    };
 }
 
 /// A registered engine.
@@ -97,7 +154,7 @@ pub struct EngineInfo {
     /// What it can do.
     pub caps: EngineCaps,
     /// Starts an instance, which owns what `setup` lends it.
-    pub create: fn(EngineSetup) -> io::Result<Box<dyn IoEngine>>,
+    pub create: for<'a> fn(EngineSetup<'a>) -> io::Result<Box<dyn IoEngine + 'a>>,
 }
 
 /// Every engine plumb has.
@@ -107,6 +164,18 @@ pub static ENGINES: &[EngineInfo] = &[
     psync::INFO,
     sync::INFO,
     null::INFO,
+    pvsync::PVSYNC,
+    pvsync::PVSYNC2,
+    sync::VSYNC,
+    posixaio::INFO,
+    mmap::INFO,
+    metadata::FILECREATE,
+    metadata::FILESTAT,
+    metadata::FILEDELETE,
+    ftruncate::INFO,
+    falloc::INFO,
+    cpuio::INFO,
+    net::INFO,
 ];
 
 /// Finds an engine by its fio name.

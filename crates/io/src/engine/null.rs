@@ -10,6 +10,8 @@ pub const INFO: EngineInfo = EngineInfo {
     caps: EngineCaps {
         is_async: true,
         diskless: true,
+        by_path: false,
+        own_latency: false,
     },
     create,
 };
@@ -18,7 +20,7 @@ struct Null {
     queued: Vec<Completion>,
 }
 
-fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
     Ok(Box::new(Null {
         queued: Vec::with_capacity(setup.depth as usize),
     }))

@@ -11,10 +11,7 @@ use std::sync::Arc;
 /// Registry entry.
 pub const INFO: EngineInfo = EngineInfo {
     name: "psync",
-    caps: EngineCaps {
-        is_async: false,
-        diskless: false,
-    },
+    caps: EngineCaps::SYNC,
     create,
 };
 
@@ -25,7 +22,7 @@ struct Psync {
     _files: JobFiles,
 }
 
-fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
+fn create(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
     Ok(Box::new(Psync {
         fds: setup.raw_fds(),
         memory: setup.memory,

@@ -1,4 +1,5 @@
-//! `sync`: lseek then read/write per I/O, as fio's `sync` engine.
+//! `sync` and `vsync`: lseek then read/write (`sync`) or readv/writev with
+//! one vector (`vsync`) per I/O, as fio's engines of those names.
 
 use super::{
     syscall_result, EngineCaps, EngineInfo, EngineSetup, IoEngine, IoRequest, JobFiles, Op,
@@ -8,17 +9,23 @@ use std::io;
 use std::os::fd::RawFd;
 use std::sync::Arc;
 
-/// Registry entry.
+/// Registry entry of `sync`.
 pub const INFO: EngineInfo = EngineInfo {
     name: "sync",
-    caps: EngineCaps {
-        is_async: false,
-        diskless: false,
-    },
-    create,
+    caps: EngineCaps::SYNC,
+    create: create::<false>,
 };
 
-struct Sync {
+/// Registry entry of `vsync`.
+pub const VSYNC: EngineInfo = EngineInfo {
+    name: "vsync",
+    caps: EngineCaps::SYNC,
+    create: create::<true>,
+};
+
+/// The engine; `VECTORED` picks readv/writev over read/write at compile
+/// time, so `sync` pays nothing for `vsync`.
+struct Sync<const VECTORED: bool> {
     fds: Vec<RawFd>,
     memory: Arc<SlotMemory>,
     /// Keeps `fds` open.
@@ -27,8 +34,8 @@ struct Sync {
     positions: Vec<Option<u64>>,
 }
 
-fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
-    Ok(Box::new(Sync {
+fn create<const VECTORED: bool>(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
+    Ok(Box::new(Sync::<VECTORED> {
         fds: setup.raw_fds(),
         positions: vec![None; setup.files.len()],
         memory: setup.memory,
@@ -36,7 +43,7 @@ fn create(setup: EngineSetup) -> io::Result<Box<dyn IoEngine>> {
     }))
 }
 
-impl IoEngine for Sync {
+impl<const VECTORED: bool> IoEngine for Sync<VECTORED> {
     fn queue(&mut self, req: &IoRequest) -> io::Result<Option<i64>> {
         let buf = super::check_request(req, &self.memory, self.fds.len())?;
         let fd = self.fds[req.file as usize];
@@ -53,14 +60,26 @@ impl IoEngine for Sync {
                 return Ok(Some(syscall_result(-1)));
             }
         }
+        let len = req.len as usize;
         // SAFETY: `buf` starts a slot of at least `len` bytes (checked) that
         // lives as long as `self.memory`; the runner touches a slot only
         // through `SlotMemory::slot_mut`, whose contract keeps it off a
         // slot in use.
         let ret = unsafe {
-            match req.op {
-                Op::Read => libc::read(fd, buf.cast(), req.len as usize),
-                Op::Write => libc::write(fd, buf.cast(), req.len as usize),
+            if VECTORED {
+                let iov = libc::iovec {
+                    iov_base: buf.cast(),
+                    iov_len: len,
+                };
+                match req.op {
+                    Op::Read => libc::readv(fd, &iov, 1),
+                    Op::Write => libc::writev(fd, &iov, 1),
+                }
+            } else {
+                match req.op {
+                    Op::Read => libc::read(fd, buf.cast(), len),
+                    Op::Write => libc::write(fd, buf.cast(), len),
+                }
             }
         };
         *pos = if ret >= 0 {

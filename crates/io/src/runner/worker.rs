@@ -162,6 +162,19 @@ fn slot_memory(
     SlotMemory::new(buffer, slot_len, depth)
 }
 
+/// The job as an engine runs it, when the engine needs a change: `cpuio`
+/// paces its bursts with the rate limit, one burst of `cpuchunks` every
+/// `cpuchunks × 100 / cpuload` (fio's think time between bursts).
+fn engine_pacing(job: &JobSpec, info: &engine::EngineInfo) -> Option<JobSpec> {
+    (info.name == "cpuio").then(|| {
+        let mut paced = job.clone();
+        let bytes_per_sec = engine::cpuio_pacing(&job.engine, job.min_bs());
+        paced.rate = [Some(bytes_per_sec); 2];
+        paced.rate_iops = [None; 2];
+        paced
+    })
+}
+
 /// A job clone's resources and running state: its files, the buffer cut
 /// into one slot per queue entry, what each slot holds, and the sync,
 /// verify and iolog bookkeeping.
@@ -203,6 +216,8 @@ struct Worker<'a> {
     steady: Option<(Arc<SteadyWatch>, bool)>,
     /// What each write holds (the data options).
     content: Content,
+    /// The engine times its own operations ([`engine::EngineCaps::own_latency`]).
+    own_latency: bool,
 }
 
 impl<'a> Worker<'a> {
@@ -220,7 +235,10 @@ impl<'a> Worker<'a> {
         let info = engine::find(&job.ioengine).ok_or_else(|| {
             std::io::Error::other(format!("engine '{}' is not supported", job.ioengine))
         })?;
-        let files: JobFiles = if info.caps.diskless {
+        // An engine's own needs: files it opens itself, and cpuio's pace.
+        let paced_job = engine_pacing(job, info);
+        let job = paced_job.as_ref().unwrap_or(job);
+        let files: JobFiles = if info.caps.diskless || info.caps.by_path {
             Arc::new([])
         } else {
             plan.files
@@ -249,6 +267,14 @@ impl<'a> Worker<'a> {
             files: Arc::clone(&files),
             memory: Arc::clone(&memory),
             depth,
+            paths: plan.files.clone(),
+            options: job.engine.clone(),
+            stop,
+            until: job
+                .runtime
+                .and_then(|r| Instant::now().checked_add(job.ramp_time.saturating_add(r))),
+            clone_index: plan.clone,
+            writes: job.rw.does(Dir::Write),
         })?;
         let verify_writes = job.verify != Verify::None && job.rw.does(Dir::Write);
         let backlog = (verify_writes && job.verify_opts.backlog > 0)
@@ -305,6 +331,7 @@ impl<'a> Worker<'a> {
             sync_every: job.fsync.max(job.fdatasync),
             sync_file: None,
             verify_reads: job.verify != Verify::None && job.rw.does(Dir::Read),
+            own_latency: info.caps.own_latency,
         };
         let mut gen = OffsetGenerator::new(job, &w.regions, plan.budget, plan.seed)
             .map_err(std::io::Error::other)?;

@@ -193,6 +193,10 @@ pub const WITHOUT_EFFECT: &[(&str, &str)] = &[
         "plumb's job thread submits (offload's submitter thread is not reproduced; \
          rated I/Os keep their schedule either way)",
     ),
+    (
+        "exit_on_io_done",
+        "a cpuio job runs for its own runtime: plumb does not end it when the other jobs end",
+    ),
 ];
 
 /// The reason `name` is accepted without effect, if it is.

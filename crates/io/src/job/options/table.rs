@@ -8,7 +8,7 @@ use crate::job::values::{
     parse_block, parse_bool, parse_bsrange, parse_bssplit, parse_count, parse_count_in,
     parse_percent, set_opt_per_dir, set_per_dir, ValueError,
 };
-use crate::units::{parse_duration_at_most, parse_size, parse_size_spec};
+use crate::units::{parse_duration_at_most, parse_size, parse_size_spec, SizeSpec};
 
 /// Every option plumb understands, in fio's names.
 pub static OPTIONS: &[OptionDef] = &[
@@ -137,7 +137,7 @@ pub static OPTIONS: &[OptionDef] = &[
         "ioengine",
         [],
         false,
-        "io_uring, libaio, psync, sync, null",
+        "io_uring, libaio, psync, sync, vsync, pvsync, pvsync2, posixaio, mmap, null, filecreate, filestat, filedelete, ftruncate, falloc, cpuio, net",
         |j, v| {
             if engine::find(v).is_none() {
                 return Err(ValueError::Engine {
@@ -146,6 +146,11 @@ pub static OPTIONS: &[OptionDef] = &[
                 });
             }
             j.ioengine = v.to_string();
+            // cpuio does no I/O: without a size it burns until its runtime
+            // ends (or a stop), as fio's.
+            if v == "cpuio" && j.size.is_none() && j.filesize.is_none() {
+                j.size = Some(SizeSpec::Bytes(crate::files::MAX_FILE_END));
+            }
             Ok(())
         }
     ),

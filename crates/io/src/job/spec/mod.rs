@@ -10,7 +10,7 @@ mod steady;
 mod verify;
 
 pub use data::{DataOpts, DedupeMode};
-pub use engine::EngineOpts;
+pub use engine::{CpuMode, EngineOpts, NetProtocol, StatType};
 pub use logs::{LogOpts, LogWindow};
 pub use pacing::{ErrorClasses, ExitWhat, Pacing, RateProcess, SubmitMode, ThinkCount};
 pub use pattern::{

@@ -159,6 +159,10 @@ enum Issue {
     Inline,
     /// Submitted to the kernel and reaped.
     Submitted,
+    /// Completed inside `queue` by an engine that timed its operation
+    /// itself: that latency (ns) is the completion latency, or no sample
+    /// when the I/O made no operation (fio's `FIO_NOSTATS` engines).
+    Timed(Option<u64>),
 }
 
 /// A latency in whole nanoseconds (saturating: 584 years).
@@ -301,12 +305,24 @@ impl Worker<'_> {
             }
             let req = self.prepare(slot, &io, t, d.verify_writes);
             match engine.queue(&req)? {
+                Some(0) if engine.ended() => {
+                    // The engine is done (its peer closed): this request
+                    // moved nothing and is not an I/O.
+                    d.free.push(slot);
+                    d.exhausted = true;
+                    break;
+                }
                 Some(result) => {
                     if d.measuring {
                         stats.count_inline_io();
                     }
                     d.completions.push(Completion { slot, result });
-                    let done = self.complete(d, live, stats, Issue::Inline);
+                    let issue = if self.own_latency {
+                        Issue::Timed(engine.op_latency())
+                    } else {
+                        Issue::Inline
+                    };
+                    let done = self.complete(d, live, stats, issue);
                     d.last_completion = done;
                     clock = reuse.then_some(done);
                     // Synchronous engines stay in this loop for the whole
@@ -510,24 +526,34 @@ impl Worker<'_> {
             }
             if d.measuring {
                 let s = &mut stats.dirs[dir];
-                let clat = nanos(now.saturating_duration_since(io.issued));
-                s.clat.record(clat);
-                if let Some(l) = &live.latency {
-                    l[dir].record(clat);
-                }
-                let slat = match issue {
+                let record_clat = |s: &mut crate::runner::jobstats::DirStats, clat: u64| {
+                    s.clat.record(clat);
+                    if let Some(l) = &live.latency {
+                        l[dir].record(clat);
+                    }
+                };
+                let (clat, slat) = match issue {
                     Issue::Inline => {
+                        let clat = nanos(now.saturating_duration_since(io.issued));
+                        record_clat(s, clat);
                         s.lat.record(clat);
-                        None
+                        (Some(clat), None)
                     }
                     Issue::Submitted => {
+                        let clat = nanos(now.saturating_duration_since(io.issued));
+                        record_clat(s, clat);
                         let slat = nanos(io.issued.saturating_duration_since(io.start));
                         s.slat.record(slat);
                         s.lat.record(clat.saturating_add(slat));
-                        Some(slat)
+                        (Some(clat), Some(slat))
                     }
+                    Issue::Timed(Some(clat)) => {
+                        record_clat(s, clat);
+                        (Some(clat), None)
+                    }
+                    Issue::Timed(None) => (None, None),
                 };
-                if let Some(logs) = &mut self.logs {
+                if let (Some(logs), Some(clat)) = (&mut self.logs, clat) {
                     let sample = Sample {
                         at: now.saturating_duration_since(d.start),
                         dir: io.dir,
