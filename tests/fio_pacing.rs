@@ -140,7 +140,10 @@ fn wait_for_and_startdelay_order_starts() {
     );
     let start = |n| u(&job(&json, n)["job_start"]);
     let (a, b, c, d) = (start("a"), start("b"), start("c"), start("d"));
-    assert!(a > 1_600_000_000_000, "job_start is ms since the epoch: {a}");
+    assert!(
+        a > 1_600_000_000_000,
+        "job_start is ms since the epoch: {a}"
+    );
     assert!(d.abs_diff(a) < 100, "a at {a}, d at {d}");
     assert!(b >= a + 290, "b at {b} starts after a (at {a}) ended");
     assert!(c >= a + 140 && c < b, "c at {c}: after its delay, before b");
@@ -294,7 +297,10 @@ fn continue_on_error_counts_enospc() {
 fn pacing_values_are_checked() {
     let dir = workdir();
     for (args, option) in [
-        (&["--thinktime=10", "--thinktime_spin=20"][..], "thinktime_spin"),
+        (
+            &["--thinktime=10", "--thinktime_spin=20"][..],
+            "thinktime_spin",
+        ),
         (&["--ignore_error=EWHAT"][..], "ignore_error"),
         (&["--flow=1001"][..], "flow"),
         (&["--startdelay=5-1"][..], "startdelay"),

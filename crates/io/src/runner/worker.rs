@@ -6,6 +6,7 @@ mod drive;
 
 use super::iolog::IologWriter;
 use super::jobstats::JobStats;
+use super::order::Cue;
 use super::verify::WrittenBlocks;
 use crate::buffer::AlignedBuf;
 use crate::engine::{self, EngineSetup, JobFiles, SlotMemory};
@@ -13,7 +14,6 @@ use crate::files::{open_for_job, FilePlan};
 use crate::job::spec::{Dir, JobSpec, Verify};
 use crate::stats::live_latency::LiveLatency;
 use crate::stats::CpuUsage;
-use super::order::Cue;
 use crate::workload::{OffsetGenerator, Region};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};

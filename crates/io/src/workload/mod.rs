@@ -10,10 +10,10 @@ mod rate;
 mod think;
 
 pub use blocksize::BlockSizePicker;
+pub use flow::{Flow, Flows};
+pub use minrate::{MinRate, MinRateMiss};
 pub use offsets::{DistributionError, NextIo, OffsetGenerator, Region};
 pub use pattern::{fill_random, stamp_block, verify_block, VerifyError, HEADER_LEN};
 pub use permutation::Permutation;
-pub use flow::{Flow, Flows};
-pub use minrate::{MinRate, MinRateMiss};
 pub use rate::RateLimiter;
 pub use think::Think;
