@@ -140,7 +140,10 @@ fn wait_for_and_startdelay_order_starts() {
     );
     let start = |n| u(&job(&json, n)["job_start"]);
     let (a, b, c, d) = (start("a"), start("b"), start("c"), start("d"));
-    assert!(a > 1_600_000_000_000, "job_start is ms since the epoch: {a}");
+    assert!(
+        a > 1_600_000_000_000,
+        "job_start is ms since the epoch: {a}"
+    );
     assert!(d.abs_diff(a) < 100, "a at {a}, d at {d}");
     assert!(b >= a + 290, "b at {b} starts after a (at {a}) ended");
     assert!(c >= a + 140 && c < b, "c at {c}: after its delay, before b");
@@ -181,33 +184,32 @@ fn exitall_stops_the_others() {
 }
 
 /// `rate_iops_min` over `rate_cycle`: a job capped below its minimum fails
-/// after fio's two-second settling time, with fio's message.
+/// after fio's two-second settling time, with fio's message; with
+/// `exitall_on_error` its failure stops the other job.
 #[test]
 fn rate_iops_min_fails_a_slow_job() {
     let dir = workdir();
-    let r = plumb(
-        dir.path(),
-        &[
-            "fio",
-            "--name=slow",
-            "--ioengine=null",
-            "--size=1g",
-            "--rate_iops=200",
-            "--rate_iops_min=500",
-            "--rate_cycle=300",
-            "--time_based",
-            "--runtime=10s",
-            "--output-format=json",
-        ],
-    );
+    std::fs::write(
+        dir.path().join("jobs.fio"),
+        "[global]\nioengine=null\nsize=1g\ntime_based\n\
+         [slow]\nrate_iops=200\nrate_iops_min=500\nrate_cycle=300\nruntime=10s\nexitall_on_error\n\
+         [other]\nruntime=20s\n",
+    )
+    .unwrap();
+    let t = std::time::Instant::now();
+    let r = plumb(dir.path(), &["fio", "jobs.fio", "--output-format=json"]);
+    assert!(t.elapsed().as_secs() < 8, "the other job was stopped");
     assert_ne!(r.code, 0, "{}", r.stderr);
     let all = format!("{}{}", r.stdout, r.stderr);
     assert!(
         all.contains("slow: rate_iops_min=500 not met, got"),
         "{all}"
     );
-    assert_eq!(u(&job(&r.json(), "slow")["error"]), libc::EIO as u64);
-    assert!(u(&job(&r.json(), "slow")["job_runtime"]) < 4000);
+    let json = r.json();
+    assert_eq!(u(&job(&json, "slow")["error"]), libc::EIO as u64);
+    assert!(u(&job(&json, "slow")["job_runtime"]) < 4000);
+    assert!(u(&job(&json, "other")["job_runtime"]) < 5000);
+    assert_eq!(u(&job(&json, "other")["error"]), 0);
 }
 
 /// enospc-pressure.fio's `continue_on_error=write` with
@@ -294,7 +296,10 @@ fn continue_on_error_counts_enospc() {
 fn pacing_values_are_checked() {
     let dir = workdir();
     for (args, option) in [
-        (&["--thinktime=10", "--thinktime_spin=20"][..], "thinktime_spin"),
+        (
+            &["--thinktime=10", "--thinktime_spin=20"][..],
+            "thinktime_spin",
+        ),
         (&["--ignore_error=EWHAT"][..], "ignore_error"),
         (&["--flow=1001"][..], "flow"),
         (&["--startdelay=5-1"][..], "startdelay"),

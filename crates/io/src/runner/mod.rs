@@ -406,27 +406,25 @@ fn run_set(members: &[&Planned], opts: &RunOptions, run: &RunShared) -> SetOutco
                 let join = || flows.join(p.flow_id, p.flow, p.flow_sleep);
                 let at_once = order.starts_at_once(i);
                 let early = at_once.then(join).flatten();
-                match crate::gate::thread(name.clone())
-                    .spawn_scoped(scope, move || {
-                        if !order.wait_turn(i, w.seed) {
-                            order.skipped(i);
-                            return JobStats {
-                                threads: 1,
-                                ..JobStats::default()
-                            };
-                        }
-                        let cue = if at_once {
-                            Cue::new(early, Some(gate))
-                        } else {
-                            Cue::new(join(), None)
+                match crate::gate::thread(name.clone()).spawn_scoped(scope, move || {
+                    if !order.wait_turn(i, w.seed) {
+                        order.skipped(i);
+                        return JobStats {
+                            threads: 1,
+                            ..JobStats::default()
                         };
-                        let started = SystemTime::now();
-                        let mut s = worker::run_worker(job, w, c, order.stop_of(i), cue);
-                        s.job_start = Some(started);
-                        order.ended(i, s.error.is_some());
-                        s
-                    })
-                {
+                    }
+                    let cue = if at_once {
+                        Cue::new(early, Some(gate))
+                    } else {
+                        Cue::new(join(), None)
+                    };
+                    let started = SystemTime::now();
+                    let mut s = worker::run_worker(job, w, c, order.stop_of(i), cue);
+                    s.job_start = Some(started);
+                    order.ended(i, s.error.is_some());
+                    s
+                }) {
                     Ok(h) => started.push(Ok(h)),
                     Err(e) => {
                         set_stop.store(true, Ordering::Relaxed);

@@ -45,7 +45,9 @@ impl Flows {
                 weight: AtomicU64::new(0),
             })
         }));
-        shared.weight.fetch_add(u64::from(weight), Ordering::Relaxed);
+        shared
+            .weight
+            .fetch_add(u64::from(weight), Ordering::Relaxed);
         Some(Flow {
             shared,
             weight: u64::from(weight),

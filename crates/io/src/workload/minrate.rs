@@ -44,7 +44,7 @@ impl MinRate {
     /// The checker of a job's minimums (none when it has none), counting
     /// from `start`.
     pub fn new(pacing: &Pacing, start: Instant) -> Option<MinRate> {
-        pacing.checks_min_rate().then(|| MinRate {
+        pacing.checks_min_rate().then_some(MinRate {
             bytes_min: pacing.rate_min,
             iops_min: pacing.rate_iops_min,
             cycle: pacing.ratecycle,
@@ -63,7 +63,13 @@ impl MinRate {
     /// `now`: a miss once a cycle has passed below a minimum. As fio, a
     /// direction with no byte done is not checked, and `rate_min` is
     /// checked in place of `rate_iops_min` when both are set.
-    pub fn check(&mut self, dir: Dir, now: Instant, bytes: u64, ios: u64) -> Result<(), MinRateMiss> {
+    pub fn check(
+        &mut self,
+        dir: Dir,
+        now: Instant,
+        bytes: u64,
+        ios: u64,
+    ) -> Result<(), MinRateMiss> {
         let d = dir.index();
         if bytes == 0 || now.saturating_duration_since(self.start) < SETTLE {
             return Ok(());

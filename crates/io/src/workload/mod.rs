@@ -13,10 +13,10 @@ mod think;
 
 pub use blocksize::BlockSizePicker;
 pub use chooser::DistributionError;
+pub use flow::{Flow, Flows};
+pub use minrate::{MinRate, MinRateMiss};
 pub use offsets::{NextIo, OffsetGenerator, Region};
 pub use pattern::{fill_random, stamp_block, verify_block, VerifyError, HEADER_LEN};
 pub use permutation::Permutation;
-pub use flow::{Flow, Flows};
-pub use minrate::{MinRate, MinRateMiss};
 pub use rate::RateLimiter;
 pub use think::Think;

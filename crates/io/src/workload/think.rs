@@ -154,7 +154,10 @@ mod tests {
         let mut p = pacing(None, ThinkCount::Complete, 0);
         p.thinktime = Duration::from_secs(10);
         let mut t = Think::new(&p, t0).unwrap();
-        let end = t.stall(Some(t0 + Duration::from_millis(30)), &AtomicBool::new(false));
+        let end = t.stall(
+            Some(t0 + Duration::from_millis(30)),
+            &AtomicBool::new(false),
+        );
         assert!(end - t0 < Duration::from_secs(1));
     }
 }

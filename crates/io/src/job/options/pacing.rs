@@ -38,7 +38,11 @@ fn one_of<T: Copy>(v: &str, choices: &[(&str, T)]) -> Result<T, ValueError> {
             value: v.into(),
             expected: format!(
                 "one of {}",
-                choices.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                choices
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         })
 }
@@ -196,7 +200,10 @@ pub(super) static OPTIONS: &[OptionDef] = &[
         |j, v| {
             j.pacing.thinktime_blocks_type = one_of(
                 v,
-                &[("complete", ThinkCount::Complete), ("issue", ThinkCount::Issue)],
+                &[
+                    ("complete", ThinkCount::Complete),
+                    ("issue", ThinkCount::Issue),
+                ],
             )?;
             Ok(())
         }
@@ -262,10 +269,16 @@ pub(super) static OPTIONS: &[OptionDef] = &[
             Ok(())
         }
     ),
-    opt!("flow_id", [], false, "the flow the job belongs to", |j, v| {
-        j.pacing.flow_id = parse_count_in(v, 0, u32::MAX as u64)?;
-        Ok(())
-    }),
+    opt!(
+        "flow_id",
+        [],
+        false,
+        "the flow the job belongs to",
+        |j, v| {
+            j.pacing.flow_id = parse_count_in(v, 0, u32::MAX as u64)?;
+            Ok(())
+        }
+    ),
     opt!(
         "flow_sleep",
         [],

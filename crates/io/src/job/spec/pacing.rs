@@ -177,7 +177,10 @@ impl Pacing {
 
     /// True when a minimum rate is checked.
     pub fn checks_min_rate(&self) -> bool {
-        self.rate_min.iter().chain(&self.rate_iops_min).any(|r| r.is_some())
+        self.rate_min
+            .iter()
+            .chain(&self.rate_iops_min)
+            .any(|r| r.is_some())
     }
 
     /// True when an error of `class` with `errno` lets the job go on (as
