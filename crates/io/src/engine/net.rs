@@ -454,11 +454,14 @@ impl Net<'_> {
                 // SAFETY: the bytes just received.
                 let msg = unsafe { std::slice::from_raw_parts(buf.add(done), got) };
                 // fio's sender ends with its link-close message on every
-                // protocol (on a stream too, where it arrives alone at the
-                // end): it is not data.
-                if got == 8 && msg == link_message(LINK_CLOSE) {
+                // protocol: it is not data. On a stream it may come glued
+                // to the last block, so a chunk that ends with it ends the
+                // transfer (8 bytes of random data that happen to be the
+                // message would too: a chance of 2^-64 per chunk).
+                let close = link_message(LINK_CLOSE);
+                if msg.ends_with(&close) && (got == 8 || !self.udp) {
                     self.ended = true;
-                    return Ok(done as i64);
+                    return Ok((done + got - close.len()) as i64);
                 }
                 done += got;
                 if self.udp || !full || done == len {
