@@ -472,7 +472,7 @@ fn net_engine_talks_udp_and_unix_with_fio() {
         let received = counts(&r)[0];
         assert_eq!(sent.0, 1 << 20);
         assert!(
-            received.0 > 0 && received.0 <= sent.0 && received.0 % 4096 == 0,
+            received.0 > 0 && received.0 <= sent.0 && received.0.is_multiple_of(4096),
             "{received:?} of {sent:?}"
         );
     }
