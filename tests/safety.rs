@@ -24,7 +24,7 @@ fn bad_values_are_errors_naming_the_option() {
     let dir = workdir();
     for (arg, needle) in [
         ("--rw=sideways", "rw"),
-        ("--ioengine=posixaio", "posixaio"),
+        ("--ioengine=splice", "splice"),
         ("--bs=0", "bs"),
         ("--random_distribution=zoned:50/5", "random_distribution"),
         ("--rwmixread=150", "rwmixread"),

@@ -78,6 +78,9 @@ fn thread_cpu() -> Duration {
     )
 }
 
+/// How many times its length a burst may last in wall time.
+const WALL_LIMIT: u32 = 10;
+
 /// How long the burst works between two looks at the thread's CPU time.
 const STEP: Duration = Duration::from_micros(100);
 
@@ -103,12 +106,14 @@ impl CpuIo {
 impl IoEngine for CpuIo {
     /// One burst: works until the thread has used `cpuchunks` of CPU time
     /// (not of wall time: on a busy machine a burst takes longer, but each
-    /// still burns what it should), or twice that in wall time, so a
-    /// thread the scheduler starves still sees the job's end.
+    /// still burns what it should), or [`WALL_LIMIT`] times that in wall
+    /// time (at most a second more), so a thread the scheduler starves
+    /// still sees the job's end.
     fn queue(&mut self, _req: &IoRequest) -> io::Result<Option<i64>> {
         let wall = Instant::now();
         let until = thread_cpu() + self.chunk;
-        while thread_cpu() < until && wall.elapsed() < self.chunk * 2 {
+        let wall_limit = (self.chunk * WALL_LIMIT).min(self.chunk + Duration::from_secs(1));
+        while thread_cpu() < until && wall.elapsed() < wall_limit {
             self.step();
         }
         Ok(Some(0))

@@ -47,12 +47,10 @@ impl IoEngine for Falloc {
                 format!("I/O request for file {} of {}", req.file, self.files.len()),
             ));
         };
-        let (Ok(off), Ok(len)) = (
-            libc::off_t::try_from(req.offset),
-            libc::off_t::try_from(req.len),
-        ) else {
+        let Ok(off) = libc::off_t::try_from(req.offset) else {
             return Ok(Some(-i64::from(libc::EINVAL)));
         };
+        let len = libc::off_t::from(req.len);
         let mode = match req.op {
             Op::Read => libc::FALLOC_FL_KEEP_SIZE,
             Op::Write => 0,

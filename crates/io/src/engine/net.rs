@@ -49,6 +49,8 @@ const SLICE_MS: i32 = 100;
 /// may start a moment later in the same run (fio's netio.fio relies on
 /// `startdelay` for that).
 const CONNECT_RETRY: Duration = Duration::from_secs(5);
+/// How many times a UDP sender sends its link-close message.
+const CLOSE_REPEATS: u32 = 5;
 
 struct Net<'a> {
     fd: OwnedFd,
@@ -297,9 +299,33 @@ fn open_udp(
     let sock = UdpSocket::bind(local)?;
     sock.connect(&addrs[..])
         .map_err(|e| net_error("cannot reach", &addrs[0].to_string(), e))?;
-    sock.send(&link_message(LINK_OPEN))
-        .map_err(|e| net_error("cannot send to", &addrs[0].to_string(), e))?;
-    Ok(sock.into())
+    // Nobody listening yet is told by an ICMP error, which arrives as
+    // ECONNREFUSED on the connected socket: then the link-open goes again,
+    // as a TCP job retries its connection; a reader that has it is there.
+    let give_up = Instant::now() + CONNECT_RETRY;
+    loop {
+        let sent = sock.send(&link_message(LINK_OPEN));
+        std::thread::sleep(Duration::from_millis(20));
+        let refused = match sent {
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => true,
+            Err(e) => return Err(net_error("cannot send to", &addrs[0].to_string(), e)),
+            Ok(_) => sock
+                .take_error()?
+                .is_some_and(|e| e.kind() == io::ErrorKind::ConnectionRefused),
+        };
+        if !refused {
+            return Ok(sock.into());
+        }
+        if Instant::now() >= give_up {
+            return Err(net_error(
+                "no reader at",
+                &addrs[0].to_string(),
+                io::Error::from(io::ErrorKind::ConnectionRefused),
+            ));
+        }
+        waiter.check("the reader")?;
+        std::thread::sleep(Duration::from_millis(SLICE_MS as u64));
+    }
 }
 
 fn open_unix(path: &Path, listen: bool, waiter: &Waiter<'_>) -> io::Result<OwnedFd> {
@@ -427,9 +453,15 @@ impl Net<'_> {
                 let got = r as usize;
                 // SAFETY: the bytes just received.
                 let msg = unsafe { std::slice::from_raw_parts(buf.add(done), got) };
-                if self.udp && msg == link_message(LINK_CLOSE) {
+                // fio's sender ends with its link-close message on every
+                // protocol: it is not data. On a stream it may come glued
+                // to the last block, so a chunk that ends with it ends the
+                // transfer (8 bytes of random data that happen to be the
+                // message would too: a chance of 2^-64 per chunk).
+                let close = link_message(LINK_CLOSE);
+                if msg.ends_with(&close) && (got == 8 || !self.udp) {
                     self.ended = true;
-                    return Ok(done as i64);
+                    return Ok((done + got - close.len()) as i64);
                 }
                 done += got;
                 if self.udp || !full || done == len {
@@ -496,19 +528,27 @@ impl IoEngine for Net<'_> {
 }
 
 impl Drop for Net<'_> {
-    /// A UDP sender tells the reader it is done (fio's link-close).
+    /// A UDP sender tells the reader it is done (fio's link-close). A
+    /// datagram finding the reader's buffer full is dropped, so the message
+    /// goes a few times, a little apart; a reader that has closed ignores
+    /// the rest.
     fn drop(&mut self) {
         if self.send_close {
             let m = link_message(LINK_CLOSE);
-            // SAFETY: a valid buffer on an open socket.
-            unsafe {
-                libc::send(
-                    self.fd.as_raw_fd(),
-                    m.as_ptr().cast(),
-                    m.len(),
-                    libc::MSG_NOSIGNAL,
-                )
-            };
+            for i in 0..CLOSE_REPEATS {
+                if i > 0 {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                // SAFETY: a valid buffer on an open socket.
+                unsafe {
+                    libc::send(
+                        self.fd.as_raw_fd(),
+                        m.as_ptr().cast(),
+                        m.len(),
+                        libc::MSG_NOSIGNAL,
+                    )
+                };
+            }
         }
     }
 }
