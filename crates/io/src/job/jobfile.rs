@@ -179,11 +179,7 @@ enum Line<'a> {
 /// comment (so `numjobs=4 ; four threads` is `numjobs=4`), blanks around
 /// are dropped.
 fn classify(raw: &str) -> Line<'_> {
-    let line = raw
-        .split(|c| c == ';' || c == '#')
-        .next()
-        .unwrap_or("")
-        .trim();
+    let line = raw.split([';', '#']).next().unwrap_or("").trim();
     if line.is_empty() {
         return Line::Empty;
     }

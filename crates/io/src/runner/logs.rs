@@ -243,7 +243,9 @@ impl JobLogs {
         }))
     }
 
-    /// One line: `time, value, direction, block size[, offset], priority`.
+    /// One line: `time, value, direction, block size[, offset], priority`
+    /// (each a column of fio's format, hence the arguments).
+    #[allow(clippy::too_many_arguments)]
     fn line(
         &self,
         out: &mut Vec<u8>,
