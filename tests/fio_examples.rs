@@ -230,18 +230,32 @@ fn examples_run_small_beside_fio() {
             // parse_only_accepts_fios_examples.
             continue;
         }
-        let fio_job = a.path().join("job.fio");
-        std::fs::write(&fio_job, shrink(&text, a.path())).unwrap();
-        let fio = std::process::Command::new("timeout")
-            .args(["60", "fio", "--output-format=json"])
-            .arg(&fio_job)
-            .current_dir(a.path())
-            .output()
-            .expect("run fio");
         let ours = plumb(
             b.path(),
             &["fio", "--output-format=json", plumb_job.to_str().unwrap()],
         );
+        if option_names(&text).any(|k| k == "io_submit_mode") {
+            // fio 3.33 hangs on these small offloaded jobs (its submitter
+            // waits forever): plumb only has to run them.
+            if ours.code != 0 {
+                failures.push(format!("{name}: plumb fails: {}", ours.stderr.trim()));
+            }
+            continue;
+        }
+        let fio_job = a.path().join("job.fio");
+        std::fs::write(&fio_job, shrink(&text, a.path())).unwrap();
+        let fio = std::process::Command::new("timeout")
+            .args([
+                "--kill-after=5",
+                "60",
+                "fio",
+                "--thread",
+                "--output-format=json",
+            ])
+            .arg(&fio_job)
+            .current_dir(a.path())
+            .output()
+            .expect("run fio");
         if ours.code != 0 && fio.status.success() {
             failures.push(format!(
                 "{name}: fio runs it, plumb fails: {}",
