@@ -41,12 +41,7 @@ fn create(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
 
 impl IoEngine for Falloc {
     fn queue(&mut self, req: &IoRequest) -> io::Result<Option<i64>> {
-        let Some(f) = self.files.get(req.file as usize) else {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("I/O request for file {} of {}", req.file, self.files.len()),
-            ));
-        };
+        let f = super::request_file(&self.files, req.file)?;
         let Ok(off) = libc::off_t::try_from(req.offset) else {
             return Ok(Some(-i64::from(libc::EINVAL)));
         };

@@ -30,12 +30,7 @@ fn create(setup: EngineSetup<'_>) -> io::Result<Box<dyn IoEngine + '_>> {
 
 impl IoEngine for Ftruncate {
     fn queue(&mut self, req: &IoRequest) -> io::Result<Option<i64>> {
-        let Some(&fd) = self.fds.get(req.file as usize) else {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("I/O request for file {} of {}", req.file, self.fds.len()),
-            ));
-        };
+        let fd = *super::request_file(&self.fds, req.file)?;
         if req.op == Op::Read {
             return Ok(Some(-i64::from(libc::EINVAL)));
         }

@@ -166,13 +166,8 @@ fn stat(path: &CString, kind: StatType) -> io::Result<()> {
 
 impl<const OP: u8> IoEngine for FileOps<OP> {
     fn queue(&mut self, req: &IoRequest) -> io::Result<Option<i64>> {
+        super::request_file(&self.plans, req.file)?;
         let i = req.file as usize;
-        if i >= self.plans.len() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("I/O request for file {i} of {}", self.plans.len()),
-            ));
-        }
         self.last = None;
         if self.done[i] {
             return Ok(Some(i64::from(req.len)));

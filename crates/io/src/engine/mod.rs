@@ -216,6 +216,17 @@ pub(crate) fn check_request(
     }
 }
 
+/// The entry of `items` (an engine's files, descriptors or plans) a
+/// request names, or the error of a request beyond them.
+pub(crate) fn request_file<T>(items: &[T], file: u32) -> io::Result<&T> {
+    items.get(file as usize).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("I/O request for file {file} of {}", items.len()),
+        )
+    })
+}
+
 /// Turns a libc return value into a completion result (`-errno` on failure).
 pub(crate) fn syscall_result(ret: isize) -> i64 {
     if ret < 0 {

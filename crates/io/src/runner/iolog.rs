@@ -4,6 +4,20 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
+/// Creates (or empties) a file the runner writes by a name the job gives
+/// (an iolog, a log, a verify dump), as fio replaces it, but never through
+/// a symlink in its place (the current directory may be one others can
+/// write).
+pub(super) fn create_replacing(path: &str) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
 /// Writes fio's iolog v2 for one job clone (`write_iolog=`): the files
 /// added and opened first, then one line per I/O issued or sync made, then
 /// the closes.
@@ -21,15 +35,7 @@ impl IologWriter {
         } else {
             format!("{path}.{clone}")
         };
-        use std::os::unix::fs::OpenOptionsExt;
-        // Replaced like fio does, but never through a symlink in its place
-        // (the current directory may be one others can write).
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
+        let file = create_replacing(&path)
             .map_err(|e| std::io::Error::new(e.kind(), format!("write_iolog '{path}': {e}")))?;
         let mut out = BufWriter::new(file);
         writeln!(out, "fio version 2 iolog")?;

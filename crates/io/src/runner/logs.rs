@@ -11,7 +11,6 @@ use crate::job::spec::{Dir, JobSpec, LogWindow};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -37,12 +36,7 @@ impl LogFiles {
         if let Some(f) = open.get(path) {
             return Ok(Arc::clone(f));
         }
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path)
+        let file = super::iolog::create_replacing(path)
             .map_err(|e| std::io::Error::new(e.kind(), format!("log file '{path}': {e}")))?;
         let file = Arc::new(Mutex::new(file));
         open.insert(path.to_string(), Arc::clone(&file));

@@ -73,15 +73,7 @@ impl<N: Fn(u32) -> String> ReadBack<'_, N> {
 /// a dump that cannot be written is skipped: the failure is already told).
 pub(super) fn dump(path: &str, offset: u64, block: &[u8]) {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let name = format!("{path}.{offset}.received");
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&name)
-    {
+    if let Ok(mut f) = super::iolog::create_replacing(&format!("{path}.{offset}.received")) {
         let _ = f.write_all(block);
     }
 }
